@@ -1,0 +1,32 @@
+// Package engine starts, finds and stops the engine under test: the built-in
+// simulated engine (engine/sim), a real engine llmbench launches, or an
+// external URL. It never measures the client.
+package engine
+
+import "context"
+
+// Endpoint is where an engine can be reached.
+type Endpoint struct {
+	BaseURL    string // OpenAI-compatible API root, e.g. http://127.0.0.1:30000/v1
+	MetricsURL string // Prometheus exposition, e.g. http://127.0.0.1:30000/metrics ("" when none)
+	Dialect    string // metric dialect: sglang, vllm, fastdeploy, ... ("" = detect)
+	Model      string // model name to put in requests
+}
+
+// Engine is an engine under test.
+type Engine interface {
+	Start(ctx context.Context) (Endpoint, error)
+	Stop(ctx context.Context) error
+}
+
+// External is an engine that is already running somewhere: Start only reports
+// where it is, Stop does nothing.
+type External struct{ Endpoint Endpoint }
+
+var _ Engine = External{}
+
+// Start returns the configured endpoint.
+func (e External) Start(context.Context) (Endpoint, error) { return e.Endpoint, nil }
+
+// Stop does nothing: llmbench did not start it.
+func (External) Stop(context.Context) error { return nil }

@@ -1,0 +1,78 @@
+// Package scrape polls an engine's Prometheus /metrics, parses the exposition
+// with expfmt, maps the engine's dialect onto llmbench's canonical concepts, and
+// computes counter and histogram deltas and quantiles between snapshots. It
+// keeps fetch, parse, map and store apart, and never guesses what the client saw.
+package scrape
+
+import "time"
+
+// Concept is a canonical server-side quantity every dialect maps onto
+// (ARCHITECTURE.md, "Canonical concepts"). A concept an engine lacks is absent
+// from a Snapshot, never zero.
+type Concept string
+
+// Gauges.
+const (
+	RequestsRunning Concept = "requests_running"
+	RequestsWaiting Concept = "requests_waiting"
+	KVCacheUsage    Concept = "kv_cache_usage"   // fraction 0–1
+	PrefixCacheHit  Concept = "prefix_cache_hit" // fraction 0–1 (gauge form)
+	GenThroughput   Concept = "gen_throughput"   // tokens/s, the engine's own average
+	BatchSize       Concept = "batch_size"
+)
+
+// Counters.
+const (
+	PromptTokens     Concept = "prompt_tokens"
+	GenerationTokens Concept = "generation_tokens"
+	CachedTokens     Concept = "cached_tokens" // prefix-cache hit tokens (numerator of the hit ratio)
+	PrefixQueries    Concept = "prefix_cache_queries"
+	PrefixHits       Concept = "prefix_cache_hits"
+	RequestsReceived Concept = "requests_received"
+	RequestsFinished Concept = "requests_finished"
+	RequestsAborted  Concept = "requests_aborted"
+	Preemptions      Concept = "preemptions"
+)
+
+// Histograms (seconds).
+const (
+	TTFT      Concept = "ttft"
+	ITL       Concept = "itl"
+	TPOT      Concept = "tpot"
+	E2E       Concept = "e2e"
+	Queue     Concept = "queue"
+	Prefill   Concept = "prefill"
+	Decode    Concept = "decode"
+	Inference Concept = "inference"
+)
+
+// Histogram is a cumulative Prometheus histogram, summed over the label sets
+// a dialect aggregates. Bounds are the finite upper bounds (le) in increasing
+// order; Cumulative[i] counts observations <= Bounds[i]; Count includes +Inf.
+type Histogram struct {
+	Bounds     []float64 `json:"bounds"`
+	Cumulative []float64 `json:"cumulative"`
+	Count      float64   `json:"count"`
+	Sum        float64   `json:"sum"`
+}
+
+// Snapshot is one scrape mapped onto canonical concepts.
+type Snapshot struct {
+	Dialect    string                `json:"dialect"`
+	Gauges     map[Concept]float64   `json:"gauges,omitempty"`
+	Counters   map[Concept]float64   `json:"counters,omitempty"`
+	Histograms map[Concept]Histogram `json:"histograms,omitempty"`
+}
+
+// Row is one scrape attempt as it is stored in scrapes.jsonl: health is data,
+// so a failed scrape is a row with OK false and its error.
+type Row struct {
+	Target   string        `json:"target"`
+	Wall     time.Time     `json:"wall"`   // wall-clock time of the scrape (to line up with the engine's own logs)
+	At       time.Duration `json:"at_ns"`  // start of the scrape on the run clock
+	Duration time.Duration `json:"dur_ns"` // how long the fetch and parse took
+	OK       bool          `json:"ok"`
+	Error    string        `json:"error,omitempty"`
+	Bytes    int           `json:"bytes,omitempty"`
+	Snapshot *Snapshot     `json:"snapshot,omitempty"`
+}

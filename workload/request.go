@@ -1,0 +1,42 @@
+// Package workload turns a scenario into a deterministic plan of requests and
+// drives it: arrival processes (pacers), datasets and length distributions, and
+// the Driver that hands each request to a Sender at its time. It knows nothing
+// of HTTP: the CLI fills the Sender with the client.
+package workload
+
+import (
+	"context"
+	"time"
+)
+
+// Message is one chat message of a request.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Request is one planned request: what to send and when.
+type Request struct {
+	ID       string        `json:"id"`          // unique per run; sent as X-Request-Id and the dialect's id field
+	Index    int           `json:"index"`       // position in the plan
+	Phase    string        `json:"phase"`       // the phase it belongs to
+	Intended time.Duration `json:"intended_ns"` // intended send time on the run clock (0 in closed loop: "as soon as a user is free")
+
+	Messages     []Message `json:"messages"`
+	PromptTokens int       `json:"prompt_tokens"` // the prompt length the dataset aimed for (the server's count is authoritative)
+	MaxTokens    int       `json:"max_tokens"`
+	MinTokens    int       `json:"min_tokens,omitempty"`
+	IgnoreEOS    bool      `json:"ignore_eos,omitempty"` // ask the engine to generate exactly MaxTokens
+}
+
+// Sender sends one request and returns when it is finished, whatever the
+// outcome: failures are data recorded by the Sender, not errors of the Driver.
+type Sender interface {
+	Send(ctx context.Context, r Request)
+}
+
+// SenderFunc lets a plain function act as a Sender.
+type SenderFunc func(ctx context.Context, r Request)
+
+// Send calls f.
+func (f SenderFunc) Send(ctx context.Context, r Request) { f(ctx, r) }
