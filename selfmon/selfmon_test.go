@@ -1,0 +1,49 @@
+package selfmon
+
+import (
+	"runtime/metrics"
+	"testing"
+	"time"
+)
+
+func TestHistQuantile(t *testing.T) {
+	t.Parallel()
+	before := &metrics.Float64Histogram{Counts: []uint64{0, 0, 0}, Buckets: []float64{0, 0.001, 0.01, 0.1}}
+	tests := []struct {
+		name   string
+		counts []uint64
+		q      float64
+		want   time.Duration
+	}{
+		{"all in first", []uint64{100, 0, 0}, 0.99, time.Millisecond},
+		{"tail in last", []uint64{98, 1, 1}, 0.99, 10 * time.Millisecond},
+		{"p99 exactly at 99th", []uint64{99, 0, 1}, 0.99, time.Millisecond},
+		{"empty", []uint64{0, 0, 0}, 0.99, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			after := &metrics.Float64Histogram{Counts: tt.counts, Buckets: before.Buckets}
+			if got := histQuantile(before, after, tt.q); got != tt.want {
+				t.Errorf("histQuantile = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestSinceMeasuresBusyCPU(t *testing.T) {
+	before := Take()
+	deadline := time.Now().Add(200 * time.Millisecond)
+	x := 0
+	for time.Now().Before(deadline) {
+		x++
+	}
+	r := Since(before, Take())
+	if r.CPUUtilization <= 0 || r.CPUUtilization > 1.5 {
+		t.Fatalf("CPU utilization %v after a busy loop on one core, want in (0, 1.5]", r.CPUUtilization)
+	}
+	if r.Cores < 1 {
+		t.Fatalf("cores = %d", r.Cores)
+	}
+	_ = x
+}
