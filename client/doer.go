@@ -1,0 +1,188 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"sync/atomic"
+	"time"
+)
+
+// go-openai builds and sends the request, but its ChatCompletionRequest has no
+// place for the fields llmbench must send (ignore_eos, min_tokens, the
+// dialect's id field) and CreateChatCompletionStream takes no per-request
+// headers. Its one seam is ClientConfig.HTTPClient, an HTTPDoer. extrasDoer
+// sits there: Do finds the request's *call in the context (put there by
+// Client.Do), appends the extra JSON members to the body go-openai marshalled,
+// sets X-Request-Id, attaches an httptrace.ClientTrace, resends when a
+// kept-alive connection turns out dead, and wraps the response body to notice
+// `data: [DONE]`. See docs/decisions/0200-client-request-extras.md.
+
+// maxRetries bounds resends on dead kept-alive connections. Each resend needs
+// the failed attempt to have used a reused connection, so the loop also ends
+// as soon as the transport dials afresh.
+const maxRetries = 3
+
+// callKey is the context key under which Client.Do stores its *call.
+type callKey struct{}
+
+// extrasDoer is the HTTPDoer given to go-openai; see the comment above.
+type extrasDoer struct {
+	next *http.Client
+}
+
+// Do sends req, adapted for the call found in its context.
+func (d *extrasDoer) Do(req *http.Request) (*http.Response, error) {
+	cl, _ := req.Context().Value(callKey{}).(*call)
+	if cl == nil {
+		return d.next.Do(req)
+	}
+	body, err := readBody(req)
+	if err != nil {
+		return nil, fmt.Errorf("client: read request body: %w", err)
+	}
+	body, err = addMembers(body, cl.extras)
+	if err != nil {
+		return nil, err
+	}
+	if cl.id != "" {
+		req.Header.Set("X-Request-Id", cl.id)
+	}
+	ctx := httptrace.WithClientTrace(req.Context(), cl.trace())
+	cl.rec.Sent = cl.c.since()
+	for {
+		attempt := req.WithContext(ctx)
+		attempt.Body = io.NopCloser(bytes.NewReader(body))
+		attempt.ContentLength = int64(len(body))
+		// GetBody lets the transport resend on its own when nothing was
+		// written yet; the getConns count below notices it.
+		attempt.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		cl.getConns.Store(0)
+		cl.reused.Store(false)
+		cl.dialStart.Store(0)
+		cl.connected.Store(0)
+
+		resp, err := d.next.Do(attempt)
+		if n := cl.getConns.Load(); n > 1 {
+			cl.rec.Retries += int(n - 1)
+		}
+		if err == nil {
+			cl.rec.Status = resp.StatusCode
+			cl.body = &sseBody{rc: resp.Body}
+			resp.Body = cl.body
+			return resp, nil
+		}
+		if !cl.resendable() || cl.rec.Retries >= maxRetries {
+			return nil, err
+		}
+		cl.rec.Retries++
+	}
+}
+
+// resendable reports whether the attempt that just failed can be sent again:
+// it went out on a kept-alive connection, no response byte came back, and the
+// request's own context is still live. That is the signature of a server
+// closing an idle connection (llama.cpp does after its keep-alive timeout)
+// while the request was on its way: the server never read it.
+func (cl *call) resendable() bool {
+	return cl.reused.Load() && cl.firstByte.Load() == 0 && cl.ctx.Err() == nil
+}
+
+// readBody returns the bytes go-openai marshalled.
+func readBody(req *http.Request) ([]byte, error) {
+	if req.Body == nil {
+		return nil, nil
+	}
+	defer req.Body.Close()
+	return io.ReadAll(req.Body)
+}
+
+// addMembers appends members, a run of `,"key":value` pairs, to the JSON
+// object body. go-openai marshals the request with encoding/json, so body is
+// one compact object; none of the extra keys is a field it knows, so no key
+// is duplicated.
+func addMembers(body, members []byte) ([]byte, error) {
+	if len(members) == 0 {
+		return body, nil
+	}
+	end := len(bytes.TrimRight(body, " \t\r\n")) - 1
+	if end < 1 || body[end] != '}' || body[0] != '{' {
+		return nil, errors.New("client: request body is not a JSON object")
+	}
+	// An empty object takes the members without their leading comma.
+	if len(bytes.TrimRight(body[:end], " \t\r\n")) == 1 {
+		members = members[1:]
+	}
+	out := make([]byte, 0, end+len(members)+1)
+	out = append(out, body[:end]...)
+	out = append(out, members...)
+	return append(out, '}'), nil
+}
+
+// callTrace holds what httptrace reports about one call. The hooks may run on
+// transport goroutines (a dial can even finish after the request gave up on
+// it), so every field is atomic and Client.Do copies them into the Record at
+// the end.
+type callTrace struct {
+	getConns  atomic.Int32 // connections asked for in the current attempt
+	reused    atomic.Bool  // the current attempt's connection was kept alive
+	dialStart atomic.Int64 // run-clock ns of the last dial start
+	connected atomic.Int64 // run-clock ns a new connection was handed over
+	firstByte atomic.Int64 // run-clock ns of the first response byte
+}
+
+func (cl *call) trace() *httptrace.ClientTrace {
+	now := func() int64 { return int64(cl.c.since()) }
+	return &httptrace.ClientTrace{
+		GetConn: func(string) { cl.getConns.Add(1) },
+		DNSStart: func(httptrace.DNSStartInfo) {
+			cl.dialStart.Store(now())
+		},
+		ConnectStart: func(string, string) {
+			// DNS, when there is one, starts the dial.
+			cl.dialStart.CompareAndSwap(0, now())
+		},
+		GotConn: func(info httptrace.GotConnInfo) {
+			cl.reused.Store(info.Reused)
+			if info.Reused {
+				cl.connected.Store(0)
+				cl.dialStart.Store(0)
+			} else {
+				cl.connected.Store(now())
+			}
+		},
+		GotFirstResponseByte: func() { cl.firstByte.CompareAndSwap(0, now()) },
+	}
+}
+
+// copyTrace moves the trace into the record.
+func (cl *call) copyTrace() {
+	rec := cl.rec
+	rec.FirstByte = time.Duration(cl.firstByte.Load())
+	rec.Reused = cl.reused.Load()
+	if c := cl.connected.Load(); c != 0 && !rec.Reused {
+		rec.Connected = time.Duration(c)
+		if s := cl.dialStart.Load(); s != 0 && s <= c {
+			rec.ConnectDur = time.Duration(c - s)
+		}
+	}
+}
+
+// errRequestTimeout is the cause of a request context whose Timeout passed;
+// it tells a timeout from a cancellation of the run.
+var errRequestTimeout = errors.New("request timeout")
+
+// errDrainTimeout is the cause used when the tail after [DONE] takes too long.
+var errDrainTimeout = errors.New("drain after [DONE] timed out")
+
+// contextClass tells why ctx ended: the request's own timeout or the caller.
+func contextClass(ctx context.Context) ErrorClass {
+	if errors.Is(context.Cause(ctx), errRequestTimeout) {
+		return ErrTimeout
+	}
+	return ErrCanceled
+}
