@@ -243,6 +243,8 @@ func sparkline(points []float64) string {
 // latency prints three significant digits in the unit a reader expects.
 func latency(d time.Duration) string {
 	switch {
+	case d == 0:
+		return "0"
 	case d < time.Microsecond:
 		return fmt.Sprintf("%dns", d.Nanoseconds())
 	case d < time.Millisecond:

@@ -1,0 +1,298 @@
+package tui
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/report"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// asciiView renders the model's View the way an ASCII-profile terminal gets
+// it: colours dropped, attributes (bold, faint) kept.
+func asciiView(t *testing.T, m model) string {
+	t.Helper()
+	var buf bytes.Buffer
+	w := &colorprofile.Writer{Forward: &buf, Profile: colorprofile.ASCII}
+	if _, err := w.WriteString(m.View().Content); err != nil {
+		t.Fatalf("downsampling the view: %v", err)
+	}
+	return buf.String()
+}
+
+// busyProgress is a mid-run snapshot at second sec with every field set.
+func busyProgress(sec int) report.Progress {
+	return report.Progress{
+		Phase: "steady", Elapsed: time.Duration(sec)*time.Second + 250*time.Millisecond, Window: 10 * time.Second,
+		Sent: 1234, Finished: 1218, InFlight: 16, OK: 1200, Failed: 18,
+		Errors:             map[client.ErrorClass]int{client.ErrHTTPStatus: 12, client.ErrTimeout: 6},
+		RequestsPerSec:     float64(sec%10) * 4, // a saw tooth from zero, so the sparkline spans its range
+		OutputTokensPerSec: float64(sec%10)*800 + float64(sec)*10,
+		TTFT:               report.Quantiles{N: 402, P50: 120 * time.Millisecond, P90: 250 * time.Millisecond, P99: 410 * time.Millisecond},
+		ITL:                report.Quantiles{N: 398, P50: 21 * time.Millisecond, P90: 30500 * time.Microsecond, P99: 45 * time.Millisecond},
+		E2E:                report.Quantiles{N: 402, P50: 2100 * time.Millisecond, P90: 3400 * time.Millisecond, P99: 12300 * time.Millisecond},
+		ScheduleLagMax:     1200 * time.Microsecond,
+		Server: report.ServerLive{At: time.Duration(sec-1) * time.Second, Running: 14, Waiting: 2, KVUsage: 0.634,
+			HasRunning: true, HasWait: true, HasKV: true},
+		ScrapeOK: 65, ScrapeFailures: 1,
+		LastScrapeErr: `scrape http://127.0.0.1:8000/metrics: Get "http://127.0.0.1:8000/metrics": context deadline exceeded`,
+	}
+}
+
+// fed returns a model that has seen one sample per second up to sec.
+func fed(t *testing.T, m model, sec int) model {
+	t.Helper()
+	for s := range sec + 1 {
+		m, _ = step(t, m, sampleMsg{busyProgress(s)})
+	}
+	return m
+}
+
+var quickstart = Header{Scenario: "quickstart", RunDir: "runs/20260102T150405Z-quickstart", Engine: "vllm-sim", Planned: 2 * time.Minute}
+
+func TestViewGolden(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		model func(t *testing.T) model
+	}{
+		{"first-frame-80x24", func(t *testing.T) model {
+			return newModel(Header{Scenario: "quickstart", RunDir: "runs/x", Engine: "external"}, nil)
+		}},
+		{"busy-80x24", func(t *testing.T) model {
+			m, _ := step(t, fed(t, newModel(quickstart, nil), 64), tea.WindowSizeMsg{Width: 80, Height: 24})
+			return m
+		}},
+		{"draining-absent-gauges-80x24", func(t *testing.T) model {
+			m := fed(t, newModel(Header{Scenario: "sglang-chat", RunDir: "runs/b", Engine: "sglang"}, nil), 30)
+			p := busyProgress(31)
+			p.Phase = "drain"
+			p.Errors = map[client.ErrorClass]int{client.ErrCanceled: 3, client.ErrConnect: 3, client.ErrStreamBroken: 1}
+			p.Server = report.ServerLive{At: 29 * time.Second, Running: 3, HasRunning: true}
+			m, _ = step(t, m, sampleMsg{p}, keyCtrlC)
+			return m
+		}},
+		{"over-plan-and-scrape-failing-80x24", func(t *testing.T) model {
+			m := fed(t, newModel(quickstart, nil), 5)
+			p := busyProgress(130)
+			p.Failed, p.Errors = 0, nil
+			p.ScrapeOK, p.ScrapeFailures = 0, 7
+			p.LastScrapeErr = "dial tcp 127.0.0.1:8000: connect: connection refused"
+			m, _ = step(t, m, sampleMsg{p})
+			return m
+		}},
+		{"short-terminal-60x12", func(t *testing.T) model {
+			m, _ := step(t, fed(t, newModel(quickstart, nil), 20), tea.WindowSizeMsg{Width: 60, Height: 12})
+			return m
+		}},
+		{"wide-terminal-120x30", func(t *testing.T) model {
+			m, _ := step(t, fed(t, newModel(quickstart, nil), 90), tea.WindowSizeMsg{Width: 120, Height: 30})
+			return m
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			got := asciiView(t, c.model(t))
+			path := filepath.Join("testdata", c.name+".golden")
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("reading golden (run with -update to create it): %v", err)
+			}
+			if got != string(want) {
+				t.Errorf("view differs from %s (run with -update to accept)\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
+			}
+		})
+	}
+}
+
+// TestViewContent states the task's requirements as assertions, so that a
+// golden file accepted with -update cannot silently drop one.
+func TestViewContent(t *testing.T) {
+	t.Parallel()
+	busy := ansi.Strip(fed(t, newModel(quickstart, nil), 64).render())
+	absent := busyProgress(10)
+	absent.Server = report.ServerLive{At: 9 * time.Second, KVUsage: 0, HasKV: false, Running: 0, HasRunning: true}
+	cases := []struct {
+		name    string
+		view    string
+		want    []string
+		notWant []string
+	}{
+		{"busy", busy, []string{
+			"llmbench · quickstart", "engine vllm-sim", "runs/20260102T150405Z-quickstart",
+			"phase steady", "elapsed 01:04 / 02:00", "█░", "54%",
+			"sent 1234", "in flight 16", "ok 1200", "failed 18", "http_status 12 · timeout 6",
+			"window 10 s", "requests/s", "output tokens/s", "▁", "█",
+			"p50", "p90", "p99", "TTFT", "ITL per-req mean", "E2E",
+			"120ms", "250ms", "410ms", "21.0ms", "30.5ms", "45.0ms", "2.10s", "3.40s", "12.3s",
+			"max schedule lag", "1.20ms",
+			"running 14", "waiting 2", "KV cache 63.4%", "1 s ago",
+			"ok 65 · failed 1 · last error: scrape http://127.0.0.1:8000/metrics",
+			"Ctrl-C: stop arrivals and drain · again: abort",
+		}, nil},
+		{"absent gauges", ansi.Strip(func() model { m, _ := step(t, newModel(Header{}, nil), sampleMsg{absent}); return m }().render()),
+			[]string{"running 0", "waiting not exposed", "KV cache not exposed", "elapsed 00:10"},
+			[]string{"waiting 0", "KV cache 0", "/ "}},
+		{"before any sample", ansi.Strip(newModel(Header{}, nil).render()),
+			[]string{"llmbench · —", "phase starting", "elapsed 00:00", "window —", "no successful scrape yet", "none yet"},
+			[]string{"errors", "ms"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			for _, s := range c.want {
+				if !strings.Contains(c.view, s) {
+					t.Errorf("view lacks %q:\n%s", s, c.view)
+				}
+			}
+			for _, s := range c.notWant {
+				if strings.Contains(c.view, s) {
+					t.Errorf("view shows %q:\n%s", s, c.view)
+				}
+			}
+		})
+	}
+}
+
+// TestViewFitsEverySize checks the layout invariants across sizes, including
+// after a resize: no row wider than the terminal, no more rows than it has,
+// and the title and footer always kept.
+func TestViewFitsEverySize(t *testing.T) {
+	t.Parallel()
+	long := Header{Scenario: strings.Repeat("long-scenario-", 10), RunDir: strings.Repeat("/deep/dir", 20),
+		Engine: "vllm-sim 日本語エンジン", Planned: time.Minute}
+	base := fed(t, newModel(long, nil), 40)
+	for _, w := range []int{1, 10, 30, 40, 60, 80, 81, 100, 200} {
+		for _, h := range []int{1, 3, 8, 12, 20, 24, 50} {
+			m, _ := step(t, base, tea.WindowSizeMsg{Width: w, Height: h})
+			checkFits(t, m, w, h)
+			lines := strings.Split(ansi.Strip(m.render()), "\n")
+			if h >= 2 && !strings.HasPrefix(lines[0], "llmbench") && w >= 8 {
+				t.Errorf("%d×%d: first row %q is not the title", w, h, lines[0])
+			}
+			if h >= 2 && w >= 20 && !strings.HasPrefix(lines[len(lines)-1], "Ctrl-C") {
+				t.Errorf("%d×%d: last row %q is not the footer", w, h, lines[len(lines)-1])
+			}
+		}
+	}
+}
+
+func checkFits(t *testing.T, m model, w, h int) {
+	t.Helper()
+	lines := strings.Split(m.View().Content, "\n")
+	if len(lines) > max(1, h) {
+		t.Errorf("%d×%d: %d rows", w, h, len(lines))
+	}
+	for i, l := range lines {
+		if got := ansi.StringWidth(l); got > w {
+			t.Errorf("%d×%d: row %d is %d cells wide: %q", w, h, i, got, ansi.Strip(l))
+		}
+	}
+}
+
+func TestFormatting(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, got, want string
+	}{
+		{"zero", latency(0), "0"},
+		{"ns", latency(800 * time.Nanosecond), "800ns"},
+		{"µs", latency(812 * time.Microsecond), "812µs"},
+		{"ms 3 digits small", latency(1234 * time.Microsecond), "1.23ms"},
+		{"ms tens", latency(12345 * time.Microsecond), "12.3ms"},
+		{"ms hundreds", latency(123456 * time.Microsecond), "123ms"},
+		{"s", latency(2346 * time.Millisecond), "2.35s"},
+		{"s tens", latency(23450 * time.Millisecond), "23.4s"},
+		{"minutes", latency(100*time.Second + 400*time.Millisecond), "1m40s"},
+		{"clock", clock(65 * time.Second), "01:05"},
+		{"clock truncates", clock(65*time.Second + 999*time.Millisecond), "01:05"},
+		{"clock hours", clock(3*time.Hour + 4*time.Minute + 5*time.Second), "3:04:05"},
+		{"clock negative", clock(-time.Second), "00:00"},
+		{"window whole", seconds(10 * time.Second), "10 s"},
+		{"window fraction", seconds(2500 * time.Millisecond), "2.5 s"},
+		{"window unknown", seconds(0), "—"},
+		{"gauge whole", number(14), "14"},
+		{"gauge fraction", number(2.5), "2.5"},
+		{"errors by count then name", errorClasses(map[client.ErrorClass]int{"b": 1, "a": 1, "c": 5, "": 2}), "c 5 · unclassified 2 · a 1 · b 1"},
+		{"clean controls", clean("a\tb\nc\x1b[31md\x00"), "a b c?[31md?"},
+		{"clean keeps unicode", clean("日本 ✓"), "日本 ✓"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if c.got != c.want {
+				t.Errorf("got %q, want %q", c.got, c.want)
+			}
+		})
+	}
+}
+
+func TestSparkline(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		points []float64
+		want   string
+	}{
+		{"none", nil, ""},
+		{"all zero is a floor", []float64{0, 0, 0}, "▁▁▁"},
+		{"scaled to the top", []float64{0, 1, 2, 4, 8}, "▁▂▃▅█"},
+		{"flat non-zero is full", []float64{3, 3}, "██"},
+		{"negative is a floor", []float64{-1, 1}, "▁█"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if got := sparkline(c.points); got != c.want {
+				t.Errorf("sparkline(%v) = %q, want %q", c.points, got, c.want)
+			}
+		})
+	}
+}
+
+// FuzzView feeds arbitrary outside text and sizes through the layout: the
+// view must fit and outside text must not reach the terminal as control bytes.
+func FuzzView(f *testing.F) {
+	f.Add("quickstart", "runs/x", "vllm", "steady", "connection refused", 80, 24)
+	f.Add("\x1b[2J", "\r\n", "日本語", "", "\x00\x07\t", 3, 2)
+	f.Add(strings.Repeat("é", 90), "", "", "warm\u200bup", "\u202eevil", 200, 5)
+	f.Fuzz(func(t *testing.T, scenario, runDir, engine, phase, scrapeErr string, w, h int) {
+		w, h = 1+abs(w)%300, 1+abs(h)%100
+		m := newModel(Header{Scenario: scenario, RunDir: runDir, Engine: engine, Planned: time.Minute}, nil)
+		p := busyProgress(12)
+		p.Phase, p.LastScrapeErr = phase, scrapeErr
+		p.Errors = map[client.ErrorClass]int{client.ErrorClass(scrapeErr): 1}
+		m, _ = step(t, m, sampleMsg{p}, tea.WindowSizeMsg{Width: w, Height: h})
+		checkFits(t, m, w, h)
+		for _, r := range ansi.Strip(m.View().Content) {
+			if r != '\n' && unicode.IsControl(r) {
+				t.Fatalf("control rune %U in the view", r)
+			}
+		}
+	})
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
