@@ -1,0 +1,29 @@
+package workload
+
+import "math/rand/v2"
+
+// Every random choice of a plan comes from its own PCG stream, keyed by the
+// scenario's seed, what the choice is for, and which item it is for. Streams
+// never share state, so request i is the same whichever requests were asked
+// for before it, and the plan is safe to read from many goroutines.
+const (
+	streamRequest  uint64 = iota + 1 // lengths and text of request i
+	streamArrivals                   // arrival gaps of phase k
+)
+
+func newRand(seed int64, stream, key uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(mix(uint64(seed)^mix(stream)), mix(key+0x9e3779b97f4a7c15*stream)))
+}
+
+// mix is the splitmix64 finalizer: nearby inputs give unrelated outputs.
+func mix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+// subSeed derives the seed of one stream, for consumers that build their own generator.
+func subSeed(seed int64, stream, key uint64) uint64 {
+	return mix(mix(uint64(seed)^mix(stream)) + key)
+}
