@@ -1,0 +1,131 @@
+// Package batch is the performance model of the simulated engine: a
+// continuous-batching scheduler over a paged KV cache with a radix-style prefix
+// cache, chunked prefill, preemption and optional speculative decoding. It is
+// pure: it never sleeps and never reads a clock. Schedule forms the next
+// forward pass and says how long it takes; Complete applies its outcome. The
+// real-time loop in engine/sim drives it; tests drive it step by step.
+package batch
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Params is the performance model. Every field stands for a piece of GPU
+// physics; the presets in engine/sim derive them from hardware and model
+// numbers. Durations decode from YAML strings such as "12ms" or "40us".
+type Params struct {
+	// MaxRunningRequests caps the running batch (SGLang --max-running-requests,
+	// vLLM --max-num-seqs): requests beyond it wait in the FCFS queue.
+	MaxRunningRequests int `yaml:"max_running_requests"`
+	// MaxPrefillTokens is the chunked-prefill budget: uncached prompt tokens
+	// computed in one forward pass (SGLang --chunked-prefill-size, vLLM
+	// --max-num-batched-tokens). Longer prompts take several steps.
+	MaxPrefillTokens int `yaml:"max_prefill_tokens"`
+	// MaxModelLen is the context window: prompt + output tokens of one request.
+	MaxModelLen int `yaml:"max_model_len"`
+
+	// KVBlockSize is the number of tokens per KV-cache block (page).
+	KVBlockSize int `yaml:"kv_block_size"`
+	// KVBlocks is the KV-cache capacity in blocks: the HBM left after weights
+	// and activations, divided by the bytes of one block.
+	KVBlocks int `yaml:"kv_blocks"`
+	// PrefixCache turns the radix-style prefix cache on: full prompt blocks
+	// already computed by an earlier request are hits and skip prefill.
+	PrefixCache bool `yaml:"prefix_cache"`
+
+	// DecodeBase is the fixed time of one forward pass: reading every weight
+	// once from HBM (weight bytes ÷ HBM bandwidth) plus launch overhead.
+	DecodeBase time.Duration `yaml:"decode_base"`
+	// DecodePerSeq is the extra time per decoding sequence in a pass
+	// (sampling, per-sequence kernels, activations).
+	DecodePerSeq time.Duration `yaml:"decode_per_seq"`
+	// DecodePerKVToken is the attention cost per KV token read in a pass
+	// (KV bytes per token ÷ HBM bandwidth), summed over decoding sequences.
+	DecodePerKVToken time.Duration `yaml:"decode_per_kv_token"`
+	// PrefillOverhead is the fixed extra time of a pass that carries prefill.
+	PrefillOverhead time.Duration `yaml:"prefill_overhead"`
+	// PrefillPerToken is the compute time per uncached prompt token
+	// (2 × parameters FLOPs ÷ achievable FLOP/s).
+	PrefillPerToken time.Duration `yaml:"prefill_per_token"`
+	// Jitter is the relative standard deviation of a pass's duration
+	// (seeded, clipped at ±3σ); 0 = none.
+	Jitter float64 `yaml:"jitter"`
+
+	// EOSMeanTokens is the mean natural output length: each request draws a
+	// geometric length from its id and Seed, and stops there ("stop") unless
+	// ignore_eos or min_tokens say otherwise. 0 = the model never emits EOS,
+	// so requests run to max_tokens ("length").
+	EOSMeanTokens int `yaml:"eos_mean_tokens"`
+
+	// SpecTokens is the number of draft tokens per speculative-decoding step
+	// (0 = off). A step emits 1 + the accepted drafts.
+	SpecTokens int `yaml:"spec_tokens"`
+	// SpecAcceptRate is the probability that each draft token is accepted,
+	// drafts being checked in order until the first rejection.
+	SpecAcceptRate float64 `yaml:"spec_accept_rate"`
+	// SpecDraftCost is the extra time of a pass per draft token (the draft
+	// model's own passes).
+	SpecDraftCost time.Duration `yaml:"spec_draft_cost"`
+
+	// DecodeLogInterval is SGLang's --decode-log-interval: scheduler gauges
+	// are refreshed every this many decode passes (and at each prefill batch).
+	DecodeLogInterval int `yaml:"decode_log_interval"`
+
+	// Seed seeds jitter, speculative acceptance and natural lengths.
+	Seed int64 `yaml:"seed"`
+}
+
+// Validate reports every invalid field at once.
+func (p Params) Validate() error {
+	var errs []error
+	positive := func(name string, v int) {
+		if v <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be > 0, got %d", name, v))
+		}
+	}
+	nonNegative := func(name string, d time.Duration) {
+		if d < 0 {
+			errs = append(errs, fmt.Errorf("%s must be >= 0, got %v", name, d))
+		}
+	}
+	positive("max_running_requests", p.MaxRunningRequests)
+	positive("max_prefill_tokens", p.MaxPrefillTokens)
+	positive("max_model_len", p.MaxModelLen)
+	positive("kv_block_size", p.KVBlockSize)
+	positive("kv_blocks", p.KVBlocks)
+	positive("decode_log_interval", p.DecodeLogInterval)
+	nonNegative("decode_base", p.DecodeBase)
+	nonNegative("decode_per_seq", p.DecodePerSeq)
+	nonNegative("decode_per_kv_token", p.DecodePerKVToken)
+	nonNegative("prefill_overhead", p.PrefillOverhead)
+	nonNegative("prefill_per_token", p.PrefillPerToken)
+	nonNegative("spec_draft_cost", p.SpecDraftCost)
+	if p.Jitter < 0 || p.Jitter > 1 {
+		errs = append(errs, fmt.Errorf("jitter must be in [0, 1], got %g", p.Jitter))
+	}
+	if p.EOSMeanTokens < 0 {
+		errs = append(errs, fmt.Errorf("eos_mean_tokens must be >= 0, got %d", p.EOSMeanTokens))
+	}
+	if p.SpecTokens < 0 || p.SpecTokens > 16 {
+		errs = append(errs, fmt.Errorf("spec_tokens must be in [0, 16], got %d", p.SpecTokens))
+	}
+	if p.SpecAcceptRate < 0 || p.SpecAcceptRate > 1 {
+		errs = append(errs, fmt.Errorf("spec_accept_rate must be in [0, 1], got %g", p.SpecAcceptRate))
+	}
+	if p.KVBlockSize > 0 && p.MaxModelLen > 0 && p.KVBlocks > 0 &&
+		p.KVBlocks < blocksFor(p.MaxModelLen+1, p.KVBlockSize) {
+		errs = append(errs, fmt.Errorf("kv_blocks (%d of %d tokens) cannot hold one max_model_len (%d) request",
+			p.KVBlocks, p.KVBlockSize, p.MaxModelLen))
+	}
+	if p.DecodeBase+p.DecodePerSeq+p.DecodePerKVToken+p.PrefillOverhead+p.PrefillPerToken <= 0 {
+		errs = append(errs, errors.New("the cost model is all zero: at least one of decode_base, decode_per_seq, decode_per_kv_token, prefill_overhead, prefill_per_token must be > 0"))
+	}
+	return errors.Join(errs...)
+}
+
+// KVCapacityTokens is the KV-cache capacity in tokens.
+func (p Params) KVCapacityTokens() int { return p.KVBlocks * p.KVBlockSize }
+
+func blocksFor(tokens, blockSize int) int { return (tokens + blockSize - 1) / blockSize }

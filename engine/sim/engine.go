@@ -1,0 +1,224 @@
+// Package sim is the built-in simulated LLM engine: an OpenAI-compatible HTTP
+// server whose answers come from a real-time continuous-batching model
+// (package batch), exposing /metrics in the dialect of SGLang, vLLM or
+// FastDeploy, and recording the ground truth of every request and every
+// forward pass so that llmbench's own measurements can be checked.
+//
+// Timing: the loop goroutine runs forward passes back to back, sleeping for
+// each pass's modeled duration; at the end of a pass it hands each request's
+// new tokens to that request's handler goroutine, which writes and flushes one
+// SSE chunk per pass. Truth times are offsets on the engine's monotonic clock.
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/llmbench-org/llmbench/engine"
+	"github.com/llmbench-org/llmbench/engine/sim/batch"
+)
+
+// Dialects.
+const (
+	DialectSGLang     = "sglang"
+	DialectVLLM       = "vllm"
+	DialectFastDeploy = "fastdeploy"
+)
+
+// DefaultModel is the served model name when Config.Model is empty.
+const DefaultModel = "llmbench-sim"
+
+// Config configures an Engine.
+type Config struct {
+	Addr    string // listen address for Start; "" = "127.0.0.1:0"
+	Dialect string // "sglang" (default) | "vllm" | "fastdeploy"
+	Model   string // served model name; "" = DefaultModel
+	Params  Params
+	Faults  Faults
+	// TruthPath, if set, receives one JSON line per finished request (RequestTruth).
+	TruthPath string
+	// StepTruthPath, if set, receives one JSON line per forward pass (StepTruth).
+	StepTruthPath string
+	// TraceLogPath is where the fastdeploy dialect writes trace_logger.log lines ("" = none).
+	TraceLogPath string
+	// MaxStepTruth caps the forward passes kept in memory for Steps (0 = 100,000).
+	MaxStepTruth int
+}
+
+// Engine is the simulated engine. Create it with New; Start serves it on a
+// socket, Handler serves it from any http.Server; Stop ends it.
+type Engine struct {
+	cfg     Config
+	epoch   time.Time
+	sched   *batch.Scheduler
+	metrics dialectMetrics
+	truth   *truthLog
+	handler http.Handler
+
+	inMu  sync.Mutex
+	inbox []inboxOp
+	kick  chan struct{}
+
+	loopOnce sync.Once
+	stopLoop chan struct{}
+	loopDone chan struct{}
+	stopOnce sync.Once
+	stopErr  error
+	stepIdx  int
+	lastEnd  time.Duration // scheduled end of the previous pass; -1 after idling
+	active   map[*stream]struct{}
+	decodeN  int // decode passes so far (SGLang's forward_ct_decode)
+
+	srvMu     sync.Mutex
+	srv       *http.Server
+	serveDone chan struct{}
+	ids       idSource
+	settle    settler
+}
+
+var _ engine.Engine = (*Engine)(nil)
+
+// New checks the config and builds an engine. Call Stop to release it.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Dialect == "" {
+		cfg.Dialect = DialectSGLang
+	}
+	if cfg.Model == "" {
+		cfg.Model = DefaultModel
+	}
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
+	}
+	if cfg.MaxStepTruth == 0 {
+		cfg.MaxStepTruth = 100_000
+	}
+	sched, err := batch.New(cfg.Params)
+	if err != nil {
+		return nil, fmt.Errorf("sim engine: %w", err)
+	}
+	e := &Engine{
+		cfg:      cfg,
+		epoch:    time.Now(),
+		sched:    sched,
+		kick:     make(chan struct{}, 1),
+		stopLoop: make(chan struct{}),
+		loopDone: make(chan struct{}),
+		lastEnd:  -1,
+		active:   make(map[*stream]struct{}),
+	}
+	e.ids = newIDSource(cfg.Params.Seed)
+	switch cfg.Dialect {
+	case DialectSGLang:
+		e.metrics = newSGLangMetrics(cfg.Model, cfg.Params)
+	default:
+		return nil, fmt.Errorf("sim engine: dialect %q is not supported (want %s)", cfg.Dialect, DialectSGLang)
+	}
+	e.truth, err = openTruthLog(cfg.TruthPath, cfg.StepTruthPath, cfg.MaxStepTruth)
+	if err != nil {
+		return nil, fmt.Errorf("sim engine: %w", err)
+	}
+	e.handler = e.routes()
+	return e, nil
+}
+
+// now is the engine clock: an offset from its start, monotonic.
+func (e *Engine) now() time.Duration { return time.Since(e.epoch) }
+
+// Handler serves /v1/chat/completions, /v1/models, /health and /metrics.
+// The batching loop starts with the first call.
+func (e *Engine) Handler() http.Handler {
+	e.startLoop()
+	return e.handler
+}
+
+func (e *Engine) startLoop() {
+	e.loopOnce.Do(func() { go e.run() })
+}
+
+// Start listens on Config.Addr and serves until Stop.
+func (e *Engine) Start(ctx context.Context) (engine.Endpoint, error) {
+	e.srvMu.Lock()
+	defer e.srvMu.Unlock()
+	if e.srv != nil {
+		return engine.Endpoint{}, errors.New("sim engine: already started")
+	}
+	select {
+	case <-e.stopLoop:
+		return engine.Endpoint{}, errors.New("sim engine: already stopped")
+	default:
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", e.cfg.Addr)
+	if err != nil {
+		return engine.Endpoint{}, fmt.Errorf("sim engine: listen on %s: %w", e.cfg.Addr, err)
+	}
+	e.srv = &http.Server{
+		Handler:           e.Handler(),
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       5 * time.Minute,
+	}
+	e.serveDone = make(chan struct{})
+	go func() {
+		defer close(e.serveDone)
+		_ = e.srv.Serve(ln) // returns ErrServerClosed on Shutdown/Close
+	}()
+	base := "http://" + ln.Addr().String()
+	return engine.Endpoint{
+		BaseURL:    base + "/v1",
+		MetricsURL: base + "/metrics",
+		Dialect:    e.cfg.Dialect,
+		Model:      e.cfg.Model,
+	}, nil
+}
+
+// Stop shuts down gracefully: no new connections, in-flight requests run to
+// their end unless ctx ends first, when they are cut. Then the batching loop
+// stops and the ground-truth files are closed. Stop is idempotent.
+func (e *Engine) Stop(ctx context.Context) error {
+	e.stopOnce.Do(func() { e.stopErr = e.stop(ctx) })
+	return e.stopErr
+}
+
+func (e *Engine) stop(ctx context.Context) error {
+	var errs []error
+	e.srvMu.Lock()
+	srv, done := e.srv, e.serveDone
+	e.srvMu.Unlock()
+	if srv != nil {
+		if err := srv.Shutdown(ctx); err != nil {
+			// Graceful time is over: cut the remaining streams.
+			_ = srv.Close()
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+				errs = append(errs, fmt.Errorf("sim engine: shutdown: %w", err))
+			}
+		}
+		<-done
+	}
+	e.startLoop() // so that loopDone is closed even if the loop never ran
+	close(e.stopLoop)
+	<-e.loopDone
+	if err := e.truth.close(); err != nil {
+		errs = append(errs, fmt.Errorf("sim engine: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// Truth returns a copy of the ground truth of the requests finished so far,
+// including every request whose response end was already written when Truth
+// was called.
+func (e *Engine) Truth() []RequestTruth {
+	e.settle.wait(2 * time.Second)
+	return e.truth.snapshot()
+}
+
+// Steps returns a copy of the ground truth of the forward passes so far
+// (at most Config.MaxStepTruth of them).
+func (e *Engine) Steps() []StepTruth { return e.truth.stepSnapshot() }
+
+// Config returns the engine's configuration with defaults filled.
+func (e *Engine) Config() Config { return e.cfg }

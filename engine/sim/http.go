@@ -1,0 +1,413 @@
+package sim
+
+import (
+	"encoding/hex"
+	"encoding/json"
+
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmbench-org/llmbench/engine/sim/batch"
+)
+
+// maxBody bounds a request body (the largest prompt a 128k-token context
+// holds, with room for JSON).
+const maxBody = 16 << 20
+
+func (e *Engine) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/v1/chat/completions", e.handleChat)
+	mux.HandleFunc("/v1/models", e.handleModels)
+	mux.HandleFunc("/health", e.handleHealth)
+	mux.Handle("/metrics", e.metrics.handler())
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
+	})
+	return mux
+}
+
+func (e *Engine) handleHealth(w http.ResponseWriter, r *http.Request) {
+	select {
+	case <-e.stopLoop:
+		w.WriteHeader(http.StatusServiceUnavailable)
+	default:
+		w.WriteHeader(http.StatusOK)
+	}
+}
+
+func (e *Engine) handleModels(w http.ResponseWriter, r *http.Request) {
+	type model struct {
+		ID          string `json:"id"`
+		Object      string `json:"object"`
+		Created     int64  `json:"created"`
+		OwnedBy     string `json:"owned_by"`
+		Root        string `json:"root"`
+		MaxModelLen int    `json:"max_model_len"`
+	}
+	body, _ := json.Marshal(struct {
+		Object string  `json:"object"`
+		Data   []model `json:"data"`
+	}{"list", []model{{e.cfg.Model, "model", e.epoch.Unix(), e.cfg.Dialect, e.cfg.Model, e.cfg.Params.MaxModelLen}}})
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(body)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(errorJSON(status, msg))
+}
+
+// reject answers with an error before any generation and records it.
+func (e *Engine) reject(w http.ResponseWriter, t *RequestTruth, status int, msg string) {
+	defer e.settle.exit(e.settle.enter())
+	writeError(w, status, msg)
+	t.Status = status
+	t.Outcome = OutcomeRejected
+	t.Error = msg
+	t.Finish = e.now()
+	e.truth.addRequest(*t)
+}
+
+func (e *Engine) handleChat(w http.ResponseWriter, r *http.Request) {
+	t := RequestTruth{Arrival: e.now(), HeaderID: r.Header.Get("X-Request-Id")}
+	if r.Method != http.MethodPost {
+		e.reject(w, &t, http.StatusMethodNotAllowed, "use POST")
+		return
+	}
+	select {
+	case <-e.stopLoop:
+		e.reject(w, &t, http.StatusServiceUnavailable, "engine is stopping")
+		return
+	default:
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		e.reject(w, &t, http.StatusBadRequest, fmt.Sprintf("read body: %v", err))
+		return
+	}
+	if len(body) > maxBody {
+		e.reject(w, &t, http.StatusRequestEntityTooLarge, errBodyTooLarge.Error())
+		return
+	}
+	req, err := parseChatRequest(body)
+	if err == nil {
+		err = e.resolveIDs(&t, req, r.Header)
+	}
+	if err != nil {
+		e.reject(w, &t, http.StatusBadRequest, err.Error())
+		return
+	}
+	t.Stream = req.Stream
+
+	s := newStream()
+	s.id, s.chunkID = t.ID, t.ChunkID
+	s.arrival = t.Arrival
+	s.streaming = req.Stream
+	s.wordBase = hashString(t.ID)
+	p := e.cfg.Params
+	h := batch.NewHasher(p.KVBlockSize)
+	prompt := 0
+	for _, m := range req.Messages {
+		text, err := messageText(m.Content)
+		if err != nil {
+			e.reject(w, &t, http.StatusBadRequest, err.Error())
+			return
+		}
+		prompt += promptTokens(m.Role, text, h)
+	}
+	t.PromptTokens = prompt
+	if prompt == 0 {
+		e.reject(w, &t, http.StatusBadRequest, "the prompt is empty (the built-in tokenizer counts whitespace-separated words)")
+		return
+	}
+	if prompt >= p.MaxModelLen {
+		e.reject(w, &t, http.StatusBadRequest, fmt.Sprintf(
+			"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens.", p.MaxModelLen, prompt))
+		return
+	}
+	maxTokens := p.MaxModelLen - prompt
+	switch {
+	case req.MaxCompletionTokens != nil:
+		s.maxParam = *req.MaxCompletionTokens
+	case req.MaxTokens != nil:
+		s.maxParam = *req.MaxTokens
+	}
+	if s.maxParam > 0 {
+		maxTokens = min(maxTokens, s.maxParam)
+	}
+	t.MaxTokens = maxTokens
+	s.seq = batch.Seq{
+		ID:           t.ID,
+		PromptLen:    prompt,
+		PrefixHashes: h.Hashes(),
+		MaxTokens:    maxTokens,
+		MinTokens:    req.MinTokens,
+		IgnoreEOS:    req.IgnoreEOS,
+		Owner:        s,
+	}
+	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	e.post(opAdd, s)
+	if req.Stream {
+		e.serveStream(w, r, s, &t, includeUsage)
+	} else {
+		e.serveWhole(w, r, s, &t)
+	}
+}
+
+// resolveIDs picks the request id the way the dialect's engine does.
+func (e *Engine) resolveIDs(t *RequestTruth, req *chatRequest, hdr http.Header) error {
+	switch e.cfg.Dialect {
+	case DialectSGLang:
+		rid, err := ridString(req.RID)
+		if err != nil {
+			return err
+		}
+		if rid == "" {
+			rid = e.ids.hex32()
+		}
+		t.ID, t.ChunkID = rid, rid
+	case DialectVLLM:
+		id := hdr.Get("X-Request-Id")
+		if id == "" {
+			id = req.RequestID
+		}
+		if id == "" {
+			id = e.ids.hex32()
+		}
+		t.ID, t.ChunkID = id, "chatcmpl-"+id
+	case DialectFastDeploy:
+		id := req.RequestID
+		if id == "" {
+			t.ID = e.ids.uuid4()
+			t.ChunkID = "chatcmpl-" + t.ID
+			break
+		}
+		t.ID, t.ChunkID = id, id
+		if !strings.HasPrefix(id, "chatcmpl-") && !strings.HasPrefix(id, "cmpl-") {
+			t.ChunkID = "chatcmpl-" + id
+		}
+	}
+	return nil
+}
+
+// waitEvent blocks until the loop delivers, the client goes away, or the
+// loop is gone. It reports whether the client went away.
+func (e *Engine) waitEvent(r *http.Request, s *stream) (clientGone bool) {
+	select {
+	case <-s.notify:
+		return false
+	case <-r.Context().Done():
+		return true
+	case <-e.loopDone:
+		return false
+	}
+}
+
+// abortAndWait tells the loop to drop the request and waits until it has,
+// so the loop-owned fields are safe to read.
+func (e *Engine) abortAndWait(s *stream) {
+	e.post(opAbort, s)
+	for {
+		if _, final := s.take(nil); final != "" {
+			return
+		}
+		select {
+		case <-s.notify:
+		case <-e.loopDone:
+			// The loop aborted every request before it closed loopDone.
+			return
+		}
+	}
+}
+
+func (e *Engine) finishTruth(t *RequestTruth, s *stream, written int, reason string) {
+	t.QueueEnter, t.QueueLeave = s.queueEnter, s.queueLeave
+	t.PrefillStart, t.PrefillEnd = s.prefillStart, s.prefillEnd
+	t.OutputTokens = written
+	t.CachedTokens = s.seq.CachedTokens
+	t.Preemptions = s.seq.Preemptions
+	t.FinishReason = reason
+	e.truth.addRequest(*t)
+}
+
+func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request, s *stream, t *RequestTruth, includeUsage bool) {
+	rc := http.NewResponseController(w)
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/event-stream")
+	hdr.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	t.Status = http.StatusOK
+	enc := newChunkEncoder(s.chunkID, e.cfg.Model, time.Now().Unix())
+	buf := make([]byte, 0, 1024)
+	var spare []int32
+	written := 0
+	fail := func(outcome, msg string) {
+		e.abortAndWait(s)
+		t.Outcome, t.Error = outcome, msg
+		t.Finish = e.now()
+		e.finishTruth(t, s, written, batch.FinishAbort)
+	}
+	if err := rc.Flush(); err != nil {
+		fail(OutcomeAborted, fmt.Sprintf("flush headers: %v", err))
+		return
+	}
+	for {
+		if e.waitEvent(r, s) {
+			fail(OutcomeAborted, "client went away")
+			return
+		}
+		pending, final := s.take(spare)
+		for _, n := range pending {
+			buf = buf[:0]
+			if written == 0 {
+				buf = enc.role(buf)
+			}
+			buf = enc.content(buf, s.wordBase, written, int(n))
+			if _, err := w.Write(buf); err != nil {
+				fail(OutcomeAborted, fmt.Sprintf("write: %v", err))
+				return
+			}
+			if err := rc.Flush(); err != nil {
+				fail(OutcomeAborted, fmt.Sprintf("flush: %v", err))
+				return
+			}
+			at := e.now()
+			if written == 0 {
+				t.FirstTokenFlushed = at
+			}
+			for range n {
+				t.TokenFlushes = append(t.TokenFlushes, at)
+			}
+			written += int(n)
+		}
+		spare = pending
+		if final == "" {
+			select {
+			case <-e.loopDone:
+				if _, final = s.take(nil); final == "" {
+					final = batch.FinishAbort
+				}
+			default:
+				continue
+			}
+		}
+		if final == batch.FinishAbort {
+			// The engine is stopping: cut the stream without [DONE].
+			t.Outcome, t.Error = OutcomeAborted, "engine stopped"
+			t.Finish = e.now()
+			e.finishTruth(t, s, written, final)
+			return
+		}
+		defer e.settle.exit(e.settle.enter())
+		buf = enc.finish(buf[:0], final)
+		if includeUsage {
+			buf = enc.usage(buf, usage{prompt: s.seq.PromptLen, completion: written, cached: s.seq.CachedTokens})
+		}
+		buf = append(buf, sseDone...)
+		_, werr := w.Write(buf)
+		if werr == nil {
+			werr = rc.Flush()
+		}
+		t.Finish = e.now()
+		t.Outcome = OutcomeOK
+		if werr != nil {
+			t.Outcome, t.Error = OutcomeAborted, fmt.Sprintf("write end of stream: %v", werr)
+		}
+		e.finishTruth(t, s, written, final)
+		return
+	}
+}
+
+func (e *Engine) serveWhole(w http.ResponseWriter, r *http.Request, s *stream, t *RequestTruth) {
+	var final string
+	for final == "" {
+		if e.waitEvent(r, s) {
+			e.abortAndWait(s)
+			t.Outcome, t.Error = OutcomeAborted, "client went away"
+			t.Finish = e.now()
+			e.finishTruth(t, s, 0, batch.FinishAbort)
+			return
+		}
+		_, final = s.take(nil)
+		if final == "" {
+			select {
+			case <-e.loopDone:
+				final = batch.FinishAbort
+			default:
+			}
+		}
+	}
+	if final == batch.FinishAbort {
+		e.reject(w, t, http.StatusServiceUnavailable, "engine stopped")
+		return
+	}
+	defer e.settle.exit(e.settle.enter())
+	n := s.seq.Output
+	body := completionBody(s.chunkID, e.cfg.Model, time.Now().Unix(), s.wordBase, n, final,
+		usage{prompt: s.seq.PromptLen, completion: n, cached: s.seq.CachedTokens})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, werr := w.Write(body)
+	if werr == nil {
+		werr = http.NewResponseController(w).Flush()
+	}
+	t.Status = http.StatusOK
+	t.Finish = e.now()
+	t.FirstTokenFlushed = t.Finish
+	t.TokenFlushes = make([]time.Duration, n)
+	for i := range t.TokenFlushes {
+		t.TokenFlushes[i] = t.Finish
+	}
+	t.Outcome = OutcomeOK
+	if werr != nil {
+		t.Outcome, t.Error = OutcomeAborted, fmt.Sprintf("write response: %v", werr)
+	}
+	e.finishTruth(t, s, n, final)
+}
+
+// idSource makes request ids when the client sent none: unique within the
+// process, reproducible for a seed.
+type idSource struct {
+	seed uint64
+	n    atomic.Uint64
+}
+
+func newIDSource(seed int64) idSource { return idSource{seed: uint64(seed)} }
+
+func (g *idSource) next128() [16]byte {
+	n := g.n.Add(1)
+	var b [16]byte
+	a, c := splitmix(g.seed^n), splitmix(g.seed+n*0x9e3779b97f4a7c15)
+	for i := range 8 {
+		b[i] = byte(a >> (8 * i))
+		b[8+i] = byte(c >> (8 * i))
+	}
+	return b
+}
+
+// hex32 is 32 hex digits, like Python's uuid4().hex.
+func (g *idSource) hex32() string {
+	b := g.next128()
+	return hex.EncodeToString(b[:])
+}
+
+// uuid4 is a dashed version-4 UUID, like Python's str(uuid4()).
+func (g *idSource) uuid4() string {
+	b := g.next128()
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}

@@ -1,0 +1,177 @@
+package sim
+
+import (
+	"time"
+
+	"github.com/llmbench-org/llmbench/engine/sim/batch"
+)
+
+// lateSlack is how far behind schedule a pass may start and still be
+// timed from the previous pass's scheduled end: timer wake-ups are late by up
+// to about a millisecond, and timing from the schedule keeps the modeled
+// rate instead of adding that lateness to every pass.
+const lateSlack = 2 * time.Millisecond
+
+// run is the batching loop: it owns the scheduler.
+func (e *Engine) run() {
+	defer close(e.loopDone)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var ops []inboxOp
+	for {
+		ops = e.takeInbox(ops)
+		e.apply(ops)
+		clear(ops)
+
+		b := e.sched.Schedule()
+		if b == nil {
+			e.lastEnd = -1
+			select {
+			case <-e.kick:
+				continue
+			case <-e.stopLoop:
+				e.abortAll()
+				return
+			}
+		}
+		start := e.now()
+		base := start
+		if e.lastEnd >= 0 && start-e.lastEnd < lateSlack {
+			base = e.lastEnd
+		}
+		target := base + b.Duration
+		e.beginPass(b, start)
+
+		stopped := false
+		if d := target - e.now(); d > 0 {
+			timer.Reset(d)
+			select {
+			case <-timer.C:
+			case <-e.stopLoop:
+				timer.Stop()
+				stopped = true
+			}
+		}
+		e.sched.Complete(b)
+		end := e.now()
+		e.lastEnd = target
+		if end-target > lateSlack {
+			e.lastEnd = end
+		}
+		e.endPass(b, start, end)
+		if stopped {
+			e.abortAll()
+			return
+		}
+	}
+}
+
+// apply feeds arrivals and aborts to the scheduler, between passes.
+func (e *Engine) apply(ops []inboxOp) {
+	if len(ops) == 0 {
+		return
+	}
+	now := e.now()
+	for _, op := range ops {
+		s := op.s
+		switch op.kind {
+		case opAdd:
+			s.queueEnter = now
+			e.sched.Add(&s.seq)
+			e.active[s] = struct{}{}
+			e.metrics.received(s)
+		case opAbort:
+			if _, ok := e.active[s]; !ok {
+				continue // already finished: its final outcome is on its way
+			}
+			e.sched.Abort(&s.seq)
+			delete(e.active, s)
+			e.metrics.aborted(s, now)
+			s.deliver(0, batch.FinishAbort)
+		}
+	}
+}
+
+func (e *Engine) beginPass(b *batch.Batch, start time.Duration) {
+	for _, q := range b.Admitted {
+		s := q.Owner.(*stream)
+		if s.queueLeave == 0 {
+			s.queueLeave = start
+			e.metrics.queued(s, start)
+		}
+	}
+	for _, q := range b.Seqs {
+		s := q.Owner.(*stream)
+		if q.StepPrefill() > 0 && s.prefillStart == 0 {
+			s.prefillStart = start
+		}
+	}
+	e.metrics.scheduled(b, e.sched, start)
+}
+
+func (e *Engine) endPass(b *batch.Batch, start, end time.Duration) {
+	if b.DecodeSeqs > 0 {
+		e.decodeN++
+	}
+	e.metrics.passed(b, e.sched, end, e.decodeN)
+	for _, q := range b.Seqs {
+		s := q.Owner.(*stream)
+		n := q.StepEmitted()
+		if q.StepPrefill() > 0 && n > 0 && s.prefillEnd == 0 {
+			s.prefillEnd = end
+		}
+		if n > 0 {
+			e.metrics.delivered(s, n, end)
+			if s.delivered == 0 {
+				s.firstDelivery = end
+			}
+			s.delivered += n
+			s.lastDelivery = end
+		}
+		final := ""
+		if q.Finished() {
+			final = q.FinishReason
+			delete(e.active, s)
+			e.metrics.finished(s, end)
+		}
+		if n > 0 || final != "" {
+			s.deliver(n, final)
+		}
+	}
+	e.stepIdx++
+	e.truth.addStep(StepTruth{
+		Index:         e.stepIdx,
+		Start:         start,
+		End:           end,
+		Modeled:       b.Duration,
+		BatchSize:     len(b.Seqs),
+		DecodeSeqs:    b.DecodeSeqs,
+		PrefillTokens: b.PrefillTokens,
+		DecodeTokens:  b.DecodeTokens,
+		PrefillDone:   b.PrefillDone,
+		Admitted:      len(b.Admitted),
+		Preempted:     len(b.Preempted),
+		Finished:      len(b.Finished),
+		Running:       e.sched.Running(),
+		Waiting:       e.sched.Waiting(),
+		KVUsedBlocks:  e.sched.KVUsedBlocks(),
+		KVUsage:       e.sched.KVUsage(),
+	})
+}
+
+// abortAll ends every request still in the engine (the engine is stopping).
+func (e *Engine) abortAll() {
+	now := e.now()
+	// Requests posted but not yet applied are aborted too.
+	for _, op := range e.takeInbox(nil) {
+		if op.kind == opAdd {
+			op.s.deliver(0, batch.FinishAbort)
+		}
+	}
+	for s := range e.active {
+		e.sched.Abort(&s.seq)
+		e.metrics.aborted(s, now)
+		s.deliver(0, batch.FinishAbort)
+	}
+	clear(e.active)
+}

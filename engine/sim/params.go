@@ -1,0 +1,97 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/llmbench-org/llmbench/engine/sim/batch"
+)
+
+// Params is the performance model (see batch.Params for every field and the
+// physics it stands for). It is an alias so that the scheduler package stays
+// free of HTTP and metrics.
+type Params = batch.Params
+
+// DefaultPreset is the preset "" selects.
+const DefaultPreset = "h200-llama3-8b"
+
+// presets are derived in docs/decisions/0102-sim-presets.md; the comments
+// repeat the arithmetic.
+var presets = map[string]Params{
+	// tiny: fast and predictable, for tests. A 2 ms pass, no EOS (requests
+	// run to max_tokens), a small KV cache so that preemption is reachable.
+	"tiny": {
+		MaxRunningRequests: 64,
+		MaxPrefillTokens:   2048,
+		MaxModelLen:        4096,
+		KVBlockSize:        16,
+		KVBlocks:           2048, // 32,768 tokens
+		PrefixCache:        true,
+		DecodeBase:         2 * time.Millisecond,
+		DecodePerSeq:       20 * time.Microsecond,
+		DecodePerKVToken:   0,
+		PrefillOverhead:    500 * time.Microsecond,
+		PrefillPerToken:    2 * time.Microsecond,
+		EOSMeanTokens:      0,
+		DecodeLogInterval:  40,
+		Seed:               1,
+	},
+	// h200-llama3-8b: Llama-3.1-8B-Instruct, BF16, one H200 (141 GB HBM3e,
+	// 4.8 TB/s, ~989 dense BF16 TFLOP/s), SGLang defaults.
+	//   weights 8.03e9 params × 2 B = 16.06 GB; ÷ 4.8 TB/s = 3.35 ms; at 80 %
+	//   achieved bandwidth 4.2 ms, + ~1.3 ms scheduler/launch/sampling
+	//   overhead → decode_base 5.5 ms (≈ 180 tok/s for a single stream).
+	//   KV per token = 32 layers × 8 KV heads × 128 dim × 2 (K,V) × 2 B =
+	//   131,072 B; ÷ (4.8 TB/s × 0.8) = 34 ns → decode_per_kv_token.
+	//   KV capacity: 141 GB × 0.88 (mem fraction) − 16.06 GB weights − ~4 GB
+	//   activations/graphs ≈ 104 GB ÷ 131,072 B ≈ 794k tokens = 49,600
+	//   blocks of 16.
+	//   Prefill: 2 × 8.03e9 FLOP/token ÷ (989 TFLOP/s × 50 % MFU) ≈ 32 µs.
+	"h200-llama3-8b": {
+		MaxRunningRequests: 1024,
+		MaxPrefillTokens:   8192,
+		MaxModelLen:        131072,
+		KVBlockSize:        16,
+		KVBlocks:           49600,
+		PrefixCache:        true,
+		DecodeBase:         5500 * time.Microsecond,
+		DecodePerSeq:       15 * time.Microsecond,
+		DecodePerKVToken:   34 * time.Nanosecond,
+		PrefillOverhead:    1 * time.Millisecond,
+		PrefillPerToken:    32 * time.Microsecond,
+		Jitter:             0.02,
+		EOSMeanTokens:      256,
+		DecodeLogInterval:  40,
+		Seed:               1,
+	},
+}
+
+// Preset returns a named parameter set; "" is DefaultPreset.
+func Preset(name string) (Params, error) {
+	if name == "" {
+		name = DefaultPreset
+	}
+	p, ok := presets[name]
+	if !ok {
+		return Params{}, fmt.Errorf("unknown sim preset %q (known: %v)", name, PresetNames())
+	}
+	return p, nil
+}
+
+// PresetNames lists the presets, sorted.
+func PresetNames() []string {
+	names := make([]string, 0, len(presets))
+	for n := range presets {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// NaturalLengthOf is the output length at which the simulated model emits
+// EOS for a request id under these params (0 = never): what a request
+// without ignore_eos and with a large enough max_tokens generates.
+func NaturalLengthOf(p Params, id string) int {
+	return batch.NaturalLength(p.Seed, id, p.EOSMeanTokens)
+}

@@ -1,0 +1,171 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+)
+
+// RequestTruth is what the engine knows happened to one request. Every time
+// is an offset on the engine's own monotonic clock (time.Since(engine
+// start)); compare differences, never absolute values, with a client's clock.
+// A zero time means "did not happen".
+type RequestTruth struct {
+	ID       string `json:"id"`                  // the id the client sent (dialect body field or header, see Config), or a generated one
+	ChunkID  string `json:"chunk_id"`            // the id the engine put in the chunks' "id"
+	HeaderID string `json:"header_id,omitempty"` // the X-Request-Id header, when sent
+	Stream   bool   `json:"stream"`
+
+	Arrival           time.Duration   `json:"arrival_ns"`             // the handler started on the request
+	QueueEnter        time.Duration   `json:"queue_enter_ns"`         // the scheduler put it in the waiting queue
+	QueueLeave        time.Duration   `json:"queue_leave_ns"`         // it first entered a forward pass
+	PrefillStart      time.Duration   `json:"prefill_start_ns"`       // start of its first prefill pass
+	PrefillEnd        time.Duration   `json:"prefill_end_ns"`         // end of the pass that finished its first prefill (and made the first token)
+	FirstTokenFlushed time.Duration   `json:"first_token_flushed_ns"` // the chunk with the first content token was written and flushed
+	Finish            time.Duration   `json:"finish_ns"`              // the last bytes (data: [DONE], or the JSON body) were flushed
+	TokenFlushes      []time.Duration `json:"token_flushes_ns"`       // flush time of every generated token's chunk, first included
+
+	PromptTokens int `json:"prompt_tokens"`
+	OutputTokens int `json:"output_tokens"`
+	CachedTokens int `json:"cached_tokens"`
+	MaxTokens    int `json:"max_tokens"`
+	Preemptions  int `json:"preemptions"`
+
+	FinishReason string `json:"finish_reason,omitempty"` // stop | length | abort
+	Status       int    `json:"status"`                  // HTTP status sent
+	Outcome      string `json:"outcome"`                 // see the Outcome constants
+	Error        string `json:"error,omitempty"`
+	// Faults lists the faults applied to this request (see Faults).
+	Faults []string `json:"faults,omitempty"`
+}
+
+// Outcomes of a request.
+const (
+	OutcomeOK       = "ok"       // answered in full
+	OutcomeRejected = "rejected" // answered with an error status before any generation
+	OutcomeAborted  = "aborted"  // the client went away, or the engine stopped, before the end
+	OutcomeBroken   = "broken"   // a fault broke the response on purpose
+)
+
+// StepTruth is one forward pass of the scheduler.
+type StepTruth struct {
+	Index         int           `json:"index"`
+	Start         time.Duration `json:"start_ns"`
+	End           time.Duration `json:"end_ns"`
+	Modeled       time.Duration `json:"modeled_ns"` // the duration the performance model asked for
+	BatchSize     int           `json:"batch_size"` // sequences in the pass
+	DecodeSeqs    int           `json:"decode_seqs"`
+	PrefillTokens int           `json:"prefill_tokens"`
+	DecodeTokens  int           `json:"decode_tokens"`
+	PrefillDone   int           `json:"prefill_done"`
+	Admitted      int           `json:"admitted"`
+	Preempted     int           `json:"preempted"`
+	Finished      int           `json:"finished"`
+	Running       int           `json:"running"` // after the pass
+	Waiting       int           `json:"waiting"` // after the pass
+	KVUsedBlocks  int           `json:"kv_used_blocks"`
+	KVUsage       float64       `json:"kv_usage"`
+}
+
+// truthLog keeps the ground truth in memory and appends it to JSONL files.
+type truthLog struct {
+	mu       sync.Mutex
+	requests []RequestTruth
+	steps    []StepTruth
+	reqFile  *os.File
+	stepFile *os.File
+	maxSteps int
+	err      error // first write error, reported by close
+}
+
+func openTruthLog(reqPath, stepPath string, maxSteps int) (*truthLog, error) {
+	t := &truthLog{maxSteps: maxSteps}
+	open := func(p string) (*os.File, error) {
+		if p == "" {
+			return nil, nil
+		}
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("open ground-truth file: %w", err)
+		}
+		return f, nil
+	}
+	var err error
+	if t.reqFile, err = open(reqPath); err != nil {
+		return nil, err
+	}
+	if t.stepFile, err = open(stepPath); err != nil {
+		t.reqFile.Close()
+		return nil, err
+	}
+	return t, nil
+}
+
+func (t *truthLog) addRequest(r RequestTruth) {
+	var line []byte
+	if t.reqFile != nil {
+		line, _ = json.Marshal(r)
+		line = append(line, '\n')
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.requests = append(t.requests, r)
+	if line != nil && t.err == nil {
+		// One write per line: a crash loses nothing already finished.
+		if _, err := t.reqFile.Write(line); err != nil {
+			t.err = fmt.Errorf("write ground truth %s: %w", t.reqFile.Name(), err)
+		}
+	}
+}
+
+func (t *truthLog) addStep(s StepTruth) {
+	var line []byte
+	if t.stepFile != nil {
+		line, _ = json.Marshal(s)
+		line = append(line, '\n')
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.steps) < t.maxSteps {
+		t.steps = append(t.steps, s)
+	}
+	if line != nil && t.err == nil {
+		if _, err := t.stepFile.Write(line); err != nil {
+			t.err = fmt.Errorf("write step truth %s: %w", t.stepFile.Name(), err)
+		}
+	}
+}
+
+func (t *truthLog) snapshot() []RequestTruth {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]RequestTruth, len(t.requests))
+	copy(out, t.requests)
+	return out
+}
+
+func (t *truthLog) stepSnapshot() []StepTruth {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]StepTruth, len(t.steps))
+	copy(out, t.steps)
+	return out
+}
+
+func (t *truthLog) close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	err := t.err
+	for _, f := range []*os.File{t.reqFile, t.stepFile} {
+		if f == nil {
+			continue
+		}
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close ground truth: %w", cerr)
+		}
+	}
+	t.reqFile, t.stepFile = nil, nil
+	return err
+}
