@@ -41,12 +41,16 @@ type line struct {
 	keep int
 }
 
+// View ends the frame with a newline: on exit bubbletea erases the frame's
+// last row, which must then be an empty one, or the footer of the last frame
+// would vanish from the scrollback.
 func (m model) View() tea.View {
-	return tea.NewView(m.render())
+	return tea.NewView(m.render() + "\n")
 }
 
-// render lays the view out for m.width × m.height: every row is cut to the
-// width, and rows are dropped by priority until they fit the height.
+// render lays the view out for m.width × m.height, one row kept free for the
+// trailing newline: every row is cut to the width, and rows are dropped by
+// priority until they fit.
 func (m model) render() string {
 	p := m.last
 	var rows []line
@@ -88,7 +92,7 @@ func (m model) render() string {
 	add(0, "")
 	add(10, m.footer())
 
-	return fit(rows, m.width, m.height)
+	return fit(rows, m.width, m.height-1)
 }
 
 func (m model) titleRow() string {

@@ -197,9 +197,13 @@ func TestViewFitsEverySize(t *testing.T) {
 
 func checkFits(t *testing.T, m model, w, h int) {
 	t.Helper()
-	lines := strings.Split(m.View().Content, "\n")
-	if len(lines) > max(1, h) {
-		t.Errorf("%d×%d: %d rows", w, h, len(lines))
+	content, ok := strings.CutSuffix(m.View().Content, "\n")
+	if !ok {
+		t.Errorf("%d×%d: the view does not end in a newline", w, h)
+	}
+	lines := strings.Split(content, "\n")
+	if len(lines) > max(1, h-1) {
+		t.Errorf("%d×%d: %d rows and the trailing newline", w, h, len(lines))
 	}
 	for i, l := range lines {
 		if got := ansi.StringWidth(l); got > w {

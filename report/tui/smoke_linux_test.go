@@ -1,0 +1,157 @@
+package tui
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"go.uber.org/goleak"
+	"golang.org/x/sys/unix"
+
+	"github.com/llmbench-org/llmbench/report"
+)
+
+// syncBuffer collects what the view wrote to the terminal.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// smokeDeadline bounds every wait of the smoke test; on a loaded machine a
+// step may be slow, but none should take this long.
+const smokeDeadline = 20 * time.Second
+
+// TestRunOnPseudoTerminal is the one test of the real program: Run drives a
+// pseudo-terminal, draws the view, forwards Ctrl-C typed on the terminal to
+// the interrupt callback, stops when the context ends and leaves the
+// terminal as it found it.
+func TestRunOnPseudoTerminal(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	t.Setenv("TERM", "xterm-256color") // a known terminal, whatever the test runner has
+	ptm, pts, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	defer ptm.Close()
+	defer pts.Close()
+	if err := pty.Setsize(pts, &pty.Winsize{Rows: 24, Cols: 80}); err != nil {
+		t.Fatalf("sizing the pseudo-terminal: %v", err)
+	}
+	before, err := unix.IoctlGetTermios(int(pts.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatalf("reading terminal modes: %v", err)
+	}
+
+	var screen syncBuffer
+	copied := make(chan struct{})
+	go func() { defer close(copied); _, _ = io.Copy(&screen, ptm) }()
+
+	var interrupts atomic.Int32
+	interrupted := make(chan struct{}, 8)
+	var samples atomic.Int32
+	progress := func() report.Progress {
+		n := samples.Add(1)
+		return report.Progress{Phase: "steady", Elapsed: time.Duration(n) * 10 * time.Millisecond, Window: 10 * time.Second, Sent: int(n)}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	result := make(chan error, 1)
+	go func() {
+		result <- Run(ctx, Header{Scenario: "smoke-scenario", RunDir: "runs/smoke", Engine: "sim"}, progress, Options{
+			Input: pts, Output: pts, Rate: 10 * time.Millisecond,
+			Interrupt: func() { interrupts.Add(1); interrupted <- struct{}{} },
+		})
+	}()
+
+	waitUntil(t, "the first frame", func() bool { return strings.Contains(screen.String(), "smoke-scenario") })
+	raw, err := unix.IoctlGetTermios(int(pts.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatalf("reading terminal modes: %v", err)
+	}
+	if raw.Lflag&(unix.ICANON|unix.ECHO|unix.ISIG) != 0 {
+		t.Errorf("terminal not in raw mode while the view runs: lflag %#x", raw.Lflag)
+	}
+
+	if _, err := ptm.Write([]byte{0x03}); err != nil { // Ctrl-C typed on the terminal
+		t.Fatalf("typing Ctrl-C: %v", err)
+	}
+	select {
+	case <-interrupted:
+	case <-time.After(smokeDeadline):
+		t.Fatal("Ctrl-C on the terminal did not reach the interrupt callback")
+	}
+	waitUntil(t, "the sampler to keep feeding the view", func() bool { return samples.Load() >= 3 })
+
+	cancel()
+	select {
+	case err := <-result:
+		if err != nil {
+			t.Errorf("Run returned %v, want nil after the context ended", err)
+		}
+	case <-time.After(smokeDeadline):
+		t.Fatal("Run did not return after the context ended")
+	}
+	if got := interrupts.Load(); got != 1 {
+		t.Errorf("interrupt called %d times, want 1", got)
+	}
+
+	after, err := unix.IoctlGetTermios(int(pts.Fd()), unix.TCGETS)
+	if err != nil {
+		t.Fatalf("reading terminal modes: %v", err)
+	}
+	if after.Lflag != before.Lflag || after.Iflag != before.Iflag || after.Oflag != before.Oflag {
+		t.Errorf("terminal modes not restored: lflag %#x→%#x iflag %#x→%#x oflag %#x→%#x",
+			before.Lflag, after.Lflag, before.Iflag, after.Iflag, before.Oflag, after.Oflag)
+	}
+
+	pts.Close()
+	ptm.Close()
+	<-copied
+	// The last frame stays on the screen: its footer is drawn, and the exit
+	// sequence moves below it before erasing.
+	out := screen.String()
+	last := strings.LastIndex(out, "live view closed")
+	if last < 0 {
+		t.Fatalf("the last frame was not drawn; the terminal got:\n%q", tail(out, 2000))
+	}
+	rest := out[last:]
+	if erase := strings.Index(rest, "\x1b[J"); erase >= 0 && !strings.Contains(rest[:erase], "\n") {
+		t.Errorf("the exit sequence erases the last frame's footer:\n%q", tail(out, 300))
+	}
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(smokeDeadline)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
