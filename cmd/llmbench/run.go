@@ -1,0 +1,302 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/engine"
+	"github.com/llmbench-org/llmbench/engine/sim"
+	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/report/tui"
+	"github.com/llmbench-org/llmbench/scenarios"
+	"github.com/llmbench-org/llmbench/scrape"
+	"github.com/llmbench-org/llmbench/selfmon"
+	"github.com/llmbench-org/llmbench/workload"
+)
+
+type runOpts struct {
+	scenario string
+	runsDir  string        // parent of the run directory
+	output   string        // auto | tui | plain
+	every    time.Duration // plain progress line interval
+}
+
+func newRunCmd(cio *cliIO) *cobra.Command {
+	opts := runOpts{}
+	cmd := &cobra.Command{
+		Use:   "run SCENARIO.yaml",
+		Short: "Run a scenario: start or find the engine, drive the load, scrape /metrics, report",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.scenario = args[0]
+			switch opts.output {
+			case "auto", "tui", "plain":
+			default:
+				return usageError(fmt.Errorf("--output must be auto, tui or plain, not %q", opts.output))
+			}
+			_, err := runScenario(cmd.Context(), opts, cio)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&opts.runsDir, "runs", "runs", "directory under which the run directory is created")
+	cmd.Flags().StringVar(&opts.output, "output", "auto", "live view: auto (TUI on a terminal, plain lines otherwise), tui, plain")
+	cmd.Flags().DurationVar(&opts.every, "every", 2*time.Second, "interval of plain progress lines")
+	return cmd
+}
+
+// errInterrupted is returned when Ctrl-C ended the run early; what was measured
+// is still written and summarised.
+var errInterrupted = errors.New("interrupted")
+
+// runScenario runs one scenario and returns its run directory. It wires the
+// packages: engine → scrape loop + driver → recorder → summary.
+func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) {
+	sc, err := scenarios.Load(opts.scenario)
+	if err != nil {
+		return "", usageError(err)
+	}
+	resolved, err := sc.Resolved()
+	if err != nil {
+		return "", usageError(err)
+	}
+	plan, err := workload.NewPlan(sc)
+	if err != nil {
+		return "", usageError(err)
+	}
+
+	start := time.Now()
+	runID := start.UTC().Format("20060102T150405Z") + "-" + sc.Name
+	rec, err := report.NewRecorder(filepath.Join(opts.runsDir, runID), start)
+	if err != nil {
+		return "", err
+	}
+	dir := rec.Dir()
+	if err := rec.WriteFile(report.ScenarioFile, resolved); err != nil {
+		return dir, err
+	}
+
+	eng, err := newEngine(sc, dir)
+	if err != nil {
+		return dir, usageError(err)
+	}
+	ep, err := eng.Start(ctx)
+	if err != nil {
+		return dir, fmt.Errorf("start engine: %w", err)
+	}
+	defer func() {
+		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := eng.Stop(stopCtx); err != nil {
+			fmt.Fprintf(cio.stderr, "llmbench: stop engine: %v\n", err)
+		}
+	}()
+	if ep.Model == "" {
+		ep.Model = sc.Model
+	}
+
+	meta := &runMeta{RunMeta: report.RunMeta{
+		ID: runID, Scenario: sc.Name, Seed: sc.Seed, StartedAt: start, Version: buildVersion(),
+		Engine: report.EngineMeta{Kind: sc.Engine.Kind, Dialect: ep.Dialect, BaseURL: ep.BaseURL, MetricsURL: ep.MetricsURL, Model: ep.Model},
+	}}
+	if err := meta.write(rec); err != nil {
+		return dir, err
+	}
+
+	apiKey := ""
+	if sc.Engine.APIKeyEnv != "" {
+		apiKey = cio.getenv(sc.Engine.APIKeyEnv)
+	}
+	conc := expectedConcurrency(plan)
+	cl, err := client.New(client.Config{
+		BaseURL: ep.BaseURL, APIKey: apiKey, Model: ep.Model, Dialect: ep.Dialect,
+		Start: start, MaxConns: conc, IncludeUsage: true,
+	})
+	if err != nil {
+		return dir, usageError(err)
+	}
+	defer cl.Close()
+	// Connections are opened before the measured phase, so the first requests
+	// do not pay connection set-up inside their TTFT.
+	if err := cl.Warm(ctx, conc); err != nil {
+		return dir, fmt.Errorf("open connections to %s: %w", ep.BaseURL, err)
+	}
+
+	records := make(chan client.Record, 1024)
+	rows := make(chan scrape.Row, 64)
+	consumed := make(chan error, 1)
+	go func() { consumed <- rec.Consume(records, rows) }()
+
+	// Scrapes run until the driver is done, independent of Ctrl-C, so the
+	// closing snapshot is still taken after an interrupted run drains.
+	var target *scrape.Target
+	var scrapeWG sync.WaitGroup
+	scrapeCtx, stopScrape := context.WithCancel(context.Background())
+	defer stopScrape()
+	metricsURL := sc.Scrape.URL
+	if metricsURL == "" {
+		metricsURL = ep.MetricsURL
+	}
+	if metricsURL != "" {
+		target = &scrape.Target{URL: metricsURL, Dialect: ep.Dialect, Timeout: sc.Scrape.Timeout}
+		loop := scrape.Loop{Targets: []scrape.Target{*target}, Interval: sc.Scrape.Interval, Start: start}
+		scrapeWG.Add(1)
+		go func() {
+			defer scrapeWG.Done()
+			loop.Run(scrapeCtx, rows)
+		}()
+	}
+
+	phases := newPhaseBook(target, start, rows, meta, rec)
+	sender := workload.SenderFunc(func(ctx context.Context, r workload.Request) {
+		rec.Begin()
+		record := cl.Do(ctx, r)
+		phases.finished(&record)
+		records <- record // the consumer drains until close: never lost, never stuck
+	})
+	driver := &workload.Driver{Plan: plan, Sender: sender, Start: start, OnPhase: phases.onPhase}
+
+	runCtx, abort := context.WithCancel(ctx)
+	defer abort()
+	stop := make(chan struct{})
+	tuiOn := useTUI(cio, opts)
+	intr := newInterrupter(stop, abort, cio.stderr, !tuiOn)
+	go intr.forward(runCtx, cio.signals)
+
+	header := tui.Header{Scenario: sc.Name, RunDir: dir, Engine: fmt.Sprintf("%s (%s) %s", sc.Engine.Kind, orUnknown(ep.Dialect), ep.BaseURL), Planned: plannedDuration(plan)}
+	stopView := startProgressView(cio, opts, rec, header, intr.interrupt)
+	self0 := selfmon.Take()
+	result, runErr := driver.Run(runCtx, stop)
+	self := selfmon.Since(self0, selfmon.Take())
+	stopView()
+
+	stopScrape()
+	scrapeWG.Wait()
+	close(rows)
+	close(records)
+	consumeErr := <-consumed
+	if err := rec.Close(); err != nil && consumeErr == nil {
+		consumeErr = err
+	}
+
+	meta.update(func(m *report.RunMeta) {
+		for _, ph := range result.Phases {
+			m.DroppedArrivals += ph.Dropped
+			m.LateArrivals += ph.Late
+		}
+		m.Client = report.ClientHealth{
+			CPUCores: self.Cores, CPUUtilization: self.CPUUtilization,
+			SchedLatencyP99_s: self.SchedLatencyP99.Seconds(), Saturated: self.Saturated(),
+		}
+		if intr.happened() {
+			m.Stopped = "interrupted by signal"
+		}
+	})
+	if err := meta.write(rec); err != nil {
+		return dir, err
+	}
+	summary, err := report.Build(dir)
+	if err != nil {
+		return dir, fmt.Errorf("summarise %s: %w", dir, err)
+	}
+	if err := rec.WriteJSON(report.SummaryFile, summary); err != nil {
+		return dir, err
+	}
+	if err := report.RenderText(cio.stdout, summary); err != nil {
+		return dir, err
+	}
+	fmt.Fprintf(cio.stdout, "run directory: %s\n", dir)
+
+	switch {
+	case consumeErr != nil:
+		return dir, fmt.Errorf("recording the run: %w", consumeErr)
+	case runErr != nil && !intr.happened():
+		return dir, fmt.Errorf("driving the load: %w", runErr)
+	case intr.happened():
+		return dir, fmt.Errorf("%w: the results measured so far are in %s", errInterrupted, dir)
+	}
+	return dir, nil
+}
+
+// plannedDuration is the plan's total duration when every phase has one (0 = unknown).
+func plannedDuration(plan *workload.Plan) time.Duration {
+	var d time.Duration
+	for _, ph := range plan.Phases() {
+		if ph.Duration <= 0 {
+			return 0
+		}
+		d += ph.Duration
+	}
+	return d
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "dialect unknown"
+	}
+	return s
+}
+
+// expectedConcurrency is how many connections the plan will keep busy at most:
+// closed-loop users, or for an open loop about a second's worth of arrivals
+// (the transport opens more on demand; this only decides what is opened early).
+func expectedConcurrency(plan *workload.Plan) int {
+	n := 1
+	for _, ph := range plan.Phases() {
+		if ph.Open() {
+			n = max(n, min(int(math.Ceil(ph.Rate)), 1024))
+		} else {
+			n = max(n, ph.Concurrency)
+		}
+	}
+	return n
+}
+
+// newEngine builds the engine the scenario names.
+func newEngine(sc scenarios.Scenario, runDir string) (engine.Engine, error) {
+	switch sc.Engine.Kind {
+	case "sim":
+		params, err := sim.Preset("")
+		if err != nil {
+			return nil, err
+		}
+		return sim.New(sim.Config{
+			Dialect:   sc.Engine.Dialect,
+			Model:     sc.Model,
+			Params:    params,
+			TruthPath: filepath.Join(runDir, report.TruthFile),
+		})
+	case "external":
+		return engine.External{Endpoint: engine.Endpoint{
+			BaseURL: sc.Engine.BaseURL, MetricsURL: sc.Engine.MetricsURL, Dialect: sc.Engine.Dialect, Model: sc.Model,
+		}}, nil
+	default:
+		return nil, fmt.Errorf("engine kind %q is not supported (sim, external)", sc.Engine.Kind)
+	}
+}
+
+// runMeta guards the run's RunMeta, which the driver's phase hook and the run
+// itself both update.
+type runMeta struct {
+	mu sync.Mutex
+	report.RunMeta
+}
+
+func (m *runMeta) update(fn func(*report.RunMeta)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	fn(&m.RunMeta)
+}
+
+func (m *runMeta) write(rec *report.Recorder) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return rec.WriteJSON(report.RunFile, m.RunMeta)
+}

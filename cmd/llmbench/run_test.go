@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/engine/sim"
+	"github.com/llmbench-org/llmbench/report"
+)
+
+// syncBuffer is a bytes.Buffer safe for the progress goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func testIO(sigs <-chan os.Signal) (*cliIO, *syncBuffer, *syncBuffer) {
+	out, errb := &syncBuffer{}, &syncBuffer{}
+	return &cliIO{stdout: out, stderr: errb, signals: sigs, getenv: func(string) string { return "" }}, out, errb
+}
+
+func writeScenario(t *testing.T, yaml string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "scenario.yaml")
+	if err := os.WriteFile(p, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func readJSONL[T any](t *testing.T, path string) []T {
+	t.Helper()
+	var out []T
+	if _, err := report.ReadJSONL(path, func(v *T) error { out = append(out, *v); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// p99 of the absolute values.
+func p99Abs(xs []time.Duration) time.Duration {
+	abs := make([]time.Duration, len(xs))
+	for i, x := range xs {
+		abs[i] = max(x, -x)
+	}
+	slices.Sort(abs)
+	return abs[int(math.Ceil(0.99*float64(len(abs))))-1]
+}
+
+// TestRunAgainstGroundTruth is the walking skeleton's promise: a scenario runs
+// end to end against the built-in engine, and what the client measured agrees
+// with what the engine knows happened.
+func TestRunAgainstGroundTruth(t *testing.T) {
+	const requests = 48
+	path := writeScenario(t, `
+name: e2e
+seed: 7
+engine:
+  kind: sim
+  dialect: sglang
+workload:
+  concurrency: 4
+  requests: 48
+  prompt_tokens: {dist: uniform, min: 16, max: 64}
+  output_tokens: {dist: uniform, min: 8, max: 24}
+scrape:
+  interval: 200ms
+`)
+	cio, stdout, stderr := testIO(nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir, err := runScenario(ctx, runOpts{scenario: path, runsDir: t.TempDir(), output: "plain", every: time.Second}, cio)
+	if err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
+	}
+
+	records := readJSONL[client.Record](t, filepath.Join(dir, report.RequestsFile))
+	truths := readJSONL[sim.RequestTruth](t, filepath.Join(dir, report.TruthFile))
+	if len(records) != requests {
+		t.Fatalf("%d records, want one per planned request (%d)", len(records), requests)
+	}
+	byID := map[string]sim.RequestTruth{}
+	for _, tr := range truths {
+		byID[tr.ID] = tr
+	}
+	var dTTFT, dE2E []time.Duration
+	var prompt, output, ok int
+	seen := map[int]bool{}
+	for _, r := range records {
+		seen[r.Index] = true
+		if !r.OK() {
+			t.Errorf("request %s failed: %s %s", r.ID, r.ErrorClass, r.Error)
+			continue
+		}
+		ok++
+		prompt += r.PromptTokens
+		output += r.OutputTokens
+		tr, found := byID[r.ID]
+		if !found {
+			t.Errorf("request %s has no ground truth", r.ID)
+			continue
+		}
+		if r.TokenSource != client.TokensFromUsage {
+			t.Errorf("request %s: tokens from %q, want usage", r.ID, r.TokenSource)
+		}
+		ttft, _ := r.TTFT()
+		dTTFT = append(dTTFT, ttft-(tr.FirstTokenFlushed-tr.Arrival))
+		dE2E = append(dE2E, r.E2E()-(tr.Finish-tr.Arrival))
+	}
+	for i := range requests {
+		if !seen[i] {
+			t.Errorf("planned request %d has no record", i)
+		}
+	}
+	if len(dTTFT) > 0 {
+		if d := p99Abs(dTTFT); d > 2*time.Millisecond {
+			t.Errorf("client TTFT vs ground truth: p99 |diff| = %v, want <= 2ms", d)
+		}
+		if d := p99Abs(dE2E); d > 2*time.Millisecond {
+			t.Errorf("client E2E vs ground truth: p99 |diff| = %v, want <= 2ms", d)
+		}
+	}
+
+	var sum report.Summary
+	b, err := os.ReadFile(filepath.Join(dir, report.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Server == nil {
+		t.Fatal("summary has no server view")
+	}
+	for _, c := range []struct {
+		name string
+		want int
+	}{{"prompt_tokens", prompt}, {"generation_tokens", output}, {"requests_finished", ok}} {
+		if got := sum.Server.Counters[c.name]; got != float64(c.want) {
+			t.Errorf("server Δ%s = %v, client sum = %d: they must be equal", c.name, got, c.want)
+		}
+	}
+	if sum.Client.Requests.OK != ok || sum.Client.Tokens.Output != output {
+		t.Errorf("summary client view %+v disagrees with requests.jsonl (ok %d, output %d)", sum.Client.Requests, ok, output)
+	}
+	for _, name := range []string{"ttft", "e2e"} {
+		if d, has := sum.Server.Latency[name]; !has || d.N != float64(ok) {
+			t.Errorf("server %s histogram: %+v, want %d observations", name, d, ok)
+		}
+	}
+	for _, want := range []string{"TTFT", "ITL", "TPOT", "E2E", "requests: 48 ok"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("terminal summary lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	for _, f := range []string{report.ScenarioFile, report.ScrapesFile, report.RunFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("run directory lacks %s: %v", f, err)
+		}
+	}
+}

@@ -1,0 +1,180 @@
+package report
+
+import (
+	"slices"
+	"time"
+
+	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/scrape"
+)
+
+// Progress is what the live view shows: totals so far, rates and latency
+// quantiles over a trailing window, and the engine's latest gauges. It is a
+// plain value: the TUI and the plain-line printer only render it.
+type Progress struct {
+	Phase    string // the phase being driven ("" before the first)
+	Elapsed  time.Duration
+	Window   time.Duration // the trailing window the rates and quantiles cover
+	Sent     int
+	Finished int
+	InFlight int
+	OK       int
+	Failed   int
+	Errors   map[client.ErrorClass]int
+
+	RequestsPerSec     float64 // over the window
+	OutputTokensPerSec float64 // over the window
+	TTFT               Quantiles
+	ITL                Quantiles
+	E2E                Quantiles
+	ScheduleLagMax     time.Duration // over the window
+
+	Server         ServerLive
+	ScrapeOK       int
+	ScrapeFailures int
+	LastScrapeErr  string
+}
+
+// Quantiles of a latency over the live window; N is the sample count.
+type Quantiles struct {
+	N             int
+	P50, P90, P99 time.Duration
+}
+
+// ServerLive is the latest successful scrape's gauges; Has* is false when the
+// engine does not expose the concept (absent, never zero).
+type ServerLive struct {
+	At                  time.Duration
+	Running, Waiting    float64
+	KVUsage             float64
+	HasRunning, HasWait bool
+	HasKV               bool
+}
+
+// liveWindow keeps bounded state: per-finish events of the trailing window,
+// plus running totals. Memory stays bounded by the window, not the run.
+type liveWindow struct {
+	span   time.Duration
+	events []liveEvent // finished requests within span, in arrival order
+
+	finished, ok, failed int
+	errors               map[client.ErrorClass]int
+
+	server                 ServerLive
+	scrapeOK, scrapeFailed int
+	lastScrapeErr          string
+}
+
+type liveEvent struct {
+	at      time.Duration
+	ok      bool
+	tokens  int
+	ttft    time.Duration // -1 when none
+	e2e     time.Duration
+	lag     time.Duration
+	hasLag  bool // open loop: the request had an intended time
+	itlMean time.Duration // mean ITL of the request (-1 when fewer than two chunks)
+}
+
+func newLiveWindow(span time.Duration) liveWindow {
+	return liveWindow{span: span, errors: map[client.ErrorClass]int{}}
+}
+
+func (w *liveWindow) addRecord(r *client.Record, now time.Duration) {
+	w.finished++
+	if r.OK() {
+		w.ok++
+	} else {
+		w.failed++
+		w.errors[r.ErrorClass]++
+	}
+	ev := liveEvent{at: now, ok: r.OK(), tokens: r.OutputTokens, ttft: -1, itlMean: -1, e2e: r.E2E(), lag: r.ScheduleLag(), hasLag: r.Intended > 0}
+	if d, ok := r.TTFT(); ok {
+		ev.ttft = d
+	}
+	if n := len(r.Chunks); n > 1 {
+		ev.itlMean = (r.Chunks[n-1].At - r.Chunks[0].At) / time.Duration(n-1)
+	}
+	w.events = append(w.events, ev)
+	w.trim(now)
+}
+
+func (w *liveWindow) addRow(row *scrape.Row) {
+	if !row.OK || row.Snapshot == nil {
+		w.scrapeFailed++
+		w.lastScrapeErr = row.Error
+		return
+	}
+	w.scrapeOK++
+	s := ServerLive{At: row.At}
+	g := row.Snapshot.Gauges
+	s.Running, s.HasRunning = g[scrape.RequestsRunning]
+	s.Waiting, s.HasWait = g[scrape.RequestsWaiting]
+	s.KVUsage, s.HasKV = g[scrape.KVCacheUsage]
+	w.server = s
+}
+
+// trim drops events older than the window; the slice is reused in place.
+func (w *liveWindow) trim(now time.Duration) {
+	cut := 0
+	for cut < len(w.events) && now-w.events[cut].at > w.span {
+		cut++
+	}
+	if cut > 0 {
+		w.events = append(w.events[:0], w.events[cut:]...)
+	}
+}
+
+func (w *liveWindow) progress(now time.Duration) Progress {
+	w.trim(now)
+	p := Progress{
+		Window: w.span, Finished: w.finished, OK: w.ok, Failed: w.failed,
+		Errors: make(map[client.ErrorClass]int, len(w.errors)),
+		Server: w.server, ScrapeOK: w.scrapeOK, ScrapeFailures: w.scrapeFailed, LastScrapeErr: w.lastScrapeErr,
+	}
+	for k, v := range w.errors {
+		p.Errors[k] = v
+	}
+	span := w.span
+	if now < span {
+		span = now
+	}
+	var ttft, itl, e2e []time.Duration
+	tokens := 0
+	for _, ev := range w.events {
+		if ev.lag > p.ScheduleLagMax && ev.hasLag {
+			p.ScheduleLagMax = ev.lag
+		}
+		if !ev.ok {
+			continue
+		}
+		tokens += ev.tokens
+		e2e = append(e2e, ev.e2e)
+		if ev.ttft >= 0 {
+			ttft = append(ttft, ev.ttft)
+		}
+		if ev.itlMean >= 0 {
+			itl = append(itl, ev.itlMean)
+		}
+	}
+	if span > 0 {
+		p.RequestsPerSec = float64(len(e2e)) / span.Seconds()
+		p.OutputTokensPerSec = float64(tokens) / span.Seconds()
+	}
+	p.TTFT, p.ITL, p.E2E = quantilesOf(ttft), quantilesOf(itl), quantilesOf(e2e)
+	return p
+}
+
+// quantilesOf sorts xs in place and reads nearest-rank quantiles: the live view
+// wants a cheap, honest "a value that happened", not interpolation.
+func quantilesOf(xs []time.Duration) Quantiles {
+	if len(xs) == 0 {
+		return Quantiles{}
+	}
+	slices.Sort(xs)
+	at := func(q float64) time.Duration {
+		i := int(q*float64(len(xs))+0.5) - 1
+		return xs[max(0, min(i, len(xs)-1))]
+	}
+	return Quantiles{N: len(xs), P50: at(0.5), P90: at(0.9), P99: at(0.99)}
+}

@@ -1,0 +1,208 @@
+package report
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/scrape"
+)
+
+// Recorder owns a run directory while the run goes on. Records and scrape rows
+// arrive on channels (Consume); each is appended to its JSONL file at once, so a
+// crash loses nothing already finished, and folded into the live window that
+// Progress reports. It is the only writer of the run directory's raw files.
+type Recorder struct {
+	dir   string
+	start time.Time
+
+	requests *os.File
+	scrapes  *os.File
+	line     []byte // reused encoding buffer: Consume is the only writer
+
+	sent  atomic.Int64           // requests handed to the client (Begin), for the in-flight count
+	phase atomic.Pointer[string] // the phase being driven, for the live view
+
+	mu   sync.Mutex // guards live, written by Consume, read by Progress
+	live liveWindow
+}
+
+// NewRecorder creates the run directory dir (it must not exist yet, so two runs
+// never mix) and opens its raw files. start is the run clock's origin.
+func NewRecorder(dir string, start time.Time) (*Recorder, error) {
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, fmt.Errorf("create runs directory: %w", err)
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create run directory: %w", err)
+	}
+	r := &Recorder{dir: dir, start: start, live: newLiveWindow(10 * time.Second)}
+	var err error
+	if r.requests, err = os.Create(filepath.Join(dir, RequestsFile)); err != nil {
+		return nil, err
+	}
+	if r.scrapes, err = os.Create(filepath.Join(dir, ScrapesFile)); err != nil {
+		r.requests.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// Dir is the run directory.
+func (r *Recorder) Dir() string { return r.dir }
+
+// WriteFile writes a whole file into the run directory (scenario.yaml, run.json,
+// summary.json, ...) atomically: a reader never sees half a file.
+func (r *Recorder) WriteFile(name string, data []byte) error {
+	return writeFileAtomic(filepath.Join(r.dir, name), data)
+}
+
+// WriteJSON writes v as indented JSON into the run directory.
+func (r *Recorder) WriteJSON(name string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", name, err)
+	}
+	return r.WriteFile(name, append(b, '\n'))
+}
+
+// SetPhase tells the live view which phase is being driven.
+func (r *Recorder) SetPhase(name string) { r.phase.Store(&name) }
+
+// Begin counts a request handed to the client; safe from any goroutine.
+func (r *Recorder) Begin() { r.sent.Add(1) }
+
+// Consume appends every record and row to the run directory until both
+// channels are closed, and returns the first write error (after draining, so
+// producers never block on a failed disk).
+func (r *Recorder) Consume(records <-chan client.Record, rows <-chan scrape.Row) error {
+	var firstErr error
+	keep := func(err error) {
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	for records != nil || rows != nil {
+		select {
+		case rec, ok := <-records:
+			if !ok {
+				records = nil
+				continue
+			}
+			keep(r.appendLine(r.requests, &rec))
+			r.mu.Lock()
+			r.live.addRecord(&rec, time.Since(r.start))
+			r.mu.Unlock()
+		case row, ok := <-rows:
+			if !ok {
+				rows = nil
+				continue
+			}
+			keep(r.appendLine(r.scrapes, &row))
+			r.mu.Lock()
+			r.live.addRow(&row)
+			r.mu.Unlock()
+		}
+	}
+	return firstErr
+}
+
+// appendLine writes v as one JSON line with a single write call, so the file
+// only ever holds whole lines plus, after a crash, at most one partial last line.
+func (r *Recorder) appendLine(f *os.File, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s line: %w", filepath.Base(f.Name()), err)
+	}
+	r.line = append(append(r.line[:0], b...), '\n')
+	if _, err := f.Write(r.line); err != nil {
+		return fmt.Errorf("append to %s: %w", f.Name(), err)
+	}
+	return nil
+}
+
+// Progress is a snapshot of the live window, cheap enough to call at 4 Hz.
+func (r *Recorder) Progress() Progress {
+	now := time.Since(r.start)
+	r.mu.Lock()
+	p := r.live.progress(now)
+	r.mu.Unlock()
+	p.Elapsed = now
+	if ph := r.phase.Load(); ph != nil {
+		p.Phase = *ph
+	}
+	p.Sent = int(r.sent.Load())
+	p.InFlight = p.Sent - p.Finished
+	if p.InFlight < 0 {
+		p.InFlight = 0
+	}
+	return p
+}
+
+// Close syncs and closes the raw files.
+func (r *Recorder) Close() error {
+	var firstErr error
+	for _, f := range []*os.File{r.requests, r.scrapes} {
+		if err := f.Sync(); err != nil && firstErr == nil {
+			firstErr = err
+		}
+		if err := f.Close(); err != nil && firstErr == nil {
+			firstErr = err
+		}
+	}
+	return firstErr
+}
+
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadJSONL decodes every line of a JSONL file with fn. A truncated last line
+// (a crash mid-write) is skipped and reported through partial; any other bad
+// line is an error naming the file and line.
+func ReadJSONL[T any](path string, fn func(*T) error) (partial bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), 1<<30)
+	lineNo := 0
+	var pendingErr error
+	for sc.Scan() {
+		lineNo++
+		if pendingErr != nil { // a bad line that was not the last one
+			return false, pendingErr
+		}
+		b := sc.Bytes()
+		if len(b) == 0 {
+			continue
+		}
+		var v T
+		if err := json.Unmarshal(b, &v); err != nil {
+			pendingErr = fmt.Errorf("%s:%d: %w", path, lineNo, err)
+			continue
+		}
+		if err := fn(&v); err != nil {
+			return false, fmt.Errorf("%s:%d: %w", path, lineNo, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return false, fmt.Errorf("read %s: %w", path, err)
+	}
+	return pendingErr != nil, nil
+}

@@ -1,0 +1,72 @@
+// Package report turns observations into understanding, live and final: the
+// Recorder owns the run directory and the live window statistics, Build turns a
+// run directory into a Summary, and renderers print it. It runs no load.
+package report
+
+import (
+	"time"
+
+	"github.com/llmbench-org/llmbench/scrape"
+)
+
+// File names inside a run directory.
+const (
+	ScenarioFile = "scenario.yaml"  // the resolved scenario
+	RequestsFile = "requests.jsonl" // one client.Record per finished request, appended as it finishes
+	ScrapesFile  = "scrapes.jsonl"  // one scrape.Row per scrape attempt
+	RunFile      = "run.json"       // RunMeta: who ran what, phases and their boundary snapshots
+	SummaryFile  = "summary.json"   // the Summary
+	TruthFile    = "truth.jsonl"    // the built-in engine's ground truth (kind sim only)
+)
+
+// RunMeta describes a run: what was run against what, and the phases with the
+// /metrics snapshots taken at their boundaries. It is written when the run starts
+// and rewritten as phases end, so a crash leaves the phases finished so far.
+type RunMeta struct {
+	ID        string    `json:"id"`
+	Scenario  string    `json:"scenario"`
+	Seed      int64     `json:"seed"`
+	StartedAt time.Time `json:"started_at"` // wall clock of the run clock's origin
+	Version   string    `json:"version"`
+
+	Engine EngineMeta  `json:"engine"`
+	Phases []PhaseMeta `json:"phases"`
+
+	// Driver-side honesty: arrivals the driver could not send on time or at all.
+	DroppedArrivals int `json:"dropped_arrivals"`
+	LateArrivals    int `json:"late_arrivals"`
+
+	// Stopped says why the run ended early ("" when it ran to plan), e.g. "interrupted".
+	Stopped string `json:"stopped,omitempty"`
+
+	Client ClientHealth `json:"client_health"`
+}
+
+// EngineMeta says what engine was under test and where.
+type EngineMeta struct {
+	Kind       string `json:"kind"`
+	Dialect    string `json:"dialect"`
+	BaseURL    string `json:"base_url"`
+	MetricsURL string `json:"metrics_url,omitempty"`
+	Model      string `json:"model"`
+}
+
+// PhaseMeta is one phase of the run on the run clock, with the snapshots of
+// /metrics taken just before its first request and just after its last one.
+type PhaseMeta struct {
+	Name     string        `json:"name"`
+	Measured bool          `json:"measured"`
+	Start    time.Duration `json:"start_ns"`
+	End      time.Duration `json:"end_ns"`
+	Before   *scrape.Row   `json:"before,omitempty"`
+	After    *scrape.Row   `json:"after,omitempty"`
+}
+
+// ClientHealth is what the load generator measured of itself, so a run can say
+// when the client, not the engine, was the bottleneck.
+type ClientHealth struct {
+	CPUCores          int     `json:"cpu_cores"`           // GOMAXPROCS during the run
+	CPUUtilization    float64 `json:"cpu_utilization"`     // process CPU time ÷ (wall time × cores), 0–1
+	SchedLatencyP99_s float64 `json:"sched_latency_p99_s"` // Go scheduler: runnable → running, p99 over the run
+	Saturated         bool    `json:"saturated"`           // the client was likely a bottleneck
+}

@@ -1,0 +1,207 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/llmbench-org/llmbench/scrape"
+)
+
+// serverSide derives the engine's view of the measured phases from the
+// snapshots taken at their boundaries; nil when there are none.
+func serverSide(meta RunMeta, rows []scrape.Row) *ServerSide {
+	var total *scrape.Snapshot
+	var targets []string
+	dialect := meta.Engine.Dialect
+	for _, ph := range meta.Phases {
+		if !ph.Measured || ph.Before == nil || ph.After == nil || !ph.Before.OK || !ph.After.OK ||
+			ph.Before.Snapshot == nil || ph.After.Snapshot == nil {
+			continue
+		}
+		d := scrape.Delta(*ph.Before.Snapshot, *ph.After.Snapshot)
+		if total == nil {
+			total = &d
+		} else {
+			merged := addSnapshots(*total, d)
+			total = &merged
+		}
+		if d.Dialect != "" {
+			dialect = d.Dialect
+		}
+		if !slices.Contains(targets, ph.After.Target) {
+			targets = append(targets, ph.After.Target)
+		}
+	}
+	if total == nil {
+		return nil
+	}
+	s := &ServerSide{
+		Dialect: dialect, Targets: targets,
+		Latency: map[string]ServerDist{}, Counters: map[string]float64{}, Gauges: map[string]GaugeStat{},
+	}
+	for c, v := range total.Counters {
+		s.Counters[string(c)] = v
+	}
+	for c, h := range total.Histograms {
+		if h.Count == 0 {
+			continue
+		}
+		sd := ServerDist{N: h.Count, P50: estimate(h, 0.5), P90: estimate(h, 0.9), P99: estimate(h, 0.99)}
+		if m, ok := h.Mean(); ok {
+			sd.Mean = m
+		}
+		s.Latency[string(c)] = sd
+	}
+	s.Gauges = gaugeStats(meta, rows)
+	if dialect == "sglang" {
+		s.Notes = append(s.Notes, "sglang: itl counts tokens, not chunks (its _count is tokens after the first chunk); scheduler gauges refresh only at prefill batches and every decode_log_interval decode steps")
+	}
+	return s
+}
+
+func estimate(h scrape.Histogram, q float64) BucketEstimate {
+	e := h.Quantile(q)
+	return BucketEstimate{Value: e.Value, Bucket: [2]float64{e.Lower, e.Upper}, AboveTop: e.AboveTop}
+}
+
+// addSnapshots adds the counters and histograms of two deltas (of phases that
+// do not overlap). Histograms with different bucket bounds cannot be added:
+// the first one is kept, which a note in the report would have to state; the
+// built-in and real engines keep their bounds for their whole life.
+func addSnapshots(a, b scrape.Snapshot) scrape.Snapshot {
+	out := scrape.Snapshot{Dialect: a.Dialect, Counters: map[scrape.Concept]float64{}, Histograms: map[scrape.Concept]scrape.Histogram{}}
+	for k, v := range a.Counters {
+		out.Counters[k] = v
+	}
+	for k, v := range b.Counters {
+		out.Counters[k] += v
+	}
+	for k, h := range a.Histograms {
+		out.Histograms[k] = h
+	}
+	for k, h := range b.Histograms {
+		prev, ok := out.Histograms[k]
+		if !ok {
+			out.Histograms[k] = h
+			continue
+		}
+		if !slices.Equal(prev.Bounds, h.Bounds) {
+			continue
+		}
+		sum := scrape.Histogram{Bounds: prev.Bounds, Cumulative: make([]float64, len(prev.Cumulative)),
+			Count: prev.Count + h.Count, Sum: prev.Sum + h.Sum}
+		for i := range sum.Cumulative {
+			sum.Cumulative[i] = prev.Cumulative[i] + h.Cumulative[i]
+		}
+		out.Histograms[k] = sum
+	}
+	return out
+}
+
+// gaugeStats summarises each gauge over the successful scrapes that fall
+// inside a measured phase.
+func gaugeStats(meta RunMeta, rows []scrape.Row) map[string]GaugeStat {
+	type series struct {
+		stat GaugeStat
+		sum  float64
+	}
+	acc := map[scrape.Concept]*series{}
+	for _, row := range rows {
+		if !row.OK || row.Snapshot == nil || !inMeasuredPhase(meta, row) {
+			continue
+		}
+		for c, v := range row.Snapshot.Gauges {
+			s, ok := acc[c]
+			if !ok {
+				s = &series{stat: GaugeStat{Max: math.Inf(-1)}}
+				acc[c] = s
+			}
+			s.stat.N++
+			s.sum += v
+			s.stat.Max = max(s.stat.Max, v)
+			s.stat.Last = v
+		}
+	}
+	out := make(map[string]GaugeStat, len(acc))
+	for c, s := range acc {
+		s.stat.Mean = s.sum / float64(s.stat.N)
+		s.stat.UpdateInterval = updateInterval(meta, rows, c)
+		out[string(c)] = s.stat
+	}
+	return out
+}
+
+// updateInterval is the mean time between scrapes whose value differs from the
+// previous scrape's, over the measured phases; 0 when the value never changed.
+func updateInterval(meta RunMeta, rows []scrape.Row, c scrape.Concept) float64 {
+	var first, last float64
+	changes := 0
+	have := false
+	var prev float64
+	for _, row := range rows {
+		if !row.OK || row.Snapshot == nil || !inMeasuredPhase(meta, row) {
+			continue
+		}
+		v, ok := row.Snapshot.Gauges[c]
+		if !ok {
+			continue
+		}
+		t := row.At.Seconds()
+		if !have {
+			have, prev, first, last = true, v, t, t
+			continue
+		}
+		if v != prev {
+			changes++
+			last = t
+		}
+		prev = v
+	}
+	if changes == 0 {
+		return 0
+	}
+	return (last - first) / float64(changes)
+}
+
+func inMeasuredPhase(meta RunMeta, row scrape.Row) bool {
+	any := false
+	for _, ph := range meta.Phases {
+		if !ph.Measured {
+			continue
+		}
+		any = true
+		if row.At >= ph.Start && row.At <= ph.End {
+			return true
+		}
+	}
+	return !any
+}
+
+// conservation states, per quantity, whether what the engine counted equals
+// what the client saw. It is the first check every run gets; report/reconcile
+// explains the differences in depth.
+func conservation(c ClientSide, s *ServerSide) []Finding {
+	if s == nil {
+		return []Finding{{ID: "server_view", Severity: "info", Verdict: "no server metrics: only the client's view is reported"}}
+	}
+	var out []Finding
+	check := func(id, what string, counter string, client float64) {
+		v, ok := s.Counters[counter]
+		if !ok {
+			out = append(out, Finding{ID: id, Severity: "info", Verdict: fmt.Sprintf("the engine exposes no %s counter", what)})
+			return
+		}
+		f := Finding{ID: id, Evidence: map[string]float64{"client": client, "server_delta": v}}
+		if v == client {
+			f.Severity, f.Verdict = "info", fmt.Sprintf("%s agree: %.0f on both sides", what, v)
+		} else {
+			f.Severity, f.Verdict = "warn", fmt.Sprintf("%s differ: client %.0f, server Δ %.0f (%+.0f)", what, client, v, v-client)
+		}
+		out = append(out, f)
+	}
+	check("request_conservation", "finished requests", string(scrape.RequestsFinished), float64(c.Requests.OK))
+	check("prompt_token_conservation", "prompt tokens", string(scrape.PromptTokens), float64(c.Tokens.Prompt))
+	check("generation_token_conservation", "generation tokens", string(scrape.GenerationTokens), float64(c.Tokens.Output))
+	return out
+}

@@ -1,0 +1,160 @@
+package report
+
+import (
+	"time"
+)
+
+// SummarySchema names the version of summary.json's layout; docs/summary-schema.md documents it.
+const SummarySchema = "llmbench.summary/v1"
+
+// Summary is the result of a run: a plain JSON-tagged value every renderer
+// reads. Every number carries its unit in its name or its parent's; every
+// server-side quantile carries the bucket bounds that limit it.
+type Summary struct {
+	Schema   string        `json:"schema"`
+	Run      RunInfo       `json:"run"`
+	Engine   EngineMeta    `json:"engine"`
+	Health   Health        `json:"health"`
+	Client   ClientSide    `json:"client"`
+	Server   *ServerSide   `json:"server,omitempty"` // nil when the engine exposes no /metrics
+	Phases   []PhaseResult `json:"phases"`
+	Findings []Finding     `json:"findings"`
+}
+
+// RunInfo identifies the run.
+type RunInfo struct {
+	ID        string    `json:"id"`
+	Scenario  string    `json:"scenario"`
+	Seed      int64     `json:"seed"`
+	StartedAt time.Time `json:"started_at"`
+	Duration  float64   `json:"duration_s"` // measured phases, summed
+	Version   string    `json:"version"`
+	Stopped   string    `json:"stopped,omitempty"`
+}
+
+// Health says how far the run's own numbers can be trusted.
+type Health struct {
+	Valid           bool         `json:"valid"`
+	Problems        []string     `json:"problems,omitempty"` // why not valid, in words
+	ScheduleLag     Dist         `json:"schedule_lag_s"`
+	Connect         Dist         `json:"connect_s"` // time to open new connections, kept out of TTFT's meaning
+	Retries         int          `json:"retries"`
+	DroppedArrivals int          `json:"dropped_arrivals"`
+	LateArrivals    int          `json:"late_arrivals"`
+	ScrapeOK        int          `json:"scrape_ok"`
+	ScrapeFailures  int          `json:"scrape_failures"`
+	PartialLines    int          `json:"partial_lines,omitempty"` // truncated JSONL lines skipped (a crash mid-write)
+	Client          ClientHealth `json:"client"`
+}
+
+// ClientSide is what the client measured over the measured phases.
+type ClientSide struct {
+	Requests   RequestCounts `json:"requests"`
+	Tokens     TokenCounts   `json:"tokens"`
+	Throughput Throughput    `json:"throughput"`
+	Latency    Latencies     `json:"latency_s"`
+}
+
+// RequestCounts counts requests by outcome.
+type RequestCounts struct {
+	Sent   int            `json:"sent"`
+	OK     int            `json:"ok"`
+	Failed int            `json:"failed"`
+	Errors map[string]int `json:"errors"`
+}
+
+// TokenCounts sums tokens of successful requests. Source says where output
+// counts came from: "usage", "chunks", or "mixed" (and how many of each).
+type TokenCounts struct {
+	Prompt     int            `json:"prompt"`
+	Output     int            `json:"output"`
+	Cached     int            `json:"cached"`
+	Source     string         `json:"source"`
+	BySource   map[string]int `json:"by_source,omitempty"`
+	TargetSent int            `json:"prompt_target"` // what the dataset aimed for (unknown to the engine's tokenizer)
+}
+
+// Throughput over the measured duration.
+type Throughput struct {
+	RequestsPerSec     float64 `json:"requests_per_s"`
+	OutputTokensPerSec float64 `json:"output_tokens_per_s"`
+	TotalTokensPerSec  float64 `json:"total_tokens_per_s"`
+}
+
+// Latencies are the client's latency distributions, in seconds.
+type Latencies struct {
+	TTFT Dist `json:"ttft"`
+	ITL  Dist `json:"itl"`
+	TPOT Dist `json:"tpot"`
+	E2E  Dist `json:"e2e"`
+}
+
+// Dist summarises samples (seconds). Quantiles interpolate linearly between
+// order statistics (gonum stat.LinInterp).
+type Dist struct {
+	N    int     `json:"n"`
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+}
+
+// ServerSide is the engine's own account of the measured phases: deltas of its
+// counters and histograms between the snapshots around each measured phase.
+type ServerSide struct {
+	Dialect  string                `json:"dialect"`
+	Targets  []string              `json:"targets"`
+	Latency  map[string]ServerDist `json:"latency_s"` // ttft, itl, tpot, e2e, queue, prefill, decode, inference: whatever the engine has
+	Counters map[string]float64    `json:"counters"`  // deltas: prompt_tokens, generation_tokens, requests_finished, ...
+	Gauges   map[string]GaugeStat  `json:"gauges"`    // over the scrapes inside the measured phases
+	Notes    []string              `json:"notes,omitempty"`
+}
+
+// ServerDist is a latency distribution derived from a histogram delta.
+type ServerDist struct {
+	N    float64        `json:"n"`
+	Mean float64        `json:"mean"`
+	P50  BucketEstimate `json:"p50"`
+	P90  BucketEstimate `json:"p90"`
+	P99  BucketEstimate `json:"p99"`
+}
+
+// BucketEstimate is a quantile interpolated inside a histogram bucket, with
+// the bucket's bounds: the true value lies in [Bucket[0], Bucket[1]].
+// AboveTop is true when it fell in the +Inf bucket: Value is then the top
+// finite bound and the true value is unknowable above it.
+type BucketEstimate struct {
+	Value    float64    `json:"value"`
+	Bucket   [2]float64 `json:"bucket"`
+	AboveTop bool       `json:"above_top,omitempty"`
+}
+
+// GaugeStat summarises a gauge over the scrapes of the measured phases.
+type GaugeStat struct {
+	N    int     `json:"n"`
+	Mean float64 `json:"mean"`
+	Max  float64 `json:"max"`
+	Last float64 `json:"last"`
+	// UpdateInterval is the mean time between scrapes that saw the value
+	// change (0 when it never changed): a stale gauge shows a long interval.
+	UpdateInterval float64 `json:"update_interval_s"`
+}
+
+// PhaseResult is one phase's client view (the server view is in Server for measured phases).
+type PhaseResult struct {
+	Name     string     `json:"name"`
+	Measured bool       `json:"measured"`
+	Start    float64    `json:"start_s"`
+	Duration float64    `json:"duration_s"`
+	Client   ClientSide `json:"client"`
+}
+
+// Finding is one conclusion of comparing the client's and the server's views.
+type Finding struct {
+	ID       string             `json:"id"`
+	Severity string             `json:"severity"` // info | warn | fail
+	Verdict  string             `json:"verdict"`
+	Evidence map[string]float64 `json:"evidence,omitempty"`
+}

@@ -1,0 +1,175 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Renderer writes a Summary in one format.
+type Renderer func(w io.Writer, s Summary) error
+
+var (
+	_ Renderer = RenderText
+	_ Renderer = RenderJSON
+)
+
+// RenderText writes the short terminal summary: outcome, throughput, and the
+// client's latency quantiles beside the engine's, each server quantile with
+// the histogram bucket that bounds it.
+func RenderText(w io.Writer, s Summary) error {
+	ew := &errWriter{w: w}
+	c := s.Client
+	ew.printf("llmbench %s — %s (seed %d), %.1f s measured\n", s.Run.Scenario, s.Run.ID, s.Run.Seed, s.Run.Duration)
+	ew.printf("engine: %s, dialect %s, %s\n", s.Engine.Kind, orDash(s.Engine.Dialect), s.Engine.BaseURL)
+	ew.printf("requests: %d ok, %d failed%s\n", c.Requests.OK, c.Requests.Failed, errorList(c.Requests.Errors))
+	ew.printf("throughput: %.1f output tokens/s, %.2f requests/s (tokens from %s)\n",
+		c.Throughput.OutputTokensPerSec, c.Throughput.RequestsPerSec, c.Tokens.Source)
+
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "latency (ms)\tclient p50\tp90\tp99\t\tserver p50\tp90\tp99")
+	rows := []struct {
+		name   string
+		client Dist
+		server string
+	}{
+		{"TTFT", c.Latency.TTFT, "ttft"},
+		{"ITL", c.Latency.ITL, "itl"},
+		{"TPOT", c.Latency.TPOT, "tpot"},
+		{"E2E", c.Latency.E2E, "e2e"},
+	}
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\t%s\n", r.name, ms(r.client.P50), ms(r.client.P90), ms(r.client.P99), serverCols(s.Server, r.server))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if s.Server != nil {
+		ew.printf("server quantiles are interpolated inside histogram buckets [low–high ms]; %s\n", serverNote(s.Server))
+	} else {
+		ew.printf("server: no /metrics view\n")
+	}
+	h := s.Health
+	ew.printf("health: schedule lag p99 %s ms, %d retries, %d scrapes ok / %d failed, client CPU %.0f%% of %d cores",
+		ms(h.ScheduleLag.P99), h.Retries, h.ScrapeOK, h.ScrapeFailures, 100*h.Client.CPUUtilization, h.Client.CPUCores)
+	if h.Client.SchedLatencyP99_s > 0 {
+		ew.printf(", Go scheduler delay p99 %s ms", ms(h.Client.SchedLatencyP99_s))
+	}
+	ew.printf("\n")
+	for _, p := range h.Problems {
+		ew.printf("NOT VALID: %s\n", p)
+	}
+	for _, f := range s.Findings {
+		if f.Severity != "info" {
+			ew.printf("%s: %s\n", strings.ToUpper(f.Severity), f.Verdict)
+		}
+	}
+	return ew.err
+}
+
+func serverCols(s *ServerSide, concept string) string {
+	if s == nil {
+		return "—\t—\t—"
+	}
+	d, ok := s.Latency[concept]
+	if !ok {
+		return "absent\t\t"
+	}
+	return bucketCol(d.P50) + "\t" + bucketCol(d.P90) + "\t" + bucketCol(d.P99)
+}
+
+func bucketCol(e BucketEstimate) string {
+	if e.AboveTop {
+		return fmt.Sprintf(">%s [top bucket]", ms(e.Bucket[0]))
+	}
+	return fmt.Sprintf("%s [%s–%s]", ms(e.Value), ms(e.Bucket[0]), ms(e.Bucket[1]))
+}
+
+func serverNote(s *ServerSide) string {
+	keys := make([]string, 0, len(s.Counters))
+	for k := range s.Counters {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s Δ%.0f", k, s.Counters[k]))
+	}
+	return "server counters: " + strings.Join(parts, ", ")
+}
+
+func errorList(errs map[string]int) string {
+	if len(errs) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(errs))
+	for k := range errs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, errs[k])
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+func ms(sec float64) string {
+	return fmt.Sprintf("%.1f", sec*1000)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+// ProgressLine renders a Progress as one plain line, for runs whose output is
+// not a terminal (CI logs, pipes).
+func ProgressLine(p Progress) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "[%6.1fs] sent %d, in flight %d, ok %d, failed %d | %.1f req/s, %.0f tok/s",
+		p.Elapsed.Seconds(), p.Sent, p.InFlight, p.OK, p.Failed, p.RequestsPerSec, p.OutputTokensPerSec)
+	if p.TTFT.N > 0 {
+		fmt.Fprintf(&b, " | TTFT p50 %s p99 %s", dur(p.TTFT.P50), dur(p.TTFT.P99))
+	}
+	if p.Server.HasRunning {
+		fmt.Fprintf(&b, " | server running %.0f", p.Server.Running)
+		if p.Server.HasWait {
+			fmt.Fprintf(&b, " waiting %.0f", p.Server.Waiting)
+		}
+		if p.Server.HasKV {
+			fmt.Fprintf(&b, " kv %.0f%%", 100*p.Server.KVUsage)
+		}
+	}
+	if p.ScrapeFailures > 0 {
+		fmt.Fprintf(&b, " | scrape failures %d", p.ScrapeFailures)
+	}
+	return b.String()
+}
+
+func dur(d time.Duration) string {
+	return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
+}
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	fmt.Fprintf(e, format, args...)
+}
