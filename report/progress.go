@@ -72,7 +72,7 @@ type liveEvent struct {
 	ttft    time.Duration // -1 when none
 	e2e     time.Duration
 	lag     time.Duration
-	hasLag  bool // open loop: the request had an intended time
+	hasLag  bool          // open loop: the request had an intended time
 	itlMean time.Duration // mean ITL of the request (-1 when fewer than two chunks)
 }
 
