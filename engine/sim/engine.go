@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/llmbench-org/llmbench/engine"
@@ -79,6 +80,14 @@ type Engine struct {
 	serveDone chan struct{}
 	ids       idSource
 	settle    settler
+
+	newMetrics  func() dialectMetrics
+	metricsHTTP atomic.Pointer[http.Handler] // the current registry's handler (replaced by a restart)
+	scrapes     atomic.Uint64
+	downUntil   atomic.Int64 // engine-clock ns until which a restart keeps the engine down
+	restarts    atomic.Int64
+	restartNow  chan struct{}
+	trace       *traceLog
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -101,30 +110,70 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sim engine: %w", err)
 	}
+	if err := cfg.Faults.Validate(); err != nil {
+		return nil, fmt.Errorf("sim engine: %w", err)
+	}
 	e := &Engine{
-		cfg:      cfg,
-		epoch:    time.Now(),
-		sched:    sched,
-		kick:     make(chan struct{}, 1),
-		stopLoop: make(chan struct{}),
-		loopDone: make(chan struct{}),
-		lastEnd:  -1,
-		active:   make(map[*stream]struct{}),
+		cfg:        cfg,
+		epoch:      time.Now(),
+		sched:      sched,
+		kick:       make(chan struct{}, 1),
+		stopLoop:   make(chan struct{}),
+		loopDone:   make(chan struct{}),
+		lastEnd:    -1,
+		active:     make(map[*stream]struct{}),
+		restartNow: make(chan struct{}, 1),
 	}
 	e.ids = newIDSource(cfg.Params.Seed)
 	switch cfg.Dialect {
 	case DialectSGLang:
-		e.metrics = newSGLangMetrics(cfg.Model, cfg.Params)
+		e.newMetrics = func() dialectMetrics { return newSGLangMetrics(cfg.Model, cfg.Params) }
+	case DialectVLLM:
+		e.newMetrics = func() dialectMetrics { return newVLLMMetrics(cfg.Model, cfg.Params, time.Now()) }
+	case DialectFastDeploy:
+		e.newMetrics = func() dialectMetrics { return newFastDeployMetrics(cfg.Params) }
 	default:
-		return nil, fmt.Errorf("sim engine: dialect %q is not supported (want %s)", cfg.Dialect, DialectSGLang)
+		return nil, fmt.Errorf("sim engine: unknown dialect %q (want %s, %s or %s)",
+			cfg.Dialect, DialectSGLang, DialectVLLM, DialectFastDeploy)
+	}
+	e.setMetrics(e.newMetrics())
+	if cfg.Dialect == DialectFastDeploy {
+		if e.trace, err = openTraceLog(cfg.TraceLogPath, e.epoch); err != nil {
+			return nil, fmt.Errorf("sim engine: %w", err)
+		}
 	}
 	e.truth, err = openTruthLog(cfg.TruthPath, cfg.StepTruthPath, cfg.MaxStepTruth)
 	if err != nil {
+		_ = e.trace.close()
 		return nil, fmt.Errorf("sim engine: %w", err)
 	}
 	e.handler = e.routes()
 	return e, nil
 }
+
+// setMetrics installs a fresh metric set (at start and at a restart).
+func (e *Engine) setMetrics(m dialectMetrics) {
+	e.metrics = m
+	h := m.handler()
+	e.metricsHTTP.Store(&h)
+}
+
+// Restart simulates an engine restart now (see Faults.RestartEvery): every
+// in-flight request loses its connection, the scheduler and every metric
+// start from zero, and the engine is down for Faults.RestartDowntime.
+func (e *Engine) Restart() {
+	select {
+	case e.restartNow <- struct{}{}:
+	default:
+	}
+	select {
+	case e.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Restarts is the number of restarts so far.
+func (e *Engine) Restarts() int { return int(e.restarts.Load()) }
 
 // now is the engine clock: an offset from its start, monotonic.
 func (e *Engine) now() time.Duration { return time.Since(e.epoch) }
@@ -203,6 +252,9 @@ func (e *Engine) stop(ctx context.Context) error {
 	close(e.stopLoop)
 	<-e.loopDone
 	if err := e.truth.close(); err != nil {
+		errs = append(errs, fmt.Errorf("sim engine: %w", err))
+	}
+	if err := e.trace.close(); err != nil {
 		errs = append(errs, fmt.Errorf("sim engine: %w", err))
 	}
 	return errors.Join(errs...)

@@ -1,19 +1,56 @@
 package sim
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"strings"
+	"time"
 
-// factory registers metrics on one registry with constant labels.
-type factory struct{ reg *prometheus.Registry }
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// factory registers metrics on one registry with constant labels. When
+// created is set, every counter and histogram also gets the `<name>_created`
+// gauge that a default (single-process) prometheus_client registry emits in
+// the classic text format (a separate gauge family, same labels, the
+// creation time in Unix seconds).
+type factory struct {
+	reg     *prometheus.Registry
+	created time.Time
+}
+
+func (f factory) createdGauge(name, help string, labels prometheus.Labels, varLabels ...string) *prometheus.GaugeVec {
+	if f.created.IsZero() {
+		return nil
+	}
+	base := strings.TrimSuffix(name, "_total") + "_created"
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: base, Help: help, ConstLabels: labels}, varLabels)
+	f.reg.MustRegister(g)
+	return g
+}
+
+func (f factory) createdAt() float64 { return float64(f.created.UnixNano()) / 1e9 }
 
 func (f factory) counter(name, help string, labels prometheus.Labels) prometheus.Counter {
 	c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels})
 	f.reg.MustRegister(c)
+	if g := f.createdGauge(name, help, labels); g != nil {
+		g.WithLabelValues().Set(f.createdAt())
+	}
 	return c
 }
 
-func (f factory) counterVec(name, help string, labels prometheus.Labels, varLabels ...string) *prometheus.CounterVec {
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels}, varLabels)
+// counterVec is a counter with one variable label. Children named in values
+// exist from the start (at 0); others appear on first use. With created set,
+// only the pre-created children get a _created series, so pass them all.
+func (f factory) counterVec(name, help string, labels prometheus.Labels, varLabel string, values ...string) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels}, []string{varLabel})
 	f.reg.MustRegister(c)
+	g := f.createdGauge(name, help, labels, varLabel)
+	for _, v := range values {
+		c.WithLabelValues(v)
+		if g != nil {
+			g.WithLabelValues(v).Set(f.createdAt())
+		}
+	}
 	return c
 }
 
@@ -32,5 +69,8 @@ func (f factory) gaugeVec(name, help string, labels prometheus.Labels, varLabels
 func (f factory) histogram(name, help string, labels prometheus.Labels, buckets []float64) prometheus.Histogram {
 	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, ConstLabels: labels, Buckets: buckets})
 	f.reg.MustRegister(h)
+	if g := f.createdGauge(name, help, labels); g != nil {
+		g.WithLabelValues().Set(f.createdAt())
+	}
 	return h
 }

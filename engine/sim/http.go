@@ -23,7 +23,7 @@ func (e *Engine) routes() http.Handler {
 	mux.HandleFunc("/v1/chat/completions", e.handleChat)
 	mux.HandleFunc("/v1/models", e.handleModels)
 	mux.HandleFunc("/health", e.handleHealth)
-	mux.Handle("/metrics", e.metrics.handler())
+	mux.HandleFunc("/metrics", e.handleMetrics)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 	})
@@ -34,9 +34,54 @@ func (e *Engine) handleHealth(w http.ResponseWriter, r *http.Request) {
 	select {
 	case <-e.stopLoop:
 		w.WriteHeader(http.StatusServiceUnavailable)
+		return
 	default:
-		w.WriteHeader(http.StatusOK)
 	}
+	if e.down() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// down reports whether a simulated restart keeps the engine down.
+func (e *Engine) down() bool { return int64(e.now()) < e.downUntil.Load() }
+
+// handleMetrics serves the current metric set, or a /metrics fault.
+func (e *Engine) handleMetrics(w http.ResponseWriter, r *http.Request) {
+	if e.down() {
+		http.Error(w, "engine restarting", http.StatusServiceUnavailable)
+		return
+	}
+	f := &e.cfg.Faults
+	if f.metricsFault(e.cfg.Params.Seed, e.scrapes.Add(1)) {
+		switch f.MetricsFailMode {
+		case "timeout":
+			delay := f.MetricsDelay
+			if delay == 0 {
+				delay = 30 * time.Second
+			}
+			t := time.NewTimer(delay)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				return
+			}
+		case "malformed":
+			w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+			_, _ = io.WriteString(w, "# TYPE broken counter\nbroken{le=\"0.1\" 1 2 3\n}}}\n")
+			return
+		default:
+			status := f.MetricsFailStatus
+			if status == 0 {
+				status = http.StatusInternalServerError
+			}
+			http.Error(w, "metrics fault", status)
+			return
+		}
+	}
+	(*e.metricsHTTP.Load()).ServeHTTP(w, r)
 }
 
 func (e *Engine) handleModels(w http.ResponseWriter, r *http.Request) {
@@ -85,6 +130,10 @@ func (e *Engine) handleChat(w http.ResponseWriter, r *http.Request) {
 		return
 	default:
 	}
+	if e.down() {
+		e.reject(w, &t, http.StatusServiceUnavailable, "engine is restarting")
+		return
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	if err != nil {
 		e.reject(w, &t, http.StatusBadRequest, fmt.Sprintf("read body: %v", err))
@@ -103,6 +152,15 @@ func (e *Engine) handleChat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t.Stream = req.Stream
+	faults := e.cfg.Faults.draw(e.cfg.Params.Seed, t.ID)
+	if faults.errStatus != 0 {
+		t.Faults = append(t.Faults, FaultError)
+		if faults.errStatus == http.StatusTooManyRequests || faults.errStatus == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "1")
+		}
+		e.reject(w, &t, faults.errStatus, fmt.Sprintf("injected fault: %d %s", faults.errStatus, http.StatusText(faults.errStatus)))
+		return
+	}
 
 	s := newStream()
 	s.id, s.chunkID = t.ID, t.ChunkID
@@ -151,11 +209,34 @@ func (e *Engine) handleChat(w http.ResponseWriter, r *http.Request) {
 		Owner:        s,
 	}
 	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	e.trace.event(evPreprocessingStart, s.chunkID, t.Arrival)
 	e.post(opAdd, s)
+	if faults.slowFirstByte > 0 {
+		t.Faults = append(t.Faults, FaultSlowFirstByte)
+		if !sleepCtx(r, faults.slowFirstByte) {
+			e.abortAndWait(s)
+			t.Outcome, t.Error = OutcomeAborted, "client went away"
+			t.Finish = e.now()
+			e.finishTruth(&t, s, 0, batch.FinishAbort)
+			return
+		}
+	}
 	if req.Stream {
-		e.serveStream(w, r, s, &t, includeUsage)
+		e.serveStream(w, r, s, &t, includeUsage, faults)
 	} else {
 		e.serveWhole(w, r, s, &t)
+	}
+}
+
+// sleepCtx waits d unless the client goes away first; false if it did.
+func sleepCtx(r *http.Request, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
 	}
 }
 
@@ -235,7 +316,7 @@ func (e *Engine) finishTruth(t *RequestTruth, s *stream, written int, reason str
 	e.truth.addRequest(*t)
 }
 
-func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request, s *stream, t *RequestTruth, includeUsage bool) {
+func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request, s *stream, t *RequestTruth, includeUsage bool, faults requestFaults) {
 	rc := http.NewResponseController(w)
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/event-stream")
@@ -252,10 +333,22 @@ func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request, s *stream, 
 		t.Finish = e.now()
 		e.finishTruth(t, s, written, batch.FinishAbort)
 	}
+	// cut records the truth and closes the connection without ending the
+	// HTTP response, as a crash or a reset would.
+	cut := func(outcome, fault, msg string) {
+		if fault != "" {
+			t.Faults = append(t.Faults, fault)
+		}
+		t.Outcome, t.Error = outcome, msg
+		t.Finish = e.now()
+		e.finishTruth(t, s, written, batch.FinishAbort)
+		panic(http.ErrAbortHandler)
+	}
 	if err := rc.Flush(); err != nil {
 		fail(OutcomeAborted, fmt.Sprintf("flush headers: %v", err))
 		return
 	}
+	stalled, malformed := false, false
 	for {
 		if e.waitEvent(r, s) {
 			fail(OutcomeAborted, "client went away")
@@ -263,9 +356,22 @@ func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request, s *stream, 
 		}
 		pending, final := s.take(spare)
 		for _, n := range pending {
+			if faults.stall > 0 && !stalled && written >= faults.after {
+				stalled = true
+				t.Faults = append(t.Faults, FaultStall)
+				if !sleepCtx(r, faults.stall) {
+					fail(OutcomeAborted, "client went away during a stall")
+					return
+				}
+			}
 			buf = buf[:0]
 			if written == 0 {
 				buf = enc.role(buf)
+			}
+			if faults.malformed && !malformed && written >= faults.after {
+				malformed = true
+				t.Faults = append(t.Faults, FaultMalformed)
+				buf = append(buf, "data: {\"id\": \"broken\", \"choices\": [\n\n"...)
 			}
 			buf = enc.content(buf, s.wordBase, written, int(n))
 			if _, err := w.Write(buf); err != nil {
@@ -284,6 +390,10 @@ func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request, s *stream, 
 				t.TokenFlushes = append(t.TokenFlushes, at)
 			}
 			written += int(n)
+			if faults.reset && written >= faults.after {
+				e.abortAndWait(s)
+				cut(OutcomeBroken, FaultReset, "injected fault: connection reset mid-stream")
+			}
 		}
 		spare = pending
 		if final == "" {
@@ -296,25 +406,37 @@ func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request, s *stream, 
 				continue
 			}
 		}
-		if final == batch.FinishAbort {
+		switch final {
+		case batch.FinishAbort:
 			// The engine is stopping: cut the stream without [DONE].
 			t.Outcome, t.Error = OutcomeAborted, "engine stopped"
 			t.Finish = e.now()
 			e.finishTruth(t, s, written, final)
 			return
+		case finishRestart:
+			cut(OutcomeBroken, FaultRestart, "engine restarted")
 		}
 		defer e.settle.exit(e.settle.enter())
+		e.trace.event(evPostprocessingStart, s.chunkID, e.now())
 		buf = enc.finish(buf[:0], final)
 		if includeUsage {
 			buf = enc.usage(buf, usage{prompt: s.seq.PromptLen, completion: written, cached: s.seq.CachedTokens})
 		}
-		buf = append(buf, sseDone...)
+		if faults.missingDone {
+			t.Faults = append(t.Faults, FaultMissingDone)
+		} else {
+			buf = append(buf, sseDone...)
+		}
 		_, werr := w.Write(buf)
 		if werr == nil {
 			werr = rc.Flush()
 		}
 		t.Finish = e.now()
+		e.trace.event(evPostprocessingEnd, s.chunkID, t.Finish)
 		t.Outcome = OutcomeOK
+		if faults.missingDone {
+			t.Outcome = OutcomeBroken
+		}
 		if werr != nil {
 			t.Outcome, t.Error = OutcomeAborted, fmt.Sprintf("write end of stream: %v", werr)
 		}
@@ -342,11 +464,15 @@ func (e *Engine) serveWhole(w http.ResponseWriter, r *http.Request, s *stream, t
 			}
 		}
 	}
-	if final == batch.FinishAbort {
+	if final == batch.FinishAbort || final == finishRestart {
+		if final == finishRestart {
+			t.Faults = append(t.Faults, FaultRestart)
+		}
 		e.reject(w, t, http.StatusServiceUnavailable, "engine stopped")
 		return
 	}
 	defer e.settle.exit(e.settle.enter())
+	e.trace.event(evPostprocessingStart, s.chunkID, e.now())
 	n := s.seq.Output
 	body := completionBody(s.chunkID, e.cfg.Model, time.Now().Unix(), s.wordBase, n, final,
 		usage{prompt: s.seq.PromptLen, completion: n, cached: s.seq.CachedTokens})
@@ -358,6 +484,7 @@ func (e *Engine) serveWhole(w http.ResponseWriter, r *http.Request, s *stream, t
 	}
 	t.Status = http.StatusOK
 	t.Finish = e.now()
+	e.trace.event(evPostprocessingEnd, s.chunkID, t.Finish)
 	t.FirstTokenFlushed = t.Finish
 	t.TokenFlushes = make([]time.Duration, n)
 	for i := range t.TokenFlushes {

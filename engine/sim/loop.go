@@ -17,8 +17,21 @@ func (e *Engine) run() {
 	defer close(e.loopDone)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	var restartC <-chan time.Time
+	if every := e.cfg.Faults.RestartEvery; every > 0 {
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		restartC = tick.C
+	}
 	var ops []inboxOp
 	for {
+		select {
+		case <-restartC:
+			e.restart()
+		case <-e.restartNow:
+			e.restart()
+		default:
+		}
 		ops = e.takeInbox(ops)
 		e.apply(ops)
 		clear(ops)
@@ -29,8 +42,11 @@ func (e *Engine) run() {
 			select {
 			case <-e.kick:
 				continue
+			case <-restartC:
+				e.restart()
+				continue
 			case <-e.stopLoop:
-				e.abortAll()
+				e.abortAll(batch.FinishAbort)
 				return
 			}
 		}
@@ -60,7 +76,7 @@ func (e *Engine) run() {
 		}
 		e.endPass(b, start, end)
 		if stopped {
-			e.abortAll()
+			e.abortAll(batch.FinishAbort)
 			return
 		}
 	}
@@ -80,6 +96,8 @@ func (e *Engine) apply(ops []inboxOp) {
 			e.sched.Add(&s.seq)
 			e.active[s] = struct{}{}
 			e.metrics.received(s)
+			e.trace.event(evPreprocessingEnd, s.chunkID, now)
+			e.trace.event(evQueueStart, s.chunkID, now)
 		case opAbort:
 			if _, ok := e.active[s]; !ok {
 				continue // already finished: its final outcome is on its way
@@ -93,11 +111,20 @@ func (e *Engine) apply(ops []inboxOp) {
 }
 
 func (e *Engine) beginPass(b *batch.Batch, start time.Duration) {
+	for _, q := range b.Preempted {
+		e.trace.event(evPreempted, q.Owner.(*stream).chunkID, start)
+	}
 	for _, q := range b.Admitted {
 		s := q.Owner.(*stream)
 		if s.queueLeave == 0 {
 			s.queueLeave = start
 			e.metrics.queued(s, start)
+			e.trace.event(evQueueEnd, s.chunkID, start)
+			e.trace.event(evAllocStart, s.chunkID, start)
+			e.trace.event(evAllocEnd, s.chunkID, start)
+			e.trace.event(evInferenceStart, s.chunkID, start)
+		} else {
+			e.trace.event(evRescheduled, s.chunkID, start)
 		}
 	}
 	for _, q := range b.Seqs {
@@ -124,6 +151,8 @@ func (e *Engine) endPass(b *batch.Batch, start, end time.Duration) {
 			e.metrics.delivered(s, n, end)
 			if s.delivered == 0 {
 				s.firstDelivery = end
+				e.trace.event(evFirstToken, s.chunkID, end)
+				e.trace.event(evDecodeStart, s.chunkID, end)
 			}
 			s.delivered += n
 			s.lastDelivery = end
@@ -133,6 +162,7 @@ func (e *Engine) endPass(b *batch.Batch, start, end time.Duration) {
 			final = q.FinishReason
 			delete(e.active, s)
 			e.metrics.finished(s, end)
+			e.trace.event(evInferenceEnd, s.chunkID, end)
 		}
 		if n > 0 || final != "" {
 			s.deliver(n, final)
@@ -159,19 +189,39 @@ func (e *Engine) endPass(b *batch.Batch, start, end time.Duration) {
 	})
 }
 
-// abortAll ends every request still in the engine (the engine is stopping).
-func (e *Engine) abortAll() {
+// finishRestart is the final outcome of requests cut by a restart.
+const finishRestart = "restart"
+
+// abortAll ends every request still in the engine with the given outcome
+// (the engine is stopping or restarting).
+func (e *Engine) abortAll(outcome string) {
 	now := e.now()
-	// Requests posted but not yet applied are aborted too.
+	// Requests posted but not yet applied are cut too.
 	for _, op := range e.takeInbox(nil) {
 		if op.kind == opAdd {
-			op.s.deliver(0, batch.FinishAbort)
+			op.s.deliver(0, outcome)
 		}
 	}
 	for s := range e.active {
 		e.sched.Abort(&s.seq)
 		e.metrics.aborted(s, now)
-		s.deliver(0, batch.FinishAbort)
+		s.deliver(0, outcome)
 	}
 	clear(e.active)
+}
+
+// restart cuts every request, and starts a fresh scheduler and metric set,
+// as a process restart would. The engine answers 503 during the downtime.
+func (e *Engine) restart() {
+	e.downUntil.Store(int64(e.now() + e.cfg.Faults.RestartDowntime))
+	e.abortAll(finishRestart)
+	sched, err := batch.New(e.cfg.Params)
+	if err != nil {
+		panic(err) // the params were validated by New
+	}
+	e.sched = sched
+	e.decodeN = 0
+	e.lastEnd = -1
+	e.setMetrics(e.newMetrics())
+	e.restarts.Add(1)
 }

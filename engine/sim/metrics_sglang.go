@@ -64,7 +64,7 @@ func newSGLangMetrics(model string, p Params) *sglangMetrics {
 	for k, v := range sch {
 		schPid[k] = v
 	}
-	f := factory{reg}
+	f := factory{reg: reg}
 	m := &sglangMetrics{
 		reg:            reg,
 		interval:       p.DecodeLogInterval,
