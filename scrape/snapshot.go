@@ -62,6 +62,12 @@ type Snapshot struct {
 	Gauges     map[Concept]float64   `json:"gauges,omitempty"`
 	Counters   map[Concept]float64   `json:"counters,omitempty"`
 	Histograms map[Concept]Histogram `json:"histograms,omitempty"`
+
+	// Resets lists the counters and histograms that went backwards between
+	// the two snapshots of a Delta (the engine restarted, or a replica
+	// vanished): their delta is the later value alone, so it covers only the
+	// time since the reset. Set by Delta only; sorted.
+	Resets []Concept `json:"resets,omitempty"`
 }
 
 // Row is one scrape attempt as it is stored in scrapes.jsonl: health is data,
@@ -75,4 +81,7 @@ type Row struct {
 	Error    string        `json:"error,omitempty"`
 	Bytes    int           `json:"bytes,omitempty"`
 	Snapshot *Snapshot     `json:"snapshot,omitempty"`
+
+	Status int    `json:"status,omitempty"` // HTTP status, 0 when no response arrived
+	Format string `json:"format,omitempty"` // exposition format that was parsed: text, openmetrics or protobuf
 }

@@ -1,0 +1,229 @@
+package scrape
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// histShape is what a dialect test checks of a mapped histogram: the full
+// bucket lists are in the fixtures, their ends and totals are enough here.
+type histShape struct {
+	Count, Sum    float64
+	NBounds       int
+	Bottom, Top   float64
+	TopCumulative float64
+}
+
+func shapeOf(h Histogram) histShape {
+	s := histShape{Count: h.Count, Sum: h.Sum, NBounds: len(h.Bounds)}
+	if n := len(h.Bounds); n > 0 {
+		s.Bottom, s.Top, s.TopCumulative = h.Bounds[0], h.Bounds[n-1], h.Cumulative[n-1]
+	}
+	return s
+}
+
+type dialectCase struct {
+	name        string
+	fixture     string
+	contentType string
+	dialect     string // "" = auto
+	wantDialect string
+	gauges      map[Concept]float64
+	counters    map[Concept]float64
+	histograms  map[Concept]histShape
+}
+
+func runDialectCases(t *testing.T, tests []dialectCase) {
+	t.Helper()
+	approx := cmpopts.EquateApprox(1e-12, 1e-9)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			fams, err := Parse(fixture(t, tt.fixture), tt.contentType)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := DialectFor(tt.dialect)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := d.Map(fams)
+			if s.Dialect != tt.wantDialect {
+				t.Errorf("dialect = %q, want %q", s.Dialect, tt.wantDialect)
+			}
+			if diff := cmp.Diff(tt.gauges, s.Gauges, approx, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("gauges (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.counters, s.Counters, approx, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("counters (-want +got):\n%s", diff)
+			}
+			got := map[Concept]histShape{}
+			for c, h := range s.Histograms {
+				got[c] = shapeOf(h)
+				if len(h.Bounds) != len(h.Cumulative) {
+					t.Errorf("%s: %d bounds, %d cumulative counts", c, len(h.Bounds), len(h.Cumulative))
+				}
+			}
+			if diff := cmp.Diff(tt.histograms, got, approx, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("histograms (-want +got):\n%s", diff)
+			}
+			if _, err := json.Marshal(s); err != nil {
+				t.Errorf("snapshot does not encode: %v", err)
+			}
+		})
+	}
+}
+
+func TestSGLangDialect(t *testing.T) {
+	t.Parallel()
+	stageTop := 0.001 * math.Pow(1.62, 29)
+	runDialectCases(t, []dialectCase{
+		{
+			name: "current layout", fixture: "sglang.txt", contentType: ctText, dialect: "sglang", wantDialect: "sglang",
+			gauges: map[Concept]float64{RequestsRunning: 16, RequestsWaiting: 3, KVCacheUsage: 0.42, GenThroughput: 812.5},
+			counters: map[Concept]float64{PromptTokens: 40960, GenerationTokens: 40960, CachedTokens: 2048 + 512,
+				RequestsFinished: 320, RequestsAborted: 2, Preemptions: 1},
+			histograms: map[Concept]histShape{
+				TTFT:    {Count: 320, Sum: 30.5, NBounds: 18, Bottom: 0.1, Top: 400, TopCumulative: 320},
+				ITL:     {Count: 40640, Sum: 955.04, NBounds: 23, Bottom: 0.002, Top: 8, TopCumulative: 40640},
+				E2E:     {Count: 320, Sum: 1024, NBounds: 22, Bottom: 0.1, Top: 2400, TopCumulative: 320},
+				Queue:   {Count: 320, Sum: 1.75, NBounds: 36, Bottom: 0, Top: 3000, TopCumulative: 320},
+				Prefill: {Count: 320, Sum: 1.6, NBounds: 30, Bottom: 0.001, Top: stageTop, TopCumulative: 320},
+			},
+		},
+		{
+			name: "auto-detected", fixture: "sglang.txt", contentType: ctText, wantDialect: "sglang",
+			gauges: map[Concept]float64{RequestsRunning: 16, RequestsWaiting: 3, KVCacheUsage: 0.42, GenThroughput: 812.5},
+			counters: map[Concept]float64{PromptTokens: 40960, GenerationTokens: 40960, CachedTokens: 2560,
+				RequestsFinished: 320, RequestsAborted: 2, Preemptions: 1},
+			histograms: map[Concept]histShape{
+				TTFT:    {Count: 320, Sum: 30.5, NBounds: 18, Bottom: 0.1, Top: 400, TopCumulative: 320},
+				ITL:     {Count: 40640, Sum: 955.04, NBounds: 23, Bottom: 0.002, Top: 8, TopCumulative: 40640},
+				E2E:     {Count: 320, Sum: 1024, NBounds: 22, Bottom: 0.1, Top: 2400, TopCumulative: 320},
+				Queue:   {Count: 320, Sum: 1.75, NBounds: 36, Bottom: 0, Top: 3000, TopCumulative: 320},
+				Prefill: {Count: 320, Sum: 1.6, NBounds: 30, Bottom: 0.001, Top: stageTop, TopCumulative: 320},
+			},
+		},
+		{
+			// Two DP ranks add up; their two TP ranks repeat the same batch and
+			// count once; the tokenizer's priority series add up.
+			name: "dp ranks sum, tp ranks are mirrors", fixture: "sglang_dp2_tp2.txt", contentType: ctText, wantDialect: "sglang",
+			gauges:   map[Concept]float64{RequestsRunning: 15, RequestsWaiting: 2, KVCacheUsage: 0.4, GenThroughput: 780},
+			counters: map[Concept]float64{PromptTokens: 24320, GenerationTokens: 48640, RequestsFinished: 190, Preemptions: 4},
+			histograms: map[Concept]histShape{
+				TTFT:  {Count: 190, Sum: 29, NBounds: 18, Bottom: 0.1, Top: 400, TopCumulative: 190},
+				Queue: {Count: 190, Sum: 4.2, NBounds: 36, Bottom: 0, Top: 3000, TopCumulative: 190},
+			},
+		},
+		{
+			name: "gateway underscore prefix", fixture: "sglang_gateway.txt", contentType: ctText, wantDialect: "sglang",
+			gauges:     map[Concept]float64{RequestsRunning: 5},
+			counters:   map[Concept]float64{RequestsFinished: 77},
+			histograms: map[Concept]histShape{TTFT: {Count: 77, Sum: 50, NBounds: 18, Bottom: 0.1, Top: 400, TopCumulative: 77}},
+		},
+		{
+			// The old per-chunk TPOT running average is not mapped to anything.
+			name: "old release", fixture: "sglang_old.txt", contentType: ctText, wantDialect: "sglang",
+			gauges:   map[Concept]float64{RequestsRunning: 150, RequestsWaiting: 2500, KVCacheUsage: 0.31, GenThroughput: 90.25},
+			counters: map[Concept]float64{PromptTokens: 6.5e6, GenerationTokens: 6.1e6},
+			histograms: map[Concept]histShape{
+				TTFT: {Count: 9000, Sum: 1.9e6, NBounds: 20, Bottom: 0.001, Top: 30, TopCumulative: 2000},
+				E2E:  {Count: 9100, Sum: 2.6e6, NBounds: 15, Bottom: 0.3, Top: 60, TopCumulative: 2110},
+			},
+		},
+		{
+			name: "openmetrics", fixture: "sglang_openmetrics.txt", contentType: ctOpenMetrics, wantDialect: "sglang",
+			gauges:     map[Concept]float64{RequestsRunning: 4, KVCacheUsage: 0.125},
+			counters:   map[Concept]float64{RequestsFinished: 12, PromptTokens: 1536},
+			histograms: map[Concept]histShape{TTFT: {Count: 12, Sum: 1.125, NBounds: 3, Bottom: 0.1, Top: 0.4, TopCumulative: 12}},
+		},
+		{
+			// _created gauges are ignored and a NaN gauge is absent, not zero.
+			name: "_created series and NaN", fixture: "sglang_created.txt", contentType: ctText, wantDialect: "sglang",
+			counters:   map[Concept]float64{RequestsFinished: 12},
+			histograms: map[Concept]histShape{E2E: {Count: 12, Sum: 7.5, NBounds: 3, Bottom: 0.1, Top: 0.4, TopCumulative: 3}},
+		},
+		{
+			name: "no engine names", fixture: "not_an_engine.txt", contentType: ctText, wantDialect: "",
+		},
+	})
+}
+
+func TestDialectFor(t *testing.T) {
+	t.Parallel()
+	for _, name := range append(DialectNames(), "", Auto) {
+		d, err := DialectFor(name)
+		if err != nil {
+			t.Errorf("DialectFor(%q): %v", name, err)
+			continue
+		}
+		if want := name; want != "" && d.Name() != want {
+			t.Errorf("DialectFor(%q).Name() = %q", name, d.Name())
+		}
+	}
+	if _, err := DialectFor("ollama"); err == nil {
+		t.Error("DialectFor(ollama): no error")
+	}
+}
+
+func TestDetect(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		fixture string
+		want    string // "" = nil
+	}{
+		{"sglang.txt", "sglang"},
+		{"sglang_gateway.txt", "sglang"},
+		{"not_an_engine.txt", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fixture, func(t *testing.T) {
+			t.Parallel()
+			fams, err := Parse(fixture(t, tt.fixture), ctText)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := Detect(fams)
+			got := ""
+			if d != nil {
+				got = d.Name()
+			}
+			if got != tt.want {
+				t.Errorf("Detect = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	t.Parallel()
+	for _, name := range DialectNames() {
+		d, _ := DialectFor(name)
+		desc, ok := d.(Describer)
+		if !ok {
+			t.Errorf("%s: not a Describer", name)
+			continue
+		}
+		seen := map[Concept]bool{}
+		for _, m := range desc.Describe() {
+			if seen[m.Concept] {
+				t.Errorf("%s: %s described twice", name, m.Concept)
+			}
+			seen[m.Concept] = true
+			if len(m.Metrics) == 0 {
+				t.Errorf("%s: %s names no metric", name, m.Concept)
+			}
+		}
+	}
+	d, _ := DialectFor("sglang")
+	for _, m := range d.(Describer).Describe() {
+		if m.Concept == ITL && !strings.Contains(m.Note, "counts tokens") {
+			t.Errorf("sglang ITL note does not say it counts tokens: %q", m.Note)
+		}
+	}
+}

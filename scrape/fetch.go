@@ -1,0 +1,126 @@
+package scrape
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// AcceptHeader asks for the classic text format, which every engine can
+// serve: Python engines (prometheus_client) negotiate on Accept, and the
+// classic format spares the OpenMetrics rewrite and its _created series.
+// OpenMetrics served anyway is still parsed; so is anything else as text.
+const AcceptHeader = "text/plain;version=0.0.4;q=1,*/*;q=0.1"
+
+// DefaultTimeout bounds a scrape whose Target sets no Timeout.
+const DefaultTimeout = 10 * time.Second
+
+// MaxBody is the largest exposition a scrape reads; a bigger one is an error
+// rather than an unbounded allocation.
+const MaxBody = 64 << 20
+
+// Target is one /metrics endpoint to scrape.
+type Target struct {
+	URL     string
+	Dialect string        // a DialectFor name; "" or Auto detects from the names
+	Timeout time.Duration // per scrape; 0 = DefaultTimeout (a Loop uses its Interval)
+	Client  *http.Client  // nil = http.DefaultClient
+}
+
+// Scrape fetches, parses and maps the target once. start is the run clock's
+// origin. It never panics and never returns an error: a failed scrape is a
+// Row with OK false and its reason, because a dead target is data too.
+func (t Target) Scrape(ctx context.Context, start time.Time) (row Row) {
+	row = Row{
+		Target: t.URL,
+		// Wall lines the scrape up with the engine's own logs and traces,
+		// which carry wall-clock times. Round(0) strips the monotonic reading
+		// so that comparing it with other wall times really uses the wall
+		// clock, and so the value is the same after a JSON round trip.
+		Wall: time.Now().Round(0),
+		At:   time.Since(start),
+	}
+	began := time.Now()
+	defer func() { row.Duration = time.Since(began) }()
+
+	dialect, err := DialectFor(t.Dialect)
+	if err != nil {
+		row.Error = fmt.Sprintf("scrape %s: %v", t.URL, err)
+		return row
+	}
+	body, contentType, status, err := t.fetch(ctx)
+	row.Status, row.Bytes = status, len(body)
+	if err != nil {
+		row.Error = err.Error()
+		return row
+	}
+	fams, format, err := parse(body, contentType)
+	row.Format = format
+	if err != nil {
+		row.Error = fmt.Sprintf("scrape %s: %v", t.URL, err)
+		return row
+	}
+	snap := dialect.Map(fams)
+	row.Snapshot = &snap
+	row.OK = true
+	return row
+}
+
+// fetch GETs the exposition and returns its body and content type.
+func (t Target) fetch(ctx context.Context) (body []byte, contentType string, status int, err error) {
+	timeout := t.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.URL, nil)
+	if err != nil {
+		return nil, "", 0, fmt.Errorf("scrape %s: %w", t.URL, err)
+	}
+	req.Header.Set("Accept", AcceptHeader)
+	client := t.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, "", 0, fmt.Errorf("scrape %s: %w", t.URL, timeoutError(ctx, timeout, err))
+	}
+	defer resp.Body.Close()
+	body, err = io.ReadAll(io.LimitReader(resp.Body, MaxBody+1))
+	if err != nil {
+		return body, "", resp.StatusCode, fmt.Errorf("scrape %s: read body: %w", t.URL, timeoutError(ctx, timeout, err))
+	}
+	if len(body) > MaxBody {
+		return body[:MaxBody], "", resp.StatusCode, fmt.Errorf("scrape %s: body larger than %d bytes", t.URL, MaxBody)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return body, "", resp.StatusCode, fmt.Errorf("scrape %s: HTTP %s: %s", t.URL, resp.Status, snippet(body))
+	}
+	return body, resp.Header.Get("Content-Type"), resp.StatusCode, nil
+}
+
+// timeoutError says "timed out after D" when the scrape's own deadline
+// passed, which net/http reports in several shapes.
+func timeoutError(ctx context.Context, timeout time.Duration, err error) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("timed out after %v: %w", timeout, err)
+	}
+	return err
+}
+
+// snippet is the start of an error body, on one line.
+func snippet(body []byte) string {
+	const maxLen = 200
+	s := strings.Join(strings.Fields(string(body)), " ")
+	if len(s) > maxLen {
+		s = s[:maxLen] + "…"
+	}
+	return s
+}
