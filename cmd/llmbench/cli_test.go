@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/report"
+)
+
+func TestExitCodes(t *testing.T) {
+	t.Parallel()
+	bad := writeScenario(t, "name: x\nworkload:\n  concurrency: 2\n  duration: 1s\n  bogus_key: 3\n")
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		inStderr string
+	}{
+		{"version", []string{"version"}, exitOK, ""},
+		{"unknown command", []string{"bogus"}, exitUsage, "unknown command"},
+		{"run without a file", []string{"run"}, exitUsage, "arg"},
+		{"unknown flag", []string{"run", "--nope", "x.yaml"}, exitUsage, "unknown flag"},
+		{"missing scenario file", []string{"run", filepath.Join(t.TempDir(), "none.yaml")}, exitUsage, "none.yaml"},
+		{"unknown key names file and line", []string{"run", bad}, exitUsage, filepath.Base(bad) + ":5"},
+		{"bad output mode", []string{"run", "--output", "fancy", bad}, exitUsage, "--output"},
+		{"report of a non-run directory", []string{"report", t.TempDir()}, exitUsage, "not a run directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cio, _, stderr := testIO(nil)
+			code := execute(context.Background(), cio, tt.args)
+			if code != tt.code {
+				t.Errorf("exit code %d, want %d; stderr: %s", code, tt.code, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.inStderr) {
+				t.Errorf("stderr %q lacks %q", stderr.String(), tt.inStderr)
+			}
+		})
+	}
+}
+
+// runInterrupted runs a long scenario and sends n signals, the first once the
+// run is under way; it returns the run directory and the run's error.
+func runInterrupted(t *testing.T, n int, outputTokens string) (string, error) {
+	t.Helper()
+	path := writeScenario(t, `
+name: interrupt
+engine:
+  kind: sim
+workload:
+  concurrency: 4
+  duration: 60s
+  prompt_tokens: 32
+  output_tokens: `+outputTokens+`
+scrape:
+  interval: 250ms
+`)
+	sigs := make(chan os.Signal, 2)
+	cio, _, stderr := testIO(sigs)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	go func() {
+		time.Sleep(1500 * time.Millisecond) // let requests get under way: a trigger, not an assertion
+		for range n {
+			sigs <- syscall.SIGINT
+			time.Sleep(200 * time.Millisecond)
+		}
+	}()
+	dir, err := runScenario(ctx, runOpts{scenario: path, runsDir: t.TempDir(), output: "plain", every: time.Second}, cio)
+	t.Logf("stderr:\n%s", stderr.String())
+	return dir, err
+}
+
+func TestFirstInterruptDrainsInFlightRequests(t *testing.T) {
+	t.Parallel()
+	dir, err := runInterrupted(t, 1, "64")
+	if !errors.Is(err, errInterrupted) {
+		t.Fatalf("run error %v, want it to say it was interrupted", err)
+	}
+	if exitCode(err) != exitRuntime {
+		t.Errorf("exit code %d, want %d", exitCode(err), exitRuntime)
+	}
+	records := readJSONL[client.Record](t, filepath.Join(dir, report.RequestsFile))
+	if len(records) == 0 {
+		t.Fatal("no records kept")
+	}
+	for _, r := range records {
+		if !r.OK() {
+			t.Errorf("request %s: %s (%s); a drain lets in-flight requests finish", r.ID, r.ErrorClass, r.Error)
+		}
+	}
+	s, err := report.Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Health.Valid || s.Run.Stopped == "" {
+		t.Errorf("an interrupted run must say so: valid=%v stopped=%q", s.Health.Valid, s.Run.Stopped)
+	}
+	if _, err := os.Stat(filepath.Join(dir, report.SummaryFile)); err != nil {
+		t.Errorf("no summary after an interrupt: %v", err)
+	}
+}
+
+func TestSecondInterruptAbortsAndKeepsRecords(t *testing.T) {
+	t.Parallel()
+	// Requests of 4,000 tokens last far longer than the test: only an abort ends them.
+	dir, err := runInterrupted(t, 2, "4000")
+	if !errors.Is(err, errInterrupted) {
+		t.Fatalf("run error %v, want it to say it was interrupted", err)
+	}
+	records := readJSONL[client.Record](t, filepath.Join(dir, report.RequestsFile))
+	canceled := 0
+	for _, r := range records {
+		if r.ErrorClass == client.ErrCanceled {
+			canceled++
+			if len(r.Chunks) == 0 {
+				t.Errorf("aborted request %s kept no chunks: what arrived before the abort is lost", r.ID)
+			}
+		}
+	}
+	if canceled != 4 {
+		t.Errorf("%d canceled records, want the 4 in flight (records: %d)", canceled, len(records))
+	}
+}

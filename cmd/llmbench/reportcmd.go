@@ -1,0 +1,54 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/llmbench-org/llmbench/report"
+)
+
+func newReportCmd(cio *cliIO) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "report RUN_DIR",
+		Short: "Rebuild a run's summary from its raw files and print it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := args[0]
+			if _, err := os.Stat(filepath.Join(dir, report.RunFile)); err != nil {
+				return usageError(fmt.Errorf("%s is not a run directory: %w", dir, err))
+			}
+			render, ok := map[string]report.Renderer{"text": report.RenderText, "json": report.RenderJSON}[format]
+			if !ok {
+				return usageError(fmt.Errorf("--format must be text or json, not %q", format))
+			}
+			s, err := report.Build(dir)
+			if err != nil {
+				return err
+			}
+			b, err := jsonIndent(s)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dir, report.SummaryFile), b, 0o644); err != nil {
+				return err
+			}
+			return render(cio.stdout, s)
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	return cmd
+}
+
+func jsonIndent(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	err := enc.Encode(v)
+	return buf.Bytes(), err
+}
