@@ -17,11 +17,17 @@ type factory struct {
 	created time.Time
 }
 
-func (f factory) createdGauge(name, help string, labels prometheus.Labels, varLabels ...string) *prometheus.GaugeVec {
+// createdGauge registers the _created companion of a counter or histogram:
+// prometheus_client strips a counter's _total suffix first, not a histogram's.
+func (f factory) createdGauge(name, help string, counter bool, labels prometheus.Labels, varLabels ...string) *prometheus.GaugeVec {
 	if f.created.IsZero() {
 		return nil
 	}
-	base := strings.TrimSuffix(name, "_total") + "_created"
+	base := name
+	if counter {
+		base = strings.TrimSuffix(name, "_total")
+	}
+	base += "_created"
 	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: base, Help: help, ConstLabels: labels}, varLabels)
 	f.reg.MustRegister(g)
 	return g
@@ -32,7 +38,7 @@ func (f factory) createdAt() float64 { return float64(f.created.UnixNano()) / 1e
 func (f factory) counter(name, help string, labels prometheus.Labels) prometheus.Counter {
 	c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels})
 	f.reg.MustRegister(c)
-	if g := f.createdGauge(name, help, labels); g != nil {
+	if g := f.createdGauge(name, help, true, labels); g != nil {
 		g.WithLabelValues().Set(f.createdAt())
 	}
 	return c
@@ -44,7 +50,7 @@ func (f factory) counter(name, help string, labels prometheus.Labels) prometheus
 func (f factory) counterVec(name, help string, labels prometheus.Labels, varLabel string, values ...string) *prometheus.CounterVec {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels}, []string{varLabel})
 	f.reg.MustRegister(c)
-	g := f.createdGauge(name, help, labels, varLabel)
+	g := f.createdGauge(name, help, true, labels, varLabel)
 	for _, v := range values {
 		c.WithLabelValues(v)
 		if g != nil {
@@ -69,7 +75,7 @@ func (f factory) gaugeVec(name, help string, labels prometheus.Labels, varLabels
 func (f factory) histogram(name, help string, labels prometheus.Labels, buckets []float64) prometheus.Histogram {
 	h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, ConstLabels: labels, Buckets: buckets})
 	f.reg.MustRegister(h)
-	if g := f.createdGauge(name, help, labels); g != nil {
+	if g := f.createdGauge(name, help, false, labels); g != nil {
 		g.WithLabelValues().Set(f.createdAt())
 	}
 	return h

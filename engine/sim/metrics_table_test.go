@@ -104,20 +104,26 @@ func checkMetricTable(t *testing.T, fams map[string]*dto.MetricFamily, table []m
 	}
 }
 
-func TestSGLangMetricTable(t *testing.T) {
+func TestMetricTables(t *testing.T) {
 	t.Parallel()
-	_, ep := startEngine(t, Config{})
-	client := newClient()
-	// Two requests sharing a prefix, so that lazily created series
-	// (cached_tokens_total, realtime_tokens_total{mode}) exist.
-	prompt := words("shared", 100)
-	for _, id := range []string{"a", "b"} {
-		res := postStream(t, client, ep.BaseURL+"/chat/completions", clockSince(), nil, chatBody(map[string]any{
-			"messages": []map[string]any{{"role": "user", "content": prompt}}, "stream": true, "max_tokens": 3, "rid": id,
-		}))
-		if res.status != 200 || !res.done {
-			t.Fatalf("request %s: status %d done %v", id, res.status, res.done)
-		}
+	for _, dialect := range []string{DialectSGLang, DialectVLLM, DialectFastDeploy} {
+		t.Run(dialect, func(t *testing.T) {
+			t.Parallel()
+			_, ep := startEngine(t, Config{Dialect: dialect})
+			client := newClient()
+			// Two requests sharing a prefix, so that lazily created series
+			// (SGLang's cached_tokens_total, realtime_tokens_total{mode}) exist.
+			prompt := words("shared", 100)
+			for _, id := range []string{"a", "b"} {
+				res := postStream(t, client, ep.BaseURL+"/chat/completions", clockSince(), nil, chatBody(map[string]any{
+					"messages": []map[string]any{{"role": "user", "content": prompt}}, "stream": true, "max_tokens": 3,
+					"rid": id, "request_id": id,
+				}))
+				if res.status != 200 || !res.done {
+					t.Fatalf("request %s: status %d done %v", id, res.status, res.done)
+				}
+			}
+			checkMetricTable(t, scrape(t, ep.MetricsURL), readMetricTable(t, "testdata/"+dialect+"_metrics.txt"))
+		})
 	}
-	checkMetricTable(t, scrape(t, ep.MetricsURL), readMetricTable(t, "testdata/sglang_metrics.txt"))
 }

@@ -1,0 +1,234 @@
+package sim
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+)
+
+// burst sends n streaming requests at once and waits for them all.
+func burst(t *testing.T, ep string, prefix string, n, promptWords, maxTokens int) map[string]streamResult {
+	t.Helper()
+	client := newClient()
+	clock := clockSince()
+	out := make(map[string]streamResult, n)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			id := fmt.Sprintf("%s-%d", prefix, i)
+			res := postStream(t, client, ep+"/chat/completions", clock, map[string]string{"X-Request-Id": id}, chatBody(map[string]any{
+				"messages": []map[string]any{{"role": "user", "content": words(id+"w", promptWords)}},
+				"stream":   true, "stream_options": map[string]any{"include_usage": true},
+				"max_tokens": maxTokens, "ignore_eos": true, "rid": id, "request_id": id,
+			}))
+			mu.Lock()
+			out[id] = res
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+func meanTTFT(truth []RequestTruth, prefix string) time.Duration {
+	var sum time.Duration
+	n := 0
+	for _, tr := range truth {
+		if len(tr.ID) > len(prefix) && tr.ID[:len(prefix)] == prefix && tr.Outcome == OutcomeOK {
+			sum += tr.FirstTokenFlushed - tr.Arrival
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / time.Duration(n)
+}
+
+// TestOverload: above capacity the queue grows and TTFT grows, in the ground
+// truth and in every dialect's metrics; with a small KV cache requests are
+// preempted, and the truth and the metrics count the same preemptions.
+func TestOverload(t *testing.T) {
+	t.Parallel()
+	for _, dialect := range []string{DialectSGLang, DialectVLLM, DialectFastDeploy} {
+		t.Run(dialect, func(t *testing.T) {
+			t.Parallel()
+			p, _ := Preset("tiny")
+			p.MaxRunningRequests = 4
+			p.MaxModelLen = 512
+			p.KVBlocks = 48 // 768 tokens: four 100-token prompts growing by 100 each do not fit
+			p.PrefixCache = false
+			e, ep := startEngine(t, Config{Dialect: dialect, Params: p})
+
+			m0 := scrape(t, ep.MetricsURL)
+			for _, res := range burst(t, ep.BaseURL, "light", 1, 100, 100) {
+				if !res.done {
+					t.Fatal("light request failed")
+				}
+			}
+			m1 := scrape(t, ep.MetricsURL)
+			for id, res := range burst(t, ep.BaseURL, "heavy", 24, 100, 100) {
+				if !res.done {
+					t.Fatalf("%s failed (status %d)", id, res.status)
+				}
+			}
+			m2 := scrape(t, ep.MetricsURL)
+			truth := e.Truth()
+
+			light, heavy := meanTTFT(truth, "light"), meanTTFT(truth, "heavy")
+			if heavy < 3*light {
+				t.Errorf("truth: mean TTFT %v under overload vs %v alone; want it to grow", heavy, light)
+			}
+			maxWaiting, stepPreemptions := 0, 0
+			for _, s := range e.Steps() {
+				maxWaiting = max(maxWaiting, s.Waiting)
+				stepPreemptions += s.Preempted
+			}
+			if maxWaiting < 10 {
+				t.Errorf("truth: the waiting queue peaked at %d, want it to grow", maxWaiting)
+			}
+			truthPreemptions := 0
+			for _, tr := range truth {
+				truthPreemptions += tr.Preemptions
+			}
+			if truthPreemptions == 0 || truthPreemptions != stepPreemptions {
+				t.Errorf("truth: %d preemptions in requests, %d in steps; want equal and > 0", truthPreemptions, stepPreemptions)
+			}
+
+			ttftName, preemptName := map[string][2]string{
+				DialectSGLang:     {"sglang:time_to_first_token_seconds", "sglang:num_retracted_requests_total"},
+				DialectVLLM:       {"vllm:time_to_first_token_seconds", "vllm:num_preemptions_total"},
+				DialectFastDeploy: {"fastdeploy:time_to_first_token_seconds", ""},
+			}[dialect][0], map[string]string{
+				DialectSGLang: "sglang:num_retracted_requests_total",
+				DialectVLLM:   "vllm:num_preemptions_total",
+			}[dialect]
+			n0, s0 := histCount(t, m0, ttftName)
+			n1, s1 := histCount(t, m1, ttftName)
+			n2, s2 := histCount(t, m2, ttftName)
+			lightMean := (s1 - s0) / float64(n1-n0)
+			heavyMean := (s2 - s1) / float64(n2-n1)
+			if n2-n1 != 24 || heavyMean < 3*lightMean {
+				t.Errorf("metrics: %d TTFT observations, mean %.4fs under overload vs %.4fs alone", n2-n1, heavyMean, lightMean)
+			}
+			if preemptName != "" {
+				if got := value(t, m2, preemptName) - value(t, m0, preemptName); int(got) != truthPreemptions {
+					t.Errorf("metrics: %s grew by %v, truth counts %d", preemptName, got, truthPreemptions)
+				}
+			}
+		})
+	}
+}
+
+// TestPrefixCacheHits: a repeated long prefix is a cache hit that shortens
+// TTFT and shows in each dialect's hit metrics.
+func TestPrefixCacheHits(t *testing.T) {
+	t.Parallel()
+	for _, dialect := range []string{DialectSGLang, DialectVLLM, DialectFastDeploy} {
+		t.Run(dialect, func(t *testing.T) {
+			t.Parallel()
+			p, _ := Preset("tiny")
+			p.PrefillPerToken = 40 * time.Microsecond // 1000 tokens ≈ 40 ms of prefill
+			e, ep := startEngine(t, Config{Dialect: dialect, Params: p})
+			client := newClient()
+			shared := words("ctx", 1000)
+			send := func(id, question string) streamResult {
+				return postStream(t, client, ep.BaseURL+"/chat/completions", clockSince(), map[string]string{"X-Request-Id": id}, chatBody(map[string]any{
+					"messages": []map[string]any{{"role": "system", "content": shared}, {"role": "user", "content": question}},
+					"stream":   true, "stream_options": map[string]any{"include_usage": true},
+					"max_tokens": 2, "rid": id, "request_id": id,
+				}))
+			}
+			cold := send("cold", "first question")
+			warm := send("warm", "second question")
+			if cold.chunks[len(cold.chunks)-1].Usage.PromptTokensDetails.CachedTokens != 0 {
+				t.Error("the first request reported cached tokens")
+			}
+			cached := warm.chunks[len(warm.chunks)-1].Usage.PromptTokensDetails.CachedTokens
+			if cached < 992 {
+				t.Errorf("second request: %d cached tokens, want the 1000-token prefix in whole blocks", cached)
+			}
+			ttft := map[string]time.Duration{}
+			for _, tr := range e.Truth() {
+				ttft[tr.ID] = tr.PrefillEnd - tr.PrefillStart
+				if tr.ID == "warm" && tr.CachedTokens != cached {
+					t.Errorf("truth cached %d, usage %d", tr.CachedTokens, cached)
+				}
+			}
+			if ttft["warm"]*3 > ttft["cold"] {
+				t.Errorf("prefill %v with a cache hit vs %v cold; want much shorter", ttft["warm"], ttft["cold"])
+			}
+			m := scrape(t, ep.MetricsURL)
+			switch dialect {
+			case DialectSGLang:
+				if v := value(t, m, "sglang:cached_tokens_total"); int(v) != cached {
+					t.Errorf("sglang:cached_tokens_total = %v, want %d", v, cached)
+				}
+			case DialectVLLM:
+				if v := value(t, m, "vllm:prefix_cache_hits_total"); int(v) != cached {
+					t.Errorf("vllm:prefix_cache_hits_total = %v, want %d", v, cached)
+				}
+				if q := value(t, m, "vllm:prefix_cache_queries_total"); q != 2004 {
+					t.Errorf("vllm:prefix_cache_queries_total = %v, want both prompts (2004)", q)
+				}
+			case DialectFastDeploy:
+				if v := value(t, m, "fastdeploy:prefix_cache_token_num_total"); int(v) != cached {
+					t.Errorf("fastdeploy:prefix_cache_token_num_total = %v, want %d", v, cached)
+				}
+				if r := value(t, m, "fastdeploy:hit_req_rate"); r != 0.5 {
+					t.Errorf("fastdeploy:hit_req_rate = %v, want 0.5", r)
+				}
+			}
+		})
+	}
+}
+
+// TestSGLangGaugeCadence: the scheduler gauges change only at prefill
+// batches and every decode_log_interval decode passes; with an interval of 1
+// they track every pass.
+func TestSGLangGaugeCadence(t *testing.T) {
+	t.Parallel()
+	changes := func(t *testing.T, interval int) (changes, scrapes int) {
+		p, _ := Preset("tiny")
+		p.DecodeBase = 8 * time.Millisecond
+		p.DecodeLogInterval = interval
+		_, ep := startEngine(t, Config{Params: p})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			burst(t, ep.BaseURL, "cadence", 1, 10, 120)
+		}()
+		last := -1.0
+		for {
+			select {
+			case <-done:
+				return changes, scrapes
+			default:
+			}
+			v := value(t, scrape(t, ep.MetricsURL), "sglang:decode_sum_seq_lens")
+			scrapes++
+			if v != last {
+				changes++
+				last = v
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	t.Run("interval 40", func(t *testing.T) {
+		t.Parallel()
+		c, n := changes(t, 40)
+		// 120 tokens: decode logs at passes 40, 80 (and 119 passes in all).
+		if c > 4 || n < 20 {
+			t.Errorf("decode_sum_seq_lens changed %d times over %d scrapes; want at most 4 (frozen between logs)", c, n)
+		}
+	})
+	t.Run("interval 1", func(t *testing.T) {
+		t.Parallel()
+		c, n := changes(t, 1)
+		if c < n/4 || c < 10 {
+			t.Errorf("decode_sum_seq_lens changed %d times over %d scrapes; want it to track the passes", c, n)
+		}
+	})
+}
