@@ -58,6 +58,17 @@ func writeEvents(w http.ResponseWriter, events ...string) {
 	}
 }
 
+// stall holds a handler until the client goes away. The body is read first:
+// Go's server notices a client hanging up (and cancels r.Context) only once
+// the request body is consumed. The guard keeps a broken test from hanging.
+func stall(r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	select {
+	case <-r.Context().Done():
+	case <-time.After(20 * time.Second):
+	}
+}
+
 // streamOf answers every request with events.
 func streamOf(events ...string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
