@@ -34,7 +34,7 @@ type Mapping struct {
 const Auto = "auto"
 
 // dialects lists every dialect DialectFor knows, in detection priority order.
-var dialects = []tableDialect{sglang}
+var dialects = []tableDialect{sglang, vllm, fastdeploy, tgi, llamacpp, triton, trtllm}
 
 // DialectNames lists the dialects DialectFor accepts besides Auto.
 func DialectNames() []string {
@@ -100,9 +100,12 @@ func (autoDialect) Map(fams []*dto.MetricFamily) Snapshot {
 // rule maps one concept onto the first of several metric names present.
 type rule struct {
 	concept Concept
-	names   []string          // exposed names (counters with _total), current first
-	match   map[string]string // only series with these label values
-	scale   float64           // unit factor to seconds (histograms) or to the canonical unit; 0 means 1
+	names   []string // exposed names (counters with _total), current first
+	sel     selector // which series of the family count
+	scale   float64  // unit factor to seconds (histograms) or to the canonical unit; 0 means 1
+	// fromSum reads a counter concept from the _sum of a histogram family
+	// (TGI has token-length histograms but no token counters).
+	fromSum bool
 	note    string
 }
 
@@ -154,7 +157,7 @@ func (d tableDialect) Map(fams []*dto.MetricFamily) Snapshot {
 				continue
 			}
 			for _, name := range r.names {
-				if h, ok := ix.histogram(name, r.match, d.mirrors); ok {
+				if h, ok := ix.histogram(name, r.sel, d.mirrors); ok {
 					s.Histograms[r.concept] = h.scaled(r.scale)
 					break
 				}
@@ -168,7 +171,13 @@ func (d tableDialect) Map(fams []*dto.MetricFamily) Snapshot {
 				continue
 			}
 			for _, name := range r.names {
-				if v, ok := ix.scalar(name, r.match, d.mirrors, r.concept.Fraction()); ok {
+				v, ok := ix.scalar(name, r.sel, d.mirrors, r.concept.Fraction())
+				if r.fromSum {
+					var h Histogram
+					h, ok = ix.histogram(name, r.sel, d.mirrors)
+					v = h.Sum
+				}
+				if ok {
 					if r.scale != 0 {
 						v *= r.scale
 					}

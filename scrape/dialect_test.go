@@ -179,6 +179,15 @@ func TestDetect(t *testing.T) {
 	}{
 		{"sglang.txt", "sglang"},
 		{"sglang_gateway.txt", "sglang"},
+		{"sglang_old.txt", "sglang"},
+		{"vllm_v1.txt", "vllm"},
+		{"vllm_v08.txt", "vllm"},
+		{"vllm_v0.txt", "vllm"},
+		{"fastdeploy.txt", "fastdeploy"},
+		{"tgi.txt", "tgi"},
+		{"llamacpp.txt", "llamacpp"},
+		{"triton_trtllm.txt", "triton"},
+		{"trtllm_serve.txt", "trtllm"},
 		{"not_an_engine.txt", ""},
 	}
 	for _, tt := range tests {
@@ -225,5 +234,130 @@ func TestDescribe(t *testing.T) {
 		if m.Concept == ITL && !strings.Contains(m.Note, "counts tokens") {
 			t.Errorf("sglang ITL note does not say it counts tokens: %q", m.Note)
 		}
+	}
+}
+
+func TestOtherDialects(t *testing.T) {
+	t.Parallel()
+	req := func(count, sum float64) histShape {
+		return histShape{Count: count, Sum: sum, NBounds: 21, Bottom: 0.3, Top: 7680, TopCumulative: count}
+	}
+	vttft := func(count, sum float64) histShape {
+		return histShape{Count: count, Sum: sum, NBounds: 22, Bottom: 0.001, Top: 2560, TopCumulative: count}
+	}
+	vitl := func(count, sum float64) histShape {
+		return histShape{Count: count, Sum: sum, NBounds: 19, Bottom: 0.01, Top: 80, TopCumulative: count}
+	}
+	tgiTop := 0.0001 * math.Pow(1.5, 35)
+	tgiDur := func(count, sum float64) histShape {
+		return histShape{Count: count, Sum: sum, NBounds: 35, Bottom: 0.00015, Top: tgiTop, TopCumulative: count}
+	}
+	runDialectCases(t, []dialectCase{
+		{
+			name: "vllm v1, two DP engines", fixture: "vllm_v1.txt", contentType: ctText, wantDialect: "vllm",
+			gauges: map[Concept]float64{RequestsRunning: 14, RequestsWaiting: 1, KVCacheUsage: 0.3},
+			counters: map[Concept]float64{PromptTokens: 32000, GenerationTokens: 40960, PrefixQueries: 32000, PrefixHits: 8000,
+				RequestsReceived: 324, RequestsFinished: 320, RequestsAborted: 3, Preemptions: 2},
+			histograms: map[Concept]histShape{
+				TTFT: vttft(320, 15), ITL: vitl(40640, 812.8), TPOT: vitl(320, 6.4),
+				E2E: req(320, 288), Queue: req(320, 3.2), Prefill: req(320, 12.8), Decode: req(320, 272), Inference: req(320, 284.8),
+			},
+		},
+		{
+			name: "vllm v0.8 names", fixture: "vllm_v08.txt", contentType: ctText, wantDialect: "vllm",
+			gauges: map[Concept]float64{RequestsRunning: 4, RequestsWaiting: 2, KVCacheUsage: 0.5},
+			counters: map[Concept]float64{PromptTokens: 10240, GenerationTokens: 20480, PrefixQueries: 640, PrefixHits: 160,
+				RequestsFinished: 80, RequestsAborted: 1},
+			histograms: map[Concept]histShape{TTFT: vttft(80, 6.4), ITL: vitl(20400, 408), E2E: req(80, 180)},
+		},
+		{
+			name: "vllm v0 engine", fixture: "vllm_v0.txt", contentType: ctText, wantDialect: "vllm",
+			gauges:     map[Concept]float64{RequestsRunning: 3, RequestsWaiting: 0, KVCacheUsage: 0.125, PrefixCacheHit: 0.75, GenThroughput: 412.5},
+			counters:   map[Concept]float64{PromptTokens: 3000, GenerationTokens: 6000, RequestsFinished: 30, Preemptions: 0},
+			histograms: map[Concept]histShape{Queue: req(30, 0.3)},
+		},
+		{
+			name: "vllm openmetrics", fixture: "vllm_openmetrics.txt", contentType: ctOpenMetrics, wantDialect: "vllm",
+			gauges:     map[Concept]float64{RequestsRunning: 2},
+			counters:   map[Concept]float64{PromptTokens: 512, RequestsFinished: 4, RequestsAborted: 1},
+			histograms: map[Concept]histShape{E2E: {Count: 5, Sum: 4.25, NBounds: 2, Bottom: 0.3, Top: 0.5, TopCumulative: 2}},
+		},
+		{
+			name: "fastdeploy", fixture: "fastdeploy.txt", contentType: ctText, wantDialect: "fastdeploy",
+			gauges: map[Concept]float64{RequestsRunning: 12, RequestsWaiting: 5, KVCacheUsage: 0.6, PrefixCacheHit: 0.125, BatchSize: 12},
+			counters: map[Concept]float64{PromptTokens: 30720, GenerationTokens: 61440, CachedTokens: 3840,
+				RequestsReceived: 260, RequestsFinished: 240},
+			histograms: map[Concept]histShape{
+				TTFT: {Count: 240, Sum: 150, NBounds: 12, Bottom: 0.001, Top: 1, TopCumulative: 200},
+				ITL:  {Count: 60960, Sum: 1536, NBounds: 12, Bottom: 0.01, Top: 1, TopCumulative: 60960},
+				E2E:  req(240, 960), Queue: req(240, 12), Prefill: req(240, 24), Decode: req(240, 900), Inference: req(240, 924),
+			},
+		},
+		{
+			name: "tgi", fixture: "tgi.txt", contentType: ctText, wantDialect: "tgi",
+			gauges:   map[Concept]float64{RequestsRunning: 16, RequestsWaiting: 4, BatchSize: 16},
+			counters: map[Concept]float64{PromptTokens: 12800, GenerationTokens: 25600, RequestsReceived: 105, RequestsFinished: 100},
+			histograms: map[Concept]histShape{
+				E2E: tgiDur(100, 250), Queue: tgiDur(100, 0.5), Inference: tgiDur(100, 249.5), TPOT: tgiDur(100, 1.95),
+			},
+		},
+		{
+			name: "llama.cpp", fixture: "llamacpp.txt", contentType: ctText, wantDialect: "llamacpp",
+			gauges:   map[Concept]float64{RequestsRunning: 4, RequestsWaiting: 1, KVCacheUsage: 0.18, GenThroughput: 84.88, BatchSize: 3.56},
+			counters: map[Concept]float64{PromptTokens: 4096, GenerationTokens: 8192},
+		},
+		{
+			// The ensemble counts each request once per composing model:
+			// 200 requests, not 800.
+			name: "triton with tensorrt-llm", fixture: "triton_trtllm.txt", contentType: ctText, wantDialect: "triton",
+			gauges:   map[Concept]float64{RequestsRunning: 7, RequestsWaiting: 3, KVCacheUsage: 0.4875},
+			counters: map[Concept]float64{RequestsFinished: 200},
+			histograms: map[Concept]histShape{
+				TTFT:  {Count: 200, Sum: 12, NBounds: 4, Bottom: 0.1, Top: 5, TopCumulative: 200},
+				E2E:   {Count: 200, Sum: 300},
+				Queue: {Count: 200, Sum: 4},
+			},
+		},
+		{
+			name: "trtllm-serve", fixture: "trtllm_serve.txt", contentType: ctText, wantDialect: "trtllm",
+			gauges:   map[Concept]float64{RequestsRunning: 9, RequestsWaiting: 2, KVCacheUsage: 0.33, PrefixCacheHit: 0.5},
+			counters: map[Concept]float64{PromptTokens: 12800, GenerationTokens: 12800, RequestsFinished: 100, RequestsAborted: 2},
+			histograms: map[Concept]histShape{
+				TTFT: vttft(100, 15), ITL: vitl(12700, 254), E2E: req(100, 170), Queue: req(100, 1),
+			},
+		},
+	})
+}
+
+// TestDialectCounterReset maps a vLLM scrape and one after a restart: every
+// counter and histogram went down and is reported as a reset.
+func TestDialectCounterReset(t *testing.T) {
+	t.Parallel()
+	snap := func(name string) Snapshot {
+		fams, err := Parse(fixture(t, name), ctText)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return vllm.Map(fams)
+	}
+	before, after := snap("vllm_v1.txt"), snap("vllm_v1_restarted.txt")
+	d := Delta(before, after)
+	if diff := cmp.Diff(after.Counters, d.Counters, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
+		t.Errorf("Δ counters after a restart should be the new values (-want +got):\n%s", diff)
+	}
+	var want []Concept // every counter and histogram of the restarted engine is lower
+	for _, c := range allConcepts {
+		if _, ok := after.Counters[c]; ok {
+			want = append(want, c)
+		}
+		if _, ok := after.Histograms[c]; ok {
+			want = append(want, c)
+		}
+	}
+	if len(want) < 10 {
+		t.Fatalf("only %d concepts mapped: %v", len(want), want)
+	}
+	if diff := cmp.Diff(want, d.Resets); diff != "" {
+		t.Errorf("resets (-want +got):\n%s", diff)
 	}
 }

@@ -41,7 +41,7 @@ func (ix familyIndex) has(name string) bool { _, ok := ix[name]; return ok }
 // match the labels: mirrors collapse to their largest value, then the groups
 // add up (or average, for fractions). Non-finite values are skipped, so a
 // NaN gauge reads as absent.
-func (ix familyIndex) scalar(name string, match map[string]string, mirrors []string, mean bool) (float64, bool) {
+func (ix familyIndex) scalar(name string, sel selector, mirrors []string, mean bool) (float64, bool) {
 	f, ok := ix[name]
 	if !ok {
 		return 0, false
@@ -49,7 +49,7 @@ func (ix familyIndex) scalar(name string, match map[string]string, mirrors []str
 	groups := map[string]float64{}
 	for _, m := range f.GetMetric() {
 		v, ok := scalarValue(m)
-		if !ok || !matches(m, match) || math.IsNaN(v) || math.IsInf(v, 0) {
+		if !ok || !sel.keeps(m) || math.IsNaN(v) || math.IsInf(v, 0) {
 			continue
 		}
 		key := groupKey(m, mirrors)
@@ -85,14 +85,14 @@ func scalarValue(m *dto.Metric) (float64, bool) {
 // histogram merges the series of a histogram family that match the labels:
 // mirrors collapse to the series with the largest count, then the groups
 // merge (see Histogram.merge).
-func (ix familyIndex) histogram(name string, match map[string]string, mirrors []string) (Histogram, bool) {
+func (ix familyIndex) histogram(name string, sel selector, mirrors []string) (Histogram, bool) {
 	f, ok := ix[name]
 	if !ok {
 		return Histogram{}, false
 	}
 	groups := map[string]Histogram{}
 	for _, m := range f.GetMetric() {
-		if m.Histogram == nil || !matches(m, match) {
+		if m.Histogram == nil || !sel.keeps(m) {
 			continue
 		}
 		h, ok := fromDTO(m.Histogram)
@@ -161,20 +161,36 @@ func fromDTO(d *dto.Histogram) (Histogram, bool) {
 	return h, true
 }
 
-func matches(m *dto.Metric, want map[string]string) bool {
-	for name, value := range want {
-		found := false
-		for _, l := range m.GetLabel() {
-			if l.GetName() == name {
-				found = l.GetValue() == value
-				break
-			}
-		}
-		if !found {
+// selector picks the series of a family a concept reads.
+type selector struct {
+	match   map[string]string   // the label must have this value
+	exclude map[string][]string // the label must not have any of these values
+}
+
+func (sel selector) keeps(m *dto.Metric) bool {
+	for name, want := range sel.match {
+		if v, ok := labelValue(m, name); !ok || v != want {
 			return false
 		}
 	}
+	for name, unwanted := range sel.exclude {
+		v, _ := labelValue(m, name)
+		for _, u := range unwanted {
+			if v == u {
+				return false
+			}
+		}
+	}
 	return true
+}
+
+func labelValue(m *dto.Metric, name string) (string, bool) {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue(), true
+		}
+	}
+	return "", false
 }
 
 // groupKey is the series' label set without the mirror labels, in a

@@ -42,7 +42,7 @@ var sglang = tableDialect{
 			note: "API-server receipt to the final chunk reaching the tokenizer manager"},
 		{concept: Queue, names: []string{"sglang:queue_time_seconds"},
 			note: "scheduler: wait-queue entry to the first forward batch"},
-		{concept: Prefill, names: []string{"sglang:per_stage_req_latency_seconds"}, match: map[string]string{"stage": "prefill_forward"},
+		{concept: Prefill, names: []string{"sglang:per_stage_req_latency_seconds"}, sel: selector{match: map[string]string{"stage": "prefill_forward"}},
 			note: "per_stage_req_latency_seconds{stage=\"prefill_forward\"}"},
 	},
 	notes: []Mapping{
