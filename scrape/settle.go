@@ -1,0 +1,125 @@
+package scrape
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Poller takes one snapshot of whatever a window covers: one target, or a
+// fleet summed (see PollTargets).
+type Poller func(ctx context.Context) (Snapshot, error)
+
+// Settler waits, before the closing snapshot of a window, until the engine
+// has counted every request the client finished: engines count a request a
+// little before or after its last byte reaches the client.
+type Settler struct {
+	Poll    Poller
+	Timeout time.Duration // how long to keep polling; 0 = DefaultSettleTimeout
+	Every   time.Duration // pause between polls; 0 = DefaultSettleEvery
+}
+
+// Defaults of a Settler.
+const (
+	DefaultSettleTimeout = 10 * time.Second
+	DefaultSettleEvery   = 100 * time.Millisecond
+)
+
+// Settled is how waiting for the engine's count ended.
+type Settled struct {
+	Snapshot Snapshot      `json:"-"`        // the last successful poll: the closing snapshot
+	Finished float64       `json:"finished"` // Δrequests_finished since the baseline at that poll
+	Want     float64       `json:"want"`     // the client's count
+	OK       bool          `json:"ok"`       // Finished reached Want
+	Over     bool          `json:"over"`     // Finished passed Want: someone else's requests are in the window
+	Polls    int           `json:"polls"`    // successful and failed
+	Waited   time.Duration `json:"waited_ns"`
+	Reason   string        `json:"reason,omitempty"` // why it did not settle
+}
+
+// Wait polls until Δrequests_finished since base reaches want, the timeout
+// passes, or ctx ends. It stops at once when the dialect has no finished
+// counter (llama.cpp), saying so, and keeps polling through failed scrapes.
+// The result always says whether it settled and, if not, why.
+func (s Settler) Wait(ctx context.Context, base Snapshot, want float64) Settled {
+	timeout, every := s.Timeout, s.Every
+	if timeout <= 0 {
+		timeout = DefaultSettleTimeout
+	}
+	if every <= 0 {
+		every = DefaultSettleEvery
+	}
+	began := time.Now()
+	deadline := began.Add(timeout)
+	out := Settled{Want: want}
+	var lastErr error
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			out.Waited = time.Since(began)
+			out.Reason = fmt.Sprintf("stopped after %d polls: %v", out.Polls, ctx.Err())
+			return out
+		case <-timer.C:
+		}
+		snap, err := s.Poll(ctx)
+		out.Polls++
+		out.Waited = time.Since(began)
+		if err == nil {
+			lastErr = nil
+			out.Snapshot = snap
+			d := Delta(base, snap)
+			got, has := d.Counters[RequestsFinished]
+			if !has {
+				out.Reason = "the engine has no finished-request counter"
+				return out
+			}
+			out.Finished = got
+			if got >= want {
+				out.OK, out.Over = true, got > want
+				return out
+			}
+		} else {
+			lastErr = err
+		}
+		if !time.Now().Add(every).Before(deadline) {
+			switch {
+			case lastErr != nil:
+				out.Reason = fmt.Sprintf("not settled after %v: last scrape failed: %v", timeout, lastErr)
+			default:
+				out.Reason = fmt.Sprintf("not settled after %v: the engine counted %g of %g finished requests", timeout, out.Finished, want)
+			}
+			return out
+		}
+		timer.Reset(every)
+	}
+}
+
+// PollTargets is a Poller that scrapes every target once, hands each row to
+// keep (so the run stores it like any other scrape; nil to drop), and sums
+// them. A poll fails when any target fails: the sum of a partial fleet cannot
+// be compared with a baseline of the whole one.
+func PollTargets(targets []Target, start time.Time, keep func(Row)) Poller {
+	return func(ctx context.Context) (Snapshot, error) {
+		rows := ScrapeAll(ctx, targets, start)
+		var errs []error
+		for _, r := range rows {
+			if keep != nil {
+				keep(r)
+			}
+			if !r.OK {
+				errs = append(errs, errors.New(r.Error))
+			}
+		}
+		if len(rows) == 0 {
+			return Snapshot{}, errors.New("no scrape targets")
+		}
+		if len(errs) > 0 {
+			return Snapshot{}, errors.Join(errs...)
+		}
+		s, _ := SumRows(rows)
+		return s, nil
+	}
+}
