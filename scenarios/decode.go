@@ -134,7 +134,11 @@ func (d *decoder) value(n *yaml.Node, path string, v reflect.Value) {
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
 		d.scalar(n, path, v)
 	default:
-		panic(fmt.Sprintf("scenarios: no YAML decoding for %s (field %s)", v.Type(), path))
+		// A type of another package (engine/sim's) that the walker does not
+		// know: yaml.v3 decodes it, without the walker's strictness.
+		if err := n.Decode(v.Addr().Interface()); err != nil {
+			d.errorf(n, path, "%v", err)
+		}
 	}
 }
 

@@ -96,5 +96,9 @@ func (e *encoder) value(v reflect.Value, path string) *yaml.Node {
 	case reflect.Float32, reflect.Float64:
 		return &yaml.Node{Kind: yaml.ScalarNode, Value: strconv.FormatFloat(v.Float(), 'g', -1, 64)}
 	}
-	panic(fmt.Sprintf("scenarios: no YAML encoding for %s (field %s)", v.Type(), path))
+	var n yaml.Node // a type the encoder does not know: yaml.v3 encodes it
+	if err := n.Encode(v.Interface()); err != nil {
+		panic(fmt.Sprintf("scenarios: cannot encode %s (field %s): %v", v.Type(), path, err))
+	}
+	return &n
 }

@@ -31,51 +31,26 @@ func (l Length) encodeYAML(e *encoder, path string) *yaml.Node {
 	return e.value(reflect.ValueOf(lengthFields(l)), path)
 }
 
-// validate checks the distribution's parameters; which one it is was decided
-// by Dist, so parameters of another distribution are errors, not silently ignored.
-func (l *Length) validate(d *decoder, path string) {
-	if !d.has(path) {
-		return
-	}
-	allowed := map[string][]string{
-		DistFixed:   {"value"},
-		DistUniform: {"min", "max"},
-	}
-	params, ok := allowed[l.Dist]
-	if !ok {
-		if l.Dist == "" {
-			d.failf(joinPath(path, "dist"), "missing: one of fixed, uniform")
-		} else {
-			d.failf(joinPath(path, "dist"), "unknown distribution %q: one of fixed, uniform", l.Dist)
+// thinkFields is Think without its custom YAML shape.
+type thinkFields Think
+
+func (t *Think) decodeYAML(d *decoder, n *yaml.Node, path string) {
+	if n.Kind == yaml.ScalarNode {
+		if v, ok := d.duration(n, path); ok {
+			*t = Think{Dist: DistFixed, Value: v}
 		}
 		return
 	}
-	for _, p := range []string{"value", "min", "max"} {
-		used := false
-		for _, a := range params {
-			used = used || a == p
-		}
-		if !used && d.has(joinPath(path, p)) {
-			d.failf(joinPath(path, p), "not a parameter of dist %s (it takes %v)", l.Dist, params)
-		}
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, path, "want a duration or a mapping such as {dist: exponential, mean: 2s}, got %s", describe(n))
+		return
 	}
-	switch l.Dist {
-	case DistFixed:
-		at := path // the scalar form has no "value" key
-		if d.has(joinPath(path, "value")) {
-			at = joinPath(path, "value")
-		}
-		if l.Value < 1 {
-			d.failf(at, "want a length of at least 1, got %d", l.Value)
-		}
-	case DistUniform:
-		switch {
-		case !d.has(joinPath(path, "min")) || !d.has(joinPath(path, "max")):
-			d.failf(path, "uniform needs both min and max")
-		case l.Min < 1:
-			d.failf(joinPath(path, "min"), "want at least 1, got %d", l.Min)
-		case l.Max < l.Min:
-			d.failf(joinPath(path, "max"), "want at least min (%d), got %d", l.Min, l.Max)
-		}
+	d.mapping(n, path, reflect.ValueOf((*thinkFields)(t)).Elem())
+}
+
+func (t Think) encodeYAML(e *encoder, path string) *yaml.Node {
+	if t.Dist == DistFixed {
+		return &yaml.Node{Kind: yaml.ScalarNode, Value: t.Value.String()}
 	}
+	return e.value(reflect.ValueOf(thinkFields(t)), path)
 }

@@ -8,6 +8,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -15,10 +17,11 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-//go:embed *.yaml
+//go:embed *.yaml *.jsonl
 var examples embed.FS
 
-// Examples returns the example scenarios shipped with llmbench (scenarios/*.yaml).
+// Examples returns the example scenarios shipped with llmbench
+// (scenarios/*.yaml and the data files beside them). LoadFS loads one.
 func Examples() fs.FS { return examples }
 
 // Load reads and validates the scenario file at path. Every problem is
@@ -31,13 +34,28 @@ func Load(path string) (Scenario, error) {
 	return Parse(path, data)
 }
 
-// Parse validates a scenario from bytes; name is the file name errors carry.
+// Parse validates a scenario from bytes; name is the file name errors carry,
+// and data files the scenario names are found relative to it on disk.
 // ${VAR} references are expanded from the process environment.
 func Parse(name string, data []byte) (Scenario, error) {
-	return parse(name, data, os.LookupEnv)
+	dir, err := filepath.Abs(filepath.Dir(name))
+	if err != nil {
+		return Scenario{}, fmt.Errorf("load scenario %s: %w", name, err)
+	}
+	return parse(name, data, source{dir: dir}, os.LookupEnv)
 }
 
-func parse(name string, data []byte, lookup func(string) (string, bool)) (Scenario, error) {
+// LoadFS reads and validates the scenario file name in fsys (such as
+// Examples()); data files it names are read from fsys too.
+func LoadFS(fsys fs.FS, name string) (Scenario, error) {
+	data, err := fs.ReadFile(fsys, name)
+	if err != nil {
+		return Scenario{}, fmt.Errorf("load scenario: %w", err)
+	}
+	return parse(name, data, source{fsys: fsys, dir: path.Dir(name)}, os.LookupEnv)
+}
+
+func parse(name string, data []byte, src source, lookup func(string) (string, bool)) (Scenario, error) {
 	d := newDecoder(name, lookup)
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
@@ -60,7 +78,7 @@ func parse(name string, data []byte, lookup func(string) (string, bool)) (Scenar
 		return Scenario{}, ErrorList{{File: name, Line: at.Line, Column: at.Column, Msg: "a scenario file holds one YAML document; found a second one"}}
 	}
 	root := doc.Content[0]
-	var s Scenario
+	s := Scenario{src: src}
 	if root.Kind != yaml.MappingNode {
 		d.errorf(root, "", "want a mapping of scenario fields, got %s", describe(root))
 		return Scenario{}, d.errs
@@ -72,6 +90,7 @@ func parse(name string, data []byte, lookup func(string) (string, bool)) (Scenar
 		return Scenario{}, d.errs.sorted()
 	}
 	s.raw = d.raw
+	s.absolutize()
 	return s, nil
 }
 

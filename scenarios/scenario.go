@@ -1,17 +1,23 @@
 // Package scenarios is the YAML file format of llmbench: types, defaults, and
 // strict validation whose errors name file:line and the field. The example
 // scenarios live beside it and are embedded, so every example is tested.
-// It starts nothing.
+// It starts nothing. The reference for users is scenarios/README.md.
 package scenarios
 
-import "time"
+import (
+	"time"
+
+	"github.com/llmbench-org/llmbench/engine/sim"
+)
 
 // Scenario is one validated scenario file with defaults filled.
-// Parse and Load are the only ways to get a valid one.
+// Parse, Load and LoadFS are the only ways to get a valid one.
 type Scenario struct {
 	// Name identifies the scenario in run directories and request ids:
 	// letters, digits, '.', '_' and '-', at most 64. Required.
 	Name string `yaml:"name"`
+	// Description is free text for people.
+	Description string `yaml:"description,omitempty"`
 	// Seed drives every random choice of the plan (arrivals, lengths, text).
 	// Same scenario and seed, same plan. Default 1.
 	Seed int64 `yaml:"seed"`
@@ -21,8 +27,12 @@ type Scenario struct {
 	Engine   Engine   `yaml:"engine"`
 	Workload Workload `yaml:"workload"`
 	Scrape   Scrape   `yaml:"scrape"`
+	// Gates are pass/fail thresholds for CI. Their syntax belongs to the gates
+	// package; a scenario only carries them.
+	Gates *Gates `yaml:"gates,omitempty"`
 
 	raw map[string]string // scalar text before ${VAR} substitution, by field path
+	src source            // where the file came from, to read the data files it names
 }
 
 // Engine kinds.
@@ -46,53 +56,262 @@ type Engine struct {
 	// APIKeyEnv names the environment variable holding the API key ("" = none).
 	// The key itself never appears in a scenario.
 	APIKeyEnv string `yaml:"api_key_env,omitempty"`
+
+	// Preset names the built-in engine's performance model (sim only):
+	// one of sim.PresetNames(); default sim.DefaultPreset.
+	Preset string `yaml:"preset,omitempty"`
+	// Sim is the built-in engine's performance model: the preset's values with
+	// the file's overrides decoded onto them (sim only). In the file, name only
+	// the parameters to change; Resolved writes them all.
+	Sim sim.Params `yaml:"sim,omitempty"`
+	// Faults are deliberate misbehaviours of the built-in engine (sim only);
+	// none by default.
+	Faults sim.Faults `yaml:"faults,omitempty"`
+}
+
+// Workload describes the load and the requests.
+//
+// The load has one of three shapes:
+//   - one load (concurrency, rate or stages) with duration and/or requests,
+//     optionally preceded by a warmup and followed by a cooldown;
+//   - a sweep: one measured phase per point, each lasting duration/requests;
+//   - an explicit list of phases, each with its own load (or this one) and limits;
+//   - or a trace replay, whose file gives both arrivals and lengths.
+type Workload struct {
+	// LoadSpec is the main phase's load, and the load phases inherit.
+	LoadSpec `yaml:",inline"`
+	// Sweep runs one phase per load point, each of the main phase's length.
+	Sweep *Sweep `yaml:"sweep,omitempty"`
+	// Trace replays a request trace: its timestamps pace an open loop and its
+	// lengths size the requests.
+	Trace *Trace `yaml:"trace,omitempty"`
+	// Limits end the main phase (each sweep point, the trace replay).
+	Limits `yaml:",inline"`
+	// Warmup runs before the measured phases, not measured; it inherits the
+	// load of the first measured phase unless it sets its own.
+	Warmup *Phase `yaml:"warmup,omitempty"`
+	// Cooldown runs after the main phase without waiting for it to drain, not
+	// measured, so the main phase's last requests finish under steady load.
+	Cooldown *Phase `yaml:"cooldown,omitempty"`
+	// Phases lists the phases explicitly (instead of the main phase, warmup and cooldown).
+	Phases []Phase `yaml:"phases,omitempty"`
+	// Abort stops the run early when requests keep failing.
+	Abort Abort `yaml:"abort,omitempty"`
+	// LateAfter is how far past its intended time an open-loop arrival may be
+	// sent before it counts as late. Default 10ms.
+	LateAfter time.Duration `yaml:"late_after"`
+
+	// Dataset says where prompts come from. Default: synthetic.
+	Dataset Dataset `yaml:"dataset,omitempty"`
+	// Prompt is the prompt length in tokens of the built-in engine's tokenizer
+	// (one token per whitespace-separated word): of each request for a
+	// synthetic dataset, of the question after the shared prefix, of each user
+	// turn in a multi-turn conversation. Default 256.
+	Prompt Length `yaml:"prompt_tokens,omitempty"`
+	// Output is the output length in tokens: requests carry it as max_tokens
+	// (with ignore_eos, so outputs hit it). For sharegpt and jsonl datasets
+	// the file's own length wins unless this is set. Default 128.
+	Output Length `yaml:"output_tokens,omitempty"`
+	// IgnoreEOS asks the engine to generate exactly max_tokens. Default true.
+	IgnoreEOS *bool `yaml:"ignore_eos"`
 }
 
 // Arrival processes of an open loop.
 const (
 	ArrivalConstant = "constant" // evenly spaced, exactly Rate per second
 	ArrivalPoisson  = "poisson"  // exponential gaps with mean 1/Rate
+	ArrivalGamma    = "gamma"    // gamma gaps with mean 1/Rate and coefficient of variation CV
 )
 
-// Workload describes the load: either a closed loop (Concurrency users, each
-// sending its next request when the last one finished) or an open loop (Rate
-// arrivals per second, whatever the engine does), until Duration has passed or
-// Requests were sent, whichever comes first.
-type Workload struct {
-	// Concurrency is the number of closed-loop users. Set it or Rate.
+// What an open loop does with an arrival when MaxConcurrency requests are in flight.
+const (
+	CappedDrop = "drop" // do not send it; count it dropped (k6's dropped_iterations)
+	CappedWait = "wait" // send it when a request finishes; count it late
+)
+
+// LoadSpec is an arrival process: a closed loop of Concurrency users, an open
+// loop of Rate arrivals per second, or Stages that ramp either linearly.
+// Exactly one of Concurrency, Rate and Stages is set.
+type LoadSpec struct {
+	// Concurrency is the number of closed-loop users, each sending its next
+	// request when its last one finished (and ThinkTime passed).
 	Concurrency int `yaml:"concurrency,omitempty"`
-	// Rate is the open-loop arrival rate in requests per second. Set it or Concurrency.
+	// ThinkTime is a closed-loop user's pause between its requests: a
+	// duration ("2s") or {dist: uniform, min, max} / {dist: exponential, mean}.
+	// Default none.
+	ThinkTime Think `yaml:"think_time,omitempty"`
+	// Rate is the open-loop arrival rate in requests per second.
 	Rate float64 `yaml:"rate,omitempty"`
-	// Arrival is the open-loop process: constant or poisson (default poisson,
-	// like vLLM's bench serve). Only with Rate.
+	// Stages ramp the rate or the concurrency linearly from one target to the
+	// next (k6 style), starting from 0; a stage of duration 0 jumps.
+	Stages []Stage `yaml:"stages,omitempty"`
+	// Arrival is the open-loop process: constant, poisson or gamma. Default
+	// poisson, like vLLM's bench serve.
 	Arrival string `yaml:"arrival,omitempty"`
-	// Duration stops new requests after this long (e.g. "20s"). Set it, Requests, or both.
+	// CV is gamma arrivals' coefficient of variation of the gaps (vLLM's
+	// burstiness is 1/CV²): 1 is Poisson, above 1 burstier, below 1 more
+	// regular. Default 1.
+	CV float64 `yaml:"cv,omitempty"`
+	// MaxConcurrency caps an open loop's requests in flight; 0 (default) = no cap.
+	MaxConcurrency int `yaml:"max_concurrency,omitempty"`
+	// WhenCapped is what happens to an arrival at the cap: drop (default) or wait.
+	WhenCapped string `yaml:"when_capped,omitempty"`
+}
+
+// Stage is one leg of a ramp: over Duration, the target moves linearly from
+// the previous stage's (0 before the first) to this one's Rate or Concurrency.
+type Stage struct {
+	Duration    time.Duration `yaml:"duration"`
+	Rate        float64       `yaml:"rate,omitempty"`
+	Concurrency int           `yaml:"concurrency,omitempty"`
+}
+
+// Limits end a phase: after Duration, or once Requests were sent, whichever
+// comes first. At least one is required (stages and traces end by themselves).
+type Limits struct {
 	Duration time.Duration `yaml:"duration,omitempty"`
-	// Requests stops after this many requests were sent.
-	Requests int `yaml:"requests,omitempty"`
-	// Prompt is the prompt length in tokens of the built-in engine's tokenizer
-	// (one token per whitespace-separated word). Default 256.
-	Prompt Length `yaml:"prompt_tokens"`
-	// Output is the output length in tokens; requests carry it as max_tokens
-	// with ignore_eos, so outputs hit it. Default 128.
-	Output Length `yaml:"output_tokens"`
+	Requests int           `yaml:"requests,omitempty"`
+}
+
+// Phase is one stretch of the run.
+type Phase struct {
+	// Name identifies the phase in results (letters, digits, '.', '_', '-').
+	// Required in phases; warmup and cooldown are named so.
+	Name string `yaml:"name,omitempty"`
+	// Measured says whether the phase's requests count in the results.
+	// Default true in phases; warmup and cooldown are never measured.
+	Measured *bool `yaml:"measured,omitempty"`
+	// Drain makes the phase wait until every request of the previous phase
+	// finished before it starts, so server counters cover it alone.
+	// Default true; cooldown false.
+	Drain *bool `yaml:"drain,omitempty"`
+	// LoadSpec is the phase's own load; when it sets none of concurrency, rate and
+	// stages it inherits the workload's.
+	LoadSpec `yaml:",inline"`
+	Limits   `yaml:",inline"`
+}
+
+// Sweep is a set of load points, each run as its own measured phase.
+// Exactly one of Rates, Concurrencies and Auto is set.
+type Sweep struct {
+	// Rates are open-loop rates (requests/s), using the workload's arrival.
+	Rates []float64 `yaml:"rates,omitempty"`
+	// Concurrencies are closed-loop user counts.
+	Concurrencies []int `yaml:"concurrencies,omitempty"`
+	// Auto finds the range itself: a synchronous baseline (one user), a
+	// max-throughput probe, then Points open-loop rates evenly spaced from
+	// the baseline's throughput up to the probe's.
+	Auto *AutoSweep `yaml:"auto,omitempty"`
+}
+
+// AutoSweep configures an automatic sweep.
+type AutoSweep struct {
+	// Points is the number of open-loop rates after the baseline and the probe. Default 5.
+	Points int `yaml:"points"`
+	// ProbeConcurrency is the closed-loop user count of the max-throughput probe. Default 256.
+	ProbeConcurrency int `yaml:"probe_concurrency"`
+}
+
+// Trace formats.
+const (
+	TraceMooncake = "mooncake" // JSONL: timestamp (ms), input_length, output_length, hash_ids
+	TraceAzure    = "azure"    // CSV: TIMESTAMP, ContextTokens, GeneratedTokens
+	TraceBurstGPT = "burstgpt" // CSV: Timestamp (s), Model, Request tokens, Response tokens, ...
+)
+
+// Trace is a request trace to replay.
+type Trace struct {
+	// Format is mooncake, azure or burstgpt. Required.
+	Format string `yaml:"format"`
+	// Path is the trace file, relative to the scenario file. Required.
+	Path string `yaml:"path"`
+	// TimeScale multiplies the trace's time offsets: 0.5 replays twice as
+	// fast, 2 half as fast. Default 1.
+	TimeScale float64 `yaml:"time_scale"`
+	// BlockSize is the number of tokens each mooncake hash_id stands for:
+	// requests sharing a hash_id share that block of prompt text. Default 512.
+	BlockSize int `yaml:"block_size,omitempty"`
+}
+
+// Abort ends the run early, aborting in-flight requests, when requests keep
+// failing. A request canceled by the run itself is not a failure.
+type Abort struct {
+	// Errors aborts once this many requests failed; 0 (default) = never.
+	Errors int `yaml:"errors,omitempty"`
+	// ErrorRate aborts once the fraction of finished requests that failed
+	// exceeds it (in (0, 1]); 0 (default) = never.
+	ErrorRate float64 `yaml:"error_rate,omitempty"`
+	// MinRequests is how many requests must have finished before ErrorRate
+	// applies. Default 20 when ErrorRate is set.
+	MinRequests int `yaml:"min_requests,omitempty"`
+}
+
+// Dataset types.
+const (
+	DatasetSynthetic    = "synthetic"     // generated text of prompt_tokens words
+	DatasetShareGPT     = "sharegpt"      // ShareGPT JSON: first human turn, the model turn's length as output
+	DatasetJSONL        = "jsonl"         // one {"messages": [...]} or {"prompt": "..."} per line, optional max_tokens
+	DatasetSharedPrefix = "shared_prefix" // Groups × PromptsPerGroup prompts; each group shares a system prompt
+	DatasetMultiTurn    = "multi_turn"    // conversations of Turns requests whose history grows turn by turn
+)
+
+// Dataset says where requests' messages come from.
+type Dataset struct {
+	// Type is synthetic (default), sharegpt, jsonl, shared_prefix or multi_turn.
+	Type string `yaml:"type"`
+	// Path is the data file (sharegpt, jsonl), relative to the scenario file.
+	Path string `yaml:"path,omitempty"`
+	// Groups is the number of shared-prefix groups (shared_prefix).
+	Groups int `yaml:"groups,omitempty"`
+	// PromptsPerGroup is the number of distinct prompts per group (shared_prefix).
+	PromptsPerGroup int `yaml:"prompts_per_group,omitempty"`
+	// PrefixTokens is the shared system prompt's length (shared_prefix,
+	// required) or a conversation's system prompt length (multi_turn, default 0).
+	PrefixTokens int `yaml:"prefix_tokens,omitempty"`
+	// Turns is the number of requests per conversation (multi_turn).
+	Turns int `yaml:"turns,omitempty"`
 }
 
 // Length distributions.
 const (
-	DistFixed   = "fixed"   // always Value
-	DistUniform = "uniform" // uniform integer in [Min, Max]
+	DistFixed     = "fixed"     // always Value
+	DistUniform   = "uniform"   // uniform integer in [Min, Max]
+	DistNormal    = "normal"    // rounded normal of Mean and StdDev, clamped to [Min, Max]
+	DistLognormal = "lognormal" // rounded lognormal whose own mean and stddev are Mean and StdDev, clamped
+	DistEmpirical = "empirical" // drawn from the histogram in File
 )
 
 // Length is a token length distribution. In YAML a plain integer is a fixed
 // length (prompt_tokens: 128, the same as {dist: fixed, value: 128}); a mapping
 // names the distribution ({dist: uniform, min: 64, max: 256}). Lengths are at
 // least 1.
+//
+// The empirical File is CSV: lines "tokens,weight", or "min,max,weight" for
+// a bin drawn uniformly; blank lines, '#' comments and a header line are allowed.
 type Length struct {
-	Dist  string `yaml:"dist"`
-	Value int    `yaml:"value,omitempty"` // fixed
-	Min   int    `yaml:"min,omitempty"`   // uniform
-	Max   int    `yaml:"max,omitempty"`   // uniform
+	Dist   string  `yaml:"dist"`
+	Value  int     `yaml:"value,omitempty"`  // fixed
+	Min    int     `yaml:"min,omitempty"`    // uniform (required); normal, lognormal (clamp, default 1)
+	Max    int     `yaml:"max,omitempty"`    // uniform (required); normal, lognormal (clamp, default none)
+	Mean   float64 `yaml:"mean,omitempty"`   // normal, lognormal
+	StdDev float64 `yaml:"stddev,omitempty"` // normal, lognormal
+	File   string  `yaml:"file,omitempty"`   // empirical: histogram file, relative to the scenario file
+}
+
+// Think-time distributions.
+const (
+	ThinkExponential = "exponential" // exponential with mean Mean
+)
+
+// Think is a closed-loop user's pause between requests. In YAML a duration
+// string is a fixed pause; a mapping is {dist: uniform, min, max} or
+// {dist: exponential, mean}.
+type Think struct {
+	Dist  string        `yaml:"dist"`
+	Value time.Duration `yaml:"value,omitempty"` // fixed
+	Min   time.Duration `yaml:"min,omitempty"`   // uniform
+	Max   time.Duration `yaml:"max,omitempty"`   // uniform
+	Mean  time.Duration `yaml:"mean,omitempty"`  // exponential
 }
 
 // Scrape says how to poll the engine's /metrics.
@@ -103,4 +322,10 @@ type Scrape struct {
 	Timeout time.Duration `yaml:"timeout"`
 	// URL to scrape; "" (default) = the engine's metrics URL.
 	URL string `yaml:"url,omitempty"`
+}
+
+// Gates carries CI pass/fail thresholds, opaque to scenarios: each is one
+// expression for the gates package to parse (e.g. "client.ttft.p99 < 500ms").
+type Gates struct {
+	Thresholds []string `yaml:"thresholds"`
 }

@@ -9,29 +9,47 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/llmbench-org/llmbench/engine/sim"
 )
 
 func noEnv(string) (string, bool) { return "", false }
 
-func TestQuickstartLoads(t *testing.T) {
-	t.Parallel()
-	data, err := fs.ReadFile(Examples(), "quickstart.yaml")
+// parseIn parses a scenario as if it were the file name in testdata/.
+func parseIn(name string, data []byte, lookup func(string) (string, bool)) (Scenario, error) {
+	return parse(name, data, source{dir: "testdata"}, lookup)
+}
+
+// sameScenario compares scenarios including the ${VAR} texts they keep,
+// but not where they were read from.
+var sameScenario = cmp.Options{cmp.AllowUnexported(Scenario{}), cmpopts.IgnoreFields(Scenario{}, "src")}
+
+func defaultSim(t *testing.T) sim.Params {
+	t.Helper()
+	p, err := sim.Preset(sim.DefaultPreset)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := Parse("quickstart.yaml", data)
+	return p
+}
+
+func TestQuickstartLoads(t *testing.T) {
+	t.Parallel()
+	s, err := LoadFS(Examples(), "quickstart.yaml")
 	if err != nil {
 		t.Fatalf("quickstart does not load:\n%v", err)
 	}
 	want := Scenario{
 		Name:   "quickstart",
 		Seed:   42,
-		Engine: Engine{Kind: KindSim, Dialect: "sglang"},
+		Engine: Engine{Kind: KindSim, Dialect: "sglang", Preset: sim.DefaultPreset, Sim: defaultSim(t)},
 		Workload: Workload{
-			Concurrency: 16,
-			Duration:    20 * time.Second,
-			Prompt:      Length{Dist: DistUniform, Min: 64, Max: 256},
-			Output:      Length{Dist: DistUniform, Min: 32, Max: 192},
+			LoadSpec:  LoadSpec{Concurrency: 16},
+			Limits:    Limits{Duration: 20 * time.Second},
+			LateAfter: DefaultLateAfter,
+			IgnoreEOS: ptr(true),
+			Dataset:   Dataset{Type: DatasetSynthetic},
+			Prompt:    Length{Dist: DistUniform, Min: 64, Max: 256},
+			Output:    Length{Dist: DistUniform, Min: 32, Max: 192},
 		},
 		Scrape: Scrape{Interval: time.Second, Timeout: time.Second},
 	}
@@ -55,18 +73,22 @@ func TestLoadUnknownKeyNamesFileAndLine(t *testing.T) {
 
 func TestParseDefaults(t *testing.T) {
 	t.Parallel()
-	s, err := parse("min.yaml", []byte("name: m\nengine: {kind: sim}\nworkload: {rate: 4, requests: 10}\n"), noEnv)
+	s, err := parseIn("min.yaml", []byte("name: m\nengine: {kind: sim}\nworkload: {rate: 4, requests: 10}\n"), noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := Scenario{
 		Name:   "m",
 		Seed:   DefaultSeed,
-		Engine: Engine{Kind: KindSim, Dialect: DefaultSimDialect},
+		Engine: Engine{Kind: KindSim, Dialect: DefaultSimDialect, Preset: sim.DefaultPreset, Sim: defaultSim(t)},
 		Workload: Workload{
-			Rate: 4, Arrival: ArrivalPoisson, Requests: 10,
-			Prompt: Length{Dist: DistFixed, Value: DefaultPromptTokens},
-			Output: Length{Dist: DistFixed, Value: DefaultOutputTokens},
+			LoadSpec:  LoadSpec{Rate: 4, Arrival: ArrivalPoisson},
+			Limits:    Limits{Requests: 10},
+			LateAfter: DefaultLateAfter,
+			IgnoreEOS: ptr(true),
+			Dataset:   Dataset{Type: DatasetSynthetic},
+			Prompt:    Length{Dist: DistFixed, Value: DefaultPromptTokens},
+			Output:    Length{Dist: DistFixed, Value: DefaultOutputTokens},
 		},
 		Scrape: Scrape{Interval: time.Second, Timeout: time.Second},
 	}
@@ -87,7 +109,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown key",
 			yaml: "name: x\nengine: {kind: sim}\nworkload:\n  concurrency: 1\n  duration: 1s\n  colour: red\n",
-			want: []string{`f.yaml:6:3: workload.colour: unknown field (known fields: arrival, concurrency, duration, output_tokens, prompt_tokens, rate, requests)`},
+			want: []string{`f.yaml:6:3: workload.colour: unknown field (known fields: abort, arrival, concurrency, cooldown, cv, dataset, duration, ignore_eos, late_after, max_concurrency, output_tokens, phases, prompt_tokens, rate, requests, stages, sweep, think_time, trace, warmup, when_capped)`},
 		},
 		{
 			name: "wrong type",
@@ -124,7 +146,7 @@ func TestParseErrors(t *testing.T) {
 			want: []string{
 				`f.yaml:1:7: name: want 1 to 64 letters, digits, '.', '_' or '-' (it names run directories and request ids), got "bad name"`,
 				`f.yaml:3:9: engine.kind: unknown engine kind "simulated": sim or external`,
-				`f.yaml:6:9: workload.rate: set concurrency (closed loop) or rate (open loop), not both`,
+				`f.yaml:6:9: workload.rate: set one of concurrency (closed loop), rate (open loop) or stages, not concurrency and rate`,
 				`f.yaml:7:13: workload.duration: want a positive duration, got -1s`,
 				`f.yaml:8:18: workload.prompt_tokens: uniform needs both min and max`,
 				`f.yaml:9:33: scrape.timeout: want at most the interval (1s), got 2s`,
@@ -183,7 +205,7 @@ func TestParseErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := parse("f.yaml", []byte(tt.yaml), noEnv)
+			_, err := parseIn("f.yaml", []byte(tt.yaml), noEnv)
 			var list ErrorList
 			if !errors.As(err, &list) {
 				t.Fatalf("error = %v, want an ErrorList", err)
@@ -209,7 +231,7 @@ workload:
   concurrency: ${USERS}
   duration: 5s
 `
-	s, err := parse("env.yaml", []byte(src), lookup)
+	s, err := parseIn("env.yaml", []byte(src), lookup)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,11 +249,11 @@ workload:
 			t.Errorf("resolved scenario contains the substituted value %q:\n%s", secret, out)
 		}
 	}
-	back, err := parse("resolved.yaml", out, lookup)
+	back, err := parseIn("resolved.yaml", out, lookup)
 	if err != nil {
 		t.Fatalf("resolved scenario does not parse:\n%v\n%s", err, out)
 	}
-	if diff := cmp.Diff(s, back, cmp.AllowUnexported(Scenario{})); diff != "" {
+	if diff := cmp.Diff(s, back, sameScenario); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
 	}
 }
@@ -284,11 +306,7 @@ func TestExamplesLoadAndRoundTrip(t *testing.T) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			data, err := fs.ReadFile(Examples(), name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			s, err := parse(name, data, noEnv)
+			s, err := LoadFS(Examples(), name)
 			if err != nil {
 				t.Fatalf("example does not load:\n%v", err)
 			}
@@ -296,11 +314,11 @@ func TestExamplesLoadAndRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			back, err := parse("resolved-"+name, out, noEnv)
+			back, err := parse("resolved-"+name, out, s.src, noEnv)
 			if err != nil {
 				t.Fatalf("resolved example does not parse:\n%v\n%s", err, out)
 			}
-			if diff := cmp.Diff(s, back, cmp.AllowUnexported(Scenario{})); diff != "" {
+			if diff := cmp.Diff(s, back, sameScenario); diff != "" {
 				t.Errorf("round trip (-want +got):\n%s", diff)
 			}
 		})
@@ -317,7 +335,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("a: &a [*a]\n"))
 	f.Add([]byte("name: ${X:-y}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s, err := parse("fuzz.yaml", data, noEnv)
+		s, err := parseIn("fuzz.yaml", data, noEnv)
 		if err != nil {
 			var list ErrorList
 			if !errors.As(err, &list) || len(list) == 0 {
@@ -329,11 +347,11 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			t.Fatalf("valid scenario does not resolve: %v", err)
 		}
-		back, err := parse("resolved.yaml", out, noEnv)
+		back, err := parseIn("resolved.yaml", out, noEnv)
 		if err != nil {
 			t.Fatalf("resolved scenario does not parse:\n%v\n%s", err, out)
 		}
-		if diff := cmp.Diff(s, back, cmp.AllowUnexported(Scenario{})); diff != "" {
+		if diff := cmp.Diff(s, back, sameScenario); diff != "" {
 			t.Fatalf("round trip (-want +got):\n%s", diff)
 		}
 	})

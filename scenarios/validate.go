@@ -1,20 +1,32 @@
 package scenarios
 
 import (
+	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/llmbench-org/llmbench/engine/sim"
 )
 
 // Defaults that are not obvious from a zero value. Each is also stated on the
 // field it fills.
 const (
-	DefaultSeed           = 1
-	DefaultSimDialect     = "sglang"
-	DefaultArrival        = ArrivalPoisson
-	DefaultPromptTokens   = 256
-	DefaultOutputTokens   = 128
-	DefaultScrapeInterval = time.Second
+	DefaultSeed             = 1
+	DefaultSimDialect       = "sglang"
+	DefaultArrival          = ArrivalPoisson
+	DefaultCV               = 1.0
+	DefaultPromptTokens     = 256
+	DefaultOutputTokens     = 128
+	DefaultLateAfter        = 10 * time.Millisecond
+	DefaultScrapeInterval   = time.Second
+	DefaultAutoPoints       = 5
+	DefaultProbeConcurrency = 256
+	DefaultTimeScale        = 1.0
+	DefaultBlockSize        = 512
+	DefaultAbortMinRequests = 20
 )
 
 var (
@@ -41,15 +53,112 @@ func (s *Scenario) fill(d *decoder) {
 }
 
 func (w *Workload) fill(d *decoder, path string) {
-	if w.Rate > 0 && w.Arrival == "" {
-		w.Arrival = DefaultArrival
+	at := func(f string) string { return joinPath(path, f) }
+	sweepOpen := w.Sweep != nil && (len(w.Sweep.Rates) > 0 || w.Sweep.Auto != nil)
+	w.LoadSpec.fill(sweepOpen)
+	if w.Warmup != nil {
+		w.Warmup.LoadSpec.fill(false)
 	}
-	if !d.has(joinPath(path, "prompt_tokens")) {
-		w.Prompt = Length{Dist: DistFixed, Value: DefaultPromptTokens}
+	if w.Cooldown != nil {
+		w.Cooldown.LoadSpec.fill(false)
 	}
-	if !d.has(joinPath(path, "output_tokens")) {
-		w.Output = Length{Dist: DistFixed, Value: DefaultOutputTokens}
+	for i := range w.Phases {
+		ph := &w.Phases[i]
+		ph.LoadSpec.fill(false)
+		if ph.Measured == nil {
+			ph.Measured = ptr(true)
+		}
+		if ph.Drain == nil {
+			ph.Drain = ptr(true)
+		}
 	}
+	if a := w.Sweep; a != nil && a.Auto != nil {
+		if !d.has(at("sweep.auto.points")) {
+			a.Auto.Points = DefaultAutoPoints
+		}
+		if !d.has(at("sweep.auto.probe_concurrency")) {
+			a.Auto.ProbeConcurrency = DefaultProbeConcurrency
+		}
+	}
+	if t := w.Trace; t != nil {
+		if !d.has(at("trace.time_scale")) {
+			t.TimeScale = DefaultTimeScale
+		}
+		if t.Format == TraceMooncake && !d.has(at("trace.block_size")) {
+			t.BlockSize = DefaultBlockSize
+		}
+	}
+	if w.Abort.ErrorRate > 0 && !d.has(at("abort.min_requests")) {
+		w.Abort.MinRequests = DefaultAbortMinRequests
+	}
+	if !d.has(at("late_after")) {
+		w.LateAfter = DefaultLateAfter
+	}
+	if w.IgnoreEOS == nil {
+		w.IgnoreEOS = ptr(true)
+	}
+	if w.Trace == nil && w.Dataset.Type == "" {
+		w.Dataset.Type = DatasetSynthetic
+	}
+	// Lengths are filled only where the dataset uses them: sharegpt and jsonl
+	// take the file's output length unless output_tokens is set.
+	switch w.Dataset.Type {
+	case DatasetSynthetic, DatasetSharedPrefix, DatasetMultiTurn:
+		if !d.has(at("prompt_tokens")) {
+			w.Prompt = Length{Dist: DistFixed, Value: DefaultPromptTokens}
+		}
+		if !d.has(at("output_tokens")) {
+			w.Output = Length{Dist: DistFixed, Value: DefaultOutputTokens}
+		}
+	}
+	w.Prompt.fill()
+	w.Output.fill()
+}
+
+// fill sets the open-loop defaults of a load that is an open loop (or that
+// sweep points make one).
+func (l *LoadSpec) fill(open bool) {
+	if l.open() || open {
+		if l.Arrival == "" {
+			l.Arrival = DefaultArrival
+		}
+		if l.Arrival == ArrivalGamma && l.CV == 0 {
+			l.CV = DefaultCV
+		}
+	}
+	if l.MaxConcurrency > 0 && l.WhenCapped == "" {
+		l.WhenCapped = CappedDrop
+	}
+}
+
+func (l *Length) fill() {
+	if (l.Dist == DistNormal || l.Dist == DistLognormal) && l.Min == 0 {
+		l.Min = 1
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// open reports whether the load is an open loop (a rate, or rate stages).
+func (l *LoadSpec) open() bool {
+	return l.Rate > 0 || (len(l.Stages) > 0 && stagesAreRates(l.Stages))
+}
+
+// closed reports whether the load is a closed loop.
+func (l *LoadSpec) closed() bool {
+	return l.Concurrency > 0 || (len(l.Stages) > 0 && !stagesAreRates(l.Stages))
+}
+
+func stagesAreRates(st []Stage) bool {
+	for _, s := range st {
+		if s.Rate > 0 {
+			return true
+		}
+		if s.Concurrency > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // validate records every semantic error; the types were checked while decoding.
@@ -67,9 +176,19 @@ func (s *Scenario) validate(d *decoder) {
 	if !d.has("workload") {
 		d.failf("workload", "missing required field")
 	} else {
-		s.Workload.validate(d, "workload")
+		s.Workload.validate(d, "workload", s.src)
 	}
 	s.Scrape.validate(d, "scrape")
+	if g := s.Gates; g != nil {
+		if len(g.Thresholds) == 0 {
+			d.failf("gates.thresholds", "missing: list at least one threshold, or remove gates")
+		}
+		for i, th := range g.Thresholds {
+			if strings.TrimSpace(th) == "" {
+				d.failf(fmt.Sprintf("gates.thresholds[%d]", i), "empty threshold")
+			}
+		}
+	}
 }
 
 func (e *Engine) validate(d *decoder, path string) {
@@ -90,6 +209,9 @@ func (e *Engine) validate(d *decoder, path string) {
 				d.failf(at(f), "only for kind external: the built-in engine listens where llmbench starts it")
 			}
 		}
+		if d.has(at("sim")) && !d.bad[at("preset")] {
+			validateSimParams(d, at("sim"), e.Sim)
+		}
 	case KindExternal:
 		if e.Dialect != "" && !dialectPattern.MatchString(e.Dialect) {
 			d.failf(at("dialect"), "want a dialect name such as sglang or vllm, got %q", e.Dialect)
@@ -105,10 +227,36 @@ func (e *Engine) validate(d *decoder, path string) {
 		if e.APIKeyEnv != "" && !envNamePattern.MatchString(e.APIKeyEnv) {
 			d.failf(at("api_key_env"), "want an environment variable name, got %q", e.APIKeyEnv)
 		}
+		for _, f := range []string{"preset", "sim", "faults"} {
+			if d.has(at(f)) {
+				d.failf(at(f), "only for kind sim: llmbench does not model an external engine")
+			}
+		}
 	case "":
 		d.failf(at("kind"), "missing required field: sim or external")
 	default:
 		d.failf(at("kind"), "unknown engine kind %q: sim or external", e.Kind)
+	}
+}
+
+// validateSimParams reports the engine's own validation errors, each at the
+// parameter it names when it starts with one.
+func validateSimParams(d *decoder, path string, p sim.Params) {
+	err := p.Validate()
+	if err == nil {
+		return
+	}
+	errs := []error{err}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = joined.Unwrap()
+	}
+	for _, e := range errs {
+		name, _, _ := strings.Cut(e.Error(), " ")
+		at := joinPath(path, name)
+		if !d.has(at) {
+			at = path
+		}
+		d.errorf(d.at(at), at, "%v", e)
 	}
 }
 
@@ -119,36 +267,475 @@ func checkURL(d *decoder, path, raw string) {
 	}
 }
 
-func (w *Workload) validate(d *decoder, path string) {
+// notAllowed reports each listed field present under path with why.
+func notAllowed(d *decoder, path string, fields []string, why string) {
+	for _, f := range fields {
+		if d.has(joinPath(path, f)) {
+			d.failf(joinPath(path, f), "%s", why)
+		}
+	}
+}
+
+var (
+	loadKinds      = []string{"concurrency", "rate", "stages"}
+	loadModifiers  = []string{"think_time", "arrival", "cv", "max_concurrency", "when_capped"}
+	openModifiers  = []string{"arrival", "cv", "max_concurrency", "when_capped"}
+	limitFields    = []string{"duration", "requests"}
+	lengthKeys     = []string{"prompt_tokens", "output_tokens"}
+	datasetByTrace = append([]string{"dataset"}, lengthKeys...)
+)
+
+func (w *Workload) validate(d *decoder, path string, src source) {
 	at := func(f string) string { return joinPath(path, f) }
-	closed, open := d.has(at("concurrency")), d.has(at("rate"))
+	hasLoad := d.has(at("concurrency")) || d.has(at("rate")) || d.has(at("stages"))
 	switch {
-	case closed && open:
-		d.failf(at("rate"), "set concurrency (closed loop) or rate (open loop), not both")
-	case !closed && !open:
-		d.failf(path, "missing required field: concurrency (closed loop) or rate (open loop)")
-	case closed && w.Concurrency < 1:
-		d.failf(at("concurrency"), "want at least 1, got %d", w.Concurrency)
-	case open && w.Rate <= 0:
-		d.failf(at("rate"), "want requests per second > 0, got %g", w.Rate)
+	case w.Trace != nil:
+		notAllowed(d, path, append(loadKinds, "sweep", "phases", "warmup", "cooldown"), "not with trace: the trace's timestamps are the load")
+		notAllowed(d, path, []string{"think_time", "arrival", "cv"}, "not with trace: the trace's timestamps are the arrivals")
+		notAllowed(d, path, datasetByTrace, "not with trace: the trace gives each request's lengths")
+		w.Trace.validate(d, at("trace"), src)
+		w.LoadSpec.validateModifiers(d, path, true)
+		w.Limits.validate(d, path, false)
+	case w.Sweep != nil:
+		notAllowed(d, path, loadKinds, "not with sweep: the sweep points are the load")
+		notAllowed(d, path, []string{"phases", "cooldown"}, "not with sweep: each point drains before the next, so a cooldown would only cover the last")
+		w.Sweep.validate(d, at("sweep"), path, &w.LoadSpec)
+		w.Limits.validate(d, path, true)
+	case w.Phases != nil:
+		notAllowed(d, path, limitFields, "not with phases: give each phase its own duration or requests")
+		notAllowed(d, path, []string{"warmup", "cooldown"}, "not with phases: list them as phases with measured: false")
+		if hasLoad {
+			w.LoadSpec.validate(d, path)
+		} else {
+			w.LoadSpec.validateModifiers(d, path, w.LoadSpec.open())
+		}
+		w.validatePhases(d, at("phases"), hasLoad)
+	default:
+		if !hasLoad {
+			d.failf(path, "missing required field: concurrency (closed loop), rate (open loop), stages, sweep, trace or phases")
+			break
+		}
+		w.LoadSpec.validate(d, path)
+		w.Limits.validate(d, path, len(w.Stages) == 0)
+	}
+	for _, side := range []struct {
+		name string
+		ph   *Phase
+	}{{"warmup", w.Warmup}, {"cooldown", w.Cooldown}} {
+		if side.ph == nil {
+			continue
+		}
+		p := at(side.name)
+		notAllowed(d, p, []string{"name", "measured", "drain"}, "not in "+side.name+": it is named so and never measured")
+		if d.has(joinPath(p, "concurrency")) || d.has(joinPath(p, "rate")) || d.has(joinPath(p, "stages")) {
+			side.ph.LoadSpec.validate(d, p)
+		} else {
+			notAllowed(d, p, loadModifiers, "set concurrency, rate or stages to give "+side.name+" its own load; without them it inherits the workload's whole load")
+		}
+		side.ph.Limits.validate(d, p, len(side.ph.Stages) == 0)
+	}
+	if w.Abort.Errors < 0 {
+		d.failf(at("abort.errors"), "want at least 0, got %d", w.Abort.Errors)
+	}
+	if w.Abort.ErrorRate < 0 || w.Abort.ErrorRate > 1 {
+		d.failf(at("abort.error_rate"), "want a fraction in (0, 1], got %g", w.Abort.ErrorRate)
+	}
+	if w.Abort.MinRequests < 0 || (d.has(at("abort.min_requests")) && w.Abort.ErrorRate == 0) {
+		d.failf(at("abort.min_requests"), "only with error_rate, and at least 0")
+	}
+	if w.LateAfter < 0 {
+		d.failf(at("late_after"), "want a duration ≥ 0, got %s", w.LateAfter)
+	}
+	if w.Trace == nil {
+		w.Dataset.validate(d, at("dataset"), src)
+		switch w.Dataset.Type {
+		case DatasetShareGPT, DatasetJSONL:
+			notAllowed(d, path, []string{"prompt_tokens"}, "not with dataset "+w.Dataset.Type+": the file gives the prompts")
+		}
+		w.Prompt.validate(d, at("prompt_tokens"), src)
+		w.Output.validate(d, at("output_tokens"), src)
+	}
+}
+
+func (w *Workload) validatePhases(d *decoder, path string, inherited bool) {
+	if len(w.Phases) == 0 {
+		d.failf(path, "empty: list at least one phase")
+		return
+	}
+	names := map[string]int{}
+	measured := false
+	for i := range w.Phases {
+		ph := &w.Phases[i]
+		p := fmt.Sprintf("%s[%d]", path, i)
+		switch {
+		case !d.has(joinPath(p, "name")):
+			d.failf(joinPath(p, "name"), "missing required field")
+		case !namePattern.MatchString(ph.Name):
+			d.failf(joinPath(p, "name"), "want letters, digits, '.', '_' or '-', got %q", ph.Name)
+		default:
+			if first, dup := names[ph.Name]; dup {
+				d.failf(joinPath(p, "name"), "duplicate phase name (also phases[%d])", first)
+			}
+			names[ph.Name] = i
+		}
+		measured = measured || *ph.Measured
+		own := d.has(joinPath(p, "concurrency")) || d.has(joinPath(p, "rate")) || d.has(joinPath(p, "stages"))
+		switch {
+		case own:
+			ph.LoadSpec.validate(d, p)
+		case !inherited:
+			d.failf(p, "no load: set concurrency, rate or stages here or on the workload")
+		default:
+			notAllowed(d, p, loadModifiers, "set concurrency, rate or stages to give the phase its own load; without them it inherits the workload's whole load")
+		}
+		ph.Limits.validate(d, p, len(ph.Stages) == 0 && !(inherited && !own && len(w.Stages) > 0))
+	}
+	if !measured {
+		d.failf(path, "no measured phase: set measured: true on at least one")
+	}
+}
+
+// validate checks a load that names its kind (concurrency, rate or stages).
+func (l *LoadSpec) validate(d *decoder, path string) {
+	at := func(f string) string { return joinPath(path, f) }
+	var kinds []string
+	for _, k := range loadKinds {
+		if d.has(at(k)) {
+			kinds = append(kinds, k)
+		}
+	}
+	if len(kinds) > 1 {
+		d.failf(at(kinds[1]), "set one of concurrency (closed loop), rate (open loop) or stages, not %s", strings.Join(kinds, " and "))
+		return
 	}
 	switch {
-	case d.has(at("arrival")) && !open:
-		d.failf(at("arrival"), "only with rate: a closed loop sends when a user is free")
-	case open && w.Arrival != ArrivalConstant && w.Arrival != ArrivalPoisson:
-		d.failf(at("arrival"), "unknown arrival %q: constant or poisson", w.Arrival)
+	case d.has(at("concurrency")) && l.Concurrency < 1:
+		d.failf(at("concurrency"), "want at least 1, got %d", l.Concurrency)
+	case d.has(at("rate")) && l.Rate <= 0:
+		d.failf(at("rate"), "want requests per second > 0, got %g", l.Rate)
+	case d.has(at("stages")):
+		validateStages(d, at("stages"), l.Stages)
 	}
-	if !d.has(at("duration")) && !d.has(at("requests")) {
+	l.validateModifiers(d, path, l.open())
+}
+
+// validateModifiers checks the fields that shape a load of the given kind.
+func (l *LoadSpec) validateModifiers(d *decoder, path string, open bool) {
+	at := func(f string) string { return joinPath(path, f) }
+	if open {
+		notAllowed(d, path, []string{"think_time"}, "only for a closed loop (concurrency): an open loop sends on its schedule")
+	} else {
+		notAllowed(d, path, openModifiers, "only for an open loop (rate, rate stages, sweep rates, trace)")
+	}
+	l.ThinkTime.validate(d, at("think_time"))
+	if d.has(at("arrival")) {
+		switch l.Arrival {
+		case ArrivalConstant, ArrivalPoisson, ArrivalGamma:
+		default:
+			d.failf(at("arrival"), "unknown arrival %q: constant, poisson or gamma", l.Arrival)
+		}
+	}
+	if d.has(at("cv")) {
+		switch {
+		case l.Arrival != ArrivalGamma:
+			d.failf(at("cv"), "only with arrival: gamma")
+		case l.CV <= 0:
+			d.failf(at("cv"), "want a coefficient of variation > 0, got %g", l.CV)
+		}
+	}
+	if d.has(at("max_concurrency")) && l.MaxConcurrency < 1 {
+		d.failf(at("max_concurrency"), "want at least 1, got %d", l.MaxConcurrency)
+	}
+	if d.has(at("when_capped")) {
+		switch {
+		case !d.has(at("max_concurrency")):
+			d.failf(at("when_capped"), "only with max_concurrency")
+		case l.WhenCapped != CappedDrop && l.WhenCapped != CappedWait:
+			d.failf(at("when_capped"), "unknown policy %q: drop or wait", l.WhenCapped)
+		}
+	}
+}
+
+func validateStages(d *decoder, path string, stages []Stage) {
+	if len(stages) == 0 {
+		d.failf(path, "empty: list at least one {duration, rate} or {duration, concurrency}")
+		return
+	}
+	rates := stagesAreRates(stages)
+	var total time.Duration
+	for i, st := range stages {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		hasRate, hasConc := d.has(joinPath(p, "rate")), d.has(joinPath(p, "concurrency"))
+		switch {
+		case !d.has(joinPath(p, "duration")):
+			d.failf(joinPath(p, "duration"), "missing required field")
+		case st.Duration < 0:
+			d.failf(joinPath(p, "duration"), "want a duration ≥ 0, got %s", st.Duration)
+		}
+		total += st.Duration
+		switch {
+		case hasRate == hasConc:
+			d.failf(p, "set rate or concurrency (the target this stage ramps to)")
+		case hasRate && !rates:
+			d.failf(joinPath(p, "rate"), "stages ramp either rates or concurrencies, not both")
+		case hasConc && rates:
+			d.failf(joinPath(p, "concurrency"), "stages ramp either rates or concurrencies, not both")
+		case hasRate && st.Rate < 0:
+			d.failf(joinPath(p, "rate"), "want a rate ≥ 0, got %g", st.Rate)
+		case hasConc && st.Concurrency < 0:
+			d.failf(joinPath(p, "concurrency"), "want a concurrency ≥ 0, got %d", st.Concurrency)
+		}
+	}
+	if total <= 0 {
+		d.failf(path, "the stages last no time: give at least one a positive duration")
+	}
+}
+
+func (lim *Limits) validate(d *decoder, path string, required bool) {
+	at := func(f string) string { return joinPath(path, f) }
+	if required && !d.has(at("duration")) && !d.has(at("requests")) {
 		d.failf(path, "missing required field: duration, requests, or both")
 	}
-	if d.has(at("duration")) && w.Duration <= 0 {
-		d.failf(at("duration"), "want a positive duration, got %s", w.Duration)
+	if d.has(at("duration")) && lim.Duration <= 0 {
+		d.failf(at("duration"), "want a positive duration, got %s", lim.Duration)
 	}
-	if d.has(at("requests")) && w.Requests < 1 {
-		d.failf(at("requests"), "want at least 1, got %d", w.Requests)
+	if d.has(at("requests")) && lim.Requests < 1 {
+		d.failf(at("requests"), "want at least 1, got %d", lim.Requests)
 	}
-	w.Prompt.validate(d, at("prompt_tokens"))
-	w.Output.validate(d, at("output_tokens"))
+}
+
+func (sw *Sweep) validate(d *decoder, path, workload string, load *LoadSpec) {
+	at := func(f string) string { return joinPath(path, f) }
+	var set []string
+	for _, f := range []string{"rates", "concurrencies", "auto"} {
+		if d.has(at(f)) {
+			set = append(set, f)
+		}
+	}
+	switch len(set) {
+	case 0:
+		d.failf(path, "missing: rates, concurrencies or auto")
+		return
+	case 1:
+	default:
+		d.failf(at(set[1]), "set one of rates, concurrencies or auto, not %s", strings.Join(set, " and "))
+		return
+	}
+	switch set[0] {
+	case "rates":
+		if len(sw.Rates) == 0 {
+			d.failf(at("rates"), "empty: list at least one rate")
+		}
+		for i, r := range sw.Rates {
+			switch {
+			case r <= 0:
+				d.failf(fmt.Sprintf("%s[%d]", at("rates"), i), "want requests per second > 0, got %g", r)
+			case slices.Index(sw.Rates, r) < i:
+				d.failf(fmt.Sprintf("%s[%d]", at("rates"), i), "duplicate rate %g", r)
+			}
+		}
+		load.validateModifiers(d, workload, true)
+	case "concurrencies":
+		if len(sw.Concurrencies) == 0 {
+			d.failf(at("concurrencies"), "empty: list at least one concurrency")
+		}
+		for i, c := range sw.Concurrencies {
+			switch {
+			case c < 1:
+				d.failf(fmt.Sprintf("%s[%d]", at("concurrencies"), i), "want at least 1, got %d", c)
+			case slices.Index(sw.Concurrencies, c) < i:
+				d.failf(fmt.Sprintf("%s[%d]", at("concurrencies"), i), "duplicate concurrency %d", c)
+			}
+		}
+		load.validateModifiers(d, workload, false)
+	case "auto":
+		if d.has(at("auto.points")) && sw.Auto.Points < 1 {
+			d.failf(at("auto.points"), "want at least 1, got %d", sw.Auto.Points)
+		}
+		if d.has(at("auto.probe_concurrency")) && sw.Auto.ProbeConcurrency < 2 {
+			d.failf(at("auto.probe_concurrency"), "want at least 2, got %d", sw.Auto.ProbeConcurrency)
+		}
+		notAllowed(d, workload, []string{"think_time"}, "not with an automatic sweep: its baseline is one user sending back to back")
+		load.validateModifiers(d, workload, true)
+	}
+}
+
+func (t *Trace) validate(d *decoder, path string, src source) {
+	at := func(f string) string { return joinPath(path, f) }
+	switch t.Format {
+	case TraceMooncake, TraceAzure, TraceBurstGPT:
+	case "":
+		d.failf(at("format"), "missing required field: mooncake, azure or burstgpt")
+	default:
+		d.failf(at("format"), "unknown trace format %q: mooncake, azure or burstgpt", t.Format)
+	}
+	checkFile(d, at("path"), t.Path, src)
+	if t.TimeScale <= 0 {
+		d.failf(at("time_scale"), "want a factor > 0, got %g", t.TimeScale)
+	}
+	if d.has(at("block_size")) && (t.Format != TraceMooncake || t.BlockSize < 1) {
+		d.failf(at("block_size"), "only for format mooncake, and at least 1")
+	}
+}
+
+func (ds *Dataset) validate(d *decoder, path string, src source) {
+	at := func(f string) string { return joinPath(path, f) }
+	params := map[string][]string{
+		DatasetSynthetic:    {},
+		DatasetShareGPT:     {"path"},
+		DatasetJSONL:        {"path"},
+		DatasetSharedPrefix: {"groups", "prompts_per_group", "prefix_tokens"},
+		DatasetMultiTurn:    {"turns", "prefix_tokens"},
+	}
+	allowed, ok := params[ds.Type]
+	if !ok {
+		d.failf(at("type"), "unknown dataset type %q: synthetic, sharegpt, jsonl, shared_prefix or multi_turn", ds.Type)
+		return
+	}
+	for _, f := range []string{"path", "groups", "prompts_per_group", "prefix_tokens", "turns"} {
+		if d.has(at(f)) && !slices.Contains(allowed, f) {
+			d.failf(at(f), "not a parameter of dataset %s (it takes %v)", ds.Type, allowed)
+		}
+	}
+	positive := func(f string, v int) {
+		switch {
+		case !d.has(at(f)):
+			d.failf(at(f), "missing required field for dataset %s", ds.Type)
+		case v < 1:
+			d.failf(at(f), "want at least 1, got %d", v)
+		}
+	}
+	switch ds.Type {
+	case DatasetShareGPT, DatasetJSONL:
+		checkFile(d, at("path"), ds.Path, src)
+	case DatasetSharedPrefix:
+		positive("groups", ds.Groups)
+		positive("prompts_per_group", ds.PromptsPerGroup)
+		positive("prefix_tokens", ds.PrefixTokens)
+	case DatasetMultiTurn:
+		positive("turns", ds.Turns)
+		if ds.PrefixTokens < 0 {
+			d.failf(at("prefix_tokens"), "want at least 0, got %d", ds.PrefixTokens)
+		}
+	}
+}
+
+// checkFile reports a missing path field or a file that cannot be opened.
+func checkFile(d *decoder, path, name string, src source) {
+	if !d.has(path) || name == "" {
+		d.failf(path, "missing required field: a file, relative to the scenario file")
+		return
+	}
+	if err := src.check(name); err != nil {
+		d.failf(path, "%v", err)
+	}
+}
+
+// validate checks the distribution's parameters; which one it is was decided
+// by Dist, so parameters of another distribution are errors, not silently ignored.
+func (l *Length) validate(d *decoder, path string, src source) {
+	if !d.has(path) {
+		return
+	}
+	at := func(f string) string { return joinPath(path, f) }
+	allowed := map[string][]string{
+		DistFixed:     {"value"},
+		DistUniform:   {"min", "max"},
+		DistNormal:    {"mean", "stddev", "min", "max"},
+		DistLognormal: {"mean", "stddev", "min", "max"},
+		DistEmpirical: {"file"},
+	}
+	params, ok := allowed[l.Dist]
+	if !ok {
+		if l.Dist == "" {
+			d.failf(at("dist"), "missing: one of fixed, uniform, normal, lognormal, empirical")
+		} else {
+			d.failf(at("dist"), "unknown distribution %q: one of fixed, uniform, normal, lognormal, empirical", l.Dist)
+		}
+		return
+	}
+	for _, p := range []string{"value", "min", "max", "mean", "stddev", "file"} {
+		if d.has(at(p)) && !slices.Contains(params, p) {
+			d.failf(at(p), "not a parameter of dist %s (it takes %v)", l.Dist, params)
+		}
+	}
+	switch l.Dist {
+	case DistFixed:
+		where := path // the scalar form has no "value" key
+		if d.has(at("value")) {
+			where = at("value")
+		}
+		if l.Value < 1 {
+			d.failf(where, "want a length of at least 1, got %d", l.Value)
+		}
+	case DistUniform:
+		switch {
+		case !d.has(at("min")) || !d.has(at("max")):
+			d.failf(path, "uniform needs both min and max")
+		case l.Min < 1:
+			d.failf(at("min"), "want at least 1, got %d", l.Min)
+		case l.Max < l.Min:
+			d.failf(at("max"), "want at least min (%d), got %d", l.Min, l.Max)
+		}
+	case DistNormal, DistLognormal:
+		switch {
+		case !d.has(at("mean")) || !d.has(at("stddev")):
+			d.failf(path, "%s needs mean and stddev (of the token length)", l.Dist)
+		case l.Mean <= 0:
+			d.failf(at("mean"), "want a mean > 0, got %g", l.Mean)
+		case l.StdDev < 0:
+			d.failf(at("stddev"), "want a standard deviation ≥ 0, got %g", l.StdDev)
+		}
+		if l.Min < 1 {
+			d.failf(at("min"), "want at least 1, got %d", l.Min)
+		}
+		if d.has(at("max")) && l.Max < l.Min {
+			d.failf(at("max"), "want at least min (%d), got %d", l.Min, l.Max)
+		}
+	case DistEmpirical:
+		checkFile(d, at("file"), l.File, src)
+	}
+}
+
+func (t *Think) validate(d *decoder, path string) {
+	if !d.has(path) {
+		return
+	}
+	at := func(f string) string { return joinPath(path, f) }
+	allowed := map[string][]string{
+		DistFixed:        {"value"},
+		DistUniform:      {"min", "max"},
+		ThinkExponential: {"mean"},
+	}
+	params, ok := allowed[t.Dist]
+	if !ok {
+		d.failf(at("dist"), "unknown think-time distribution %q: fixed, uniform or exponential", t.Dist)
+		return
+	}
+	for _, p := range []string{"value", "min", "max", "mean"} {
+		if d.has(at(p)) && !slices.Contains(params, p) {
+			d.failf(at(p), "not a parameter of dist %s (it takes %v)", t.Dist, params)
+		}
+	}
+	switch t.Dist {
+	case DistFixed:
+		if t.Value < 0 {
+			d.failf(path, "want a duration ≥ 0, got %s", t.Value)
+		}
+	case DistUniform:
+		switch {
+		case !d.has(at("min")) || !d.has(at("max")):
+			d.failf(path, "uniform needs both min and max")
+		case t.Min < 0:
+			d.failf(at("min"), "want a duration ≥ 0, got %s", t.Min)
+		case t.Max < t.Min:
+			d.failf(at("max"), "want at least min (%s), got %s", t.Min, t.Max)
+		}
+	case ThinkExponential:
+		if t.Mean <= 0 {
+			d.failf(at("mean"), "want a mean > 0, got %s", t.Mean)
+		}
+	}
 }
 
 func (c *Scrape) validate(d *decoder, path string) {

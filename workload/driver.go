@@ -33,13 +33,21 @@ const (
 	StopCompleted StopReason = "completed" // every phase ran to its end
 	StopStopped   StopReason = "stopped"   // the stop channel closed: arrivals stopped, in-flight requests finished
 	StopCanceled  StopReason = "canceled"  // the context was canceled: in-flight requests were aborted
+	StopAborted   StopReason = "aborted"   // an abort condition held: arrivals stopped, in-flight requests were aborted
 )
 
+// ErrAborted is wrapped by Run's error when an abort condition ended the run.
+var ErrAborted = errors.New("run aborted")
+
 // PhaseResult is what the Driver did in one phase. Every open-loop arrival
-// is accounted for: it was sent (possibly late) or dropped.
+// is accounted for: it was sent (on time or late) or dropped.
 type PhaseResult struct {
 	Name     string `json:"name"`
 	Measured bool   `json:"measured"`
+	Sweep    string `json:"sweep,omitempty"` // its role in a sweep
+
+	Rate        float64 `json:"rate,omitempty"`        // open loop at a constant rate: the offered requests/s
+	Concurrency int     `json:"concurrency,omitempty"` // closed loop: users (the peak of a ramp)
 
 	Start       time.Duration `json:"start_ns"`        // arrivals began (run clock)
 	ArrivalsEnd time.Duration `json:"arrivals_end_ns"` // the phase stopped sending
@@ -47,26 +55,45 @@ type PhaseResult struct {
 
 	Sent    int `json:"sent"`    // requests handed to the Sender
 	Late    int `json:"late"`    // open loop: sent more than the plan's late threshold after their intended time
-	Dropped int `json:"dropped"` // open loop: arrivals that were never sent
+	Dropped int `json:"dropped"` // open loop: arrivals that were never sent (at the cap, or cut by the phase's end while waiting)
+
+	OK       int `json:"ok"`       // finished successfully (every request, with a plain Sender)
+	Failed   int `json:"failed"`   // finished with an error
+	Canceled int `json:"canceled"` // aborted by the run
+}
+
+// Throughput is the phase's successful requests per second, from its start
+// to its last request's end.
+func (pr PhaseResult) Throughput() float64 {
+	if span := (pr.End - pr.Start).Seconds(); span > 0 {
+		return float64(pr.OK) / span
+	}
+	return 0
 }
 
 // Result is what the Driver did in a run, phase by phase (only phases that started).
 type Result struct {
 	Phases []PhaseResult `json:"phases"`
 	Stop   StopReason    `json:"stop"`
+	Reason string        `json:"reason,omitempty"` // what triggered an abort
 }
 
 // Driver sends a Plan through a Sender, phase after phase.
 //
-// Closed-loop phases run Concurrency users, each sending its next request as
-// soon as the previous one returned (Request.Intended stays 0). Open-loop
-// phases start one goroutine per arrival at its intended time, whatever is
-// in flight, and keep that time in Request.Intended.
+// Closed-loop phases run users, each sending its next request as soon as its
+// previous one returned and its think time passed (Request.Intended stays
+// 0). Open-loop phases start one goroutine per arrival at its intended time,
+// whatever is in flight, and keep that time in Request.Intended; at a
+// concurrency cap an arrival is dropped or waits, and is counted either way.
+// A conversation's turns (multi-turn datasets) go one after the other.
 //
-// A phase starts once the previous phase's requests have all finished, so
-// server-side counter deltas between its start and end events belong to it alone.
+// A phase that drains (the default) starts once every request of the
+// previous phase has finished, so server-side counter deltas between its
+// start and end events belong to it alone.
 type Driver struct {
-	Plan   *Plan
+	Plan *Plan
+	// Sender sends each request; if it also implements OutcomeSender, the
+	// Driver learns outcomes (abort conditions, automatic sweeps, counts).
 	Sender Sender
 	Start  time.Time // the run clock's origin; Intended offsets are on this clock
 	// OnPhase, if set, is called at each phase start and end, synchronously
@@ -74,23 +101,35 @@ type Driver struct {
 	OnPhase func(ctx context.Context, ev PhaseEvent)
 }
 
-// Run drives the plan until its phases are done, stop is closed, or ctx is
-// canceled. Closing stop ends new arrivals and lets in-flight requests finish
-// (a first Ctrl-C); canceling ctx also cancels the context every in-flight
-// Send got (a second Ctrl-C). Run returns once every Send has returned. Its
-// error is non-nil only when ctx was canceled or the Driver is misconfigured;
-// the Result is valid either way.
+// Run drives the plan until its phases are done, stop is closed, an abort
+// condition holds, or ctx is canceled. Closing stop ends new arrivals and
+// lets in-flight requests finish (a first Ctrl-C); canceling ctx also cancels
+// the context every in-flight Send got (a second Ctrl-C). Run returns once
+// every Send has returned. The Result is valid in every case; the error wraps
+// context.Canceled or ErrAborted when the run did not complete its plan for
+// those reasons, and is nil after a completed or stopped run.
 func (d *Driver) Run(ctx context.Context, stop <-chan struct{}) (Result, error) {
 	if d.Plan == nil || d.Sender == nil || d.Start.IsZero() {
 		return Result{}, errors.New("workload: Driver needs a Plan, a Sender and a Start time")
 	}
-	r := &run{d: d, ctx: ctx, halt: make(chan struct{}), done: make(chan struct{})}
+	reqCtx, cancelRequests := context.WithCancel(ctx)
+	defer cancelRequests()
+	r := &run{d: d, ctx: ctx, reqCtx: reqCtx, cancelRequests: cancelRequests,
+		halt: make(chan struct{}), done: make(chan struct{})}
+	if os, ok := d.Sender.(OutcomeSender); ok {
+		r.sendOutcome = os.SendOutcome
+	} else {
+		r.sendOutcome = func(ctx context.Context, req Request) Outcome {
+			d.Sender.Send(ctx, req)
+			return Outcome{OK: ctx.Err() == nil, Canceled: ctx.Err() != nil}
+		}
+	}
 	go r.watch(stop)
 	defer close(r.done)
 
 	var prev *phaseRun
 	for i, ph := range d.Plan.phases {
-		if prev != nil {
+		if prev != nil && ph.Drain {
 			select {
 			case <-prev.drained:
 			case <-ctx.Done():
@@ -99,63 +138,80 @@ func (d *Driver) Run(ctx context.Context, stop <-chan struct{}) (Result, error) 
 		if r.halted() {
 			break
 		}
-		pr := &phaseRun{r: r, index: i, phase: ph, drained: make(chan struct{})}
+		pr := &phaseRun{r: r, index: i, phase: ph, pacer: ph.Pacer, rate: ph.Rate,
+			closed: make(chan struct{}), full: make(chan struct{}), drained: make(chan struct{})}
+		if ph.Sweep == SweepAuto && !r.resolveAuto(pr) {
+			break
+		}
 		r.phases = append(r.phases, pr)
 		pr.run()
 		prev = pr
 	}
-	r.sends.Wait()
+	r.tasks.Wait()
+	return r.result()
+}
 
+func (r *run) result() (Result, error) {
 	res := Result{Stop: StopCompleted}
 	r.mu.Lock()
 	if r.reason != "" {
-		res.Stop = r.reason
+		res.Stop, res.Reason = r.reason, r.detail
 	}
+	phases := r.phases
 	r.mu.Unlock()
-	for _, pr := range r.phases {
+	for _, pr := range phases {
 		pr.mu.Lock()
 		res.Phases = append(res.Phases, pr.res)
 		pr.mu.Unlock()
 	}
-	if res.Stop == StopCanceled {
-		return res, fmt.Errorf("run %s canceled: %w", d.Plan.name, context.Cause(ctx))
+	switch res.Stop {
+	case StopCanceled:
+		return res, fmt.Errorf("run %s canceled: %w", r.d.Plan.name, context.Cause(r.ctx))
+	case StopAborted:
+		return res, fmt.Errorf("%w: %s: %s", ErrAborted, r.d.Plan.name, res.Reason)
 	}
 	return res, nil
 }
 
 // run is the state of one Driver.Run.
 type run struct {
-	d    *Driver
-	ctx  context.Context
-	halt chan struct{} // closed when new arrivals must stop
-	done chan struct{} // closed when Run returns
+	d              *Driver
+	ctx            context.Context
+	reqCtx         context.Context // what every Send gets: canceled with ctx, or by an abort
+	cancelRequests context.CancelFunc
+	sendOutcome    func(context.Context, Request) Outcome
+	halt           chan struct{} // closed when new arrivals must stop
+	done           chan struct{} // closed when Run returns
 
-	mu     sync.Mutex
-	reason StopReason
-	next   int // index of the next request
-	phases []*phaseRun
+	mu       sync.Mutex
+	reason   StopReason
+	detail   string
+	sessions int // conversations started (requests, when single-turn)
+	finished int // requests that finished, not counting canceled ones
+	failed   int
+	phases   []*phaseRun
 
-	sends   sync.WaitGroup // every Send in flight
+	tasks   sync.WaitGroup // every goroutine that may send: users, conversations
 	eventMu sync.Mutex     // serializes OnPhase
 }
 
 func (r *run) watch(stop <-chan struct{}) {
 	select {
 	case <-stop:
-		r.stopArrivals(StopStopped)
+		r.stopArrivals(StopStopped, "")
 	case <-r.ctx.Done():
-		r.stopArrivals(StopCanceled)
+		r.stopArrivals(StopCanceled, "")
 	case <-r.done:
 	}
 }
 
-// stopArrivals halts new arrivals; the first reason given is kept, except
-// that a cancellation overrides a graceful stop (it aborted requests too).
-func (r *run) stopArrivals(reason StopReason) {
+// stopArrivals halts new arrivals. The first reason is kept, except that a
+// cancellation overrides a graceful stop (it aborted requests too).
+func (r *run) stopArrivals(reason StopReason, detail string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.reason == "" || reason == StopCanceled {
-		r.reason = reason
+	if r.reason == "" || (reason == StopCanceled && r.reason == StopStopped) {
+		r.reason, r.detail = reason, detail
 	}
 	select {
 	case <-r.halt:
@@ -176,26 +232,88 @@ func (r *run) halted() bool {
 // now is the run clock.
 func (r *run) now() time.Duration { return time.Since(r.d.Start) }
 
-func (r *run) emit(ctx context.Context, ev PhaseEvent) {
+// newSession numbers the next conversation (the next request, single-turn).
+func (r *run) newSession() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.sessions
+	r.sessions++
+	return s
+}
+
+func (r *run) emit(ev PhaseEvent) {
 	if r.d.OnPhase == nil {
 		return
 	}
 	r.eventMu.Lock()
 	defer r.eventMu.Unlock()
-	r.d.OnPhase(ctx, ev)
+	r.d.OnPhase(r.ctx, ev)
+}
+
+// record applies a finished request's outcome to the abort conditions.
+func (r *run) record(o Outcome) {
+	ab := r.d.Plan.abort
+	if o.Canceled || (ab.Errors == 0 && ab.ErrorRate == 0) {
+		return
+	}
+	r.mu.Lock()
+	r.finished++
+	if !o.OK {
+		r.failed++
+	}
+	var why string
+	switch {
+	case ab.Errors > 0 && r.failed >= ab.Errors:
+		why = fmt.Sprintf("%d requests failed (abort.errors is %d)", r.failed, ab.Errors)
+	case ab.ErrorRate > 0 && r.finished >= ab.MinRequests && float64(r.failed)/float64(r.finished) > ab.ErrorRate:
+		why = fmt.Sprintf("%d of %d finished requests failed, above abort.error_rate %g", r.failed, r.finished, ab.ErrorRate)
+	}
+	r.mu.Unlock()
+	if why != "" {
+		r.stopArrivals(StopAborted, why)
+		r.cancelRequests()
+	}
+}
+
+// resolveAuto chooses an automatic sweep step's rate from the baseline's and
+// the probe's throughput; false (and the run aborted) if they had none.
+func (r *run) resolveAuto(pr *phaseRun) bool {
+	var baseline, probe float64
+	for _, done := range r.phases {
+		switch done.phase.Sweep {
+		case SweepBaseline:
+			baseline = done.res.Throughput()
+		case SweepProbe:
+			probe = done.res.Throughput()
+		}
+	}
+	if probe <= 0 {
+		r.stopArrivals(StopAborted, "automatic sweep: the throughput probe completed no request, so there is no rate to sweep to")
+		return false
+	}
+	ph := pr.phase
+	pr.rate = AutoRates(baseline, probe, ph.AutoMax)[ph.AutoStep-1]
+	pr.pacer = r.d.Plan.openPacer(ph.Name, pr.rate, nil, Arrival{Process: ph.Arrival, CV: ph.CV})
+	return true
 }
 
 // phaseRun is one phase in progress.
 type phaseRun struct {
-	r       *run
-	index   int
-	phase   Phase
+	r     *run
+	index int
+	phase Phase
+	pacer Pacer   // open loop (resolved at run time for an automatic sweep)
+	rate  float64 // its constant rate, if any
+
+	closed  chan struct{} // closed when arrivals end
+	full    chan struct{} // closed when the request limit is reached
 	drained chan struct{} // closed after the end event
 
 	mu           sync.Mutex
 	res          PhaseResult
 	inflight     int
 	arrivalsDone bool
+	isFull       bool
 	ended        bool
 }
 
@@ -204,14 +322,18 @@ func (pr *phaseRun) event(kind PhaseEventKind, at time.Duration) PhaseEvent {
 }
 
 // run emits the start event and drives arrivals until the phase's limits,
-// a stop, or a cancellation; it returns while requests may still be in flight.
+// a stop, or an abort; it returns while requests may still be in flight.
 func (pr *phaseRun) run() {
 	r := pr.r
-	r.emit(r.ctx, pr.event(PhaseStart, r.now()))
+	r.emit(pr.event(PhaseStart, r.now()))
+	ph := pr.phase
 	pr.mu.Lock()
-	pr.res = PhaseResult{Name: pr.phase.Name, Measured: pr.phase.Measured, Start: r.now()}
+	pr.res = PhaseResult{Name: ph.Name, Measured: ph.Measured, Sweep: ph.Sweep, Rate: pr.rate, Concurrency: ph.Concurrency, Start: r.now()}
+	for _, l := range ph.Levels {
+		pr.res.Concurrency = max(pr.res.Concurrency, l.Users)
+	}
 	pr.mu.Unlock()
-	if pr.phase.Open() {
+	if pr.pacer != nil {
 		pr.openLoop()
 	} else {
 		pr.closedLoop()
@@ -227,31 +349,47 @@ func (pr *phaseRun) deadline() time.Duration {
 	return pr.res.Start + pr.phase.Duration
 }
 
-// admit claims the next request index if the phase may still send, and
-// counts it in flight. Admission and closing the arrivals share pr.mu, so the
-// end event cannot fire between a request's admission and its send.
-func (pr *phaseRun) admit() (int, bool) {
+// deadlineTimer fires at the phase's deadline (never when it has none).
+func (pr *phaseRun) deadlineTimer() (<-chan time.Time, func()) {
+	dl := pr.deadline()
+	if dl == 0 {
+		return nil, func() {}
+	}
+	t := time.NewTimer(dl - pr.r.now())
+	return t.C, func() { t.Stop() }
+}
+
+// admit counts one more request in flight if the phase may still send.
+// Admission and closing the arrivals share pr.mu, so the end event cannot
+// fire between a request's admission and its send.
+func (pr *phaseRun) admit() bool {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
-	if pr.arrivalsDone || pr.r.halted() || (pr.phase.Requests > 0 && pr.res.Sent >= pr.phase.Requests) {
-		return 0, false
+	if pr.arrivalsDone || pr.isFull || pr.r.halted() {
+		return false
 	}
 	pr.res.Sent++
 	pr.inflight++
-	pr.r.sends.Add(1)
-	r := pr.r
-	r.mu.Lock()
-	i := r.next
-	r.next++
-	r.mu.Unlock()
-	return i, true
+	if pr.phase.Requests > 0 && pr.res.Sent >= pr.phase.Requests {
+		pr.isFull = true
+		close(pr.full)
+	}
+	return true
 }
 
 // send sends an admitted request and accounts for its end.
 func (pr *phaseRun) send(req Request) {
-	defer pr.r.sends.Done()
-	pr.r.d.Sender.Send(pr.r.ctx, req)
+	o := pr.r.sendOutcome(pr.r.reqCtx, req)
+	pr.r.record(o)
 	pr.mu.Lock()
+	switch {
+	case o.Canceled:
+		pr.res.Canceled++
+	case o.OK:
+		pr.res.OK++
+	default:
+		pr.res.Failed++
+	}
 	pr.inflight--
 	last := pr.arrivalsDone && pr.inflight == 0
 	pr.mu.Unlock()
@@ -275,6 +413,7 @@ func (pr *phaseRun) closeArrivals() {
 		return
 	}
 	pr.arrivalsDone = true
+	close(pr.closed)
 	pr.res.ArrivalsEnd = pr.r.now()
 	last := pr.inflight == 0
 	pr.mu.Unlock()
@@ -293,86 +432,237 @@ func (pr *phaseRun) end() {
 	at := pr.r.now()
 	pr.res.End = at
 	pr.mu.Unlock()
-	pr.r.emit(pr.r.ctx, pr.event(PhaseEnd, at))
+	pr.r.emit(pr.event(PhaseEnd, at))
 	close(pr.drained)
 }
 
-// waitUntil blocks until the run clock reaches at; false if arrivals were
-// halted first.
-func (pr *phaseRun) waitUntil(timer *time.Timer, at time.Duration) bool {
-	wait := at - pr.r.now()
-	if wait <= 0 {
-		return !pr.r.halted()
+// sleep pauses a user or conversation; false if the phase's arrivals ended first.
+func (pr *phaseRun) sleep(d time.Duration) bool {
+	if d <= 0 {
+		return true
 	}
-	timer.Reset(wait)
+	t := time.NewTimer(d)
+	defer t.Stop()
 	select {
-	case <-timer.C:
-		return !pr.r.halted()
+	case <-t.C:
+		return true
+	case <-pr.closed:
+		return false
 	case <-pr.r.halt:
-		timer.Stop()
 		return false
 	}
 }
 
-// closedLoop runs Concurrency users until the phase's limits.
+// closedLoop runs the phase's users (a fixed number, or a ramp) until the
+// phase's limits; users still in a request finish it, then find the phase closed.
 func (pr *phaseRun) closedLoop() {
-	var users sync.WaitGroup
-	allDone := make(chan struct{})
-	for range pr.phase.Concurrency {
-		users.Go(func() {
-			for {
-				i, ok := pr.admit()
-				if !ok {
-					return
-				}
-				pr.send(pr.request(i, 0))
+	levels := pr.phase.Levels
+	if len(levels) == 0 {
+		levels = []LevelChange{{At: 0, Users: pr.phase.Concurrency}}
+	}
+	pool := &userPool{pr: pr}
+	deadline, stopDeadline := pr.deadlineTimer()
+	defer stopDeadline()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	for k := 0; ; k++ {
+		var change <-chan time.Time
+		if k < len(levels) {
+			wait := pr.res.Start + levels[k].At - pr.r.now()
+			if wait <= 0 {
+				pool.setLevel(levels[k].Users)
+				continue
 			}
-		})
-	}
-	go func() { users.Wait(); close(allDone) }()
-
-	var deadline <-chan time.Time
-	if dl := pr.deadline(); dl > 0 {
-		timer := time.NewTimer(dl - pr.r.now())
-		defer timer.Stop()
-		deadline = timer.C
-	}
-	select {
-	case <-deadline: // users still in a request finish it, then find the arrivals closed
-	case <-allDone: // the request count was reached
-	case <-pr.r.halt:
+			timer.Reset(wait)
+			change = timer.C
+		}
+		select {
+		case <-change:
+			pool.setLevel(levels[k].Users)
+		case <-deadline:
+			return
+		case <-pr.full:
+			return
+		case <-pr.r.halt:
+			return
+		}
 	}
 }
 
-// openLoop sends each arrival at its intended time, in its own goroutine.
+// userPool is a closed loop's users; user u runs while u < level.
+type userPool struct {
+	pr      *phaseRun
+	mu      sync.Mutex
+	level   int
+	running []bool
+}
+
+func (p *userPool) setLevel(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.level = n
+	for len(p.running) < n {
+		p.running = append(p.running, false)
+	}
+	for u := range n {
+		if !p.running[u] {
+			p.running[u] = true
+			p.pr.r.tasks.Go(func() { p.user(u) })
+		}
+	}
+}
+
+// keep reports whether user u stays; a user leaving is marked under the same
+// lock that setLevel reads, so a level raised at that moment restarts it.
+func (p *userPool) keep(u int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if u < p.level {
+		return true
+	}
+	p.running[u] = false
+	return false
+}
+
+func (p *userPool) leave(u int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.running[u] = false
+}
+
+// user is one closed-loop user: think (except before its first request),
+// then send the next turn of its conversation, or start a new conversation.
+func (p *userPool) user(u int) {
+	pr := p.pr
+	r := pr.r
+	turns := r.d.Plan.turns
+	think := newRand(r.d.Plan.seed, streamThink, uint64(pr.index)<<32|uint64(u))
+	session, turn := 0, turns
+	for first := true; p.keep(u); first = false {
+		if !first && pr.phase.think != nil && !pr.sleep(pr.phase.think.draw(think)) {
+			break
+		}
+		if !pr.admit() {
+			break
+		}
+		if turn == turns {
+			session, turn = r.newSession(), 0
+		}
+		pr.send(pr.request(session*turns+turn, 0))
+		turn++
+	}
+	p.leave(u)
+}
+
+// openLoop sends each arrival at its intended time, each conversation in its
+// own goroutine, and accounts for every arrival at a cap.
 func (pr *phaseRun) openLoop() {
+	r := pr.r
+	ph := pr.phase
+	var slots chan struct{}
+	if ph.MaxConcurrency > 0 {
+		slots = make(chan struct{}, ph.MaxConcurrency)
+	}
+	deadline, stopDeadline := pr.deadlineTimer()
+	defer stopDeadline()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
 	for n := 0; ; n++ {
-		off, ok := pr.phase.Pacer.Offset(n)
-		if !ok || (pr.phase.Duration > 0 && off >= pr.phase.Duration) {
-			if dl := pr.deadline(); dl > 0 {
-				pr.waitUntil(timer, dl) // the phase lasts its duration even when arrivals end sooner
+		off, ok := pr.pacer.Offset(n)
+		if !ok || (ph.Duration > 0 && off >= ph.Duration) {
+			if deadline != nil {
+				select { // the phase lasts its duration even when arrivals end sooner
+				case <-deadline:
+				case <-r.halt:
+				}
 			}
 			return
 		}
-		if pr.phase.Requests > 0 && n >= pr.phase.Requests {
+		if ph.Requests > 0 && n >= ph.Requests {
 			return
 		}
 		due := pr.res.Start + off
-		if !pr.waitUntil(timer, due) {
+		if wait := due - r.now(); wait > 0 {
+			timer.Reset(wait)
+			select {
+			case <-timer.C:
+			case <-r.halt:
+				return
+			case <-pr.full:
+				return
+			}
+		}
+		session := r.newSession() // a dropped arrival keeps its number: arrival n is always request n
+		if slots != nil {
+			select {
+			case slots <- struct{}{}:
+			default:
+				if ph.WhenCapped != "wait" {
+					pr.count(func(res *PhaseResult) { res.Dropped++ })
+					continue
+				}
+				select {
+				case slots <- struct{}{}:
+				case <-deadline:
+					pr.dropRest(n)
+					return
+				case <-r.halt:
+					return
+				}
+			}
+		}
+		if !pr.admit() {
+			if slots != nil {
+				<-slots
+			}
 			return
 		}
-		i, ok := pr.admit()
-		if !ok {
+		if r.now()-due > r.d.Plan.lateAfter {
+			pr.count(func(res *PhaseResult) { res.Late++ })
+		}
+		r.tasks.Go(func() {
+			pr.conversation(session, due)
+			if slots != nil {
+				<-slots
+			}
+		})
+	}
+}
+
+// dropRest counts arrival n and every later one due before the phase's
+// deadline as dropped: the deadline passed while they waited for the cap.
+func (pr *phaseRun) dropRest(n int) {
+	dropped := 0
+	for ; ; n++ {
+		off, ok := pr.pacer.Offset(n)
+		if !ok || off >= pr.phase.Duration || (pr.phase.Requests > 0 && n >= pr.phase.Requests) {
+			break
+		}
+		if dropped > 0 {
+			pr.r.newSession()
+		}
+		dropped++
+	}
+	pr.count(func(res *PhaseResult) { res.Dropped += dropped })
+}
+
+func (pr *phaseRun) count(f func(*PhaseResult)) {
+	pr.mu.Lock()
+	f(&pr.res)
+	pr.mu.Unlock()
+}
+
+// conversation sends an admitted arrival and, for a multi-turn dataset, its
+// later turns, each as soon as the previous one returned.
+func (pr *phaseRun) conversation(session int, due time.Duration) {
+	turns := pr.r.d.Plan.turns
+	pr.send(pr.request(session*turns, due))
+	for t := 1; t < turns; t++ {
+		if !pr.admit() {
 			return
 		}
-		if pr.r.now()-due > pr.r.d.Plan.lateAfter {
-			pr.mu.Lock()
-			pr.res.Late++
-			pr.mu.Unlock()
-		}
-		go pr.send(pr.request(i, due))
+		pr.send(pr.request(session*turns+t, pr.r.now()))
 	}
 }

@@ -9,6 +9,13 @@ import "math/rand/v2"
 const (
 	streamRequest  uint64 = iota + 1 // lengths and text of request i
 	streamArrivals                   // arrival gaps of phase k
+	streamThink                      // think time before request i
+	streamPrefix                     // shared prefix of group g
+	streamQuestion                   // question k of a shared-prefix dataset
+	streamTurn                       // turn k of a multi-turn dataset
+	streamSystem                     // a multi-turn conversation's system prompt
+	streamShuffle                    // the order of a file dataset's records
+	streamBlock                      // the text of a trace's prefix block h
 )
 
 func newRand(seed int64, stream, key uint64) *rand.Rand {

@@ -1,0 +1,85 @@
+package scenarios
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+)
+
+// source is where a scenario file came from, so the data files it names
+// (traces, datasets, histograms) are found relative to it.
+type source struct {
+	fsys fs.FS  // nil: the local disk
+	dir  string // the scenario file's directory: absolute on disk, slash-separated in fsys
+}
+
+// ReadFile reads a data file the scenario names (Trace.Path, Dataset.Path,
+// Length.File). On disk those paths were made absolute when the scenario was
+// loaded; for an embedded example they are relative to it.
+func (s Scenario) ReadFile(name string) ([]byte, error) {
+	data, err := s.src.read(name)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+	}
+	return data, nil
+}
+
+func (src source) read(name string) ([]byte, error) {
+	if src.fsys != nil {
+		return fs.ReadFile(src.fsys, src.join(name))
+	}
+	return os.ReadFile(src.join(name))
+}
+
+// join resolves a data file's name against the scenario's directory.
+func (src source) join(name string) string {
+	if src.fsys != nil {
+		if path.IsAbs(name) {
+			return path.Clean(name[1:])
+		}
+		return path.Join(src.dir, name)
+	}
+	if filepath.IsAbs(name) {
+		return name
+	}
+	return filepath.Join(src.dir, name)
+}
+
+// check reports whether a data file can be read, for validation.
+func (src source) check(name string) error {
+	var err error
+	if src.fsys != nil {
+		_, err = fs.Stat(src.fsys, src.join(name))
+	} else {
+		var f *os.File
+		if f, err = os.Open(src.join(name)); err == nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("cannot read %s: %w", name, err)
+	}
+	return nil
+}
+
+// absolutize rewrites the data file paths of a scenario read from disk as
+// absolute paths, so that its resolved copy in a run directory still finds them.
+func (s *Scenario) absolutize() {
+	if s.src.fsys != nil {
+		return
+	}
+	abs := func(p *string) {
+		if *p != "" {
+			*p = s.src.join(*p)
+		}
+	}
+	w := &s.Workload
+	if w.Trace != nil {
+		abs(&w.Trace.Path)
+	}
+	abs(&w.Dataset.Path)
+	abs(&w.Prompt.File)
+	abs(&w.Output.File)
+}

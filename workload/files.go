@@ -1,0 +1,166 @@
+package workload
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// jsonLine returns the 1-based line of a byte offset in data.
+func jsonLine(data []byte, offset int64) int {
+	if offset > int64(len(data)) {
+		offset = int64(len(data))
+	}
+	return bytes.Count(data[:offset], []byte("\n")) + 1
+}
+
+// jsonError places a JSON decoding error at its line when it carries an offset.
+func jsonError(name string, data []byte, err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Errorf("%s:%d: invalid JSON: %v", name, jsonLine(data, syn.Offset), syn)
+	case errors.As(err, &typ):
+		return fmt.Errorf("%s:%d: %s: want %s, got a JSON %s", name, jsonLine(data, typ.Offset), typ.Field, typ.Type, typ.Value)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%s:%d: invalid JSON: unexpected end of file", name, jsonLine(data, int64(len(data))))
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// shareGPTEntry is the part of a ShareGPT record llmbench reads.
+type shareGPTEntry struct {
+	Conversations []struct {
+		From  string `json:"from"`
+		Value string `json:"value"`
+	} `json:"conversations"`
+}
+
+var shareGPTModel = map[string]bool{"gpt": true, "assistant": true, "model": true, "chatgpt": true, "bard": true}
+
+// parseShareGPT reads a ShareGPT JSON file: an array of records whose
+// "conversations" alternate "human" and "gpt" turns. The prompt is the first
+// human turn; the output target is the length of the model turn that answers
+// it. Records without a human turn, or without its answer when the file must
+// give the length (needOutput), are skipped and counted.
+func parseShareGPT(name string, data []byte, needOutput bool) (list []record, skipped int, err error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil {
+		return nil, 0, jsonError(name, data, err)
+	} else if tok != json.Delim('[') {
+		return nil, 0, fmt.Errorf("%s:1: want a JSON array of ShareGPT records, got %v", name, tok)
+	}
+	for n := 0; dec.More(); n++ {
+		var e shareGPTEntry
+		if err := dec.Decode(&e); err != nil {
+			return nil, 0, fmt.Errorf("record %d: %w", n, jsonError(name, data, err))
+		}
+		human := -1
+		for i, c := range e.Conversations {
+			if f := strings.ToLower(c.From); (f == "human" || f == "user") && len(strings.Fields(c.Value)) > 0 {
+				human = i
+				break
+			}
+		}
+		if human < 0 {
+			skipped++
+			continue
+		}
+		prompt := e.Conversations[human].Value
+		out := 0
+		if next := human + 1; next < len(e.Conversations) && shareGPTModel[strings.ToLower(e.Conversations[next].From)] {
+			out = len(strings.Fields(e.Conversations[next].Value))
+		}
+		if out == 0 && needOutput {
+			skipped++
+			continue
+		}
+		list = append(list, record{
+			msgs:      []Message{{Role: "user", Content: prompt}},
+			tokens:    len(strings.Fields(prompt)),
+			maxTokens: out,
+		})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, 0, jsonError(name, data, err)
+	}
+	if len(list) == 0 {
+		return nil, skipped, fmt.Errorf("%s: no usable record (%d skipped: no human turn or no answer)", name, skipped)
+	}
+	return list, skipped, nil
+}
+
+// jsonlPrompt is one line of a JSONL prompt file.
+type jsonlPrompt struct {
+	Messages  []Message `json:"messages"`
+	Prompt    *string   `json:"prompt"`
+	MaxTokens *int      `json:"max_tokens"`
+}
+
+// parseJSONL reads one prompt per line: {"messages": [{"role", "content"}...]}
+// or {"prompt": "..."}, with an optional "max_tokens". Blank lines are skipped.
+func parseJSONL(name string, data []byte) ([]record, error) {
+	var list []record
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64*1024), 64<<20)
+	for line := 1; sc.Scan(); line++ {
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		var p jsonlPrompt
+		if err := json.Unmarshal(text, &p); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, jsonLineError(err))
+		}
+		var rec record
+		switch {
+		case p.Prompt != nil && p.Messages != nil:
+			return nil, fmt.Errorf("%s:%d: set \"messages\" or \"prompt\", not both", name, line)
+		case p.Prompt != nil:
+			rec.msgs = []Message{{Role: "user", Content: *p.Prompt}}
+		case len(p.Messages) > 0:
+			for i, m := range p.Messages {
+				switch m.Role {
+				case "system", "user", "assistant", "developer", "tool":
+				default:
+					return nil, fmt.Errorf("%s:%d: messages[%d]: unknown role %q", name, line, i, m.Role)
+				}
+			}
+			rec.msgs = p.Messages
+		default:
+			return nil, fmt.Errorf("%s:%d: want \"messages\" (a non-empty list) or \"prompt\"", name, line)
+		}
+		rec.tokens = CountTokens(rec.msgs)
+		if rec.tokens == 0 {
+			return nil, fmt.Errorf("%s:%d: the prompt has no words", name, line)
+		}
+		if p.MaxTokens != nil {
+			if *p.MaxTokens < 1 {
+				return nil, fmt.Errorf("%s:%d: max_tokens: want at least 1, got %d", name, line, *p.MaxTokens)
+			}
+			rec.maxTokens = *p.MaxTokens
+		}
+		list = append(list, rec)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(list) == 0 {
+		return nil, fmt.Errorf("%s: no prompts", name)
+	}
+	return list, nil
+}
+
+// jsonLineError words a JSON error within one line.
+func jsonLineError(err error) error {
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &typ) {
+		return fmt.Errorf("%s: want %s, got a JSON %s", typ.Field, typ.Type, typ.Value)
+	}
+	return fmt.Errorf("invalid JSON: %w", err)
+}
