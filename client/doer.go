@@ -109,16 +109,18 @@ func addMembers(body, members []byte) ([]byte, error) {
 	if len(members) == 0 {
 		return body, nil
 	}
-	end := len(bytes.TrimRight(body, " \t\r\n")) - 1
-	if end < 1 || body[end] != '}' || body[0] != '{' {
+	const space = " \t\r\n" // JSON's whitespace
+	obj := bytes.Trim(body, space)
+	if len(obj) < 2 || obj[0] != '{' || obj[len(obj)-1] != '}' {
 		return nil, errors.New("client: request body is not a JSON object")
 	}
+	end := len(obj) - 1
 	// An empty object takes the members without their leading comma.
-	if len(bytes.TrimRight(body[:end], " \t\r\n")) == 1 {
+	if len(bytes.Trim(obj[1:end], space)) == 0 {
 		members = members[1:]
 	}
 	out := make([]byte, 0, end+len(members)+1)
-	out = append(out, body[:end]...)
+	out = append(out, obj[:end]...)
 	out = append(out, members...)
 	return append(out, '}'), nil
 }
