@@ -122,8 +122,10 @@ type tableDialect struct {
 	rules   []rule
 	notes   []Mapping // notes on concepts that no rule maps (why they are absent)
 	// derive computes concepts that need more than one metric; it runs after
-	// the rules and may read and fill the snapshot.
+	// the rules and may read and fill the snapshot. reads names the metrics
+	// it uses, so `llmbench inspect` does not list them as unread.
 	derive func(ix familyIndex, s *Snapshot)
+	reads  []string
 }
 
 var (

@@ -31,6 +31,7 @@ var fastdeploy = tableDialect{
 		{concept: Decode, names: []string{"fastdeploy:request_decode_time_seconds"}, note: "first token to completion"},
 		{concept: Inference, names: []string{"fastdeploy:request_inference_time_seconds"}, note: "inference start to completion"},
 	},
+	reads: []string{"fastdeploy:available_gpu_resource"},
 	derive: func(ix familyIndex, s *Snapshot) {
 		if _, ok := s.Gauges[KVCacheUsage]; ok {
 			return

@@ -33,6 +33,7 @@ var triton = tableDialect{
 		{Concept: Queue, Metrics: []string{"nv_inference_queue_duration_us"},
 			Note: "mean only: Triton's scheduler queue, cumulative µs over successful requests of the same model"},
 	},
+	reads: []string{"nv_trt_llm_kv_cache_block_metrics", "nv_inference_request_success", "nv_inference_request_duration_us", "nv_inference_queue_duration_us"},
 	derive: func(ix familyIndex, s *Snapshot) {
 		if _, ok := s.Gauges[KVCacheUsage]; !ok {
 			used, okU := ix.scalar("nv_trt_llm_kv_cache_block_metrics", selector{match: map[string]string{"kv_cache_block_type": "used"}}, nil, false)
