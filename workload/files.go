@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 )
 
@@ -18,19 +19,42 @@ func jsonLine(data []byte, offset int64) int {
 	return bytes.Count(data[:offset], []byte("\n")) + 1
 }
 
-// jsonError places a JSON decoding error at its line when it carries an offset.
-func jsonError(name string, data []byte, err error) error {
+// jsonError places a JSON decoding error at its line when it carries an
+// offset; base is where the value being decoded starts in data (a type
+// error's offset counts from there).
+func jsonError(name string, data []byte, base int64, err error) error {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syn):
 		return fmt.Errorf("%s:%d: invalid JSON: %v", name, jsonLine(data, syn.Offset), syn)
 	case errors.As(err, &typ):
-		return fmt.Errorf("%s:%d: %s: want %s, got a JSON %s", name, jsonLine(data, typ.Offset), typ.Field, typ.Type, typ.Value)
+		return fmt.Errorf("%s:%d: %s: want %s, got a JSON %s", name, jsonLine(data, base+typ.Offset), typ.Field, jsonKind(typ.Type), typ.Value)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("%s:%d: invalid JSON: unexpected end of file", name, jsonLine(data, int64(len(data))))
 	}
 	return fmt.Errorf("%s: %w", name, err)
+}
+
+// jsonKind names a Go type the way a JSON file's author would.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return t.String()
 }
 
 // shareGPTEntry is the part of a ShareGPT record llmbench reads.
@@ -51,14 +75,15 @@ var shareGPTModel = map[string]bool{"gpt": true, "assistant": true, "model": tru
 func parseShareGPT(name string, data []byte, needOutput bool) (list []record, skipped int, err error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if tok, err := dec.Token(); err != nil {
-		return nil, 0, jsonError(name, data, err)
+		return nil, 0, jsonError(name, data, 0, err)
 	} else if tok != json.Delim('[') {
 		return nil, 0, fmt.Errorf("%s:1: want a JSON array of ShareGPT records, got %v", name, tok)
 	}
 	for n := 0; dec.More(); n++ {
 		var e shareGPTEntry
+		start := dec.InputOffset()
 		if err := dec.Decode(&e); err != nil {
-			return nil, 0, fmt.Errorf("record %d: %w", n, jsonError(name, data, err))
+			return nil, 0, fmt.Errorf("record %d: %w", n, jsonError(name, data, start, err))
 		}
 		human := -1
 		for i, c := range e.Conversations {
@@ -87,7 +112,7 @@ func parseShareGPT(name string, data []byte, needOutput bool) (list []record, sk
 		})
 	}
 	if _, err := dec.Token(); err != nil {
-		return nil, 0, jsonError(name, data, err)
+		return nil, 0, jsonError(name, data, 0, err)
 	}
 	if len(list) == 0 {
 		return nil, skipped, fmt.Errorf("%s: no usable record (%d skipped: no human turn or no answer)", name, skipped)
@@ -160,7 +185,7 @@ func parseJSONL(name string, data []byte) ([]record, error) {
 func jsonLineError(err error) error {
 	var typ *json.UnmarshalTypeError
 	if errors.As(err, &typ) {
-		return fmt.Errorf("%s: want %s, got a JSON %s", typ.Field, typ.Type, typ.Value)
+		return fmt.Errorf("%s: want %s, got a JSON %s", typ.Field, jsonKind(typ.Type), typ.Value)
 	}
 	return fmt.Errorf("invalid JSON: %w", err)
 }

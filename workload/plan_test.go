@@ -12,7 +12,7 @@ import (
 // scenario parses an inline scenario for a test.
 func scenario(t *testing.T, src string) scenarios.Scenario {
 	t.Helper()
-	s, err := scenarios.Parse(t.Name()+".yaml", []byte(src))
+	s, err := scenarios.Parse("testdata/inline.yaml", []byte(src)) // data files resolve in testdata/
 	if err != nil {
 		t.Fatalf("scenario:\n%v", err)
 	}
