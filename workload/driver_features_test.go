@@ -270,7 +270,7 @@ workload:
 			{Kind: PhaseStart, Phase: "warmup", Index: 0, At: 0},
 			{Kind: PhaseEnd, Phase: "warmup", Index: 0, At: 1200 * ms}, // users' last round: 0.9–1.2 s
 			{Kind: PhaseStart, Phase: "main", Index: 1, Measured: true, At: 1200 * ms},
-			{Kind: PhaseStart, Phase: "cooldown", Index: 2, At: 2200 * ms}, // no drain: right after main's arrivals
+			{Kind: PhaseStart, Phase: "cooldown", Index: 2, At: 2200 * ms},           // no drain: right after main's arrivals
 			{Kind: PhaseEnd, Phase: "main", Index: 1, Measured: true, At: 2250 * ms}, // main's last arrival at 1.95 s
 			{Kind: PhaseEnd, Phase: "cooldown", Index: 2, At: 3250 * ms},
 		}
