@@ -211,6 +211,12 @@ func (e *Engine) Start(ctx context.Context) (engine.Endpoint, error) {
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       5 * time.Minute,
 	}
+	// HTTP/1.1 as every engine speaks it, plus HTTP/2 with prior knowledge
+	// (h2c) so that one process can hold more concurrent streams than it
+	// may open file descriptors.
+	e.srv.Protocols = new(http.Protocols)
+	e.srv.Protocols.SetHTTP1(true)
+	e.srv.Protocols.SetUnencryptedHTTP2(true)
 	e.serveDone = make(chan struct{})
 	go func() {
 		defer close(e.serveDone)
