@@ -2,6 +2,7 @@ package scrape
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -220,4 +221,41 @@ func (d tableDialect) Describe() []Mapping {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return conceptOrder(out[i].Concept) < conceptOrder(out[j].Concept) })
 	return out
+}
+
+// MetricNamePattern is a regular expression (RE2; PromQL anchors it)
+// matching every metric name the named dialect may read, or that any
+// dialect may read for "" and Auto: what to ask a Prometheus server for.
+func MetricNamePattern(dialect string) (string, error) {
+	chosen := dialects
+	if dialect != "" && dialect != Auto {
+		d, err := DialectFor(dialect)
+		if err != nil {
+			return "", err
+		}
+		chosen = []tableDialect{d.(tableDialect)}
+	}
+	var alts []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			alts = append(alts, p)
+		}
+	}
+	for _, d := range chosen {
+		for _, p := range d.prefixes {
+			add(regexp.QuoteMeta(p) + ".+")
+		}
+		names := append([]string(nil), d.reads...)
+		for _, r := range d.rules {
+			names = append(names, r.names...)
+		}
+		for _, n := range names {
+			if !d.owns(n) {
+				add(regexp.QuoteMeta(n))
+			}
+		}
+	}
+	return strings.Join(alts, "|"), nil
 }

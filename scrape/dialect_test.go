@@ -3,6 +3,7 @@ package scrape
 import (
 	"encoding/json"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -359,5 +360,39 @@ func TestDialectCounterReset(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, d.Resets); diff != "" {
 		t.Errorf("resets (-want +got):\n%s", diff)
+	}
+}
+
+func TestMetricNamePattern(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		dialect  string
+		match    []string
+		notMatch []string
+	}{
+		{"sglang", []string{"sglang:num_requests_total", "sglang_num_running_reqs"}, []string{"vllm:num_requests_running", "up", "sglang:"}},
+		{"vllm", []string{"vllm:prompt_tokens_total", "http_requests_total"}, []string{"http_requests_totalx", "sglang:token_usage"}},
+		{"", []string{"tgi_queue_size", "nv_inference_request_success", "trtllm:x", "llamacpp:requests_processing", "fastdeploy:batch_size"},
+			[]string{"go_goroutines", "process_start_time_seconds"}},
+	}
+	for _, tt := range tests {
+		pat, err := MetricNamePattern(tt.dialect)
+		if err != nil {
+			t.Fatal(err)
+		}
+		re := regexp.MustCompile("^(?:" + pat + ")$")
+		for _, n := range tt.match {
+			if !re.MatchString(n) {
+				t.Errorf("%q: pattern %q does not match %q", tt.dialect, pat, n)
+			}
+		}
+		for _, n := range tt.notMatch {
+			if re.MatchString(n) {
+				t.Errorf("%q: pattern %q matches %q", tt.dialect, pat, n)
+			}
+		}
+	}
+	if _, err := MetricNamePattern("nope"); err == nil {
+		t.Error("unknown dialect: no error")
 	}
 }

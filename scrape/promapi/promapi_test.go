@@ -1,0 +1,200 @@
+package promapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/llmbench-org/llmbench/scrape"
+)
+
+// point is one series' sample in a canned API answer.
+type point struct {
+	labels map[string]string
+	value  string
+}
+
+// fleet is two SGLang replicas as Prometheus stores them: job and instance
+// labels added, a _created series beside a counter.
+func fleet(scale float64) []point {
+	var out []point
+	for i, inst := range []string{"10.0.0.1:30000", "10.0.0.2:30000"} {
+		l := func(name string, extra ...string) map[string]string {
+			m := map[string]string{"__name__": name, "job": "sglang", "instance": inst, "model_name": "m"}
+			for j := 0; j+1 < len(extra); j += 2 {
+				m[extra[j]] = extra[j+1]
+			}
+			return m
+		}
+		n := float64(i + 1)
+		out = append(out,
+			point{l("sglang:num_running_reqs", "tp_rank", "0"), fmt.Sprint(4 * n)},
+			point{l("sglang:token_usage", "tp_rank", "0"), fmt.Sprint(0.2 * n)},
+			point{l("sglang:num_requests_total"), fmt.Sprint(100 * n * scale)},
+			point{l("sglang:num_requests_created"), "1.7e9"},
+			point{l("sglang:time_to_first_token_seconds_bucket", "le", "0.1"), fmt.Sprint(60 * n * scale)},
+			point{l("sglang:time_to_first_token_seconds_bucket", "le", "0.2"), fmt.Sprint(100 * n * scale)},
+			point{l("sglang:time_to_first_token_seconds_bucket", "le", "+Inf"), fmt.Sprint(100 * n * scale)},
+			point{l("sglang:time_to_first_token_seconds_sum"), fmt.Sprint(10 * n * scale)},
+			point{l("sglang:time_to_first_token_seconds_count"), fmt.Sprint(100 * n * scale)},
+		)
+	}
+	return out
+}
+
+// fakeAPI answers instant queries with fleet(1) and range queries with
+// fleet(1) at t=100 s and fleet(2) at t=101 s, and records the queries.
+func fakeAPI(t *testing.T) (*httptest.Server, *[]string) {
+	t.Helper()
+	var queries []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		queries = append(queries, r.URL.Path+"?"+r.URL.RawQuery)
+		var data any
+		switch r.URL.Path {
+		case "/api/v1/query":
+			var res []any
+			for _, p := range fleet(1) {
+				res = append(res, map[string]any{"metric": p.labels, "value": []any{100.5, p.value}})
+			}
+			data = map[string]any{"resultType": "vector", "result": res}
+		case "/api/v1/query_range":
+			bySeries := map[string]map[string]any{}
+			var order []string
+			for k, scale := range []float64{1, 2} {
+				for _, p := range fleet(scale) {
+					key := fmt.Sprint(p.labels)
+					if bySeries[key] == nil {
+						bySeries[key] = map[string]any{"metric": p.labels, "values": []any{}}
+						order = append(order, key)
+					}
+					bySeries[key]["values"] = append(bySeries[key]["values"].([]any), []any{100 + k, p.value})
+				}
+			}
+			var res []any
+			for _, k := range order {
+				res = append(res, bySeries[k])
+			}
+			data = map[string]any{"resultType": "matrix", "result": res}
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": data})
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &queries
+}
+
+func TestInstant(t *testing.T) {
+	t.Parallel()
+	srv, queries := fakeAPI(t)
+	src := Source{URL: srv.URL, Selector: `job="sglang"`, Dialect: "sglang"}
+	got, err := src.Instant(context.Background(), time.Unix(100, 500e6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains((*queries)[0], "time=100.500") || !strings.Contains((*queries)[0], "job%3D%22sglang%22") {
+		t.Errorf("query = %s", (*queries)[0])
+	}
+	ttft := func(n float64) scrape.Histogram {
+		return scrape.Histogram{Bounds: []float64{0.1, 0.2}, Cumulative: []float64{60 * n, 100 * n}, Count: 100 * n, Sum: 10 * n}
+	}
+	replica := func(n float64) scrape.Snapshot {
+		return scrape.Snapshot{Dialect: "sglang",
+			Gauges:     map[scrape.Concept]float64{scrape.RequestsRunning: 4 * n, scrape.KVCacheUsage: 0.2 * n},
+			Counters:   map[scrape.Concept]float64{scrape.RequestsFinished: 100 * n},
+			Histograms: map[scrape.Concept]scrape.Histogram{scrape.TTFT: ttft(n)}}
+	}
+	want := Sample{
+		At: time.Unix(100, 500e6).UTC(),
+		Sum: scrape.Snapshot{Dialect: "sglang",
+			Gauges:     map[scrape.Concept]float64{scrape.RequestsRunning: 12, scrape.KVCacheUsage: 0.3},
+			Counters:   map[scrape.Concept]float64{scrape.RequestsFinished: 300},
+			Histograms: map[scrape.Concept]scrape.Histogram{scrape.TTFT: ttft(3)}},
+		Replicas: map[string]scrape.Snapshot{"10.0.0.1:30000": replica(1), "10.0.0.2:30000": replica(2)},
+	}
+	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+		t.Errorf("Instant (-want +got):\n%s", diff)
+	}
+}
+
+func TestRange(t *testing.T) {
+	t.Parallel()
+	srv, queries := fakeAPI(t)
+	src := Source{URL: srv.URL} // auto-detected dialect
+	got, err := src.Range(context.Background(), time.Unix(100, 0), time.Unix(101, 0), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix((*queries)[0], "&step=1") || !strings.Contains((*queries)[0], "start=100.000") {
+		t.Errorf("query = %s", (*queries)[0])
+	}
+	if len(got) != 2 || !got[0].At.Equal(time.Unix(100, 0)) || !got[1].At.Equal(time.Unix(101, 0)) {
+		t.Fatalf("samples at %v", got)
+	}
+	d := scrape.Delta(got[0].Sum, got[1].Sum)
+	if d.Counters[scrape.RequestsFinished] != 300 || d.Histograms[scrape.TTFT].Count != 300 || d.Dialect != "sglang" {
+		t.Errorf("Δ finished %v, Δ ttft count %v, dialect %q", d.Counters[scrape.RequestsFinished], d.Histograms[scrape.TTFT].Count, d.Dialect)
+	}
+	if r := scrape.Delta(got[0].Replicas["10.0.0.2:30000"], got[1].Replicas["10.0.0.2:30000"]); r.Counters[scrape.RequestsFinished] != 200 {
+		t.Errorf("replica 2 Δ finished = %v", r.Counters[scrape.RequestsFinished])
+	}
+	if _, err := src.Range(context.Background(), time.Unix(101, 0), time.Unix(100, 0), time.Second); err == nil {
+		t.Error("end before start: no error")
+	}
+}
+
+func TestQuery(t *testing.T) {
+	t.Parallel()
+	q, err := Source{Dialect: "vllm", Selector: ` namespace="llm" `}.Query()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{__name__=~"vllm:.+|http_requests_total",namespace="llm"}`; q != want {
+		t.Errorf("query = %s, want %s", q, want)
+	}
+	if _, err := (Source{Dialect: "nope"}).Query(); err == nil {
+		t.Error("unknown dialect: no error")
+	}
+}
+
+func TestAPIErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		status  int
+		body    string
+		wantErr string
+	}{
+		{"bad query", 400, `{"status":"error","errorType":"bad_data","error":"parse error at char 3"}`, "HTTP 400: bad_data: parse error at char 3"},
+		{"proxy page", 502, `<html>bad gateway</html>`, "HTTP 502, not an API response"},
+		{"wrong result type", 200, `{"status":"success","data":{"resultType":"matrix","result":[]}}`, `returned a "matrix", want a vector`},
+		{"bad value", 200, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"__name__":"x"},"value":[1,"one"]}]}}`, `value "one"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(tt.status)
+				_, _ = w.Write([]byte(tt.body))
+			}))
+			defer srv.Close()
+			_, err := Source{URL: srv.URL}.Instant(context.Background(), time.Time{})
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !strings.Contains(err.Error(), srv.URL) {
+				t.Errorf("err = %v, want %q naming the server", err, tt.wantErr)
+			}
+		})
+	}
+	_, err := Source{URL: "http://127.0.0.1:1", Timeout: time.Second}.Instant(context.Background(), time.Time{})
+	if err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("dead server: err = %v", err)
+	}
+}
