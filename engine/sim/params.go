@@ -65,6 +65,33 @@ var presets = map[string]Params{
 		DecodeLogInterval:  40,
 		Seed:               1,
 	},
+	// h100x4-llama3-70b: Llama-3.1-70B-Instruct, BF16, tensor parallel over
+	// four H100 SXM (80 GB HBM3, 3.35 TB/s, ~989 dense BF16 TFLOP/s each).
+	//   weights 70.6e9 × 2 B = 141.2 GB, 35.3 GB per GPU; ÷ 3.35 TB/s =
+	//   10.5 ms; at 80 % achieved bandwidth 13.2 ms, + ~2.8 ms all-reduce and
+	//   scheduling overhead → decode_base 16 ms (≈ 60 tok/s single stream).
+	//   KV per token = 80 layers × 8 KV heads × 128 dim × 2 (K,V) × 2 B =
+	//   327,680 B, 81,920 B per GPU; ÷ (3.35 TB/s × 0.8) = 31 ns.
+	//   KV capacity per GPU: 80 GB × 0.9 − 35.3 GB − ~4 GB = 32.7 GB ÷
+	//   81,920 B ≈ 399k tokens = 24,900 blocks of 16.
+	//   Prefill: 2 × 70.6e9 FLOP/token ÷ (4 × 989 TFLOP/s × 45 % MFU) ≈ 79 µs.
+	"h100x4-llama3-70b": {
+		MaxRunningRequests: 256,
+		MaxPrefillTokens:   8192,
+		MaxModelLen:        131072,
+		KVBlockSize:        16,
+		KVBlocks:           24900,
+		PrefixCache:        true,
+		DecodeBase:         16 * time.Millisecond,
+		DecodePerSeq:       40 * time.Microsecond,
+		DecodePerKVToken:   31 * time.Nanosecond,
+		PrefillOverhead:    2 * time.Millisecond,
+		PrefillPerToken:    79 * time.Microsecond,
+		Jitter:             0.03,
+		EOSMeanTokens:      320,
+		DecodeLogInterval:  40,
+		Seed:               1,
+	},
 }
 
 // Preset returns a named parameter set; "" is DefaultPreset.
