@@ -194,3 +194,37 @@ func (h Histogram) merge(o Histogram) Histogram {
 	}
 	return out
 }
+
+// Contains reports whether v lies within the bucket that limits the
+// estimate: the comparison server quantiles allow ("the client's p50 lies
+// in the bucket holding the server's p50"), since the value inside the
+// bucket is only an interpolation.
+func (e Estimate) Contains(v float64) bool {
+	return e.OK() && v >= e.Lower && v <= e.Upper
+}
+
+// CDFPoint compares two distributions at one bucket bound: the fraction of
+// each at or below it.
+type CDFPoint struct {
+	Bound  float64 `json:"le"`
+	Server float64 `json:"server"`
+	Client float64 `json:"client"`
+}
+
+// CompareCDF bins the client's samples (seconds) into the server
+// histogram's buckets and returns both CDFs at every finite bound, and the
+// largest absolute gap between them (a Kolmogorov–Smirnov distance
+// restricted to the server's points). nil and 0 when either side is empty.
+func CompareCDF(server Histogram, client []float64) ([]CDFPoint, float64) {
+	s, c := server.CDF(), Bin(server.Bounds, client).CDF()
+	if s == nil || c == nil {
+		return nil, 0
+	}
+	out := make([]CDFPoint, len(s))
+	gap := 0.0
+	for i := range s {
+		out[i] = CDFPoint{Bound: server.Bounds[i], Server: s[i], Client: c[i]}
+		gap = math.Max(gap, math.Abs(s[i]-c[i]))
+	}
+	return out, gap
+}

@@ -191,3 +191,55 @@ func TestMerge(t *testing.T) {
 		})
 	}
 }
+
+func TestCompareCDF(t *testing.T) {
+	t.Parallel()
+	server := Histogram{Bounds: []float64{0.1, 0.2, 0.4}, Cumulative: []float64{50, 90, 100}, Count: 100}
+	tests := []struct {
+		name    string
+		client  []float64
+		want    []CDFPoint
+		wantGap float64
+	}{
+		{
+			name:   "client slower by a bucket",
+			client: []float64{0.15, 0.15, 0.3, 0.5},
+			want: []CDFPoint{
+				{Bound: 0.1, Server: 0.5, Client: 0}, {Bound: 0.2, Server: 0.9, Client: 0.5}, {Bound: 0.4, Server: 1, Client: 0.75},
+			},
+			wantGap: 0.5,
+		},
+		{name: "no client samples", client: nil, want: nil, wantGap: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, gap := CompareCDF(server, tt.client)
+			if diff := cmp.Diff(tt.want, got, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+				t.Errorf("CompareCDF (-want +got):\n%s", diff)
+			}
+			if math.Abs(gap-tt.wantGap) > 1e-12 {
+				t.Errorf("gap = %v, want %v", gap, tt.wantGap)
+			}
+		})
+	}
+	if _, gap := CompareCDF(Histogram{Bounds: []float64{1}, Cumulative: []float64{0}}, []float64{1}); gap != 0 {
+		t.Errorf("empty server: gap %v", gap)
+	}
+}
+
+func TestEstimateContains(t *testing.T) {
+	t.Parallel()
+	e := Histogram{Bounds: []float64{0.1, 0.2}, Cumulative: []float64{5, 10}, Count: 10}.Quantile(0.9)
+	for v, want := range map[float64]bool{0.1: true, 0.15: true, 0.2: true, 0.09: false, 0.21: false} {
+		if got := e.Contains(v); got != want {
+			t.Errorf("%+v.Contains(%v) = %v", e, v, got)
+		}
+	}
+	if (Histogram{}).Quantile(0.5).Contains(0) {
+		t.Error("an empty estimate contains 0")
+	}
+	if top := (Histogram{Bounds: []float64{1}, Cumulative: []float64{0}, Count: 3}).Quantile(0.5); !top.Contains(50) || top.Contains(0.5) {
+		t.Errorf("above-top estimate %+v: contains 50 %v, 0.5 %v", top, top.Contains(50), top.Contains(0.5))
+	}
+}
