@@ -1,0 +1,230 @@
+package reconcile
+
+import (
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/scrape"
+)
+
+// edgeSlack widens a snapshot's reading time when deciding which client
+// records it may or may not have counted: an engine counts a request when it
+// processes the last token, a little before the client reads the end of the
+// stream (one flush and one network hop; well under 10 ms on the links a
+// benchmark client sits on).
+const edgeSlack = 10 * time.Millisecond
+
+// pairedWindow is a measured window whose two snapshots both succeeded.
+type pairedWindow struct {
+	Window
+	delta scrape.Snapshot
+}
+
+// analysis holds what every check reads, computed once.
+type analysis struct {
+	in  Input
+	sem semantics
+
+	windows  []pairedWindow
+	unpaired []Window // measured windows lacking a usable snapshot
+
+	server       scrape.Snapshot  // deltas summed over the paired windows
+	resets       []scrape.Concept // counters/histograms that reset inside a paired window
+	mixedBounds  []scrape.Concept // histograms whose buckets changed between windows (left out)
+	span         time.Duration    // the paired windows' server intervals, summed
+	client       clientStats      // the records that ended inside the paired windows' server intervals
+	ambiguous    int              // records that ended too close to a snapshot to say whether it counted them
+	ambiguousTok float64          // their usage tokens (prompt + output)
+
+	origin time.Time
+	flight inflight
+}
+
+func (a *analysis) paired() bool { return len(a.windows) > 0 }
+
+func analyse(in Input) *analysis {
+	a := &analysis{in: in, flight: newInflight(in.Records), origin: in.Origin}
+	if a.origin.IsZero() {
+		a.origin = originFromRows(in.Rows)
+	}
+	dialect := in.Dialect
+	for _, w := range in.Windows {
+		if !w.Measured {
+			continue
+		}
+		if !usable(w.Before) || !usable(w.After) || w.Before.Target != w.After.Target {
+			a.unpaired = append(a.unpaired, w)
+			continue
+		}
+		d := scrape.Delta(*w.Before.Snapshot, *w.After.Snapshot)
+		if dialect == "" {
+			dialect = d.Dialect
+		}
+		a.windows = append(a.windows, pairedWindow{Window: w, delta: d})
+	}
+	a.sem = semanticsOf(dialect)
+
+	// Which records each window's server delta covers: those whose end falls
+	// between the two readings. Selecting by end time rather than by phase
+	// name keeps the comparison honest when phases overlap (a cooldown
+	// starts while the main phase drains): the engine counts by finish time.
+	var set []*client.Record
+	for i, pw := range a.windows {
+		if i == 0 {
+			a.server = cloneSnapshot(pw.delta)
+		} else {
+			a.mixedBounds = append(a.mixedBounds, addInto(&a.server, pw.delta)...)
+		}
+		for _, c := range pw.delta.Resets {
+			if !slices.Contains(a.resets, c) {
+				a.resets = append(a.resets, c)
+			}
+		}
+		from, to := pw.Before.At, pw.After.At+pw.After.Duration
+		a.span += to - from
+		for j := range in.Records {
+			r := &in.Records[j]
+			if r.End > from && r.End <= to {
+				set = append(set, r)
+			}
+			if nearRow(r.End, pw.Before) || nearRow(r.End, pw.After) {
+				a.ambiguous++
+				a.ambiguousTok += float64(r.PromptTokens + r.OutputTokens)
+			}
+		}
+	}
+	sort.Slice(a.resets, func(i, j int) bool { return a.resets[i] < a.resets[j] })
+	a.client = newClientStats(set)
+	return a
+}
+
+// usable reports whether a boundary snapshot can be differenced.
+func usable(r *scrape.Row) bool { return r != nil && r.OK && r.Snapshot != nil }
+
+// nearRow reports whether a record that ended at t may or may not have been
+// counted by the scrape row: the engine counts a request at most edgeSlack
+// before the client reads its end, so an end before the scrape began was
+// counted, and one more than edgeSlack after it ended was not.
+func nearRow(t time.Duration, row *scrape.Row) bool {
+	return t > row.At && t <= row.At+row.Duration+edgeSlack
+}
+
+// originFromRows estimates the wall-clock time of the run clock's zero from
+// the scrape rows, which carry both (zero time when there are none).
+func originFromRows(rows []scrape.Row) time.Time {
+	for _, r := range rows {
+		if !r.Wall.IsZero() {
+			return r.Wall.Add(-r.At)
+		}
+	}
+	return time.Time{}
+}
+
+func cloneSnapshot(s scrape.Snapshot) scrape.Snapshot {
+	out := scrape.Snapshot{Dialect: s.Dialect, Counters: map[scrape.Concept]float64{}, Histograms: map[scrape.Concept]scrape.Histogram{}}
+	for k, v := range s.Counters {
+		out.Counters[k] = v
+	}
+	for k, h := range s.Histograms {
+		out.Histograms[k] = scrape.Histogram{Bounds: h.Bounds, Cumulative: slices.Clone(h.Cumulative), Count: h.Count, Sum: h.Sum}
+	}
+	return out
+}
+
+// addInto adds the counters and histograms of the delta d (of a window that
+// does not overlap the others) into acc. A histogram whose buckets differ
+// from acc's cannot be added: it is dropped from acc and returned, so the
+// caller can say the comparison is incomplete.
+func addInto(acc *scrape.Snapshot, d scrape.Snapshot) (mixed []scrape.Concept) {
+	for k, v := range d.Counters {
+		acc.Counters[k] += v
+	}
+	for _, k := range sortedConcepts(d.Histograms) {
+		h := d.Histograms[k]
+		prev, ok := acc.Histograms[k]
+		if !ok {
+			acc.Histograms[k] = h
+			continue
+		}
+		if !slices.Equal(prev.Bounds, h.Bounds) {
+			delete(acc.Histograms, k)
+			mixed = append(mixed, k)
+			continue
+		}
+		for i := range prev.Cumulative {
+			prev.Cumulative[i] += h.Cumulative[i]
+		}
+		prev.Count += h.Count
+		prev.Sum += h.Sum
+		acc.Histograms[k] = prev
+	}
+	return mixed
+}
+
+func sortedConcepts[V any](m map[scrape.Concept]V) []scrape.Concept {
+	ks := make([]scrape.Concept, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	order := map[scrape.Concept]int{}
+	for i, c := range scrape.Concepts() {
+		order[c] = i
+	}
+	sort.Slice(ks, func(i, j int) bool {
+		oi, iok := order[ks[i]]
+		oj, jok := order[ks[j]]
+		if iok != jok {
+			return iok
+		}
+		if oi != oj {
+			return oi < oj
+		}
+		return ks[i] < ks[j]
+	})
+	return ks
+}
+
+// inflight answers "how many of the client's requests were in flight at t"
+// in O(log n), from the sorted send and end times of every record.
+type inflight struct {
+	sends, ends []time.Duration
+}
+
+func newInflight(records []client.Record) inflight {
+	f := inflight{sends: make([]time.Duration, 0, len(records)), ends: make([]time.Duration, 0, len(records))}
+	for i := range records {
+		f.sends = append(f.sends, records[i].Sent)
+		f.ends = append(f.ends, records[i].End)
+	}
+	slices.Sort(f.sends)
+	slices.Sort(f.ends)
+	return f
+}
+
+// at is the number of records sent at or before t that had not ended by t.
+func (f inflight) at(t time.Duration) int {
+	sent, _ := slices.BinarySearch(f.sends, t+1)
+	ended, _ := slices.BinarySearch(f.ends, t+1)
+	return sent - ended
+}
+
+// idle reports whether no record was in flight during [from, to], and at
+// least one had been sent before.
+func (f inflight) idle(from, to time.Duration) bool {
+	if len(f.sends) == 0 || f.sends[0] > from {
+		return false
+	}
+	sentBefore, _ := slices.BinarySearch(f.sends, from)
+	sentBy, _ := slices.BinarySearch(f.sends, to+1)
+	return f.at(from) == 0 && sentBy == sentBefore
+}
+
+// lastEnd is the latest end of any record (0 with none).
+func (f inflight) lastEnd() time.Duration {
+	if len(f.ends) == 0 {
+		return 0
+	}
+	return f.ends[len(f.ends)-1]
+}

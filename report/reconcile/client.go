@@ -1,0 +1,140 @@
+package reconcile
+
+import (
+	"time"
+
+	"github.com/llmbench-org/llmbench/client"
+)
+
+// clientStats is the client's side of a comparison: sums and means over a
+// set of records, in seconds and tokens.
+type clientStats struct {
+	records []*client.Record
+
+	sent, ok, failed int
+	// reached counts the records whose request may have reached the engine:
+	// every one except those that never connected.
+	reached int
+	// abandoned counts failed records the engine may still have been
+	// working on when the client gave up (timeouts, cancellations, broken
+	// streams): the engine may count them as finished or aborted later.
+	abandoned int
+
+	prompt, output, cached float64
+	estimatedTokens        int // OK records whose output count did not come from usage
+
+	ttftSum float64
+	ttftN   int
+	e2eSum  float64 // OK records
+
+	// Inter-token gaps, over OK records with at least two content chunks:
+	// gapSum is Σ(last chunk − first chunk), chunkGaps the number of gaps
+	// between chunks, tokenGaps the tokens carried by every chunk after the
+	// first (what SGLang's token-counting ITL histogram counts).
+	gapSum    float64
+	chunkGaps int
+	tokenGaps float64
+
+	tpotSum float64
+	tpotN   int
+}
+
+func newClientStats(records []*client.Record) clientStats {
+	c := clientStats{records: records}
+	for _, r := range records {
+		c.sent++
+		if r.ErrorClass != client.ErrConnect {
+			c.reached++
+		}
+		if !r.OK() {
+			c.failed++
+			switch r.ErrorClass {
+			case client.ErrTimeout, client.ErrCanceled, client.ErrStreamBroken, client.ErrMalformedChunk:
+				c.abandoned++
+			}
+			continue
+		}
+		c.ok++
+		c.prompt += float64(r.PromptTokens)
+		c.output += float64(r.OutputTokens)
+		c.cached += float64(r.CachedTokens)
+		if r.TokenSource != client.TokensFromUsage {
+			c.estimatedTokens++
+		}
+		if d, ok := r.TTFT(); ok {
+			c.ttftSum += d.Seconds()
+			c.ttftN++
+		}
+		c.e2eSum += r.E2E().Seconds()
+		if n := len(r.Chunks); n > 1 {
+			c.gapSum += (r.Chunks[n-1].At - r.Chunks[0].At).Seconds()
+			c.chunkGaps += n - 1
+			for _, ch := range r.Chunks[1:] {
+				c.tokenGaps += float64(max(1, ch.Tokens))
+			}
+		}
+		if d, ok := r.TPOT(); ok {
+			c.tpotSum += d.Seconds()
+			c.tpotN++
+		}
+	}
+	return c
+}
+
+func (c clientStats) ttftMean() (float64, bool) { return ratio(c.ttftSum, float64(c.ttftN)) }
+func (c clientStats) tpotMean() (float64, bool) { return ratio(c.tpotSum, float64(c.tpotN)) }
+
+// itlMean is the client's mean inter-token latency the way the engine's ITL
+// histogram averages it: per token when the histogram counts tokens, per
+// chunk otherwise.
+func (c clientStats) itlMean(perToken bool) (float64, bool) {
+	if perToken {
+		return ratio(c.gapSum, c.tokenGaps)
+	}
+	return ratio(c.gapSum, float64(c.chunkGaps))
+}
+
+// itlSamples are the client's inter-token samples in the same weighting:
+// one per token (a chunk of k tokens giving k samples of gap/k, as SGLang
+// bins them) or one per chunk gap.
+func (c clientStats) itlSamples(perToken bool) []float64 {
+	var out []float64
+	var buf []time.Duration
+	for _, r := range c.records {
+		if !r.OK() {
+			continue
+		}
+		if perToken {
+			buf = r.ITLs(buf[:0])
+			for _, d := range buf {
+				out = append(out, d.Seconds())
+			}
+			continue
+		}
+		for i := 1; i < len(r.Chunks); i++ {
+			out = append(out, (r.Chunks[i].At - r.Chunks[i-1].At).Seconds())
+		}
+	}
+	return out
+}
+
+// samples returns one value per OK record that has it.
+func (c clientStats) samples(of func(*client.Record) (time.Duration, bool)) []float64 {
+	var out []float64
+	for _, r := range c.records {
+		if !r.OK() {
+			continue
+		}
+		if d, ok := of(r); ok {
+			out = append(out, d.Seconds())
+		}
+	}
+	return out
+}
+
+func ratio(num, den float64) (float64, bool) {
+	if den <= 0 {
+		return 0, false
+	}
+	return num / den, true
+}

@@ -1,0 +1,103 @@
+package reconcile
+
+import (
+	"fmt"
+
+	"github.com/llmbench-org/llmbench/scrape"
+)
+
+// Concurrency thresholds (decision 0600). By Little's law the mean number of
+// requests in a system is the total time they spent in it divided by the
+// window. The client's count includes the time outside the engine, which on
+// a healthy path is a few percent of a request's life; a hidden queue
+// between the two (a connection cap, a proxy) shows as the engine holding
+// far fewer requests than the client has in flight. The warning needs both
+// a relative gap (the engine holds under 75 % of the client's requests) and
+// an absolute one (half a request on average), so a single-user run with
+// a slow network does not trip it.
+const (
+	concurrencyWarnRatio = 0.75
+	concurrencyWarnAbs   = 0.5
+)
+
+// concurrency compares the client's time-averaged in-flight requests with
+// the engine's, by Little's law over its e2e histogram (exact: a sum of
+// times) and, as a cross-check, the time average of its running + waiting
+// gauges (sampled, and stale on SGLang).
+func (a *analysis) concurrency() (f Finding) {
+	f = Finding{ID: IDConcurrency, Severity: Info}
+	ev := evidence{}
+	defer func() { f.Evidence = ev.orNil() }()
+	T := a.span.Seconds()
+	if T <= 0 || a.client.ok == 0 {
+		f.Verdict = "no completed request in the compared windows: concurrency is not compared"
+		return f
+	}
+	clientL := a.client.e2eSum / T
+	ev.set("window_s", T)
+	ev.set("client_inflight_mean", clientL)
+
+	serverL, basis := 0.0, ""
+	if h, ok := a.server.Histograms[scrape.E2E]; ok && h.Count > 0 {
+		serverL, basis = h.Sum/T, "its e2e histogram"
+		ev.set("server_inflight_mean", serverL)
+	}
+	gaugeL, n := a.gaugeInflight()
+	if n > 0 {
+		ev.set("server_gauge_inflight_mean", gaugeL)
+		ev.set("server_gauge_samples", float64(n))
+		if basis == "" && !a.sem.loggedGauges {
+			serverL, basis = gaugeL, "its running + waiting gauges"
+		}
+	}
+	if basis == "" {
+		why := "the engine exposes neither an e2e histogram nor running/waiting gauges"
+		if n > 0 {
+			why = fmt.Sprintf("the engine has no e2e histogram, and its gauges (mean %.1f) are written only every few decode steps, too stale to judge by", gaugeL)
+		}
+		f.Verdict = fmt.Sprintf("the client kept %.1f requests in flight on average; %s", clientL, why)
+		return f
+	}
+	r := serverL / clientL
+	ev.set("ratio", r)
+	desc := fmt.Sprintf("the client kept %.1f requests in flight on average, the engine held %.1f (Little's law over %s)", clientL, serverL, basis)
+	if excess, _ := a.foreignExcess(); excess >= 1 {
+		f.Verdict = joinClauses(desc, "the engine's count includes foreign requests")
+		return f
+	}
+	switch {
+	case r < concurrencyWarnRatio && clientL-serverL >= concurrencyWarnAbs:
+		f.Severity = Warn
+		f.Verdict = fmt.Sprintf("%s: on average %.1f of the client's requests were not inside the engine but waiting between the two (a connection cap in the client transport, a proxy or load-balancer queue, the network)",
+			desc, clientL-serverL)
+	case r > 1/concurrencyWarnRatio && serverL-clientL >= concurrencyWarnAbs:
+		f.Severity = Warn
+		f.Verdict = desc + ": the engine held more requests than the client had in flight (requests the client abandoned still running, or other clients)"
+	default:
+		f.Verdict = desc + ": they agree"
+	}
+	return f
+}
+
+// gaugeInflight is the mean of running + waiting over the successful scrapes
+// taken while a paired window's phase ran, and how many there were.
+func (a *analysis) gaugeInflight() (mean float64, n int) {
+	sum := 0.0
+	for _, pw := range a.windows {
+		for _, row := range a.in.Rows {
+			if !row.OK || row.Snapshot == nil || row.Target != pw.After.Target || row.At < pw.Start || row.At > pw.End {
+				continue
+			}
+			run, ok := row.Snapshot.Gauges[scrape.RequestsRunning]
+			if !ok {
+				continue
+			}
+			sum += run + row.Snapshot.Gauges[scrape.RequestsWaiting]
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return sum / float64(n), n
+}

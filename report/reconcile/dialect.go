@@ -1,0 +1,53 @@
+package reconcile
+
+// semantics is what reconciliation must know about a dialect's metrics to
+// compare them with the client fairly (engine-metrics.md §6).
+type semantics struct {
+	name string
+	// itlCountsTokens: the ITL histogram's count is tokens, each chunk adding
+	// its token count to the bucket of its per-token interval (SGLang), so
+	// its mean is per token. Otherwise there is one observation per chunk
+	// (per engine step per request: vLLM, FastDeploy), and its mean is per chunk.
+	itlCountsTokens bool
+	// loggedGauges: scheduler gauges are written only at a prefill batch and
+	// every decodeLogInterval decode steps (SGLang), so scrapes re-read old
+	// values and the gauges freeze when the load stops.
+	loggedGauges      bool
+	decodeLogInterval int
+	// ttftSpan says what the engine's TTFT covers, for the decomposition verdict.
+	ttftSpan string
+	// outsideTTFT names what lies between the engine's TTFT and the client's.
+	outsideTTFT string
+}
+
+var dialectSemantics = map[string]semantics{
+	"sglang": {
+		name: "sglang", itlCountsTokens: true, loggedGauges: true, decodeLogInterval: 40,
+		ttftSpan:    "API-server receipt to the first chunk at the tokenizer manager (tokenization, queue, prefill, detokenization, IPC)",
+		outsideTTFT: "network, HTTP and SSE framing, the client's parsing",
+	},
+	"vllm": {
+		name:        "vllm",
+		ttftSpan:    "frontend arrival to the output handler's first token (input processing, queue, prefill, IPC)",
+		outsideTTFT: "detokenization, the SSE write, network, the client's parsing",
+	},
+	"fastdeploy": {
+		name:        "fastdeploy",
+		ttftSpan:    "API-server arrival to the token processor's first token (older releases start at inference start and exclude the queue)",
+		outsideTTFT: "postprocessing, the SSE write, network, the client's parsing",
+	},
+}
+
+// semanticsOf returns the dialect's semantics, or neutral ones for a dialect
+// reconcile knows nothing special about (one ITL observation per chunk,
+// gauges taken as live).
+func semanticsOf(dialect string) semantics {
+	if s, ok := dialectSemantics[dialect]; ok {
+		return s
+	}
+	return semantics{
+		name:        dialect,
+		ttftSpan:    "the engine's own TTFT",
+		outsideTTFT: "whatever lies between the engine's measuring point and the client",
+	}
+}

@@ -1,0 +1,284 @@
+package reconcile
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/scrape"
+)
+
+// Thresholds of the TTFT decomposition (decision 0600).
+const (
+	// outsideWarnAbs and outsideWarnShare: time outside the engine is worth a
+	// warning when it is both large in absolute terms and a large share of
+	// what users wait for. On loopback the client's own path (HTTP, SSE
+	// parsing, one flush) costs well under 2 ms even on a loaded 2-core
+	// machine (the ground-truth test holds client TTFT within 2 ms of the
+	// engine's flush), so 10 ms is five times that; 25 % means the engine is
+	// no longer where most of the first-token time goes.
+	outsideWarnAbs   = 0.010
+	outsideWarnShare = 0.25
+	// negativeOutsideWarn: the engine's TTFT ends before the client's does,
+	// so a negative gap beyond rounding means the two are not measuring the
+	// same requests (foreign traffic is handled apart) or not the same span.
+	negativeOutsideWarnAbs   = 0.002
+	negativeOutsideWarnShare = 0.10
+)
+
+// ttftDecomposition splits the client's mean TTFT into the engine's own
+// phases (queue, prefill, the rest of its TTFT) and the time outside it.
+// Means, not quantiles: _sum/_count is exact whatever the buckets.
+func (a *analysis) ttftDecomposition() (f Finding) {
+	f = Finding{ID: IDTTFTDecomposition, Severity: Info}
+	ev := evidence{}
+	defer func() { f.Evidence = ev.orNil() }()
+	cm, cok := a.client.ttftMean()
+	if !cok {
+		f.Verdict = "no request of the compared windows produced a first token: nothing to decompose"
+		return f
+	}
+	ev.set("client_ttft_mean_s", cm)
+	ev.set("client_ttft_count", float64(a.client.ttftN))
+	h, has := a.server.Histograms[scrape.TTFT]
+	if !has || h.Count == 0 {
+		f.Verdict = fmt.Sprintf("the engine exposes no TTFT histogram: the client's mean TTFT %s cannot be split into engine and outside time", dur(cm))
+		return f
+	}
+	sm := h.Sum / h.Count
+	outside := cm - sm
+	ev.set("server_ttft_mean_s", sm)
+	ev.set("server_ttft_count", h.Count)
+	ev.set("outside_engine_s", outside)
+	ev.set("outside_share_ratio", outside/cm)
+
+	var parts []string
+	inner := 0.0
+	haveInner := false
+	for _, p := range []struct {
+		c    scrape.Concept
+		name string
+	}{{scrape.Queue, "queue"}, {scrape.Prefill, "prefill"}} {
+		ph, ok := a.server.Histograms[p.c]
+		if !ok || ph.Count == 0 {
+			continue
+		}
+		m := ph.Sum / ph.Count
+		ev.set("server_"+p.name+"_mean_s", m)
+		parts = append(parts, fmt.Sprintf("%s %s", p.name, dur(m)))
+		inner += m
+		haveInner = true
+	}
+	caveat := ""
+	if haveInner {
+		other := sm - inner
+		ev.set("engine_other_s", other)
+		parts = append(parts, fmt.Sprintf("other %s", dur(other)))
+		if other < -math.Max(0.001, 0.1*sm) {
+			caveat = "the engine's phases add up to more than its TTFT: its TTFT starts after the queue (older FastDeploy) or its phases run on another clock"
+		}
+	}
+	engine := fmt.Sprintf("engine %s", dur(sm))
+	if len(parts) > 0 {
+		engine += " (" + strings.Join(parts, ", ") + ")"
+	}
+	f.Verdict = fmt.Sprintf("client TTFT %s = %s %s outside the engine (%s); the engine's TTFT is %s",
+		dur(cm), engine, signedDur(outside), a.sem.outsideTTFT, a.sem.ttftSpan)
+	if excess, _ := a.foreignExcess(); excess >= 1 {
+		f.Verdict = joinClauses(f.Verdict, "the engine's mean includes foreign requests, so the split is approximate")
+		return f
+	}
+	if n := float64(a.client.ttftN); math.Abs(h.Count-n) > math.Max(1, 0.05*n)+float64(a.ambiguous) {
+		caveat = joinClauses(caveat, fmt.Sprintf("the engine observed %s first tokens against the client's %s", count(h.Count), count(n)))
+	}
+	switch {
+	case outside >= outsideWarnAbs && outside/cm >= outsideWarnShare:
+		f.Severity = Warn
+		f.Verdict = fmt.Sprintf("%s of the client's mean TTFT %s (%s) is spent outside the engine, which measures %s: look at the client host, the network and any proxy before tuning the engine",
+			dur(outside), dur(cm), pct(outside/cm), dur(sm))
+	case outside < -math.Max(negativeOutsideWarnAbs, negativeOutsideWarnShare*cm):
+		f.Severity = Warn
+		f.Verdict = fmt.Sprintf("the engine's mean TTFT %s exceeds the client's %s: the engine measures a different span or different requests", dur(sm), dur(cm))
+	}
+	f.Verdict = joinClauses(f.Verdict, caveat)
+	return f
+}
+
+// Per-token latency agreement thresholds (decision 0600). The mean of a
+// request's gaps is (last chunk − first chunk)/(gaps): a constant delivery
+// delay cancels out, so a healthy client agrees with the engine to within
+// scheduling jitter divided by the number of gaps, a few percent at most.
+// 15 % and 0.5 ms keep sub-millisecond jitter on very fast engines from
+// raising a warning while a reader that falls behind (each gap stretched
+// by its own slowness) shows at once.
+const (
+	itlWarnRel = 0.15
+	itlWarnAbs = 0.0005
+)
+
+// perTokenLatency compares the client's inter-token latency with the
+// engine's, in the engine's own weighting (per token for SGLang, whose ITL
+// histogram counts tokens; per chunk, i.e. per engine step, elsewhere).
+func (a *analysis) perTokenLatency() (f Finding) {
+	f = Finding{ID: IDPerTokenLatency, Severity: Info}
+	ev := evidence{}
+	defer func() { f.Evidence = ev.orNil() }()
+	perToken := a.sem.itlCountsTokens
+	unit := "chunk"
+	if perToken {
+		unit = "token"
+	}
+	cm, cok := a.client.itlMean(perToken)
+	if !cok {
+		f.Verdict = "no request streamed two content chunks: there is no inter-token latency to compare"
+		return f
+	}
+	ev.set("client_itl_mean_s", cm)
+	if tm, ok := a.client.tpotMean(); ok {
+		ev.set("client_tpot_mean_s", tm)
+	}
+	tpotClause := ""
+	if th, ok := a.server.Histograms[scrape.TPOT]; ok && th.Count > 0 {
+		ev.set("server_tpot_mean_s", th.Sum/th.Count)
+		if tm, ok := a.client.tpotMean(); ok {
+			tpotClause = fmt.Sprintf("TPOT: client %s, engine %s (first token excluded on both sides)", dur(tm), dur(th.Sum/th.Count))
+		}
+	}
+	h, has := a.server.Histograms[scrape.ITL]
+	if !has || h.Count == 0 {
+		f.Verdict = joinClauses(fmt.Sprintf("the engine exposes no inter-token latency histogram: client ITL %s per %s is not compared", dur(cm), unit), tpotClause)
+		return f
+	}
+	sm := h.Sum / h.Count
+	diff := cm - sm
+	rel := diff / sm
+	ev.set("server_itl_mean_s", sm)
+	ev.set("server_itl_count", h.Count)
+	ev.set("difference_s", diff)
+	ev.set("difference_ratio", rel)
+
+	// The shapes, compared at the engine's bucket bounds: the client's
+	// samples binned into the engine's buckets (quantiles are compared as
+	// bucket containment, never as interpolated values).
+	samples := a.client.itlSamples(perToken)
+	if len(samples) > 0 {
+		slices.Sort(samples)
+		ev.set("cdf_max_distance", cdfDistance(h, scrape.Bin(h.Bounds, samples)))
+		for _, q := range []float64{0.5, 0.99} {
+			name := fmt.Sprintf("p%.0f", q*100)
+			ev.set("client_itl_"+name+"_s", stat.Quantile(q, stat.LinInterp, samples, nil))
+			e := h.Quantile(q)
+			ev.set("server_itl_"+name+"_lower_s", e.Lower)
+			ev.set("server_itl_"+name+"_upper_s", e.Upper)
+		}
+	}
+
+	base := fmt.Sprintf("client ITL %s per %s, engine %s (%s)", dur(cm), unit, dur(sm), pct(rel))
+	if excess, _ := a.foreignExcess(); excess >= 1 {
+		f.Verdict = joinClauses(base, "not compared: the engine's histogram includes foreign requests", tpotClause)
+		return f
+	}
+	switch {
+	case rel > itlWarnRel && diff > itlWarnAbs:
+		f.Severity = Warn
+		f.Verdict = joinClauses(fmt.Sprintf("the client receives tokens %s slower than the engine emits them (%s vs %s per %s): a client-side bottleneck (a slow reader, a saturated client CPU, a buffering proxy)",
+			pct(rel), dur(cm), dur(sm), unit), tpotClause)
+	case rel < -itlWarnRel && -diff > itlWarnAbs:
+		f.Severity = Warn
+		f.Verdict = joinClauses(fmt.Sprintf("the engine's ITL (%s per %s) is above what the client observed (%s): its histogram measures other requests or another span",
+			dur(sm), unit, dur(cm)), tpotClause)
+	default:
+		f.Verdict = joinClauses("per-token latency agrees: "+base, tpotClause)
+	}
+	return f
+}
+
+// cdfDistance is the largest gap between two histograms' CDFs over their
+// common finite bounds (0 when either is empty).
+func cdfDistance(a, b scrape.Histogram) float64 {
+	ca, cb := a.CDF(), b.CDF()
+	d := 0.0
+	for i := range min(len(ca), len(cb)) {
+		d = math.Max(d, math.Abs(ca[i]-cb[i]))
+	}
+	return d
+}
+
+// bucketCeilings says which server quantiles the buckets cannot resolve:
+// those above the top finite bound (FastDeploy's TTFT buckets end at 1 s)
+// are unknowable and only a lower limit can be stated; those where every
+// observation sits in the first bucket (SGLang's TTFT starts at 0.1 s) say
+// only "below the first bound".
+func (a *analysis) bucketCeilings() (Finding, bool) {
+	ev := evidence{}
+	var above, coarse []string
+	for _, c := range sortedConcepts(a.server.Histograms) {
+		h := a.server.Histograms[c]
+		if h.Count == 0 || len(h.Bounds) == 0 {
+			continue
+		}
+		top := h.Bounds[len(h.Bounds)-1]
+		inf := h.Count - h.Cumulative[len(h.Cumulative)-1]
+		ev.set(string(c)+"_top_bound_s", top)
+		if inf > 0 {
+			ev.set(string(c)+"_above_top_ratio", inf/h.Count)
+		}
+		var unknowable []string
+		for _, q := range []float64{0.5, 0.9, 0.99} {
+			if h.Quantile(q).AboveTop {
+				unknowable = append(unknowable, fmt.Sprintf("p%.0f", q*100))
+			}
+		}
+		if cs := a.clientSamplesFor(c); len(cs) > 0 {
+			slices.Sort(cs)
+			cp := stat.Quantile(0.99, stat.LinInterp, cs, nil)
+			ev.set(string(c)+"_client_p99_s", cp)
+			if cp > top && len(unknowable) == 0 {
+				above = append(above, fmt.Sprintf("%s: the client's p99 %s is above the engine's top bucket %s", c, dur(cp), dur(top)))
+			}
+		}
+		if len(unknowable) > 0 {
+			above = append(above, fmt.Sprintf("%s %s > %s (%s of %s observations in +Inf: unknowable)",
+				c, strings.Join(unknowable, "/"), dur(top), pct(inf/h.Count), count(h.Count)))
+			continue
+		}
+		if first := h.Bounds[0]; h.Cumulative[0] >= h.Count && first > 0 {
+			coarse = append(coarse, fmt.Sprintf("%s (all ≤ %s)", c, dur(first)))
+		}
+	}
+	if len(ev) == 0 {
+		return Finding{}, false
+	}
+	f := Finding{ID: IDBucketCeilings, Severity: Info, Evidence: ev.orNil()}
+	switch {
+	case len(above) > 0:
+		f.Severity = Warn
+		f.Verdict = "server quantiles above the top finite bucket are unknowable and are only lower limits: " + strings.Join(above, "; ")
+	default:
+		f.Verdict = "every server quantile falls within a finite bucket"
+	}
+	if len(coarse) > 0 {
+		f.Verdict = joinClauses(f.Verdict, "every observation lies in the first bucket, so the engine's quantiles say only that much (compare means instead): "+strings.Join(coarse, ", "))
+	}
+	return f, true
+}
+
+// clientSamplesFor is the client's counterpart of a server histogram, when it has one.
+func (a *analysis) clientSamplesFor(c scrape.Concept) []float64 {
+	switch c {
+	case scrape.TTFT:
+		return a.client.samples((*client.Record).TTFT)
+	case scrape.TPOT:
+		return a.client.samples((*client.Record).TPOT)
+	case scrape.E2E:
+		return a.client.samples(func(r *client.Record) (time.Duration, bool) { return r.E2E(), true })
+	case scrape.ITL:
+		return a.client.itlSamples(a.sem.itlCountsTokens)
+	}
+	return nil
+}

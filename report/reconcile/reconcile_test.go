@@ -1,0 +1,364 @@
+package reconcile
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/scrape"
+)
+
+// TestCleanRunHasNoWarnings: a run whose two views agree yields only info
+// findings, in every dialect, and each comparison says so.
+func TestCleanRunHasNoWarnings(t *testing.T) {
+	t.Parallel()
+	for _, dialect := range []string{"sglang", "vllm", "fastdeploy"} {
+		t.Run(dialect, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(dialect)
+			if dialect == "sglang" {
+				w.logCadence = 250 * time.Millisecond
+			}
+			fs := Reconcile(w.input())
+			if Worst(fs) != Info {
+				t.Fatalf("clean run has warnings:\n%s", dump(fs))
+			}
+			for id, want := range map[string]string{
+				IDRequestConservation: "agree: 100 on both sides",
+				IDForeignTraffic:      "no foreign traffic",
+				IDTokenConservation:   "prompt tokens agree (10000); generation tokens agree (1600)",
+				IDPerTokenLatency:     "per-token latency agrees",
+				IDConcurrency:         "they agree",
+				IDScrapeHealth:        "all ",
+				IDKVPressure:          "no request was preempted",
+				IDTTFTDecomposition:   "outside the engine",
+			} {
+				if f := only(t, fs, id); !strings.Contains(f.Verdict, want) {
+					t.Errorf("%s: verdict %q lacks %q", id, f.Verdict, want)
+				}
+			}
+		})
+	}
+}
+
+// TestFindingOrderIsFixed: the same input gives the same findings, in the
+// documented order, and they encode as JSON.
+func TestFindingOrderIsFixed(t *testing.T) {
+	t.Parallel()
+	w := newWorld("vllm")
+	in := w.input()
+	a, b := Reconcile(in), Reconcile(in)
+	if diff := cmp.Diff(a, b); diff != "" {
+		t.Fatalf("two reconciliations differ:\n%s", diff)
+	}
+	var ids []string
+	for _, f := range a {
+		ids = append(ids, f.ID)
+	}
+	want := []string{IDScrapeHealth, IDRequestConservation, IDForeignTraffic, IDTokenConservation, IDTTFTDecomposition,
+		IDPerTokenLatency, IDConcurrency, IDGaugeStaleness, IDKVPressure, IDBucketCeilings}
+	if diff := cmp.Diff(want, ids); diff != "" {
+		t.Errorf("finding order (-want +got):\n%s", diff)
+	}
+	if _, err := json.Marshal(a); err != nil {
+		t.Errorf("findings do not encode: %v", err)
+	}
+}
+
+// TestPlanted: each planted problem yields its finding at its severity,
+// with the numbers that prove it.
+func TestPlanted(t *testing.T) {
+	t.Parallel()
+	type check func(t *testing.T, f Finding)
+	evidenceNear := func(key string, want, tol float64) check {
+		return func(t *testing.T, f Finding) {
+			t.Helper()
+			if got, ok := f.Evidence[key]; !ok || math.Abs(got-want) > tol {
+				t.Errorf("evidence %s = %v (present %v), want %v ± %v", key, got, ok, want, tol)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		dialect string
+		world   func(w *world)
+		edit    func(in *Input)
+		id      string
+		sev     Severity
+		verdict string
+		checks  []check
+	}{
+		{name: "foreign traffic", dialect: "vllm", world: func(w *world) { w.foreign = 40 },
+			id: IDForeignTraffic, sev: Warn, verdict: "40 requests llmbench did not send",
+			checks: []check{evidenceNear("foreign_requests", 40, 0)}},
+		{name: "foreign traffic counted on arrival", dialect: "fastdeploy", world: func(w *world) { w.foreign = 10 },
+			id: IDForeignTraffic, sev: Warn, verdict: "did not send"},
+		{name: "one probe among many is noted, not a warning", dialect: "sglang", world: func(w *world) { w.perUser = 100; w.foreign = 1 },
+			id: IDForeignTraffic, sev: Info, verdict: "1 requests llmbench did not send"},
+		{name: "foreign traffic makes tokens incomparable", dialect: "vllm", world: func(w *world) { w.foreign = 40 },
+			id: IDTokenConservation, sev: Info, verdict: "not comparable"},
+		{name: "foreign traffic explains request excess", dialect: "vllm", world: func(w *world) { w.foreign = 40 },
+			id: IDRequestConservation, sev: Info, verdict: "other clients'"},
+
+		{name: "engine counts fewer finished", dialect: "sglang", edit: func(in *Input) {
+			in.Windows[0].After = withCounter(in.Windows[0].After, scrape.RequestsFinished, -3)
+		}, id: IDRequestConservation, sev: Warn, verdict: "3 fewer than the 100",
+			checks: []check{evidenceNear("difference", -3, 0)}},
+		{name: "finished counter reset", dialect: "vllm", edit: func(in *Input) {
+			in.Windows[0].Before = withCounter(in.Windows[0].Before, scrape.RequestsFinished, 1000)
+		}, id: IDRequestConservation, sev: Warn, verdict: "went backwards"},
+		{name: "failed requests the engine completed", dialect: "vllm", edit: func(in *Input) {
+			for i := range 2 {
+				in.Records[i].ErrorClass, in.Records[i].Error = client.ErrTimeout, "deadline"
+			}
+		}, id: IDRequestConservation, sev: Info, verdict: "the 2 extra are among the 2 the client saw fail"},
+
+		{name: "tokenizer counts differently from usage", dialect: "sglang", world: func(w *world) { w.promptSkew = 1 },
+			id: IDTokenConservation, sev: Warn, verdict: "+1.0 per request",
+			checks: []check{evidenceNear("prompt_difference", 100, 0)}},
+		{name: "engine counts computed prompt tokens only", dialect: "vllm", world: func(w *world) { w.cached = 32; w.computedOnly = true },
+			id: IDTokenConservation, sev: Info, verdict: "only computed prompt tokens"},
+		{name: "output counted from chunks", dialect: "fastdeploy", edit: func(in *Input) {
+			for i := range in.Records {
+				in.Records[i].TokenSource = client.TokensFromChunks
+				in.Records[i].OutputTokens--
+			}
+		}, id: IDTokenConservation, sev: Info, verdict: "estimated from chunks"},
+
+		{name: "time outside the engine", dialect: "fastdeploy", world: func(w *world) { w.wait = 30 * time.Millisecond },
+			id: IDTTFTDecomposition, sev: Warn, verdict: "spent outside the engine",
+			checks: []check{evidenceNear("outside_engine_s", 0.0306, 0.0005)}},
+		{name: "ttft decomposed into queue and prefill", dialect: "vllm",
+			id: IDTTFTDecomposition, sev: Info, verdict: "queue 2.00 ms, prefill 10.0 ms, other 0.50 ms",
+			checks: []check{evidenceNear("outside_engine_s", 0.0006, 0.0001), evidenceNear("engine_other_s", 0.0005, 0.0001)}},
+		{name: "engine ttft above the client's", dialect: "sglang", edit: func(in *Input) {
+			in.Windows[0].After = withHistogramSum(in.Windows[0].After, scrape.TTFT, 3)
+		}, id: IDTTFTDecomposition, sev: Warn, verdict: "exceeds the client's"},
+
+		{name: "client-side bottleneck", dialect: "vllm", world: func(w *world) { w.readLag = 2 * time.Millisecond },
+			id: IDPerTokenLatency, sev: Warn, verdict: "40% slower than the engine emits them",
+			checks: []check{evidenceNear("difference_s", 0.002, 0.0001)}},
+		{name: "sglang itl is per token", dialect: "sglang", world: func(w *world) { w.tokensPerChunk = 2 },
+			id: IDPerTokenLatency, sev: Info, verdict: "per token, engine 2.50 ms"},
+		{name: "vllm itl is per step", dialect: "vllm", world: func(w *world) { w.tokensPerChunk = 2 },
+			id: IDPerTokenLatency, sev: Info, verdict: "per chunk, engine 5.00 ms"},
+		{name: "engine itl above the client's", dialect: "fastdeploy", edit: func(in *Input) {
+			in.Windows[0].After = withHistogramSum(in.Windows[0].After, scrape.ITL, 2)
+		}, id: IDPerTokenLatency, sev: Warn, verdict: "above what the client observed"},
+
+		{name: "hidden client-side concurrency cap", dialect: "vllm", world: func(w *world) { w.wait = 300 * time.Millisecond },
+			id: IDConcurrency, sev: Warn, verdict: "not inside the engine",
+			checks: []check{evidenceNear("client_inflight_mean", 4, 0.2), evidenceNear("server_inflight_mean", 0.9, 0.2)}},
+		{name: "sglang concurrency uses the e2e histogram", dialect: "sglang", world: func(w *world) { w.logCadence = time.Second },
+			id: IDConcurrency, sev: Info, verdict: "Little's law over its e2e histogram"},
+
+		{name: "sglang staleness stated", dialect: "sglang", world: func(w *world) { w.logCadence = 300 * time.Millisecond },
+			id: IDGaugeStaleness, sev: Info, verdict: "--decode-log-interval decode steps (default 40)",
+			checks: []check{func(t *testing.T, f Finding) {
+				if f.Evidence["requests_running_idle_value"] < 1 {
+					t.Errorf("frozen value not found: %v", f.Evidence)
+				}
+				if !strings.Contains(f.Verdict, "frozen at the last logged value") {
+					t.Errorf("verdict does not say the gauge froze: %q", f.Verdict)
+				}
+				if got := f.Evidence["decode_log_interval_s"]; math.Abs(got-0.2) > 0.001 {
+					t.Errorf("decode_log_interval_s = %v, want 40 steps × 5 ms", got)
+				}
+				if !strings.Contains(f.Verdict, "40 steps take 200.0 ms") {
+					t.Errorf("verdict does not state the cadence in time: %q", f.Verdict)
+				}
+			}}},
+		{name: "live gauge stuck non-zero when idle", dialect: "vllm", edit: func(in *Input) {
+			last := &in.Rows[len(in.Rows)-1]
+			s := *last.Snapshot
+			s.Gauges = map[scrape.Concept]float64{scrape.RequestsRunning: 2, scrape.RequestsWaiting: 0}
+			last.Snapshot = &s
+		}, id: IDGaugeStaleness, sev: Warn, verdict: "requests_running read 2 with nothing of llmbench's in flight"},
+		{name: "live gauge dead under load", dialect: "fastdeploy", edit: func(in *Input) {
+			for i := range in.Rows {
+				s := *in.Rows[i].Snapshot
+				s.Gauges = map[scrape.Concept]float64{scrape.RequestsRunning: 0}
+				in.Rows[i].Snapshot = &s
+			}
+		}, id: IDGaugeStaleness, sev: Warn, verdict: "requests_running read 0 at all"},
+		{name: "idle reading ignored after abandoned requests", dialect: "vllm", edit: func(in *Input) {
+			last := &in.Rows[len(in.Rows)-1]
+			s := *last.Snapshot
+			s.Gauges = map[scrape.Concept]float64{scrape.RequestsRunning: 2}
+			last.Snapshot = &s
+			in.Records[0].ErrorClass = client.ErrCanceled
+		}, id: IDGaugeStaleness, sev: Info, verdict: "the gauges look live"},
+
+		{name: "preemptions", dialect: "sglang", world: func(w *world) { w.preemptions = 5 },
+			id: IDKVPressure, sev: Warn, verdict: "preempted 5 requests",
+			checks: []check{evidenceNear("preemptions_delta", 5, 0.001)}},
+		{name: "kv cache near full", dialect: "vllm", world: func(w *world) { w.kvPeak = 0.97 },
+			id: IDKVPressure, sev: Warn, verdict: "reached 97%"},
+
+		{name: "fastdeploy ttft above 1 s", dialect: "fastdeploy", world: func(w *world) { w.prefill = 1500 * time.Millisecond; w.perUser = 4 },
+			id: IDBucketCeilings, sev: Warn, verdict: "ttft p50/p90/p99 > 1.00 s (100% of 16 observations in +Inf: unknowable)",
+			checks: []check{evidenceNear("ttft_top_bound_s", 1, 0), evidenceNear("ttft_above_top_ratio", 1, 0)}},
+		{name: "sglang ttft floor", dialect: "sglang",
+			id: IDBucketCeilings, sev: Info, verdict: "ttft (all ≤ 100.0 ms)"},
+
+		{name: "dead target", dialect: "vllm", edit: func(in *Input) {
+			cut := in.Windows[0].End / 2
+			for i := range in.Rows {
+				if in.Rows[i].At > cut {
+					in.Rows[i] = failed(in.Rows[i], "connect: connection refused")
+				}
+			}
+			after := failed(*in.Windows[0].After, "connect: connection refused")
+			in.Windows[0].After = &after
+		}, id: IDScrapeDead, sev: Fail, verdict: "stopped answering"},
+		{name: "dead from the start", dialect: "fastdeploy", edit: func(in *Input) {
+			for i := range in.Rows {
+				in.Rows[i] = failed(in.Rows[i], "HTTP 500")
+			}
+			b, a := failed(*in.Windows[0].Before, "HTTP 500"), failed(*in.Windows[0].After, "HTTP 500")
+			in.Windows[0].Before, in.Windows[0].After = &b, &a
+		}, id: IDScrapeDead, sev: Fail, verdict: "none of"},
+		{name: "dead target leaves no server view", dialect: "vllm", edit: func(in *Input) {
+			after := failed(*in.Windows[0].After, "timeout")
+			in.Windows[0].After = &after
+		}, id: IDServerView, sev: Info, verdict: "main lack one"},
+		{name: "one failed scrape", dialect: "sglang", edit: func(in *Input) {
+			in.Rows[3] = failed(in.Rows[3], "timed out after 1s")
+		}, id: IDScrapeFailures, sev: Warn, verdict: "1 of "},
+		{name: "answering without engine metrics", dialect: "vllm", edit: func(in *Input) {
+			in.Rows[2].Snapshot = &scrape.Snapshot{}
+		}, id: IDScrapeUnrecognised, sev: Warn, verdict: "no metric of a known engine"},
+		{name: "no metrics at all", dialect: "vllm", edit: func(in *Input) {
+			in.Rows = nil
+			in.Windows[0].Before, in.Windows[0].After = nil, nil
+		}, id: IDServerView, sev: Info, verdict: "no /metrics"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(tc.dialect)
+			if tc.world != nil {
+				tc.world(w)
+			}
+			in := w.input()
+			if tc.edit != nil {
+				tc.edit(&in)
+			}
+			fs := Reconcile(in)
+			f := only(t, fs, tc.id)
+			if f.Severity != tc.sev {
+				t.Errorf("severity %s, want %s: %s", f.Severity, tc.sev, f.Verdict)
+			}
+			if !strings.Contains(f.Verdict, tc.verdict) {
+				t.Errorf("verdict %q lacks %q", f.Verdict, tc.verdict)
+			}
+			for _, c := range tc.checks {
+				c(t, f)
+			}
+			if t.Failed() {
+				t.Logf("all findings:\n%s", dump(fs))
+			}
+		})
+	}
+}
+
+// withCounter returns a copy of row whose counter c is moved by d.
+func withCounter(row *scrape.Row, c scrape.Concept, d float64) *scrape.Row {
+	r := *row
+	s := *r.Snapshot
+	s.Counters = map[scrape.Concept]float64{}
+	for k, v := range row.Snapshot.Counters {
+		s.Counters[k] = v
+	}
+	s.Counters[c] += d
+	r.Snapshot = &s
+	return &r
+}
+
+// withHistogramSum returns a copy of row whose histogram c has its sum scaled.
+func withHistogramSum(row *scrape.Row, c scrape.Concept, factor float64) *scrape.Row {
+	r := *row
+	s := *r.Snapshot
+	s.Histograms = map[scrape.Concept]scrape.Histogram{}
+	for k, h := range row.Snapshot.Histograms {
+		s.Histograms[k] = h
+	}
+	h := s.Histograms[c]
+	h.Sum *= factor
+	s.Histograms[c] = h
+	r.Snapshot = &s
+	return &r
+}
+
+func failed(r scrape.Row, err string) scrape.Row {
+	r.OK, r.Error, r.Snapshot, r.Status = false, err, nil, 0
+	return r
+}
+
+// TestOverlappingPhases: records are matched to the server's window by when
+// they ended, so a cooldown's requests finishing inside the main window
+// are ours, not foreign traffic.
+func TestOverlappingPhases(t *testing.T) {
+	t.Parallel()
+	w := newWorld("vllm")
+	in := w.input()
+	// The last user's requests become a cooldown phase; the window stays.
+	for i := range in.Records {
+		if strings.HasPrefix(in.Records[i].ID, "u3-") {
+			in.Records[i].Phase = "cooldown"
+		}
+	}
+	in.Windows = append(in.Windows, Window{Name: "cooldown", Measured: false})
+	fs := Reconcile(in)
+	if f := only(t, fs, IDForeignTraffic); f.Severity != Info || !strings.Contains(f.Verdict, "no foreign traffic") {
+		t.Errorf("cooldown requests taken for foreign traffic: %s", f.Verdict)
+	}
+}
+
+// TestSeveralWindows: deltas of several measured windows add up, and a
+// window whose snapshot failed is left out with its records.
+func TestSeveralWindows(t *testing.T) {
+	t.Parallel()
+	w := newWorld("sglang")
+	in := w.input()
+	mid := in.Windows[0].End / 2
+	midRow := w.row(mid)
+	lostRow := failed(w.row(mid+time.Millisecond), "timeout")
+	first := Window{Name: "a", Measured: true, Start: in.Windows[0].Start, End: mid, Before: in.Windows[0].Before, After: &midRow}
+	second := Window{Name: "b", Measured: true, Start: mid, End: in.Windows[0].End, Before: &midRow, After: in.Windows[0].After}
+	in.Windows = []Window{first, second}
+	fs := Reconcile(in)
+	if f := only(t, fs, IDRequestConservation); f.Severity != Info || !strings.Contains(f.Verdict, "agree: 100") {
+		t.Errorf("two windows: %s", f.Verdict)
+	}
+	second.Before = &lostRow
+	in.Windows = []Window{first, second}
+	fs = Reconcile(in)
+	f := only(t, fs, IDRequestConservation)
+	if f.Severity != Info || !strings.Contains(f.Verdict, "agree") {
+		t.Errorf("one window left: %s", f.Verdict)
+	}
+	if n := f.Evidence["client_sent"]; n >= 100 || n == 0 {
+		t.Errorf("client_sent %v: the second window's records should be left out", n)
+	}
+}
+
+func TestWorst(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   []Severity
+		want Severity
+	}{{nil, Info}, {[]Severity{Info, Warn}, Warn}, {[]Severity{Fail, Warn, Info}, Fail}} {
+		var fs []Finding
+		for _, s := range tc.in {
+			fs = append(fs, Finding{Severity: s})
+		}
+		if got := Worst(fs); got != tc.want {
+			t.Errorf("Worst(%v) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
