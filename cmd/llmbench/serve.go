@@ -104,6 +104,8 @@ func (o *serveOpts) config() (sim.Config, error) {
 	return sim.Config{
 		Addr: o.addr, Dialect: o.dialect, Model: o.model, Params: p, Faults: faults,
 		TruthPath: o.truth, StepTruthPath: o.steps, TraceLogPath: o.traceLog,
+		// Nobody reads the truth in memory here; --truth gets all of it.
+		MaxRequestTruth: -1, MaxStepTruth: -1,
 	}, nil
 }
 

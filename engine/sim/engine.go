@@ -49,6 +49,10 @@ type Config struct {
 	TraceLogPath string
 	// MaxStepTruth caps the forward passes kept in memory for Steps (0 = 100,000).
 	MaxStepTruth int
+	// MaxRequestTruth caps the requests kept in memory for Truth (0 =
+	// 1,000,000; negative = none, e.g. for a long-running serve that writes
+	// TruthPath). Requests past the cap still go to TruthPath.
+	MaxRequestTruth int
 }
 
 // Engine is the simulated engine. Create it with New; Start serves it on a
@@ -106,6 +110,9 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.MaxStepTruth == 0 {
 		cfg.MaxStepTruth = 100_000
 	}
+	if cfg.MaxRequestTruth == 0 {
+		cfg.MaxRequestTruth = 1_000_000
+	}
 	sched, err := batch.New(cfg.Params)
 	if err != nil {
 		return nil, fmt.Errorf("sim engine: %w", err)
@@ -142,7 +149,7 @@ func New(cfg Config) (*Engine, error) {
 			return nil, fmt.Errorf("sim engine: %w", err)
 		}
 	}
-	e.truth, err = openTruthLog(cfg.TruthPath, cfg.StepTruthPath, cfg.MaxStepTruth)
+	e.truth, err = openTruthLog(cfg.TruthPath, cfg.StepTruthPath, cfg.MaxStepTruth, cfg.MaxRequestTruth)
 	if err != nil {
 		_ = e.trace.close()
 		return nil, fmt.Errorf("sim engine: %w", err)
@@ -273,6 +280,10 @@ func (e *Engine) Truth() []RequestTruth {
 	e.settle.wait(2 * time.Second)
 	return e.truth.snapshot()
 }
+
+// TruthDropped is the number of finished requests not kept in memory
+// because of Config.MaxRequestTruth.
+func (e *Engine) TruthDropped() int { return e.truth.droppedCount() }
 
 // Steps returns a copy of the ground truth of the forward passes so far
 // (at most Config.MaxStepTruth of them).

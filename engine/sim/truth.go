@@ -77,11 +77,13 @@ type truthLog struct {
 	reqFile  *os.File
 	stepFile *os.File
 	maxSteps int
+	maxReqs  int
+	dropped  int
 	err      error // first write error, reported by close
 }
 
-func openTruthLog(reqPath, stepPath string, maxSteps int) (*truthLog, error) {
-	t := &truthLog{maxSteps: maxSteps}
+func openTruthLog(reqPath, stepPath string, maxSteps, maxReqs int) (*truthLog, error) {
+	t := &truthLog{maxSteps: maxSteps, maxReqs: maxReqs}
 	open := func(p string) (*os.File, error) {
 		if p == "" {
 			return nil, nil
@@ -111,7 +113,11 @@ func (t *truthLog) addRequest(r RequestTruth) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.requests = append(t.requests, r)
+	if len(t.requests) < t.maxReqs {
+		t.requests = append(t.requests, r)
+	} else {
+		t.dropped++
+	}
 	if line != nil && t.err == nil {
 		// One write per line: a crash loses nothing already finished.
 		if _, err := t.reqFile.Write(line); err != nil {
@@ -144,6 +150,12 @@ func (t *truthLog) snapshot() []RequestTruth {
 	out := make([]RequestTruth, len(t.requests))
 	copy(out, t.requests)
 	return out
+}
+
+func (t *truthLog) droppedCount() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.dropped
 }
 
 func (t *truthLog) stepSnapshot() []StepTruth {

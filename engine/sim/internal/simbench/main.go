@@ -83,7 +83,7 @@ func serve(maxRunning, kvBlocks int, decodeBase time.Duration) error {
 	p.DecodeBase = decodeBase
 	p.DecodePerSeq = 0
 	p.PrefixCache = false
-	e, err := sim.New(sim.Config{Params: p, MaxStepTruth: 1, StepTruthPath: os.Getenv("SIMBENCH_STEPS")})
+	e, err := sim.New(sim.Config{Params: p, MaxStepTruth: 1, MaxRequestTruth: -1, StepTruthPath: os.Getenv("SIMBENCH_STEPS")})
 	if err != nil {
 		return err
 	}
