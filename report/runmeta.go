@@ -60,6 +60,9 @@ type PhaseMeta struct {
 	End      time.Duration `json:"end_ns"`
 	Before   *scrape.Row   `json:"before,omitempty"`
 	After    *scrape.Row   `json:"after,omitempty"`
+	// Settle says how waiting for the engine to count the phase's requests
+	// ended before After was taken (nil without /metrics).
+	Settle *scrape.Settled `json:"settle,omitempty"`
 }
 
 // ClientHealth is what the load generator measured of itself, so a run can say

@@ -13,23 +13,23 @@ import (
 
 // settleTimeout bounds the wait for the engine's finished-request counter to
 // catch up with the client after a phase's last request.
-const settleTimeout = 3 * time.Second
+const settleTimeout = 5 * time.Second
 
 // phaseBook takes the /metrics snapshots at phase boundaries and keeps the
 // phases in the run's metadata.
 type phaseBook struct {
-	target *scrape.Target // nil: the engine has no /metrics
-	start  time.Time
-	rows   chan<- scrape.Row
-	meta   *runMeta
-	rec    *report.Recorder
+	targets []scrape.Target // none: the engine has no /metrics
+	start   time.Time
+	rows    chan<- scrape.Row
+	meta    *runMeta
+	rec     *report.Recorder
 
 	mu sync.Mutex
 	ok map[string]int // successful requests per phase, to settle the closing snapshot on
 }
 
-func newPhaseBook(target *scrape.Target, start time.Time, rows chan<- scrape.Row, meta *runMeta, rec *report.Recorder) *phaseBook {
-	return &phaseBook{target: target, start: start, rows: rows, meta: meta, rec: rec, ok: map[string]int{}}
+func newPhaseBook(targets []scrape.Target, start time.Time, rows chan<- scrape.Row, meta *runMeta, rec *report.Recorder) *phaseBook {
+	return &phaseBook{targets: targets, start: start, rows: rows, meta: meta, rec: rec, ok: map[string]int{}}
 }
 
 // finished counts a finished request for its phase; called from the request path.
@@ -47,38 +47,38 @@ func (b *phaseBook) finished(r *client.Record) {
 // closing one after its last request finished and the engine settled.
 func (b *phaseBook) onPhase(ctx context.Context, ev workload.PhaseEvent) {
 	// Snapshots are taken even when the run is being aborted: they cost one
-	// scrape and make the partial run's server view complete.
+	// scrape per target and make the partial run's server view complete.
 	ctx = context.WithoutCancel(ctx)
-	now := ev.At
 	if ev.Kind == workload.PhaseStart {
 		b.rec.SetPhase(ev.Phase)
-		row := b.snapshot(ctx)
+		before := b.snapshot(ctx)
 		b.meta.update(func(m *report.RunMeta) {
-			m.Phases = append(m.Phases, report.PhaseMeta{Name: ev.Phase, Measured: ev.Measured, Start: now, Before: row})
+			m.Phases = append(m.Phases, report.PhaseMeta{Name: ev.Phase, Measured: ev.Measured, Start: ev.At, Before: before})
 		})
 		b.meta.write(b.rec)
 		return
 	}
 	var before *scrape.Row
 	b.meta.update(func(m *report.RunMeta) {
-		if i := b.phaseIndex(m, ev.Phase); i >= 0 {
+		if i := phaseIndex(m, ev.Phase); i >= 0 {
 			before = m.Phases[i].Before
 		}
 	})
 	b.mu.Lock()
 	want := b.ok[ev.Phase]
 	b.mu.Unlock()
-	after := b.settle(ctx, before, want)
+	after, settled := b.settle(ctx, before, want)
 	b.meta.update(func(m *report.RunMeta) {
-		if i := b.phaseIndex(m, ev.Phase); i >= 0 {
-			m.Phases[i].End = now
+		if i := phaseIndex(m, ev.Phase); i >= 0 {
+			m.Phases[i].End = ev.At
 			m.Phases[i].After = after
+			m.Phases[i].Settle = settled
 		}
 	})
 	b.meta.write(b.rec)
 }
 
-func (b *phaseBook) phaseIndex(m *report.RunMeta, name string) int {
+func phaseIndex(m *report.RunMeta, name string) int {
 	for i := len(m.Phases) - 1; i >= 0; i-- {
 		if m.Phases[i].Name == name {
 			return i
@@ -87,36 +87,66 @@ func (b *phaseBook) phaseIndex(m *report.RunMeta, name string) int {
 	return -1
 }
 
-// snapshot scrapes once and stores the row like any other scrape.
+// snapshot scrapes every target once, stores the rows like any other scrape,
+// and returns them combined into one row (the fleet's sum); nil without targets.
 func (b *phaseBook) snapshot(ctx context.Context) *scrape.Row {
-	if b.target == nil {
+	if len(b.targets) == 0 {
 		return nil
 	}
-	row := b.target.Scrape(ctx, b.start)
-	b.rows <- row
-	return &row
+	rows := scrape.ScrapeAll(ctx, b.targets, b.start)
+	for _, r := range rows {
+		b.rows <- r
+	}
+	return combine(rows)
 }
 
-// settle scrapes until the engine's finished-request counter has grown by the
-// client's successful count since before (engines count a request a little
-// after its last byte), or settleTimeout passes; it returns the last scrape.
-func (b *phaseBook) settle(ctx context.Context, before *scrape.Row, want int) *scrape.Row {
-	deadline := time.Now().Add(settleTimeout)
-	for {
-		row := b.snapshot(ctx)
-		if row == nil || before == nil || !before.OK || before.Snapshot == nil || !row.OK || row.Snapshot == nil {
-			return row
-		}
-		got, has := scrape.Delta(*before.Snapshot, *row.Snapshot).Counters[scrape.RequestsFinished]
-		if !has || got >= float64(want) || time.Now().After(deadline) {
-			return row
-		}
-		t := time.NewTimer(50 * time.Millisecond)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return row
-		case <-t.C:
+// combine turns one scrape of every target into one row: the sum of the
+// snapshots, failed when any target failed (a partial fleet cannot be compared
+// with a baseline of the whole one).
+func combine(rows []scrape.Row) *scrape.Row {
+	if len(rows) == 1 {
+		return &rows[0]
+	}
+	out := rows[0]
+	out.Target = "all targets"
+	snap, ok := scrape.SumRows(rows)
+	out.OK = ok
+	if ok {
+		out.Snapshot = &snap
+		out.Error = ""
+	} else {
+		out.Snapshot = nil
+		for _, r := range rows {
+			if !r.OK {
+				out.Error = r.Target + ": " + r.Error
+				break
+			}
 		}
 	}
+	return &out
+}
+
+// settle waits until the engine's finished-request counter has grown by the
+// client's successful count since before (engines count a request a little
+// before or after its last byte), then returns the closing snapshot.
+func (b *phaseBook) settle(ctx context.Context, before *scrape.Row, want int) (*scrape.Row, *scrape.Settled) {
+	if before == nil || !before.OK || before.Snapshot == nil {
+		return b.snapshot(ctx), nil
+	}
+	var last []scrape.Row
+	poll := scrape.PollTargets(b.targets, b.start, func(r scrape.Row) {
+		b.rows <- r
+		last = append(last, r)
+	})
+	settled := scrape.Settler{
+		Poll: func(ctx context.Context) (scrape.Snapshot, error) {
+			last = last[:0]
+			return poll(ctx)
+		},
+		Timeout: settleTimeout,
+	}.Wait(ctx, *before.Snapshot, float64(want))
+	if len(last) == 0 {
+		return b.snapshot(ctx), &settled
+	}
+	return combine(append([]scrape.Row(nil), last...)), &settled
 }

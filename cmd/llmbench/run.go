@@ -136,7 +136,7 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 
 	// Scrapes run until the driver is done, independent of Ctrl-C, so the
 	// closing snapshot is still taken after an interrupted run drains.
-	var target *scrape.Target
+	var targets []scrape.Target
 	var scrapeWG sync.WaitGroup
 	scrapeCtx, stopScrape := context.WithCancel(context.Background())
 	defer stopScrape()
@@ -145,8 +145,8 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 		metricsURL = ep.MetricsURL
 	}
 	if metricsURL != "" {
-		target = &scrape.Target{URL: metricsURL, Dialect: ep.Dialect, Timeout: sc.Scrape.Timeout}
-		loop := scrape.Loop{Targets: []scrape.Target{*target}, Interval: sc.Scrape.Interval, Start: start}
+		targets = []scrape.Target{{URL: metricsURL, Dialect: ep.Dialect, Timeout: sc.Scrape.Timeout}}
+		loop := scrape.Loop{Targets: targets, Interval: sc.Scrape.Interval, Start: start}
 		scrapeWG.Add(1)
 		go func() {
 			defer scrapeWG.Done()
@@ -154,7 +154,7 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 		}()
 	}
 
-	phases := newPhaseBook(target, start, rows, meta, rec)
+	phases := newPhaseBook(targets, start, rows, meta, rec)
 	sender := workload.SenderFunc(func(ctx context.Context, r workload.Request) {
 		rec.Begin()
 		record := cl.Do(ctx, r)
