@@ -28,8 +28,6 @@ type Cadence struct {
 	// requests (one token per running request per step), over Changes.
 	// About 40 for SGLang's default decode-log interval (prefill batches
 	// add updates, so it reads lower under steady arrivals). 0 when unknown.
-	// With SGLang's finish-time token counter it is only meaningful over a
-	// whole run, not a short window.
 	StepsPerUpdate float64 `json:"steps_per_update,omitempty"`
 	// FrozenIdle: the engine generated nothing between two scrapes and the
 	// gauge still read non-zero, the same value at both: a value that stayed
@@ -37,17 +35,24 @@ type Cadence struct {
 	FrozenIdle bool `json:"frozen_idle,omitempty"`
 }
 
+// Activity says what the engine did between two run-clock offsets as the
+// client saw it: whether it had requests in flight, and how many tokens
+// it streamed.
+type Activity func(from, to time.Duration) (busy bool, tokens float64)
+
 // MeasureCadence measures one gauge over one target's rows (any order; the
-// failed ones and those without the gauge are skipped). busy says whether
-// the engine was working between two run-clock offsets; the client knows
-// best (it had requests in flight). With nil, an interval is busy when the
-// generation-token counter grew, which is exact for engines that count
-// tokens every step (vLLM, FastDeploy) but not for SGLang, which counts a
-// request's tokens when it finishes. A gauge that never
+// failed ones and those without the gauge are skipped). act says when the
+// engine was working and how many tokens it made; the client knows best.
+// With nil, an interval is busy when the generation-token counter grew, and
+// its tokens are that growth: exact for engines that count tokens every step
+// (vLLM, FastDeploy), not for SGLang, which counts a request's tokens when
+// it finishes. A gauge that moves in coarse steps changes less often than it
+// is written (vLLM's kv_cache_usage moves one 16-token block at a time), so
+// its cadence is an upper bound on the engine's refresh interval. A gauge that never
 // changes while busy, such as the running count of a closed loop at full
 // concurrency, gives Changes 0 and says nothing about its cadence: measure a
 // gauge that moves, like kv_cache_usage or gen_throughput.
-func MeasureCadence(rows []Row, c Concept, busy func(from, to time.Duration) bool) Cadence {
+func MeasureCadence(rows []Row, c Concept, act Activity) Cadence {
 	type point struct {
 		at              time.Duration
 		v, gen, running float64
@@ -73,9 +78,9 @@ func MeasureCadence(rows []Row, c Concept, busy func(from, to time.Duration) boo
 	steps, stepsKnown := 0.0, true
 	for i := 1; i < len(pts); i++ {
 		a, b := pts[i-1], pts[i]
-		working := a.hasGen && b.hasGen && b.gen > a.gen
-		if busy != nil {
-			working = busy(a.at, b.at)
+		working, tokens := a.hasGen && b.hasGen && b.gen > a.gen, b.gen-a.gen
+		if act != nil {
+			working, tokens = act(a.at, b.at)
 		} else if !a.hasGen || !b.hasGen || b.gen < a.gen {
 			continue // no token counter, or a reset: busy or not is unknown
 		}
@@ -91,11 +96,11 @@ func MeasureCadence(rows []Row, c Concept, busy func(from, to time.Duration) boo
 			out.Changes++
 		}
 		running := (a.running + b.running) / 2
-		if !a.hasGen || !b.hasGen || b.gen < a.gen || !a.hasRun || !b.hasRun || running <= 0 {
+		if !a.hasRun || !b.hasRun || running <= 0 || tokens < 0 {
 			stepsKnown = false
 			continue
 		}
-		steps += (b.gen - a.gen) / running
+		steps += tokens / running
 	}
 	if out.Changes > 0 {
 		out.Interval = out.BusyTime / time.Duration(out.Changes)
@@ -108,7 +113,7 @@ func MeasureCadence(rows []Row, c Concept, busy func(from, to time.Duration) boo
 }
 
 // MeasureCadences measures every gauge that appears in rows.
-func MeasureCadences(rows []Row, busy func(from, to time.Duration) bool) map[Concept]Cadence {
+func MeasureCadences(rows []Row, act Activity) map[Concept]Cadence {
 	seen := map[Concept]bool{}
 	for _, r := range rows {
 		if r.OK && r.Snapshot != nil {
@@ -119,7 +124,7 @@ func MeasureCadences(rows []Row, busy func(from, to time.Duration) bool) map[Con
 	}
 	out := make(map[Concept]Cadence, len(seen))
 	for c := range seen {
-		out[c] = MeasureCadence(rows, c, busy)
+		out[c] = MeasureCadence(rows, c, act)
 	}
 	return out
 }

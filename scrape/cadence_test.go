@@ -37,7 +37,7 @@ func TestMeasureCadence(t *testing.T) {
 		name    string
 		rows    []Row
 		concept Concept
-		busy    func(from, to time.Duration) bool
+		act     Activity
 		want    Cadence
 	}{
 		{
@@ -56,7 +56,7 @@ func TestMeasureCadence(t *testing.T) {
 		},
 		{
 			name: "the client says when the engine was busy", rows: simulatedRows(20, 40), concept: KVCacheUsage,
-			busy: func(from, to time.Duration) bool { return to <= 10*time.Second },
+			act: func(from, to time.Duration) (bool, float64) { return to <= 10*time.Second, 200 },
 			want: Cadence{Concept: KVCacheUsage, Busy: 10, Changes: 5, BusyTime: 10 * time.Second, Interval: 2 * time.Second,
 				StepsPerUpdate: 40, FrozenIdle: true},
 		},
@@ -68,7 +68,7 @@ func TestMeasureCadence(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := MeasureCadence(tt.rows, tt.concept, tt.busy)
+			got := MeasureCadence(tt.rows, tt.concept, tt.act)
 			if diff := cmp.Diff(tt.want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
 				t.Errorf("MeasureCadence (-want +got):\n%s", diff)
 			}

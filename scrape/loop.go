@@ -24,7 +24,7 @@ type Loop struct {
 // Run returns when ctx is done and every goroutine has stopped; it sends
 // nothing after it returns. It never closes out: the caller owns the
 // channel, and may feed several producers into it, and closes it after Run
-// returns. A scrape cut short by ctx's end is not sent, because it says
+// returns. A scrape that failed because ctx ended is not sent: it says
 // nothing about the target.
 func (l Loop) Run(ctx context.Context, out chan<- Row) {
 	interval := l.Interval
