@@ -164,7 +164,15 @@ type Stage struct {
 	Duration    time.Duration `yaml:"duration"`
 	Rate        float64       `yaml:"rate,omitempty"`
 	Concurrency int           `yaml:"concurrency,omitempty"`
+
+	ofRate bool // the file named a rate (a target of 0 is still a rate or a concurrency)
 }
+
+// OfRate reports whether the stage ramps a rate (else a concurrency).
+func (s Stage) OfRate() bool { return s.ofRate }
+
+// Open reports whether the load is an open loop: a rate, or stages of rates.
+func (l LoadSpec) Open() bool { return l.open() }
 
 // Limits end a phase: after Duration, or once Requests were sent, whichever
 // comes first. At least one is required (stages and traces end by themselves).

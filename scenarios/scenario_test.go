@@ -21,7 +21,7 @@ func parseIn(name string, data []byte, lookup func(string) (string, bool)) (Scen
 
 // sameScenario compares scenarios including the ${VAR} texts they keep,
 // but not where they were read from.
-var sameScenario = cmp.Options{cmp.AllowUnexported(Scenario{}), cmpopts.IgnoreFields(Scenario{}, "src")}
+var sameScenario = cmp.Options{cmp.AllowUnexported(Scenario{}, Stage{}), cmpopts.IgnoreFields(Scenario{}, "src")}
 
 func defaultSim(t *testing.T) sim.Params {
 	t.Helper()

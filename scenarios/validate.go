@@ -140,25 +140,13 @@ func (l *Length) fill() {
 func ptr[T any](v T) *T { return &v }
 
 // open reports whether the load is an open loop (a rate, or rate stages).
-func (l *LoadSpec) open() bool {
+func (l LoadSpec) open() bool {
 	return l.Rate > 0 || (len(l.Stages) > 0 && stagesAreRates(l.Stages))
 }
 
-// closed reports whether the load is a closed loop.
-func (l *LoadSpec) closed() bool {
-	return l.Concurrency > 0 || (len(l.Stages) > 0 && !stagesAreRates(l.Stages))
-}
-
+// stagesAreRates reports whether a ramp is of rates: what its first stage names.
 func stagesAreRates(st []Stage) bool {
-	for _, s := range st {
-		if s.Rate > 0 {
-			return true
-		}
-		if s.Concurrency > 0 {
-			return false
-		}
-	}
-	return true
+	return len(st) > 0 && st[0].ofRate
 }
 
 // validate records every semantic error; the types were checked while decoding.
@@ -732,7 +720,10 @@ func (t *Think) validate(d *decoder, path string) {
 			d.failf(at("max"), "want at least min (%s), got %s", t.Min, t.Max)
 		}
 	case ThinkExponential:
-		if t.Mean <= 0 {
+		switch {
+		case !d.has(at("mean")):
+			d.failf(path, "exponential needs mean")
+		case t.Mean <= 0:
 			d.failf(at("mean"), "want a mean > 0, got %s", t.Mean)
 		}
 	}

@@ -309,7 +309,7 @@ func (p *Plan) phase(name string, measured, drain bool, load scenarios.LoadSpec,
 		rateStages = append(rateStages, RateStage{Duration: st.Duration, Rate: st.Rate})
 		userStages = append(userStages, ConcurrencyStage{Duration: st.Duration, Concurrency: st.Concurrency})
 	}
-	rampOfRates := len(load.Stages) > 0 && load.Concurrency == 0 && stagesOfRates(load.Stages)
+	rampOfRates := len(load.Stages) > 0 && load.Stages[0].OfRate()
 	switch {
 	case load.Concurrency > 0:
 		ph.Concurrency = load.Concurrency
@@ -337,15 +337,6 @@ func (p *Plan) phase(name string, measured, drain bool, load scenarios.LoadSpec,
 		return Phase{}, fmt.Errorf("phase %s: no duration and no request count: it would never end", name)
 	}
 	return ph, nil
-}
-
-func stagesOfRates(st []scenarios.Stage) bool {
-	for _, s := range st {
-		if s.Concurrency > 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // openPacer builds an open loop's schedule. Its random stream is keyed by

@@ -77,8 +77,8 @@ func parseMooncake(name string, data []byte) (rows []traceRow, skipped int, err 
 				return nil, 0, fmt.Errorf("%s:%d: missing %q", name, line, field)
 			}
 		}
-		if *r.Timestamp < 0 || *r.InputLength < 0 || *r.OutputLength < 0 {
-			return nil, 0, fmt.Errorf("%s:%d: negative timestamp or length", name, line)
+		if *r.Timestamp < 0 || *r.Timestamp > maxTraceSeconds*1000 || *r.InputLength < 0 || *r.OutputLength < 0 {
+			return nil, 0, fmt.Errorf("%s:%d: timestamp out of range [0, %g] ms, or a negative length", name, line, float64(maxTraceSeconds*1000))
 		}
 		at := time.Duration(math.Round(*r.Timestamp * float64(time.Millisecond)))
 		if len(rows) > 0 && at < prev {
@@ -97,6 +97,9 @@ func parseMooncake(name string, data []byte) (rows []traceRow, skipped int, err 
 	return rows, skipped, nil
 }
 
+// maxTraceSeconds bounds trace timestamps (about 31 years) so offsets fit a time.Duration.
+const maxTraceSeconds = 1e9
+
 // csvColumns says which header names carry a CSV trace's fields and how its
 // timestamps read.
 type csvColumns struct {
@@ -113,8 +116,8 @@ var burstGPTColumns = csvColumns{
 	timestamp: "timestamp", input: "request tokens", output: "response tokens",
 	parseTime: func(s string) (time.Duration, error) {
 		sec, err := strconv.ParseFloat(s, 64)
-		if err != nil || sec < 0 || math.IsInf(sec, 0) {
-			return 0, fmt.Errorf("want seconds ≥ 0, got %q", s)
+		if err != nil || sec < 0 || sec > maxTraceSeconds {
+			return 0, fmt.Errorf("want seconds from 0 to %g, got %q", float64(maxTraceSeconds), s)
 		}
 		return time.Duration(math.Round(sec * 1e9)), nil
 	},
@@ -130,6 +133,9 @@ var azureEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 func parseAzureTime(s string) (time.Duration, error) {
 	for _, layout := range azureLayouts {
 		if t, err := time.Parse(layout, s); err == nil {
+			if t.Year() < 1970 || t.Year() > 2200 {
+				return 0, fmt.Errorf("timestamp %q is out of range (years 1970 to 2200)", s)
+			}
 			return t.Sub(azureEpoch), nil
 		}
 	}

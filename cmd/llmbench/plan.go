@@ -1,0 +1,150 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/llmbench-org/llmbench/workload"
+	"github.com/spf13/cobra"
+)
+
+func newPlanCmd() *cobra.Command {
+	var n int
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "plan FILE",
+		Short: "Dry run: print a scenario's phases, arrival schedule and first requests without sending anything",
+		Long: `Plan builds the scenario's plan exactly as a run would and prints it: each
+phase's load and limits, the arrivals an open loop schedules, and the first
+requests (ids, intended offsets, token targets, prompt text). The same
+scenario and seed always print the same plan, byte for byte.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if n < 0 {
+				return configError{errors.New("--requests must be ≥ 0")}
+			}
+			_, plan, err := loadPlan(args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writePlanJSON(cmd.OutOrStdout(), plan, n)
+			}
+			return writePlanText(cmd.OutOrStdout(), plan, n)
+		},
+	}
+	cmd.Flags().IntVarP(&n, "requests", "n", 10, "how many of the first requests to print")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: the summary and the first requests in full")
+	return cmd
+}
+
+// planJSON is `llmbench plan --json`.
+type planJSON struct {
+	Summary  workload.PlanSummary `json:"summary"`
+	Requests []workload.Request  `json:"requests"`
+}
+
+func writePlanJSON(w io.Writer, plan *workload.Plan, n int) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(planJSON{Summary: plan.Summary(), Requests: plan.Preview(n)})
+}
+
+func writePlanText(w io.Writer, plan *workload.Plan, n int) error {
+	sum := plan.Summary()
+	fmt.Fprintf(w, "scenario %s, seed %d\n", sum.Scenario, sum.Seed)
+	fmt.Fprintf(w, "dataset: %s\n", sum.Dataset)
+	if sum.Skipped > 0 {
+		fmt.Fprintf(w, "skipped: %d records of the data file could not be used\n", sum.Skipped)
+	}
+	if sum.Turns > 1 {
+		fmt.Fprintf(w, "conversations: %d turns each, sent one after the other\n", sum.Turns)
+	}
+	fmt.Fprintln(w)
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PHASE\tMEASURED\tWAITS\tLIMITS\tARRIVALS\tLOAD")
+	for _, ph := range sum.Phases {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", ph.Name, yesNo(ph.Measured), yesNo(ph.Drain),
+			limits(ph), arrivals(ph), ph.Load+capNote(ph.Cap))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+
+	reqs := plan.Preview(n)
+	fmt.Fprintf(w, "\nfirst %d requests (as phase %s sends them; intended = offset from the phase start):\n", len(reqs), reqs[0].Phase)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "INDEX\tID\tINTENDED\tPROMPT\tMAX_TOKENS\tMESSAGES\tLAST MESSAGE")
+	for _, r := range reqs {
+		intended := "-"
+		if r.Intended > 0 || (r.Index == 0 && plan.Phases()[0].Open()) {
+			intended = fmt.Sprintf("+%.3fs", r.Intended.Seconds())
+		}
+		last := r.Messages[len(r.Messages)-1]
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%d\t%s: %s\n", r.Index, r.ID, intended, r.PromptTokens, r.MaxTokens,
+			len(r.Messages), last.Role, excerpt(last.Content, 48))
+	}
+	return tw.Flush()
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+func limits(ph workload.PhaseSummary) string {
+	var parts []string
+	if ph.Duration > 0 {
+		parts = append(parts, ph.Duration.String())
+	}
+	if ph.Requests > 0 {
+		parts = append(parts, fmt.Sprintf("%d requests", ph.Requests))
+	}
+	if len(parts) == 0 {
+		return "the schedule"
+	}
+	return strings.Join(parts, " or ")
+}
+
+func arrivals(ph workload.PhaseSummary) string {
+	switch {
+	case ph.Arrivals < 0:
+		return "run time"
+	case ph.Arrivals == 0:
+		return "-"
+	}
+	s := fmt.Sprintf("%d", ph.Arrivals)
+	if ph.MeanRate > 0 {
+		s += fmt.Sprintf(" (%s–%s, %.3g/s)", round(ph.FirstArrival), round(ph.LastArrival), ph.MeanRate)
+	}
+	return s
+}
+
+func round(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+
+func capNote(c string) string {
+	if c == "" {
+		return ""
+	}
+	return "; cap " + c
+}
+
+// excerpt shortens text to at most n runes, marking the cut.
+func excerpt(text string, n int) string {
+	r := []rune(text)
+	if len(r) <= n {
+		return fmt.Sprintf("%q", text)
+	}
+	return fmt.Sprintf("%q…", string(r[:n]))
+}
