@@ -46,7 +46,7 @@ scenario and seed always print the same plan, byte for byte.`,
 // planJSON is `llmbench plan --json`.
 type planJSON struct {
 	Summary  workload.PlanSummary `json:"summary"`
-	Requests []workload.Request  `json:"requests"`
+	Requests []workload.Request   `json:"requests"`
 }
 
 func writePlanJSON(w io.Writer, plan *workload.Plan, n int) error {
