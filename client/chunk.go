@@ -5,34 +5,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
-// The per-chunk path reads go-openai's raw data line (RecvRaw) and decodes
-// only the fields a Record needs into one value reused for the whole stream.
-// json.RawMessage fields reuse their backing arrays, so a steady stream
-// decodes without allocating; go-openai's own Recv would decode the whole
-// ChatCompletionStreamResponse and allocate every string of every chunk.
-
-// wireChunk is the part of a chat.completion.chunk the client reads.
-type wireChunk struct {
-	ID      json.RawMessage `json:"id"`
-	Choices []wireChoice    `json:"choices"`
-	Usage   json.RawMessage `json:"usage"`
-}
-
-type wireChoice struct {
-	Delta        wireDelta       `json:"delta"`
-	FinishReason json.RawMessage `json:"finish_reason"`
-}
-
-// wireDelta holds the fields that carry generated text: content, and the
-// reasoning text of thinking models (vLLM and SGLang name it
-// reasoning_content; newer vLLM reasoning). All are generated tokens.
-type wireDelta struct {
-	Content          json.RawMessage `json:"content"`
-	ReasoningContent json.RawMessage `json:"reasoning_content"`
-	Reasoning        json.RawMessage `json:"reasoning"`
-}
+// The per-chunk path reads go-openai's raw data line (RecvRaw) and picks out
+// the few fields a Record needs with chunkDecoder, a single-pass scanner that
+// validates the whole line as JSON and never allocates. go-openai's own Recv
+// decodes every string of a full ChatCompletionStreamResponse, and even a
+// json.Unmarshal into a small reused struct allocates about 8 times per call
+// (decode state, parse stack, key folding). See
+// docs/decisions/0204-client-chunk-decoder.md and client/BENCHMARKS.md.
 
 // wireUsage is the usage object.
 type wireUsage struct {
@@ -43,100 +27,562 @@ type wireUsage struct {
 	} `json:"prompt_tokens_details"`
 }
 
-// chunkView is what one chunk said, valid until the next decode.
+// chunkView is what one chunk said. Its slices point into the decoded line
+// and usage into the decoder: it is valid until the next decode.
 type chunkView struct {
-	id       []byte     // the raw JSON string of the chunk's id, nil when absent or empty
+	id       []byte     // the raw JSON string of the chunk's id, nil when absent, null or ""
 	content  bool       // a choice carried generated text
-	finish   []byte     // the raw JSON string of the first finish_reason, nil when none
-	usage    *wireUsage // nil when the chunk carried no usage
+	finish   []byte     // the raw JSON string of the first non-empty finish_reason, nil when none
+	usage    *wireUsage // set when hasUsage
 	hasUsage bool
 }
 
-// chunkDecoder decodes the chunks of one stream.
+// chunkDecoder reads one chunk's JSON the way json.Unmarshal would read it
+// into this shape, fields not listed being skipped (but still validated):
+//
+//	{ "id": string|null,
+//	  "choices": [ { "delta": { "content", "reasoning_content", "reasoning": string|null } | null,
+//	                 "finish_reason": string|null } | null ] | null,
+//	  "usage": { "prompt_tokens", "completion_tokens": int|null,
+//	             "prompt_tokens_details": { "cached_tokens": int|null } | null } | null }
+//
+// As in encoding/json, keys match case-insensitively (bytes.EqualFold, after
+// decoding escapes), a repeated key's last value wins (a repeated object
+// merges into the earlier one), a number must fit an int, and nesting stops
+// at 10000 levels. The one difference: a repeated "choices" array is judged
+// over all its occurrences, where encoding/json would merge them element by
+// element. The text fields that count as generated content are content, and
+// the reasoning text of thinking models (reasoning_content in vLLM and
+// SGLang, reasoning in newer vLLM). FuzzChunkDecode holds the decoder to
+// encoding/json.
 type chunkDecoder struct {
-	w wireChunk
-	u wireUsage
+	b   []byte // the line being decoded
+	i   int    // read position in b
+	u   wireUsage
+	keyBuf [keyBufLen]byte // an escaped key, decoded
 }
+
+// keyBufLen bounds the decoded escaped keys the decoder compares; a longer
+// key cannot be one of its field names however it is escaped.
+const keyBufLen = 128
+
+// maxDepth is encoding/json's nesting limit.
+const maxDepth = 10000
 
 // errNotChunk marks a data line that is not a chat completion chunk.
 var errNotChunk = errors.New("not a chat completion chunk")
 
 // decode reads one data line (the JSON after `data:`).
 func (d *chunkDecoder) decode(data []byte) (chunkView, error) {
+	d.b, d.i = data, 0
 	var v chunkView
-	data = bytes.TrimSpace(data)
-	if len(data) == 0 || data[0] != '{' {
-		return v, errNotChunk
+	d.ws()
+	if !d.is('{') {
+		return chunkView{}, d.fail("want a JSON object")
 	}
-	d.reset()
-	if err := json.Unmarshal(data, &d.w); err != nil {
-		return v, fmt.Errorf("%w: %w", errNotChunk, err)
+	if err := d.chunk(&v); err != nil {
+		return chunkView{}, err
 	}
-	if !stringOrNull(d.w.ID) {
-		return v, fmt.Errorf("%w: id is not a string", errNotChunk)
-	}
-	if nonEmptyString(d.w.ID) {
-		v.id = d.w.ID
-	}
-	for i := range d.w.Choices {
-		ch := &d.w.Choices[i]
-		if !stringOrNull(ch.FinishReason) || !stringOrNull(ch.Delta.Content) ||
-			!stringOrNull(ch.Delta.ReasoningContent) || !stringOrNull(ch.Delta.Reasoning) {
-			return v, fmt.Errorf("%w: choice %d: content or finish_reason is not a string", errNotChunk, i)
-		}
-		if nonEmptyString(ch.Delta.Content) || nonEmptyString(ch.Delta.ReasoningContent) || nonEmptyString(ch.Delta.Reasoning) {
-			v.content = true
-		}
-		if v.finish == nil && nonEmptyString(ch.FinishReason) {
-			v.finish = ch.FinishReason
-		}
-	}
-	if !isNull(d.w.Usage) {
-		if d.w.Usage[0] != '{' {
-			return v, fmt.Errorf("%w: usage is not an object", errNotChunk)
-		}
-		if err := json.Unmarshal(d.w.Usage, &d.u); err != nil {
-			return v, fmt.Errorf("%w: usage: %w", errNotChunk, err)
-		}
-		v.usage, v.hasUsage = &d.u, true
+	d.ws()
+	if d.i != len(d.b) {
+		return chunkView{}, d.fail("data after the object")
 	}
 	return v, nil
 }
 
-// reset clears the reused value, keeping its backing arrays. encoding/json
-// neither clears a field whose key is absent nor zeroes a reused slice
-// element, so without this one chunk's content would leak into the next.
-func (d *chunkDecoder) reset() {
-	d.w.ID = d.w.ID[:0]
-	d.w.Usage = d.w.Usage[:0]
-	all := d.w.Choices[:cap(d.w.Choices)]
-	for i := range all {
-		ch := &all[i]
-		ch.FinishReason = ch.FinishReason[:0]
-		ch.Delta.Content = ch.Delta.Content[:0]
-		ch.Delta.ReasoningContent = ch.Delta.ReasoningContent[:0]
-		ch.Delta.Reasoning = ch.Delta.Reasoning[:0]
+// chunk reads the top-level object.
+func (d *chunkDecoder) chunk(v *chunkView) error {
+	return d.object(1, func(key []byte) error {
+		switch {
+		case bytes.EqualFold(key, []byte("id")):
+			raw, err := d.stringOrNull("id")
+			v.id = nil
+			if nonEmptyString(raw) {
+				v.id = raw
+			}
+			return err
+		case bytes.EqualFold(key, []byte("choices")):
+			return d.choices(v)
+		case bytes.EqualFold(key, []byte("usage")):
+			return d.usage(v)
+		}
+		return d.skip(2)
+	})
+}
+
+// choices reads the choices array at depth 2.
+func (d *chunkDecoder) choices(v *chunkView) error {
+	if d.null() {
+		return nil
 	}
-	d.w.Choices = d.w.Choices[:0]
+	if !d.is('[') {
+		return d.fail("choices is not an array")
+	}
+	return d.array(2, func() error {
+		if d.null() {
+			return nil
+		}
+		if !d.is('{') {
+			return d.fail("a choice is not an object")
+		}
+		var text [3]bool // content, reasoning_content, reasoning
+		var finish []byte
+		err := d.object(3, func(key []byte) error {
+			switch {
+			case bytes.EqualFold(key, []byte("delta")):
+				return d.delta(&text)
+			case bytes.EqualFold(key, []byte("finish_reason")):
+				raw, err := d.stringOrNull("finish_reason")
+				finish = raw
+				return err
+			}
+			return d.skip(4)
+		})
+		if text[0] || text[1] || text[2] {
+			v.content = true
+		}
+		if v.finish == nil && nonEmptyString(finish) {
+			v.finish = finish
+		}
+		return err
+	})
+}
+
+// delta reads a choice's delta at depth 4, noting which text fields hold text.
+func (d *chunkDecoder) delta(text *[3]bool) error {
+	if d.null() {
+		return nil
+	}
+	if !d.is('{') {
+		return d.fail("delta is not an object")
+	}
+	return d.object(4, func(key []byte) error {
+		f := -1
+		switch {
+		case bytes.EqualFold(key, []byte("content")):
+			f = 0
+		case bytes.EqualFold(key, []byte("reasoning_content")):
+			f = 1
+		case bytes.EqualFold(key, []byte("reasoning")):
+			f = 2
+		default:
+			return d.skip(5)
+		}
+		raw, err := d.stringOrNull("delta text")
+		text[f] = nonEmptyString(raw)
+		return err
+	})
+}
+
+// usage reads the usage object at depth 2.
+func (d *chunkDecoder) usage(v *chunkView) error {
+	if d.null() {
+		v.usage, v.hasUsage = nil, false
+		return nil
+	}
+	if !d.is('{') {
+		return d.fail("usage is not an object")
+	}
 	d.u = wireUsage{}
+	v.usage, v.hasUsage = &d.u, true
+	return d.object(2, func(key []byte) error {
+		switch {
+		case bytes.EqualFold(key, []byte("prompt_tokens")):
+			return d.intOrNull(&d.u.PromptTokens)
+		case bytes.EqualFold(key, []byte("completion_tokens")):
+			return d.intOrNull(&d.u.CompletionTokens)
+		case bytes.EqualFold(key, []byte("prompt_tokens_details")):
+			if d.null() {
+				return nil
+			}
+			if !d.is('{') {
+				return d.fail("prompt_tokens_details is not an object")
+			}
+			return d.object(3, func(key []byte) error {
+				if bytes.EqualFold(key, []byte("cached_tokens")) {
+					return d.intOrNull(&d.u.PromptTokensDetails.CachedTokens)
+				}
+				return d.skip(4)
+			})
+		}
+		return d.skip(3)
+	})
 }
 
-// isNull reports an absent value or JSON null.
-func isNull(raw json.RawMessage) bool {
-	return len(raw) == 0 || string(raw) == "null"
+// object reads the object at d.i, which opens container number depth,
+// calling member with each key while d.i is at the key's value.
+func (d *chunkDecoder) object(depth int, member func(key []byte) error) error {
+	if depth > maxDepth {
+		return d.fail("nested too deep")
+	}
+	d.i++ // '{'
+	d.ws()
+	if d.is('}') {
+		d.i++
+		return nil
+	}
+	for {
+		key, err := d.key()
+		if err != nil {
+			return err
+		}
+		if err := member(key); err != nil {
+			return err
+		}
+		d.ws()
+		switch {
+		case d.is(','):
+			d.i++
+			d.ws()
+		case d.is('}'):
+			d.i++
+			return nil
+		default:
+			return d.fail("want , or } after an object member")
+		}
+	}
 }
 
-// stringOrNull reports an absent value, null, or a JSON string.
-func stringOrNull(raw json.RawMessage) bool {
-	return isNull(raw) || raw[0] == '"'
+// array reads the array at d.i, which opens container number depth, calling
+// elem while d.i is at each element.
+func (d *chunkDecoder) array(depth int, elem func() error) error {
+	if depth > maxDepth {
+		return d.fail("nested too deep")
+	}
+	d.i++ // '['
+	d.ws()
+	if d.is(']') {
+		d.i++
+		return nil
+	}
+	for {
+		if err := elem(); err != nil {
+			return err
+		}
+		d.ws()
+		switch {
+		case d.is(','):
+			d.i++
+			d.ws()
+		case d.is(']'):
+			d.i++
+			return nil
+		default:
+			return d.fail("want , or ] after an array element")
+		}
+	}
 }
 
-// nonEmptyString reports a JSON string other than "".
-func nonEmptyString(raw json.RawMessage) bool {
+// key reads a member's key and its colon, leaving d.i at the value. An
+// escaped key comes back decoded, in d.keyBuf.
+func (d *chunkDecoder) key() ([]byte, error) {
+	if !d.is('"') {
+		return nil, d.fail("want a key")
+	}
+	raw, escaped, err := d.str()
+	if err != nil {
+		return nil, err
+	}
+	d.ws()
+	if !d.is(':') {
+		return nil, d.fail("want : after a key")
+	}
+	d.i++
+	d.ws()
+	inner := raw[1 : len(raw)-1]
+	if !escaped {
+		return inner, nil
+	}
+	return d.unescapeKey(inner), nil
+}
+
+// skip reads any value at d.i; depth is the container number it would open.
+func (d *chunkDecoder) skip(depth int) error {
+	if d.i >= len(d.b) {
+		return d.fail("want a value")
+	}
+	switch c := d.b[d.i]; {
+	case c == '{':
+		return d.object(depth, func([]byte) error { return d.skip(depth + 1) })
+	case c == '[':
+		return d.array(depth, func() error { return d.skip(depth + 1) })
+	case c == '"':
+		_, _, err := d.str()
+		return err
+	case c == 't':
+		return d.literal("true")
+	case c == 'f':
+		return d.literal("false")
+	case c == 'n':
+		return d.literal("null")
+	case c == '-' || '0' <= c && c <= '9':
+		_, err := d.number()
+		return err
+	}
+	return d.fail("want a value")
+}
+
+// stringOrNull reads a string (returned raw, quotes included) or null
+// (returned nil); any other value is a type error.
+func (d *chunkDecoder) stringOrNull(what string) ([]byte, error) {
+	if d.null() {
+		return nil, nil
+	}
+	if !d.is('"') {
+		return nil, d.fail(what + " is not a string")
+	}
+	raw, _, err := d.str()
+	return raw, err
+}
+
+// intOrNull reads an integer into dst; null leaves dst alone, as
+// encoding/json does.
+func (d *chunkDecoder) intOrNull(dst *int) error {
+	if d.null() {
+		return nil
+	}
+	c := byte(0)
+	if d.i < len(d.b) {
+		c = d.b[d.i]
+	}
+	if c != '-' && (c < '0' || c > '9') {
+		return d.fail("a token count is not a number")
+	}
+	raw, err := d.number()
+	if err != nil {
+		return err
+	}
+	n, ok := parseInt(raw)
+	if !ok {
+		return d.fail("a token count is not an int")
+	}
+	*dst = n
+	return nil
+}
+
+// parseInt parses a JSON number that must be an int: no fraction, no
+// exponent, no overflow.
+func parseInt(raw []byte) (int, bool) {
+	neg := raw[0] == '-'
+	if neg {
+		raw = raw[1:]
+	}
+	limit := uint64(math.MaxInt)
+	if neg {
+		limit++
+	}
+	var n uint64
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if n > (limit-uint64(c-'0'))/10 {
+			return 0, false
+		}
+		n = n*10 + uint64(c-'0')
+	}
+	if neg {
+		return int(-n), true
+	}
+	return int(n), true
+}
+
+// null reads a null if one is at d.i.
+func (d *chunkDecoder) null() bool {
+	if bytes.HasPrefix(d.b[d.i:], []byte("null")) {
+		d.i += 4
+		return true
+	}
+	return false
+}
+
+// literal reads the literal word.
+func (d *chunkDecoder) literal(word string) error {
+	if !bytes.HasPrefix(d.b[d.i:], []byte(word)) {
+		return d.fail("bad literal")
+	}
+	d.i += len(word)
+	return nil
+}
+
+// str reads the string at d.i and returns it raw, quotes included, and
+// whether it holds escapes.
+func (d *chunkDecoder) str() (raw []byte, escaped bool, err error) {
+	start := d.i
+	d.i++ // '"'
+	for d.i < len(d.b) {
+		c := d.b[d.i]
+		switch {
+		case c == '"':
+			d.i++
+			return d.b[start:d.i], escaped, nil
+		case c == '\\':
+			escaped = true
+			if d.i+1 >= len(d.b) {
+				return nil, false, d.fail("cut escape")
+			}
+			switch d.b[d.i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				d.i += 2
+			case 'u':
+				if d.i+6 > len(d.b) || hex4(d.b[d.i+2:d.i+6]) < 0 {
+					return nil, false, d.fail("bad \\u escape")
+				}
+				d.i += 6
+			default:
+				return nil, false, d.fail("bad escape")
+			}
+		case c < 0x20:
+			return nil, false, d.fail("control character in a string")
+		default:
+			d.i++
+		}
+	}
+	return nil, false, d.fail("unterminated string")
+}
+
+// number reads a number by JSON's grammar: -?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?
+func (d *chunkDecoder) number() ([]byte, error) {
+	start := d.i
+	if d.is('-') {
+		d.i++
+	}
+	switch {
+	case d.is('0'):
+		d.i++
+	case d.digit():
+		for d.digit() {
+			d.i++
+		}
+	default:
+		return nil, d.fail("bad number")
+	}
+	if d.is('.') {
+		d.i++
+		if !d.digit() {
+			return nil, d.fail("bad fraction")
+		}
+		for d.digit() {
+			d.i++
+		}
+	}
+	if d.is('e') || d.is('E') {
+		d.i++
+		if d.is('+') || d.is('-') {
+			d.i++
+		}
+		if !d.digit() {
+			return nil, d.fail("bad exponent")
+		}
+		for d.digit() {
+			d.i++
+		}
+	}
+	return d.b[start:d.i], nil
+}
+
+func (d *chunkDecoder) digit() bool {
+	return d.i < len(d.b) && '0' <= d.b[d.i] && d.b[d.i] <= '9'
+}
+
+// is reports whether the byte at d.i is c.
+func (d *chunkDecoder) is(c byte) bool { return d.i < len(d.b) && d.b[d.i] == c }
+
+// ws skips JSON whitespace.
+func (d *chunkDecoder) ws() {
+	for d.i < len(d.b) {
+		switch d.b[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+// fail builds the error for the byte at d.i. Errors end the stream, so
+// allocating here costs nothing on the per-chunk path.
+func (d *chunkDecoder) fail(what string) error {
+	return fmt.Errorf("%w: %s at byte %d", errNotChunk, what, d.i)
+}
+
+// unescapeKey decodes the escapes of a key into d.keyBuf. Invalid surrogates
+// become U+FFFD, as in encoding/json. A key too long for d.keyBuf comes back
+// empty, which no field name matches.
+func (d *chunkDecoder) unescapeKey(in []byte) []byte {
+	if len(in) > keyBufLen-utf8.UTFMax {
+		return d.keyBuf[:0]
+	}
+	out := d.keyBuf[:0]
+	for i := 0; i < len(in); {
+		c := in[i]
+		if c != '\\' {
+			out = append(out, c)
+			i++
+			continue
+		}
+		switch in[i+1] {
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r := rune(hex4(in[i+2 : i+6]))
+			i += 6
+			if utf16.IsSurrogate(r) {
+				r2 := rune(-1)
+				if i+6 <= len(in) && in[i] == '\\' && in[i+1] == 'u' {
+					r2 = rune(hex4(in[i+2 : i+6]))
+				}
+				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+					r = dec
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			out = utf8.AppendRune(out, r)
+			continue
+		default: // '"', '\\', '/'
+			out = append(out, in[i+1])
+		}
+		i += 2
+	}
+	return out
+}
+
+// hex4 decodes four hex digits, or returns -1.
+func hex4(b []byte) int {
+	n := 0
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		n = n<<4 | int(c)
+	}
+	return n
+}
+
+// nonEmptyString reports a raw JSON string other than "".
+func nonEmptyString(raw []byte) bool {
 	return len(raw) > 2 && raw[0] == '"'
 }
 
-// unquote decodes a JSON string, keeping raw bytes if it does not decode.
+// unquote decodes a raw JSON string, keeping the raw bytes if it does not
+// decode. It runs once per request, never per chunk.
 func unquote(raw []byte) string {
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {

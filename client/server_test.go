@@ -98,7 +98,7 @@ func recording(t *testing.T, h http.HandlerFunc) (http.HandlerFunc, <-chan sentR
 }
 
 // serve starts h on loopback for the test's lifetime.
-func serve(t *testing.T, h http.Handler) *httptest.Server {
+func serve(t testing.TB, h http.Handler) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

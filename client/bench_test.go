@@ -1,0 +1,142 @@
+package client
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmbench-org/llmbench/workload"
+)
+
+// Benchmarks of the per-chunk path; client/BENCHMARKS.md has the numbers
+// and the command. Each reports ns/chunk and allocs/chunk beside the per-op
+// figures, an op being one whole request of `chunks` content chunks.
+
+// benchStream is a whole response of n content chunks, as SGLang sends it.
+func benchStream(n int) []byte {
+	return []byte(strings.Join(fullStream("chatcmpl-0123456789abcdef", n), ""))
+}
+
+// benchRequest is a request whose chunk slice is preallocated as in a run.
+func benchRequest(n int) workload.Request {
+	r := request("bench")
+	r.MaxTokens = n
+	return r
+}
+
+// perChunk runs body b.N times and reports per-chunk time and allocations,
+// read from the runtime so that they cover every goroutine involved.
+func perChunk(b *testing.B, chunks int, body func()) {
+	b.Helper()
+	b.ReportAllocs()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	for b.Loop() {
+		body()
+	}
+	elapsed := time.Since(start)
+	runtime.ReadMemStats(&after)
+	total := float64(b.N * chunks)
+	b.ReportMetric(float64(elapsed.Nanoseconds())/total, "ns/chunk")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/total, "allocs/chunk")
+}
+
+// BenchmarkDoInMemory is the client alone: Do over a body held in memory (no
+// socket, no server), so every allocation counted is the client's.
+func BenchmarkDoInMemory(b *testing.B) {
+	for _, n := range []int{16, 1024} {
+		b.Run(fmt.Sprintf("chunks=%d", n), func(b *testing.B) {
+			c := benchClient(b, "http://engine.test", &http.Client{Transport: bodyTransport(benchStream(n))})
+			r := benchRequest(n)
+			perChunk(b, n, func() {
+				if rec := c.Do(b.Context(), r); !rec.OK() || len(rec.Chunks) != n {
+					b.Fatalf("%s: %s, %d chunks", rec.ErrorClass, rec.Error, len(rec.Chunks))
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkDoLoopback is the whole path over a real socket to an in-process
+// server that writes the pre-rendered stream in one go (so the server adds
+// almost nothing per chunk).
+func BenchmarkDoLoopback(b *testing.B) {
+	for _, n := range []int{16, 1024} {
+		b.Run(fmt.Sprintf("chunks=%d", n), func(b *testing.B) {
+			body := benchStream(n)
+			srv := serve(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				_, _ = io.Copy(io.Discard, r.Body)
+				w.Header().Set("Content-Type", "text/event-stream")
+				_, _ = w.Write(body)
+			}))
+			c := benchClient(b, srv.URL, nil)
+			r := benchRequest(n)
+			perChunk(b, n, func() {
+				if rec := c.Do(b.Context(), r); !rec.OK() || len(rec.Chunks) != n {
+					b.Fatalf("%s: %s, %d chunks", rec.ErrorClass, rec.Error, len(rec.Chunks))
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkGoOpenAIRecv is the comparison: go-openai's own Recv, which
+// decodes every chunk into a full ChatCompletionStreamResponse.
+func BenchmarkGoOpenAIRecv(b *testing.B) {
+	const n = 1024
+	c := benchClient(b, "http://engine.test", &http.Client{Transport: bodyTransport(benchStream(n))})
+	req := c.chatRequest(benchRequest(n))
+	perChunk(b, n, func() {
+		s, err := c.api.CreateChatCompletionStream(b.Context(), req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		got := 0
+		for {
+			resp, err := s.Recv()
+			if err != nil {
+				break
+			}
+			if len(resp.Choices) > 0 && resp.Choices[0].Delta.Content != "" {
+				got++
+			}
+		}
+		_ = s.Close()
+		if got != n {
+			b.Fatalf("%d chunks, want %d", got, n)
+		}
+	})
+}
+
+// BenchmarkChunkDecode is the client's own work per chunk: the [DONE]
+// detector over the line and the decode of the line.
+func BenchmarkChunkDecode(b *testing.B) {
+	line := []byte(strings.TrimSuffix(contentEvent("chatcmpl-0123456789abcdef", "tok "), "\n\n"))
+	data := line[len("data: "):]
+	var det doneDetector
+	var dec chunkDecoder
+	b.ReportAllocs()
+	for b.Loop() {
+		det.scan(line)
+		det.scan([]byte{'\n', '\n'})
+		v, err := dec.decode(data)
+		if err != nil || !v.content {
+			b.Fatal("not a content chunk", err)
+		}
+	}
+}
+
+func benchClient(b *testing.B, baseURL string, hc *http.Client) *Client {
+	b.Helper()
+	c, err := New(Config{BaseURL: baseURL + "/v1", Model: "m", Dialect: "sglang", IncludeUsage: true, MaxConns: 1, HTTPClient: hc})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(c.Close)
+	return c
+}
