@@ -56,9 +56,9 @@ type chunkView struct {
 // SGLang, reasoning in newer vLLM). FuzzChunkDecode holds the decoder to
 // encoding/json.
 type chunkDecoder struct {
-	b   []byte // the line being decoded
-	i   int    // read position in b
-	u   wireUsage
+	b      []byte // the line being decoded
+	i      int    // read position in b
+	u      wireUsage
 	keyBuf [keyBufLen]byte // an escaped key, decoded
 }
 

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 // goOpenAIData is go-openai's own data-line pattern (stream_reader.go).
