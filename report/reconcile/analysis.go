@@ -58,7 +58,7 @@ func analyse(in Input) *analysis {
 			a.unpaired = append(a.unpaired, w)
 			continue
 		}
-		d := scrape.Delta(*w.Before.Snapshot, *w.After.Snapshot)
+		d := scrape.Delta(wellFormed(*w.Before.Snapshot), wellFormed(*w.After.Snapshot))
 		if dialect == "" {
 			dialect = d.Dialect
 		}
@@ -122,6 +122,29 @@ func originFromRows(rows []scrape.Row) time.Time {
 	return time.Time{}
 }
 
+// wellFormed returns s without the histograms whose bucket counts do not
+// match their bounds: a snapshot read back from a hand-edited or damaged
+// scrapes.jsonl must not make a delta panic.
+func wellFormed(s scrape.Snapshot) scrape.Snapshot {
+	bad := false
+	for _, h := range s.Histograms {
+		if len(h.Cumulative) != len(h.Bounds) {
+			bad = true
+		}
+	}
+	if !bad {
+		return s
+	}
+	out := s
+	out.Histograms = map[scrape.Concept]scrape.Histogram{}
+	for c, h := range s.Histograms {
+		if len(h.Cumulative) == len(h.Bounds) {
+			out.Histograms[c] = h
+		}
+	}
+	return out
+}
+
 func cloneSnapshot(s scrape.Snapshot) scrape.Snapshot {
 	out := scrape.Snapshot{Dialect: s.Dialect, Counters: map[scrape.Concept]float64{}, Histograms: map[scrape.Concept]scrape.Histogram{}}
 	for k, v := range s.Counters {
@@ -148,7 +171,7 @@ func addInto(acc *scrape.Snapshot, d scrape.Snapshot) (mixed []scrape.Concept) {
 			acc.Histograms[k] = h
 			continue
 		}
-		if !slices.Equal(prev.Bounds, h.Bounds) {
+		if !slices.Equal(prev.Bounds, h.Bounds) || len(prev.Cumulative) != len(h.Cumulative) {
 			delete(acc.Histograms, k)
 			mixed = append(mixed, k)
 			continue

@@ -219,7 +219,7 @@ func (a *analysis) bucketCeilings() (Finding, bool) {
 	var above, coarse []string
 	for _, c := range sortedConcepts(a.server.Histograms) {
 		h := a.server.Histograms[c]
-		if h.Count == 0 || len(h.Bounds) == 0 {
+		if h.Count == 0 || len(h.Bounds) == 0 || len(h.Cumulative) != len(h.Bounds) {
 			continue
 		}
 		top := h.Bounds[len(h.Bounds)-1]
