@@ -118,7 +118,9 @@ func TestWaterfallPreemption(t *testing.T) {
 	origin := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return origin.Add(time.Duration(ms) * time.Millisecond) }
 	rec := client.Record{ID: "r", ServerID: "chatcmpl-r", Sent: 10 * time.Millisecond, FirstToken: 31 * time.Millisecond, End: 101 * time.Millisecond}
-	ev := func(name string, ms int) TraceEvent { return TraceEvent{RequestID: "chatcmpl-r_0", Event: name, Wall: at(ms)} }
+	ev := func(name string, ms int) TraceEvent {
+		return TraceEvent{RequestID: "chatcmpl-r_0", Event: name, Wall: at(ms)}
+	}
 	ws := Waterfall([]client.Record{rec}, []TraceEvent{
 		ev("PREPROCESSING_START", 11), ev("PREPROCESSING_END", 12), ev("INFERENCE_START", 15),
 		ev("FIRST_TOKEN_GENERATED", 30), ev("PREEMPTED", 50), ev("RESCHEDULED_INFERENCE_START", 70),
