@@ -36,6 +36,11 @@ type fastdeployMetrics struct {
 	availableBlocks, freeBlocks, maxBlocks, maxCPUBlocks    prometheus.Gauge
 	availableResource, usage                                prometheus.Gauge
 
+	// Speculative decoding (registered only when spec_tokens > 0).
+	specAcceptance             prometheus.Gauge
+	specAccepted, specEmitted  prometheus.Counter
+	specAcceptedN, specDraftsN int
+
 	maxRunning          int
 	reqs, hitReqs       int
 	queryTok, hitTokens int
@@ -82,6 +87,11 @@ func newFastDeployMetrics(p Params) *fastdeployMetrics {
 		availableResource: f.gauge("fastdeploy:available_gpu_resource", "Available blocks percentage, i.e. available_gpu_block_num / max_gpu_block_num", nil),
 		usage:             f.gauge("fastdeploy:gpu_cache_usage_perc", "GPU KV-cache usage. 1 means 100 percent usage", nil),
 		sendCacheFailed:   f.counter("fastdeploy:send_cache_failed_num_total", "Total number of failures of sending cache", nil),
+	}
+	if p.SpecTokens > 0 {
+		m.specAcceptance = f.gauge("fastdeploy:spec_decode_draft_acceptance_rate", "Acceptance rate of speculative decoding", nil)
+		m.specAccepted = f.counter("fastdeploy:spec_decode_num_accepted_tokens_total", "Total number of tokens accepted by the scoring model and verification program", nil)
+		m.specEmitted = f.counter("fastdeploy:spec_decode_num_emitted_tokens_total", "Total number of tokens output by the entire system", nil)
 	}
 	info := f.gaugeVec("fastdeploy:cache_config_info", "Information of the engine's CacheConfig", nil,
 		"block_size", "enable_prefix_caching", "num_cpu_blocks", "num_gpu_blocks")
@@ -137,6 +147,14 @@ func (m *fastdeployMetrics) passed(b *batch.Batch, sch *batch.Scheduler, _ time.
 	m.freeBlocks.Set(float64(sch.KVFreeBlocks()))
 	m.availableResource.Set(float64(avail) / float64(total))
 	m.usage.Set(sch.KVUsage())
+	if m.specAcceptance != nil && b.DecodeSeqs > 0 {
+		accepted := b.DecodeTokens - b.DecodeSeqs
+		m.specAccepted.Add(float64(accepted))
+		m.specEmitted.Add(float64(b.DecodeTokens))
+		m.specAcceptedN += accepted
+		m.specDraftsN += b.DraftTokens
+		m.specAcceptance.Set(float64(m.specAcceptedN) / float64(m.specDraftsN))
+	}
 }
 
 func (m *fastdeployMetrics) delivered(s *stream, n int, at time.Duration) {
