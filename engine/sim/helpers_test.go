@@ -47,6 +47,23 @@ func startEngine(t *testing.T, cfg Config) (*Engine, engine.Endpoint) {
 	return e, ep
 }
 
+// startEngineNoCleanup starts an engine the test stops itself.
+func startEngineNoCleanup(t *testing.T, cfg Config) (*Engine, engine.Endpoint) {
+	t.Helper()
+	if cfg.Params.MaxRunningRequests == 0 {
+		cfg.Params, _ = Preset("tiny")
+	}
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	ep, err := e.Start(t.Context())
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	return e, ep
+}
+
 // chunk is the part of a chat.completion.chunk the tests read.
 type chunk struct {
 	ID      string `json:"id"`
