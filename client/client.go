@@ -143,7 +143,8 @@ func newTransport(maxConns int) *http.Transport {
 // phase does not pay for connection set-up. It sends n concurrent GET
 // requests to BaseURL/models and holds every response open until all n have
 // answered, which forces n distinct connections. Any HTTP answer counts, even
-// a 404: only the connection matters.
+// a 404: only the connection matters. The pool keeps at most MaxConns idle
+// connections (when the Client built its own transport), so warm no more.
 func (c *Client) Warm(ctx context.Context, n int) error {
 	if n <= 0 {
 		return nil
@@ -178,7 +179,8 @@ func (c *Client) Warm(ctx context.Context, n int) error {
 	return nil
 }
 
-// Close closes the idle connections. Requests in flight are not affected.
+// Close closes the idle connections, those of an injected Config.HTTPClient
+// included. Requests in flight are not affected.
 func (c *Client) Close() { c.http.CloseIdleConnections() }
 
 // since is the run clock.

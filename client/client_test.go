@@ -1,0 +1,124 @@
+package client
+
+import (
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func TestNewRejectsBadConfig(t *testing.T) {
+	t.Parallel()
+	ok := Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m"}
+	tests := []struct {
+		name string
+		edit func(*Config)
+		want string // a piece of the error
+	}{
+		{"no scheme", func(c *Config) { c.BaseURL = "127.0.0.1:8000/v1" }, "base URL"},
+		{"not http", func(c *Config) { c.BaseURL = "ftp://host/v1" }, "base URL"},
+		{"unparseable", func(c *Config) { c.BaseURL = "http://[::1" }, "base URL"},
+		{"unknown dialect", func(c *Config) { c.Dialect = "tgi" }, "unknown dialect"},
+		{"no model", func(c *Config) { c.Model = "" }, "model"},
+		{"negative timeout", func(c *Config) { c.Timeout = -1 }, "negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := ok
+			tt.edit(&cfg)
+			_, err := New(cfg)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("New = %v, want an error about %q", err, tt.want)
+			}
+		})
+	}
+	if _, err := New(ok); err != nil {
+		t.Fatalf("New(valid) = %v", err)
+	}
+}
+
+func TestWarmReportsUnreachableServer(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	c := newTestClient(t, "http://"+addr, nil)
+
+	err = c.Warm(t.Context(), 3)
+
+	if err == nil || !strings.Contains(err.Error(), addr+"/v1/models") {
+		t.Fatalf("Warm = %v, want an error naming %s/v1/models", err, addr)
+	}
+}
+
+func TestDoAcceptsStreamShapes(t *testing.T) {
+	t.Parallel()
+	crlf := func(events []string) []string {
+		out := make([]string, len(events))
+		for i, e := range events {
+			out[i] = strings.ReplaceAll(e, "\n", "\r\n")
+		}
+		return out
+	}
+	tests := []struct {
+		name   string
+		events []string
+		chunks int
+	}{
+		{
+			name: "SSE comments and event lines between chunks",
+			events: []string{": ping\n\n", roleEvent("s"), "event: message\n" + contentEvent("s", "a"), ": keep-alive\n\n",
+				contentEvent("s", "b"), finishEvent("s", "stop"), doneEvent},
+			chunks: 2,
+		},
+		{name: "CRLF line endings", events: crlf(fullStream("s", 3)), chunks: 3},
+		{
+			name:   "data: without a space and [DONE] with trailing blanks",
+			events: []string{strings.Replace(contentEvent("s", "a"), "data: ", "data:", 1), finishEvent("s", "stop"), "data:[DONE]  \n\n"},
+			chunks: 1,
+		},
+		{
+			name: "reasoning text counts as generated content",
+			events: []string{
+				`data: {"id":"s","choices":[{"delta":{"reasoning_content":"hmm"}}]}` + "\n\n",
+				`data: {"id":"s","choices":[{"delta":{"reasoning":"so"}}]}` + "\n\n",
+				contentEvent("s", "yes"), finishEvent("s", "stop"), doneEvent,
+			},
+			chunks: 3,
+		},
+		{
+			name:   "one event split over many writes",
+			events: splitEvery(strings.Join(fullStream("s", 2), ""), 7),
+			chunks: 2,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := serve(t, streamOf(tt.events...))
+			c := newTestClient(t, srv.URL, nil)
+
+			rec := c.Do(t.Context(), request("r"))
+
+			wantClass(t, rec, ErrNone)
+			checkTimeline(t, rec)
+			if len(rec.Chunks) != tt.chunks || rec.ServerID != "s" || rec.Status != http.StatusOK {
+				t.Errorf("%d chunks, server id %q, status %d; want %d, s, 200", len(rec.Chunks), rec.ServerID, rec.Status, tt.chunks)
+			}
+		})
+	}
+}
+
+// splitEvery cuts s into pieces of n bytes, each written and flushed apart.
+func splitEvery(s string, n int) []string {
+	var out []string
+	for len(s) > n {
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	return append(out, s)
+}
