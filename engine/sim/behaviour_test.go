@@ -1,11 +1,18 @@
 package sim
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // burst sends n streaming requests at once and waits for them all.
@@ -228,49 +235,78 @@ func TestPrefixCacheHits(t *testing.T) {
 
 // TestSGLangGaugeCadence: the scheduler gauges change only at prefill
 // batches and every decode_log_interval decode passes; with an interval of 1
-// they track every pass.
+// they track every pass. On a fake clock (synctest) the counts are exact.
 func TestSGLangGaugeCadence(t *testing.T) {
-	t.Parallel()
-	changes := func(t *testing.T, interval int) (changes, scrapes int) {
-		p, _ := Preset("tiny")
-		p.DecodeBase = 10 * time.Millisecond
-		p.DecodeLogInterval = interval
-		_, ep := startEngine(t, Config{Params: p})
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			burst(t, ep.BaseURL, "cadence", 1, 10, 200)
-		}()
-		last := -1.0
-		for {
-			select {
-			case <-done:
-				return changes, scrapes
-			default:
-			}
-			v := value(t, scrape(t, ep.MetricsURL), "sglang:decode_sum_seq_lens")
-			scrapes++
-			if v != last {
-				changes++
-				last = v
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
+	for _, tc := range []struct {
+		interval    int
+		wantChanges int
+	}{
+		// 200 tokens = 1 prefill pass + 199 decode passes. decode_sum_seq_lens
+		// is written at decode logs only: passes 40, 80, 120, 160 — plus the
+		// first scrape's reading of the initial 0.
+		{40, 1 + 4},
+		// Every decode pass writes a new value.
+		{1, 1 + 199},
+	} {
+		t.Run(fmt.Sprintf("interval %d", tc.interval), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p, _ := Preset("tiny")
+				p.DecodeLogInterval = tc.interval
+				e, err := New(Config{Params: p})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ln := newPipeListener()
+				srv := &http.Server{Handler: e.Handler()}
+				go srv.Serve(ln)
+				client := &http.Client{Transport: &http.Transport{DialContext: ln.dial}}
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					resp, err := client.Post("http://sim/v1/chat/completions", "application/json", strings.NewReader(
+						`{"messages":[{"role":"user","content":"a b c"}],"stream":true,"max_tokens":200}`))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}()
+				changes, last := 0, -1.0
+				for running := true; running; {
+					select {
+					case <-done:
+						running = false
+					default:
+					}
+					resp, err := client.Get("http://sim/metrics")
+					if err != nil {
+						t.Fatal(err)
+					}
+					parser := expfmt.NewTextParser(model.UTF8Validation)
+					fams, err := parser.TextToMetricFamilies(resp.Body)
+					resp.Body.Close()
+					if err != nil {
+						t.Fatal(err)
+					}
+					if v := value(t, fams, "sglang:decode_sum_seq_lens"); v != last {
+						changes++
+						last = v
+					}
+					time.Sleep(p.DecodeBase / 3) // several scrapes per pass
+				}
+				if changes != tc.wantChanges {
+					t.Errorf("decode_sum_seq_lens changed %d times, want %d", changes, tc.wantChanges)
+				}
+				ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+				defer cancel()
+				srv.Shutdown(ctx)
+				ln.Close()
+				client.CloseIdleConnections()
+				if err := e.Stop(ctx); err != nil {
+					t.Fatal(err)
+				}
+			})
+		})
 	}
-	t.Run("interval 40", func(t *testing.T) {
-		t.Parallel()
-		c, n := changes(t, 40)
-		// 200 tokens: decode logs at passes 40, 80, 120, 160 (199 in all);
-		// the first scrape counts as a change too.
-		if c > 6 || n < 8 {
-			t.Errorf("decode_sum_seq_lens changed %d times over %d scrapes; want at most 6 (frozen between logs)", c, n)
-		}
-	})
-	t.Run("interval 1", func(t *testing.T) {
-		t.Parallel()
-		c, n := changes(t, 1)
-		if c < n/4 || c < 10 {
-			t.Errorf("decode_sum_seq_lens changed %d times over %d scrapes; want it to track the passes", c, n)
-		}
-	})
 }
