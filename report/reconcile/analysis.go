@@ -244,6 +244,14 @@ func (f inflight) idle(from, to time.Duration) bool {
 	return f.at(from) == 0 && sentBy == sentBefore
 }
 
+// overlaps reports whether any record was in flight at some point of
+// (from, to): sent before to and not ended by from.
+func (f inflight) overlaps(from, to time.Duration) bool {
+	sent, _ := slices.BinarySearch(f.sends, to)
+	ended, _ := slices.BinarySearch(f.ends, from+1)
+	return sent-ended > 0
+}
+
 // lastEnd is the latest end of any record (0 with none).
 func (f inflight) lastEnd() time.Duration {
 	if len(f.ends) == 0 {

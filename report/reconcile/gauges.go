@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -21,35 +22,36 @@ var gaugeConcepts = []scrape.Concept{
 // while ours were inside, is negligible.
 const stuckAfter = 10
 
-// gaugeSeries is what was seen of one gauge.
-type gaugeSeries struct {
-	pairs, changes int           // consecutive scrape pairs under load, and those whose value differed
-	span           time.Duration // time covered by those pairs
-	idleValue      float64       // the value at the last scrape taken with nothing of ours in flight
-	idleSeen       bool
+// cadenceTolerance: a measured cadence within this fraction of the
+// dialect's documented decode-log interval is called consistent with it.
+// Prefill batches add updates under arrivals, so the measure reads low;
+// 35 % keeps a steady closed loop inside and an every-step refresh out.
+const cadenceTolerance = 0.35
+
+// cadencePreference orders the gauges whose cadence is stated: one that is
+// written only at decode logs first for logged gauges (SGLang's
+// gen_throughput: every 40 decode steps, never at prefill), then gauges
+// that move with every token over those that sit still under a steady load.
+func cadencePreference(logged bool) []scrape.Concept {
+	if logged {
+		return []scrape.Concept{scrape.GenThroughput, scrape.KVCacheUsage, scrape.RequestsRunning, scrape.RequestsWaiting}
+	}
+	return []scrape.Concept{scrape.KVCacheUsage, scrape.RequestsRunning, scrape.GenThroughput, scrape.BatchSize, scrape.RequestsWaiting}
 }
 
-// gaugeStaleness measures how often each gauge changes under load against
-// how often llmbench's own in-flight count does, and what the gauges read
+// gaugeStaleness measures each gauge's update cadence under load
+// (scrape.MeasureCadence, with llmbench's own requests saying when the
+// engine was busy and how many tokens it streamed), and what the gauges read
 // once llmbench has nothing in flight. SGLang's scheduler gauges are written
 // only at prefill batches and every decode_log_interval decode steps, so
 // they lag and freeze at their last logged value: that is stated, as info.
 // Other engines refresh every step, and a gauge that reads non-zero when
 // idle, or zero throughout the load, is a warning.
-func (a *analysis) gaugeStaleness() (Finding, bool) {
-	series := map[scrape.Concept]*gaugeSeries{}
-	get := func(c scrape.Concept) *gaugeSeries {
-		s, ok := series[c]
-		if !ok {
-			s = &gaugeSeries{}
-			series[c] = s
-		}
-		return s
-	}
+func (a *analysis) gaugeStaleness() (f Finding, ok bool) {
 	byTarget := map[string][]scrape.Row{}
 	var targets []string
 	for _, r := range a.in.Rows {
-		if !r.OK || r.Snapshot == nil {
+		if !r.OK || r.Snapshot == nil || len(r.Snapshot.Gauges) == 0 {
 			continue
 		}
 		if _, ok := byTarget[r.Target]; !ok {
@@ -57,150 +59,187 @@ func (a *analysis) gaugeStaleness() (Finding, bool) {
 		}
 		byTarget[r.Target] = append(byTarget[r.Target], r)
 	}
+	if len(targets) == 0 {
+		return Finding{}, false
+	}
 	slices.Sort(targets)
+	act := a.activity()
 	// An abandoned request may still run inside the engine, so an idle
 	// reading proves nothing once the client gave up on any.
 	idleTrustworthy := a.noAbandoned()
+	cadences := map[scrape.Concept]scrape.Cadence{}
+	idle := map[scrape.Concept]float64{}
 	var intervals []time.Duration
-	var clientPairs, clientChanges, loaded, zeroLoaded int
+	var loaded, zeroLoaded int
 	for _, t := range targets {
 		rows := byTarget[t]
 		slices.SortStableFunc(rows, func(x, y scrape.Row) int { return compareDur(x.At, y.At) })
 		for i := 1; i < len(rows); i++ {
 			intervals = append(intervals, rows[i].At-rows[i-1].At)
 		}
-		for _, w := range a.in.Windows {
-			if !w.Measured {
-				continue
+		for _, c := range gaugeConcepts {
+			cd := scrape.MeasureCadence(rows, c, act)
+			if prev, ok := cadences[c]; !ok || cd.Busy > prev.Busy {
+				cadences[c] = cd
 			}
-			var prev *scrape.Row
-			for i := range rows {
-				r := &rows[i]
-				if r.At < w.Start || r.At > w.End {
-					continue
-				}
-				if a.flight.at(r.At) > 0 && a.flight.at(r.At+r.Duration) > 0 {
-					if v, ok := r.Snapshot.Gauges[scrape.RequestsRunning]; ok {
-						loaded++
-						if v == 0 {
-							zeroLoaded++
-						}
-					}
-				}
-				if prev != nil {
-					clientPairs++
-					if a.flight.at(r.At) != a.flight.at(prev.At) {
-						clientChanges++
-					}
-					for _, c := range gaugeConcepts {
-						v, ok := r.Snapshot.Gauges[c]
-						pv, pok := prev.Snapshot.Gauges[c]
-						if !ok || !pok {
-							continue
-						}
-						s := get(c)
-						s.pairs++
-						s.span += r.At - prev.At
-						if v != pv {
-							s.changes++
-						}
-					}
-				}
-				prev = r
-			}
-		}
-		if !idleTrustworthy {
-			continue
 		}
 		for _, r := range rows {
-			if !a.flight.idle(r.At, r.At+r.Duration) {
+			if a.flight.at(r.At) > 0 && a.flight.at(r.At+r.Duration) > 0 && a.underLoad(r.At) {
+				if v, ok := r.Snapshot.Gauges[scrape.RequestsRunning]; ok {
+					loaded++
+					if v == 0 {
+						zeroLoaded++
+					}
+				}
+			}
+			if !idleTrustworthy || !a.flight.idle(r.At, r.At+r.Duration) {
 				continue
 			}
 			for _, c := range []scrape.Concept{scrape.RequestsRunning, scrape.RequestsWaiting} {
 				if v, ok := r.Snapshot.Gauges[c]; ok {
-					s := get(c)
-					s.idleValue, s.idleSeen = v, true
+					idle[c] = v // the last idle reading wins
 				}
 			}
 		}
 	}
-	if len(series) == 0 {
-		return Finding{}, false
-	}
 
 	ev := evidence{}
-	ev.set("scrape_interval_s", median(intervals).Seconds())
-	if clientPairs > 0 {
-		ev.set("client_inflight_change_ratio", float64(clientChanges)/float64(clientPairs))
-	}
+	scrapeEvery := median(intervals)
+	ev.set("scrape_interval_s", scrapeEvery.Seconds())
 	step, hasStep := a.stepTime()
 	if hasStep {
 		ev.set("engine_step_s", step)
 	}
-	var measured, frozen []string
 	for _, c := range gaugeConcepts {
-		s, ok := series[c]
-		if !ok {
+		cd, ok := cadences[c]
+		if !ok || cd.Busy == 0 {
 			continue
 		}
-		if s.pairs > 0 {
-			share := float64(s.changes) / float64(s.pairs)
-			ev.set(string(c)+"_change_ratio", share)
-			if s.changes > 0 {
-				ev.set(string(c)+"_change_interval_s", s.span.Seconds()/float64(s.changes))
-			}
-			if c == scrape.RequestsRunning {
-				clause := fmt.Sprintf("under load %s changed between %s of consecutive scrapes", c, pct(share))
-				if clientPairs > 0 {
-					clause += fmt.Sprintf(", llmbench's own in-flight count between %s", pct(float64(clientChanges)/float64(clientPairs)))
-				}
-				measured = append(measured, clause)
-			}
+		ev.set(string(c)+"_busy_intervals", float64(cd.Busy))
+		ev.set(string(c)+"_changes", float64(cd.Changes))
+		if cd.Interval > 0 {
+			ev.set(string(c)+"_update_interval_s", cd.Interval.Seconds())
 		}
-		if s.idleSeen && s.idleValue != 0 {
-			ev.set(string(c)+"_idle_value", s.idleValue)
-			frozen = append(frozen, fmt.Sprintf("%s read %s", c, count(s.idleValue)))
+		if cd.StepsPerUpdate > 0 {
+			ev.set(string(c)+"_steps_per_update", cd.StepsPerUpdate)
+		}
+	}
+	var frozen []string
+	for _, c := range []scrape.Concept{scrape.RequestsRunning, scrape.RequestsWaiting} {
+		if v, ok := idle[c]; ok && v != 0 {
+			ev.set(string(c)+"_idle_value", v)
+			frozen = append(frozen, fmt.Sprintf("%s read %s", c, count(v)))
 		}
 	}
 	if loaded > 0 {
 		ev.set("loaded_scrapes", float64(loaded))
 		ev.set("requests_running_zero_under_load", float64(zeroLoaded))
 	}
+	measured := a.cadenceClause(cadences, scrapeEvery)
 
-	f := Finding{ID: IDGaugeStaleness, Severity: Info, Evidence: ev.orNil()}
-	idle := ""
+	f = Finding{ID: IDGaugeStaleness, Severity: Info}
+	defer func() { f.Evidence = ev.orNil() }()
+	idleClause := ""
 	if len(frozen) > 0 {
-		idle = strings.Join(frozen, " and ") + " with nothing of llmbench's in flight"
+		idleClause = strings.Join(frozen, " and ") + " with nothing of llmbench's in flight"
 	}
 	if a.sem.loggedGauges {
 		lead := fmt.Sprintf("%s writes its scheduler gauges only at each new prefill batch and every --decode-log-interval decode steps (default %d), so a scrape often re-reads an old value",
 			engineName(a.sem.name), a.sem.decodeLogInterval)
-		cadence := ""
+		inTime := ""
 		if hasStep {
 			every := float64(a.sem.decodeLogInterval) * step
 			ev.set("decode_log_interval_s", every)
-			cadence = fmt.Sprintf("at this engine's %s per decode step, %d steps take %s", dur(step), a.sem.decodeLogInterval, dur(every))
+			inTime = fmt.Sprintf("at this engine's %s per decode step, %d steps take %s", dur(step), a.sem.decodeLogInterval, dur(every))
 		}
-		if idle != "" {
-			idle += ": frozen at the last logged value once the load stopped"
+		if idleClause != "" {
+			idleClause += ": frozen at the last logged value once the load stopped"
 		}
-		f.Verdict = joinClauses(lead, cadence, strings.Join(measured, ""), idle, "rely on its counters and histograms, not on these gauges, for anything precise")
+		f.Verdict = joinClauses(lead, inTime, measured, idleClause, "rely on its counters and histograms, not on these gauges, for anything precise")
 		return f, true
 	}
 	var problems []string
 	if loaded >= stuckAfter && zeroLoaded == loaded {
 		problems = append(problems, fmt.Sprintf("requests_running read 0 at all %d scrapes taken while llmbench had requests in flight: the gauge is dead or counts something else", loaded))
 	}
-	if idle != "" {
-		problems = append(problems, idle+": a drifting increment/decrement gauge, a dead process's last value, or other clients' requests")
+	if idleClause != "" {
+		problems = append(problems, idleClause+": a drifting increment/decrement gauge, a dead process's last value, or other clients' requests")
 	}
 	if len(problems) > 0 {
 		f.Severity = Warn
 		f.Verdict = joinClauses(problems...)
 		return f, true
 	}
-	f.Verdict = joinClauses("the gauges look live", strings.Join(measured, ""))
+	f.Verdict = joinClauses("the gauges look live", measured)
 	return f, true
+}
+
+// cadenceClause states the measured cadence of the most telling gauge: the
+// first in cadencePreference that changed under load.
+func (a *analysis) cadenceClause(cadences map[scrape.Concept]scrape.Cadence, scrapeEvery time.Duration) string {
+	for _, c := range cadencePreference(a.sem.loggedGauges) {
+		cd, ok := cadences[c]
+		if !ok || cd.Changes == 0 {
+			continue
+		}
+		if cd.AtMostScrape {
+			return fmt.Sprintf("measured: %s changed at every one of %d scrapes under load, so it updates at least every %s (scrape faster to resolve it)",
+				c, cd.Busy+1, dur(scrapeEvery.Seconds()))
+		}
+		clause := fmt.Sprintf("measured: %s changed in %d of %d intervals under load, about every %s", c, cd.Changes, cd.Busy, dur(cd.Interval.Seconds()))
+		if !a.sem.loggedGauges {
+			// A gauge refreshed every step changes only when its value
+			// does: a rare change is a steady load, not a slow gauge.
+			if 2*cd.Changes < cd.Busy {
+				clause += " (a steady load leaves a live gauge still)"
+			}
+			return clause
+		}
+		if cd.StepsPerUpdate > 0 {
+			clause += fmt.Sprintf(", ≈ %.0f decode steps", cd.StepsPerUpdate)
+			if n := float64(a.sem.decodeLogInterval); n > 0 && math.Abs(cd.StepsPerUpdate-n) <= cadenceTolerance*n {
+				clause += fmt.Sprintf(": the %d-step decode-log cadence", a.sem.decodeLogInterval)
+			}
+		}
+		return clause
+	}
+	for _, c := range cadencePreference(a.sem.loggedGauges) {
+		if cd, ok := cadences[c]; ok && cd.Busy > 0 {
+			return fmt.Sprintf("measured: no gauge changed over %d intervals under load (a steady value says nothing of its cadence)", cd.Busy)
+		}
+	}
+	return ""
+}
+
+// activity tells scrape.MeasureCadence when the engine was busy with
+// llmbench's requests and how many tokens they streamed, from the records:
+// busy when any request was in flight during the interval, tokens those
+// whose chunks arrived in it.
+func (a *analysis) activity() scrape.Activity {
+	type arrival struct {
+		at     time.Duration
+		tokens float64
+	}
+	var arr []arrival
+	for i := range a.in.Records {
+		for _, ch := range a.in.Records[i].Chunks {
+			arr = append(arr, arrival{ch.At, float64(max(1, ch.Tokens))})
+		}
+	}
+	slices.SortFunc(arr, func(x, y arrival) int { return compareDur(x.at, y.at) })
+	at := make([]time.Duration, len(arr))
+	cum := make([]float64, len(arr)+1) // cum[i] = tokens of the first i arrivals
+	for i, x := range arr {
+		at[i] = x.at
+		cum[i+1] = cum[i] + x.tokens
+	}
+	upTo := func(t time.Duration) float64 { // tokens arrived at or before t
+		n, _ := slices.BinarySearch(at, t+1)
+		return cum[n]
+	}
+	return func(from, to time.Duration) (bool, float64) {
+		return a.flight.overlaps(from, to), upTo(to) - upTo(from)
+	}
 }
 
 // stepTime estimates the engine's decode step from its ITL histogram: one

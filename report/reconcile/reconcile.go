@@ -15,6 +15,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/scrape"
+	"github.com/llmbench-org/llmbench/scrape/trace"
 )
 
 // Severity grades a finding.
@@ -89,7 +90,7 @@ type Input struct {
 	Windows []Window        // the run's phases with their boundary snapshots
 	Rows    []scrape.Row    // every scrape of the run, in order (gauges, staleness, dead targets)
 	Dialect string          // the engine's metrics dialect ("" = the snapshots' own)
-	Traces  []TraceEvent    // engine trace events (FastDeploy trace_logger.log, the built-in engine's), if any
+	Traces  []trace.Event   // engine trace events (FastDeploy trace_logger.log, the built-in engine's), if any
 	// Origin is the wall-clock time of the run clock's zero (RunMeta.StartedAt):
 	// trace events carry wall-clock times, records run-clock offsets. Zero =
 	// estimated from the scrape rows' Wall − At.

@@ -173,6 +173,10 @@ func TestPlanted(t *testing.T) {
 					t.Errorf("verdict does not state the cadence in time: %q", f.Verdict)
 				}
 			}}},
+		{name: "sglang 40-step cadence measured", dialect: "sglang", world: func(w *world) {
+			w.logCadence, w.scrapeEvery = 200*time.Millisecond, 50*time.Millisecond
+		}, id: IDGaugeStaleness, sev: Info, verdict: "decode steps: the 40-step decode-log cadence",
+			checks: []check{evidenceNear("gen_throughput_steps_per_update", 40, 14)}},
 		{name: "live gauge stuck non-zero when idle", dialect: "vllm", edit: func(in *Input) {
 			last := &in.Rows[len(in.Rows)-1]
 			s := *last.Snapshot

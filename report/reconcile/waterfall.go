@@ -10,15 +10,8 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/scrape/trace"
 )
-
-// TraceEvent is one engine trace event: a FastDeploy trace_logger.log line,
-// or the built-in engine's equivalent in the fastdeploy dialect.
-type TraceEvent struct {
-	RequestID string    // as logged; FastDeploy appends the choice index ("_0")
-	Event     string    // e.g. FIRST_TOKEN_GENERATED (engine-metrics.md §3.1)
-	Wall      time.Time // when it was logged: FastDeploy's epoch-millisecond timestamp
-}
 
 // WaterfallPhases names a request's phases in order. Each runs from one
 // milestone to the next, so together they span the client's E2E:
@@ -47,11 +40,11 @@ const WaterfallTolerance = 2 * traceResolution
 // milestone i is where phase i-1 ends and phase i starts; the engine's
 // milestones list the events that stand for them, the preferred first.
 var (
-	evPreStart   = []string{"PREPROCESSING_START"}
-	evPreEnd     = []string{"PREPROCESSING_END", "REQUEST_QUEUE_START"}
-	evInfStart   = []string{"INFERENCE_START", "RESOURCE_ALLOCATE_END", "REQUEST_QUEUE_END"}
-	evFirstToken = []string{"FIRST_TOKEN_GENERATED", "DECODE_START"}
-	evInfEnd     = []string{"INFERENCE_END", "DECODE_INFERENCE_END", "POSTPROCESSING_START"}
+	evPreStart   = []string{trace.PreprocessingStart}
+	evPreEnd     = []string{trace.PreprocessingEnd, trace.QueueStart}
+	evInfStart   = []string{trace.InferenceStart, "RESOURCE_ALLOCATE_END", trace.QueueEnd}
+	evFirstToken = []string{trace.FirstToken, trace.DecodeStart}
+	evInfEnd     = []string{trace.InferenceEnd, "DECODE_INFERENCE_END", trace.PostprocessingStart}
 )
 
 // RequestWaterfall is one request's phases (in WaterfallPhases order).
@@ -112,11 +105,11 @@ var milestoneEvents = [5][]string{evPreStart, evPreEnd, evInfStart, evFirstToken
 
 // Waterfall joins trace events to client records by request id and builds
 // each completed request's phase waterfall and their aggregate. origin is
-// the wall-clock time of the run clock's zero. The engine's id is matched
-// against the id the client sent and the one the server echoed, after
-// stripping FastDeploy's "_N" choice suffix and adding or removing its
-// "chatcmpl-" prefix.
-func Waterfall(records []client.Record, events []TraceEvent, origin time.Time) WaterfallSummary {
+// the wall-clock time of the run clock's zero. The engine's id (without
+// FastDeploy's "_N" choice suffix, as package trace gives it) is matched
+// against the id the server echoed and the one the client sent, with or
+// without FastDeploy's "chatcmpl-" prefix.
+func Waterfall(records []client.Record, events []trace.Event, origin time.Time) WaterfallSummary {
 	ws := WaterfallSummary{Tolerance: WaterfallTolerance.Seconds(), ClockConsistent: true}
 
 	byID := map[string]int{} // any id form → record index
@@ -134,7 +127,10 @@ func Waterfall(records []client.Record, events []TraceEvent, origin time.Time) W
 	traces := map[int]*traced{}
 	foreign := map[string]bool{}
 	for _, ev := range events {
-		id := stripChoice(ev.RequestID)
+		id := ev.RequestID
+		if id == "" {
+			id = trace.StripChoice(ev.RawID)
+		}
 		i, ok := byID[id]
 		if !ok {
 			i, ok = byID[strings.TrimPrefix(id, "chatcmpl-")]
@@ -195,8 +191,8 @@ func Waterfall(records []client.Record, events []TraceEvent, origin time.Time) W
 	return ws
 }
 
-func (t *traced) add(ev TraceEvent) {
-	if ev.Event == "PREEMPTED" {
+func (t *traced) add(ev trace.Event) {
+	if ev.Event == trace.Preempted {
 		t.preemptions++
 		return
 	}
@@ -219,21 +215,6 @@ func (t *traced) add(ev TraceEvent) {
 			t.at[m] = ev.Wall
 		}
 	}
-}
-
-// stripChoice removes FastDeploy's "_N" choice-index suffix from an engine
-// request id.
-func stripChoice(id string) string {
-	i := strings.LastIndexByte(id, '_')
-	if i < 0 || i == len(id)-1 {
-		return id
-	}
-	for _, c := range id[i+1:] {
-		if c < '0' || c > '9' {
-			return id
-		}
-	}
-	return id[:i]
 }
 
 // clockOffset finds the shift of the engine's times onto the client's run

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/scrape/trace"
 )
 
 // checkAddsUp fails unless every request's phases are non-negative and add
@@ -88,8 +89,8 @@ func TestWaterfallPartialTraces(t *testing.T) {
 	w := newWorld("fastdeploy")
 	w.foreign = 5
 	w.build()
-	lost := map[string]bool{"chatcmpl-u0-3_0": true, "chatcmpl-u1-7_0": true, "chatcmpl-u2-1_0": true}
-	events := slices.DeleteFunc(w.traces(0), func(e TraceEvent) bool {
+	lost := map[string]bool{"chatcmpl-u0-3": true, "chatcmpl-u1-7": true, "chatcmpl-u2-1": true}
+	events := slices.DeleteFunc(w.traces(0), func(e trace.Event) bool {
 		return lost[e.RequestID] || strings.HasPrefix(e.Event, "PREPROCESSING")
 	})
 	ws := Waterfall(w.records, events, w.origin)
@@ -118,10 +119,10 @@ func TestWaterfallPreemption(t *testing.T) {
 	origin := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	at := func(ms int) time.Time { return origin.Add(time.Duration(ms) * time.Millisecond) }
 	rec := client.Record{ID: "r", ServerID: "chatcmpl-r", Sent: 10 * time.Millisecond, FirstToken: 31 * time.Millisecond, End: 101 * time.Millisecond}
-	ev := func(name string, ms int) TraceEvent {
-		return TraceEvent{RequestID: "chatcmpl-r_0", Event: name, Wall: at(ms)}
+	ev := func(name string, ms int) trace.Event {
+		return trace.Event{RequestID: "chatcmpl-r", RawID: "chatcmpl-r_0", Event: name, Wall: at(ms)}
 	}
-	ws := Waterfall([]client.Record{rec}, []TraceEvent{
+	ws := Waterfall([]client.Record{rec}, []trace.Event{
 		ev("PREPROCESSING_START", 11), ev("PREPROCESSING_END", 12), ev("INFERENCE_START", 15),
 		ev("FIRST_TOKEN_GENERATED", 30), ev("PREEMPTED", 50), ev("RESCHEDULED_INFERENCE_START", 70),
 		ev("INFERENCE_END", 60), ev("INFERENCE_END", 99), ev("POSTPROCESSING_END", 100),
@@ -150,8 +151,8 @@ func TestWaterfallResidual(t *testing.T) {
 		{ID: "a", Sent: 10 * time.Millisecond, FirstToken: 20 * time.Millisecond, End: 40 * time.Millisecond, ErrorClass: client.ErrNone},
 		{ID: "b", Sent: 10 * time.Millisecond, FirstToken: 20 * time.Millisecond, End: 40 * time.Millisecond},
 	}
-	ev := func(id, name string, ms int) TraceEvent { return TraceEvent{RequestID: id, Event: name, Wall: at(ms)} }
-	ws := Waterfall(recs, []TraceEvent{
+	ev := func(id, name string, ms int) trace.Event { return trace.Event{RequestID: id, Event: name, Wall: at(ms)} }
+	ws := Waterfall(recs, []trace.Event{
 		// a: the engine started before the client sent (needs a shift of ≥ +5 ms) …
 		ev("a", "PREPROCESSING_START", 4), ev("a", "FIRST_TOKEN_GENERATED", 15), ev("a", "INFERENCE_END", 30),
 		// … b: finished after the client read the end (needs ≤ −10 ms).
@@ -172,23 +173,6 @@ func TestWaterfallResidual(t *testing.T) {
 	}
 	if f := traceJoinFinding(ws); f.Severity != Warn || !strings.Contains(f.Verdict, "clock") {
 		t.Errorf("finding: %s %s", f.Severity, f.Verdict)
-	}
-}
-
-func TestStripChoice(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]string{
-		"chatcmpl-abc_0":  "chatcmpl-abc",
-		"chatcmpl-abc_12": "chatcmpl-abc",
-		"chatcmpl-a_b":    "chatcmpl-a_b",
-		"abc_":            "abc_",
-		"abc":             "abc",
-		"_3":              "",
-		"u0-3_0_1":        "u0-3_0",
-	} {
-		if got := stripChoice(in); got != want {
-			t.Errorf("stripChoice(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
 
@@ -221,9 +205,9 @@ func FuzzWaterfall(f *testing.F) {
 		}
 		origin := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		rec := client.Record{ID: "x", Sent: ms(sent), FirstToken: ms(first), End: ms(end)}
-		var evs []TraceEvent
+		var evs []trace.Event
 		for name, v := range map[string]int64{"PREPROCESSING_START": pre, "PREPROCESSING_END": preEnd, "INFERENCE_START": inf, "FIRST_TOKEN_GENERATED": tok, "INFERENCE_END": infEnd} {
-			evs = append(evs, TraceEvent{RequestID: "x_0", Event: name, Wall: origin.Add(ms(v) + ms(skew))})
+			evs = append(evs, trace.Event{RequestID: "x", RawID: "x_0", Event: name, Wall: origin.Add(ms(v) + ms(skew))})
 		}
 		ws := Waterfall([]client.Record{rec}, evs, origin)
 		if ws.Joined != 1 {
@@ -239,26 +223,6 @@ func FuzzWaterfall(f *testing.F) {
 		}
 		if w.Residual < 0 || sum != w.E2E+w.Residual {
 			t.Fatalf("phases %v sum %v, E2E %v, residual %v", w.Phases, sum, w.E2E, w.Residual)
-		}
-	})
-}
-
-// FuzzStripChoice: only an "_<digits>" suffix is ever removed.
-func FuzzStripChoice(f *testing.F) {
-	for _, s := range []string{"chatcmpl-abc_0", "a_b", "_", "x_12_3", ""} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, id string) {
-		got := stripChoice(id)
-		if !strings.HasPrefix(id, got) {
-			t.Fatalf("%q is not a prefix of %q", got, id)
-		}
-		if got == id {
-			return
-		}
-		rest := id[len(got):]
-		if len(rest) < 2 || rest[0] != '_' || strings.Trim(rest[1:], "0123456789") != "" {
-			t.Fatalf("stripChoice(%q) removed %q", id, rest)
 		}
 	})
 }

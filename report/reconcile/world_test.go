@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/scrape"
+	"github.com/llmbench-org/llmbench/scrape/trace"
 )
 
 // world is a run built to be consistent: the engine's timeline of every
@@ -196,11 +197,13 @@ func (w *world) snapshotAt(t time.Duration) scrape.Snapshot {
 	running := w.running(t)
 	if w.logCadence > 0 {
 		// Logged gauges: written only at log points, and only while the
-		// engine runs, so they hold their last non-zero value when idle.
+		// engine runs, so they hold their last non-zero value when idle;
+		// gen_throughput is the tokens since the previous log over the gap.
 		running = 0
 		for lt := t - t%w.logCadence; lt >= 0; lt -= w.logCadence {
 			if v := w.running(lt); v > 0 {
 				running = v
+				s.Gauges[scrape.GenThroughput] = w.tokensIn(lt-w.logCadence, lt) / w.logCadence.Seconds()
 				break
 			}
 		}
@@ -209,6 +212,19 @@ func (w *world) snapshotAt(t time.Duration) scrape.Snapshot {
 	s.Gauges[scrape.RequestsWaiting] = 0
 	s.Gauges[scrape.KVCacheUsage] = w.kvPeak * running / float64(max(1, w.users))
 	return s
+}
+
+// tokensIn counts the tokens the engine made in (from, to].
+func (w *world) tokensIn(from, to time.Duration) float64 {
+	n := 0.0
+	for _, r := range w.reqs {
+		for _, at := range r.chunkAt {
+			if at > from && at <= to {
+				n += float64(r.tokensPerChunk)
+			}
+		}
+	}
+	return n
 }
 
 func (w *world) running(t time.Duration) float64 {
@@ -255,11 +271,11 @@ func (w *world) input() Input {
 
 // traces are the engine's trace events of every request, FastDeploy style
 // (internal id with "_0", millisecond stamps), shifted by skew.
-func (w *world) traces(skew time.Duration) []TraceEvent {
-	var out []TraceEvent
+func (w *world) traces(skew time.Duration) []trace.Event {
+	var out []trace.Event
 	ev := func(id, name string, at time.Duration) {
 		wall := time.UnixMilli(w.origin.Add(at + skew).UnixMilli())
-		out = append(out, TraceEvent{RequestID: "chatcmpl-" + id + "_0", Event: name, Wall: wall})
+		out = append(out, trace.Event{RequestID: "chatcmpl-" + id, RawID: "chatcmpl-" + id + "_0", Event: name, Wall: wall})
 	}
 	for _, r := range w.reqs {
 		ev(r.id, "PREPROCESSING_START", r.arrival)
