@@ -151,7 +151,9 @@ func TestWaterfallResidual(t *testing.T) {
 		{ID: "a", Sent: 10 * time.Millisecond, FirstToken: 20 * time.Millisecond, End: 40 * time.Millisecond, ErrorClass: client.ErrNone},
 		{ID: "b", Sent: 10 * time.Millisecond, FirstToken: 20 * time.Millisecond, End: 40 * time.Millisecond},
 	}
-	ev := func(id, name string, ms int) trace.Event { return trace.Event{RequestID: id, Event: name, Wall: at(ms)} }
+	ev := func(id, name string, ms int) trace.Event {
+		return trace.Event{RequestID: id, Event: name, Wall: at(ms)}
+	}
 	ws := Waterfall(recs, []trace.Event{
 		// a: the engine started before the client sent (needs a shift of ≥ +5 ms) …
 		ev("a", "PREPROCESSING_START", 4), ev("a", "FIRST_TOKEN_GENERATED", 15), ev("a", "INFERENCE_END", 30),
