@@ -1,0 +1,312 @@
+package workload_test
+
+// End-to-end tests of the workload against the built-in engine: the Driver
+// sends through the real client to the real simulated engine on loopback.
+// They are in an external test package so that package workload itself
+// never imports the client.
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/engine/sim"
+	"github.com/llmbench-org/llmbench/scenarios"
+	"github.com/llmbench-org/llmbench/workload"
+)
+
+// bench is one run of a scenario against the built-in engine it describes.
+type bench struct {
+	plan    *workload.Plan
+	result  workload.Result
+	runErr  error
+	records []client.Record
+}
+
+// runAgainstSim starts the scenario's built-in engine, drives the plan
+// through the client, and returns what happened.
+func runAgainstSim(t *testing.T, sc scenarios.Scenario) bench {
+	t.Helper()
+	plan, err := workload.NewPlan(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := sim.New(sim.Config{Dialect: sc.Engine.Dialect, Params: sc.Engine.Sim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	ep, err := eng.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Stop(context.Background())
+	start := time.Now()
+	cl, err := client.New(client.Config{BaseURL: ep.BaseURL, Model: ep.Model, Dialect: ep.Dialect, Start: start, MaxConns: 64, IncludeUsage: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	var mu sync.Mutex
+	var b bench
+	b.plan = plan
+	send := workload.OutcomeSenderFunc(func(ctx context.Context, r workload.Request) workload.Outcome {
+		rec := cl.Do(ctx, r)
+		mu.Lock()
+		b.records = append(b.records, rec)
+		mu.Unlock()
+		return workload.Outcome{OK: rec.OK(), Canceled: rec.ErrorClass == client.ErrCanceled}
+	})
+	b.result, b.runErr = (&workload.Driver{Plan: plan, Sender: send, Start: start}).Run(ctx, nil)
+	return b
+}
+
+func exampleScenario(t *testing.T, name string) scenarios.Scenario {
+	t.Helper()
+	sc, err := scenarios.LoadFS(scenarios.Examples(), name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+func inlineScenario(t *testing.T, src string) scenarios.Scenario {
+	t.Helper()
+	sc, err := scenarios.Parse("e2e.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+// checkTokenTargets requires the engine's usage to equal the plan's targets
+// exactly: the method of decision 0401 has no error against the built-in
+// engine's tokenizer.
+func checkTokenTargets(t *testing.T, b bench) {
+	t.Helper()
+	for _, rec := range b.records {
+		if !rec.OK() {
+			t.Errorf("request %s failed: %s %s", rec.ID, rec.ErrorClass, rec.Error)
+			continue
+		}
+		want := b.plan.Request(rec.Index)
+		if rec.PromptTokens != want.PromptTokens || rec.OutputTokens != want.MaxTokens {
+			t.Errorf("request %s: usage %d prompt / %d output tokens, targets %d / %d",
+				rec.ID, rec.PromptTokens, rec.OutputTokens, want.PromptTokens, want.MaxTokens)
+		}
+	}
+}
+
+// TestDatasetsAgainstTheBuiltInEngine runs the dataset examples briefly and
+// checks the token targets against the engine's usage, and that shared text
+// is shared: the engine's prefix cache reports hits.
+func TestDatasetsAgainstTheBuiltInEngine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end against the built-in engine")
+	}
+	t.Parallel()
+	tests := []struct {
+		example   string
+		shorten   func(*scenarios.Scenario)
+		minCached int // some request must have at least this many cached prompt tokens
+	}{
+		{"shared-prefix.yaml", func(s *scenarios.Scenario) { s.Workload.Duration = 1500 * time.Millisecond }, 1008},
+		{"multi-turn.yaml", func(s *scenarios.Scenario) {
+			s.Workload.Duration = 2 * time.Second
+			s.Workload.ThinkTime = scenarios.Think{Dist: scenarios.DistFixed, Value: 50 * time.Millisecond}
+		}, 200},
+		{"trace-replay.yaml", func(s *scenarios.Scenario) { s.Workload.Trace.TimeScale = 0.05 }, 512},
+		{"poisson-ramp.yaml", func(s *scenarios.Scenario) {
+			s.Workload.Warmup = nil
+			s.Workload.Stages = []scenarios.Stage{s.Workload.Stages[0]} // the first ramp only
+			s.Workload.Stages[0].Duration = 2 * time.Second
+			s.Workload.Limits = scenarios.Limits{Duration: 2 * time.Second}
+		}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.example, func(t *testing.T) {
+			sc := exampleScenario(t, tt.example)
+			tt.shorten(&sc)
+			b := runAgainstSim(t, sc)
+			if b.runErr != nil {
+				t.Fatal(b.runErr)
+			}
+			if len(b.records) < 5 {
+				t.Fatalf("only %d requests ran", len(b.records))
+			}
+			checkTokenTargets(t, b)
+			cached := 0
+			for _, rec := range b.records {
+				cached = max(cached, rec.CachedTokens)
+			}
+			if cached < tt.minCached {
+				t.Errorf("largest cached prefix %d tokens, want at least %d: shared text is not shared", cached, tt.minCached)
+			}
+		})
+	}
+}
+
+// simCapacity is the built-in engine's request throughput with every slot
+// busy (see engine/sim/batch cost): each of MaxRunningRequests sequences
+// emits one token per pass of base + per_seq × running, and each request adds
+// one prefill (overhead + prompt × per_token) to some pass.
+func simCapacity(p sim.Params, prompt, output int) float64 {
+	r := float64(p.MaxRunningRequests)
+	pass := p.DecodeBase + time.Duration(p.MaxRunningRequests)*p.DecodePerSeq
+	perRequest := float64(output)*pass.Seconds()/r + (p.PrefillOverhead + time.Duration(prompt)*p.PrefillPerToken).Seconds()
+	return 1 / perRequest
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+// TestSweepSaturatesAtTheEngineCapacity: a rate sweep against an engine of
+// 4 running requests shows throughput following the rate, then flattening;
+// DetectSaturation reports a capacity within 15 % of the engine's.
+func TestSweepSaturatesAtTheEngineCapacity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end against the built-in engine")
+	}
+	t.Parallel()
+	sc := inlineScenario(t, `
+name: sweep-e2e
+engine:
+  kind: sim
+  preset: tiny
+  sim: {max_running_requests: 4}
+workload:
+  sweep: {rates: [3, 6, 10, 24]}
+  arrival: constant
+  duration: 2s
+  prompt_tokens: 64
+  output_tokens: 128
+`)
+	capacity := simCapacity(sc.Engine.Sim, 64, 128) // ≈ 14.9 requests/s
+	b := runAgainstSim(t, sc)
+	if b.runErr != nil {
+		t.Fatal(b.runErr)
+	}
+	checkTokenTargets(t, b)
+	ttft := map[string][]float64{}
+	for _, rec := range b.records {
+		if d, ok := rec.TTFT(); ok {
+			ttft[rec.Phase] = append(ttft[rec.Phase], d.Seconds())
+		}
+	}
+	var points []workload.SweepPoint
+	for _, ph := range b.result.Phases {
+		points = append(points, workload.SweepPoint{Phase: ph.Name, Load: ph.Rate, Throughput: ph.Throughput(),
+			Latency: median(ttft[ph.Name]), Queue: math.NaN()})
+		t.Logf("%s: offered %g/s, achieved %.2f/s, TTFT p50 %.3fs, sent %d", ph.Name, ph.Rate, ph.Throughput(), median(ttft[ph.Name]), ph.Sent)
+	}
+	// Below capacity, throughput follows the offered rate.
+	for _, p := range points[:3] {
+		if math.Abs(p.Throughput/p.Load-1) > 0.15 {
+			t.Errorf("%s: %.2f/s achieved for %g/s offered, below capacity", p.Phase, p.Throughput, p.Load)
+		}
+	}
+	sat := workload.DetectSaturation(points)
+	t.Logf("saturation: %+v; engine capacity %.2f/s", sat, capacity)
+	if !sat.Found || sat.Phase != "rate-10" {
+		t.Fatalf("saturation %+v, want found with the knee at rate-10", sat)
+	}
+	if math.Abs(sat.Capacity/capacity-1) > 0.15 {
+		t.Errorf("measured capacity %.2f/s, the engine's is %.2f/s: more than 15 %% apart", sat.Capacity, capacity)
+	}
+}
+
+// maxOverlap is the largest number of records in flight at once, by their
+// send and end times on the run clock.
+func maxOverlap(recs []client.Record) int {
+	type edge struct {
+		at    time.Duration
+		delta int
+	}
+	var edges []edge
+	for _, r := range recs {
+		edges = append(edges, edge{r.Sent, 1}, edge{r.End, -1})
+	}
+	slices.SortFunc(edges, func(a, b edge) int {
+		if a.at != b.at {
+			return int(a.at - b.at)
+		}
+		return a.delta - b.delta // ends before starts at the same instant
+	})
+	n, peak := 0, 0
+	for _, e := range edges {
+		n += e.delta
+		peak = max(peak, n)
+	}
+	return peak
+}
+
+// TestCappedOpenLoopReportsDroppedAndLate: 20 requests/s of about 0.27 s each
+// need 5 or 6 in flight; a cap of 2 must show in the counts, never in silence.
+func TestCappedOpenLoopReportsDroppedAndLate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end to end against the built-in engine")
+	}
+	t.Parallel()
+	for _, policy := range []string{"drop", "wait"} {
+		t.Run(policy, func(t *testing.T) {
+			sc := inlineScenario(t, `
+name: cap-e2e
+engine: {kind: sim, preset: tiny}
+workload:
+  rate: 20
+  arrival: constant
+  duration: 2s
+  max_concurrency: 2
+  when_capped: `+policy+`
+  prompt_tokens: 32
+  output_tokens: 128
+`)
+			b := runAgainstSim(t, sc)
+			if b.runErr != nil {
+				t.Fatal(b.runErr)
+			}
+			checkTokenTargets(t, b)
+			ph := b.result.Phases[0]
+			t.Logf("%s: sent %d, late %d, dropped %d", policy, ph.Sent, ph.Late, ph.Dropped)
+			if ph.Sent+ph.Dropped != 40 || len(b.records) != ph.Sent {
+				t.Errorf("sent %d + dropped %d of 40 arrivals, %d records: every arrival must be accounted for", ph.Sent, ph.Dropped, len(b.records))
+			}
+			if peak := maxOverlap(b.records); peak > 2 {
+				t.Errorf("%d requests in flight at once, above the cap of 2", peak)
+			}
+			for _, rec := range b.records {
+				if want := ph.Start + time.Duration(rec.Index)*50*time.Millisecond; rec.Intended != want {
+					t.Errorf("request %d: intended %v, want its arrival time %v", rec.Index, rec.Intended, want)
+				}
+			}
+			switch policy {
+			case "drop":
+				if ph.Dropped < 15 {
+					t.Errorf("%d dropped: 2 slots of about 0.27 s serve about 15 of 40 arrivals", ph.Dropped)
+				}
+			case "wait":
+				late := 0
+				for _, rec := range b.records {
+					if rec.ScheduleLag() > 100*time.Millisecond {
+						late++
+					}
+				}
+				if ph.Late < 5 || late < ph.Late-2 {
+					t.Errorf("%d counted late, %d records more than 100 ms behind their intended time", ph.Late, late)
+				}
+			}
+		})
+	}
+}
