@@ -1,6 +1,8 @@
 package client
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"net/http"
@@ -111,6 +113,32 @@ func BenchmarkGoOpenAIRecv(b *testing.B) {
 			b.Fatalf("%d chunks, want %d", got, n)
 		}
 	})
+}
+
+// BenchmarkRawLines is the floor any SSE client stands on: split the same
+// in-memory body into lines (bufio.ReadSlice, no copy) and take the time of
+// each, doing nothing else.
+func BenchmarkRawLines(b *testing.B) {
+	const n = 1024
+	body := benchStream(n)
+	r := bytes.NewReader(body)
+	br := bufio.NewReader(r)
+	var last time.Duration
+	start := time.Now()
+	perChunk(b, n, func() {
+		r.Reset(body)
+		br.Reset(r)
+		for {
+			line, err := br.ReadSlice('\n')
+			if err != nil {
+				break
+			}
+			if len(line) > 1 {
+				last = time.Since(start)
+			}
+		}
+	})
+	_ = last
 }
 
 // BenchmarkChunkDecode is the client's own work per chunk: the [DONE]
