@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/llmbench-org/llmbench/scrape"
 )
@@ -23,7 +24,8 @@ func serverSide(meta RunMeta, rows []scrape.Row) *ServerSide {
 		if total == nil {
 			total = &d
 		} else {
-			merged := addSnapshots(*total, d)
+			// Phases do not overlap, so their deltas add up.
+			merged := scrape.Sum(*total, d)
 			total = &merged
 		}
 		if d.Dialect != "" {
@@ -54,49 +56,35 @@ func serverSide(meta RunMeta, rows []scrape.Row) *ServerSide {
 		s.Latency[string(c)] = sd
 	}
 	s.Gauges = gaugeStats(meta, rows)
-	if dialect == "sglang" {
-		s.Notes = append(s.Notes, "sglang: itl counts tokens, not chunks (its _count is tokens after the first chunk); scheduler gauges refresh only at prefill batches and every decode_log_interval decode steps")
-	}
+	s.Notes = dialectNotes(dialect, s)
 	return s
+}
+
+// dialectNotes are the dialect's own remarks on the concepts this summary
+// reports, so a reader comparing columns knows what each server number means.
+func dialectNotes(dialect string, s *ServerSide) []string {
+	d, err := scrape.DialectFor(dialect)
+	if err != nil {
+		return nil
+	}
+	desc, ok := d.(scrape.Describer)
+	if !ok {
+		return nil
+	}
+	var notes []string
+	for _, m := range desc.Describe() {
+		_, lat := s.Latency[string(m.Concept)]
+		_, cnt := s.Counters[string(m.Concept)]
+		if m.Note != "" && (lat || cnt) {
+			notes = append(notes, fmt.Sprintf("%s (%s): %s", m.Concept, strings.Join(m.Metrics[:min(1, len(m.Metrics))], ""), m.Note))
+		}
+	}
+	return notes
 }
 
 func estimate(h scrape.Histogram, q float64) BucketEstimate {
 	e := h.Quantile(q)
 	return BucketEstimate{Value: e.Value, Bucket: [2]float64{e.Lower, e.Upper}, AboveTop: e.AboveTop}
-}
-
-// addSnapshots adds the counters and histograms of two deltas (of phases that
-// do not overlap). Histograms with different bucket bounds cannot be added:
-// the first one is kept, which a note in the report would have to state; the
-// built-in and real engines keep their bounds for their whole life.
-func addSnapshots(a, b scrape.Snapshot) scrape.Snapshot {
-	out := scrape.Snapshot{Dialect: a.Dialect, Counters: map[scrape.Concept]float64{}, Histograms: map[scrape.Concept]scrape.Histogram{}}
-	for k, v := range a.Counters {
-		out.Counters[k] = v
-	}
-	for k, v := range b.Counters {
-		out.Counters[k] += v
-	}
-	for k, h := range a.Histograms {
-		out.Histograms[k] = h
-	}
-	for k, h := range b.Histograms {
-		prev, ok := out.Histograms[k]
-		if !ok {
-			out.Histograms[k] = h
-			continue
-		}
-		if !slices.Equal(prev.Bounds, h.Bounds) {
-			continue
-		}
-		sum := scrape.Histogram{Bounds: prev.Bounds, Cumulative: make([]float64, len(prev.Cumulative)),
-			Count: prev.Count + h.Count, Sum: prev.Sum + h.Sum}
-		for i := range sum.Cumulative {
-			sum.Cumulative[i] = prev.Cumulative[i] + h.Cumulative[i]
-		}
-		out.Histograms[k] = sum
-	}
-	return out
 }
 
 // gaugeStats summarises each gauge over the successful scrapes that fall
