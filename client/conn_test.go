@@ -205,3 +205,23 @@ func TestDoReusesConnectionAfterSlowTail(t *testing.T) {
 		t.Errorf("End is %v after the last chunk: it waited for the tail", tail)
 	}
 }
+
+func TestDoServerKeepsStreamOpenAfterDone(t *testing.T) {
+	t.Parallel()
+	// A server that never ends the response after [DONE]: the record is a
+	// success ending at [DONE], and Do returns after the drain grace even
+	// without a request timeout.
+	srv := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeEvents(w, fullStream("s", 2)...)
+		stall(r)
+	}))
+	c := newTestClient(t, srv.URL, func(cfg *Config) { cfg.Timeout = 0 })
+
+	rec := c.Do(t.Context(), request("r"))
+
+	wantClass(t, rec, ErrNone)
+	checkTimeline(t, rec)
+	if len(rec.Chunks) != 2 || rec.FinishReason != "length" {
+		t.Errorf("%d chunks, finish %q; want 2, length", len(rec.Chunks), rec.FinishReason)
+	}
+}
