@@ -79,25 +79,51 @@ func (a *analysis) concurrency() (f Finding) {
 	return f
 }
 
-// gaugeInflight is the mean of running + waiting over the successful scrapes
-// taken while a paired window's phase ran, and how many there were.
+// gaugeInflight is the time average of running + waiting over the
+// successful scrapes taken while a paired window's phase ran: the mean over
+// each target's scrapes, summed over the targets (all of them when the
+// window's snapshots are a fleet's sum), and how many scrapes there were.
 func (a *analysis) gaugeInflight() (mean float64, n int) {
-	sum := 0.0
+	type acc struct {
+		sum float64
+		n   int
+	}
 	for _, pw := range a.windows {
+		per := map[string]*acc{}
+		fleet := true
 		for _, row := range a.in.Rows {
-			if !row.OK || row.Snapshot == nil || row.Target != pw.After.Target || row.At < pw.Start || row.At > pw.End {
+			if row.Target == pw.After.Target {
+				fleet = false
+				break
+			}
+		}
+		for _, row := range a.in.Rows {
+			if !row.OK || row.Snapshot == nil || row.At < pw.Start || row.At > pw.End || (!fleet && row.Target != pw.After.Target) {
 				continue
 			}
 			run, ok := row.Snapshot.Gauges[scrape.RequestsRunning]
 			if !ok {
 				continue
 			}
-			sum += run + row.Snapshot.Gauges[scrape.RequestsWaiting]
-			n++
+			t := per[row.Target]
+			if t == nil {
+				t = &acc{}
+				per[row.Target] = t
+			}
+			t.sum += run + row.Snapshot.Gauges[scrape.RequestsWaiting]
+			t.n++
 		}
+		// Windows are weighted by their scrapes; targets add up.
+		wsum, wn := 0.0, 0
+		for _, t := range per {
+			wsum += t.sum / float64(t.n)
+			wn = max(wn, t.n)
+		}
+		mean += wsum * float64(wn)
+		n += wn
 	}
 	if n == 0 {
 		return 0, 0
 	}
-	return sum / float64(n), n
+	return mean / float64(n), n
 }

@@ -48,6 +48,20 @@ func allNil(ws []Window) bool {
 	return true
 }
 
+// settleProblem says why a paired window's closing snapshot did not settle,
+// "" when every one did (or none recorded it).
+func (a *analysis) settleProblem() string {
+	for _, pw := range a.windows {
+		if st := pw.Settle; st != nil && !st.OK {
+			if st.Reason != "" {
+				return st.Reason
+			}
+			return fmt.Sprintf("%s of %s counted after %d polls", count(st.Finished), count(st.Want), st.Polls)
+		}
+	}
+	return ""
+}
+
 func (a *analysis) reset(c scrape.Concept) bool { return slices.Contains(a.resets, c) }
 
 // foreignExcess is how many requests the engine finished (or received)
@@ -114,8 +128,12 @@ func (a *analysis) requestConservation() (f Finding) {
 			count(fin), count(ok), a.ambiguous)
 	case diff < 0:
 		f.Severity = Warn
-		f.Verdict = fmt.Sprintf("the engine counted %s finished requests, %s fewer than the %s the client completed: the closing snapshot came before the engine counted them (it never settled), or the engine does not count some successes",
-			count(fin), count(-diff), count(ok))
+		why := "the closing snapshot came before the engine counted them, or the engine does not count some successes"
+		if r := a.settleProblem(); r != "" {
+			why = "the closing snapshot was taken before the engine settled (" + r + ")"
+		}
+		f.Verdict = fmt.Sprintf("the engine counted %s finished requests, %s fewer than the %s the client completed: %s",
+			count(fin), count(-diff), count(ok), why)
 	default:
 		f.Severity = Warn
 		f.Verdict = fmt.Sprintf("the engine counted %s finished requests, %s more than the %s the client completed, and they are not explained by failures or foreign traffic",

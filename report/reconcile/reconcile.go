@@ -82,6 +82,9 @@ type Window struct {
 	Measured      bool
 	Start, End    time.Duration
 	Before, After *scrape.Row
+	// Settle says how waiting for the engine to count the window's requests
+	// before After ended (nil when not recorded).
+	Settle *scrape.Settled
 }
 
 // Input is everything a reconciliation reads.

@@ -109,6 +109,10 @@ func TestPlanted(t *testing.T) {
 			in.Windows[0].After = withCounter(in.Windows[0].After, scrape.RequestsFinished, -3)
 		}, id: IDRequestConservation, sev: Warn, verdict: "3 fewer than the 100",
 			checks: []check{evidenceNear("difference", -3, 0)}},
+		{name: "closing snapshot never settled", dialect: "fastdeploy", edit: func(in *Input) {
+			in.Windows[0].After = withCounter(in.Windows[0].After, scrape.RequestsFinished, -3)
+			in.Windows[0].Settle = &scrape.Settled{Finished: 97, Want: 100, Polls: 50, Reason: "timed out after 5s"}
+		}, id: IDRequestConservation, sev: Warn, verdict: "before the engine settled (timed out after 5s)"},
 		{name: "finished counter reset", dialect: "vllm", edit: func(in *Input) {
 			in.Windows[0].Before = withCounter(in.Windows[0].Before, scrape.RequestsFinished, 1000)
 		}, id: IDRequestConservation, sev: Warn, verdict: "went backwards"},
@@ -364,5 +368,28 @@ func TestWorst(t *testing.T) {
 		if got := Worst(fs); got != tc.want {
 			t.Errorf("Worst(%v) = %s, want %s", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestFleetGauges: when the window's snapshots are a fleet's sum, the
+// gauges of every target add up.
+func TestFleetGauges(t *testing.T) {
+	t.Parallel()
+	w := newWorld("vllm")
+	in := w.input()
+	one := only(t, Reconcile(in), IDConcurrency).Evidence["server_gauge_inflight_mean"]
+	var rows []scrape.Row
+	for _, r := range in.Rows {
+		b := r
+		b.Target = "http://replica-b/metrics"
+		rows = append(rows, r, b)
+	}
+	in.Rows = rows
+	for _, row := range []*scrape.Row{in.Windows[0].Before, in.Windows[0].After} {
+		row.Target = "all targets"
+	}
+	two := only(t, Reconcile(in), IDConcurrency).Evidence["server_gauge_inflight_mean"]
+	if one == 0 || math.Abs(two-2*one) > 1e-9 {
+		t.Errorf("fleet gauge mean %v, want twice one target's %v", two, one)
 	}
 }
