@@ -91,6 +91,9 @@ func TestSchemaErrors(t *testing.T) {
 		{"sim options on an external engine", "name: x\nmodel: m\nengine: {kind: external, base_url: \"http://h/v1\", preset: tiny, sim: {}}\nworkload: {concurrency: 1, duration: 1s}\n",
 			[]string{`f.yaml:3:59: engine.preset: only for kind sim: llmbench does not model an external engine`,
 				`f.yaml:3:70: engine.sim: only for kind sim: llmbench does not model an external engine`}},
+		{"faults", "name: x\nengine: {kind: sim, faults: {error_rate: 2, stall_fo: 1s}}\nworkload: {concurrency: 1, duration: 1s}\n",
+			[]string{`f.yaml:2:42: engine.faults.error_rate: faults.error_rate must be in [0, 1], got 2`,
+				`f.yaml:2:45: engine.faults.stall_fo: unknown field (did you mean "stall_for"?)`}},
 		{"empty gates", head + "workload: {concurrency: 1, duration: 1s}\ngates: {thresholds: []}\n",
 			[]string{`f.yaml:4:21: gates.thresholds: missing: list at least one threshold, or remove gates`}},
 	}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmbench-org/llmbench/engine/sim"
 )
 
 // Defaults that are not obvious from a zero value. Each is also stated on the
@@ -198,7 +197,10 @@ func (e *Engine) validate(d *decoder, path string) {
 			}
 		}
 		if d.has(at("sim")) && !d.bad[at("preset")] {
-			validateSimParams(d, at("sim"), e.Sim)
+			placeErrors(d, at("sim"), "", e.Sim.Validate())
+		}
+		if d.has(at("faults")) {
+			placeErrors(d, at("faults"), "faults.", e.Faults.Validate())
 		}
 	case KindExternal:
 		if e.Dialect != "" && !dialectPattern.MatchString(e.Dialect) {
@@ -227,10 +229,9 @@ func (e *Engine) validate(d *decoder, path string) {
 	}
 }
 
-// validateSimParams reports the engine's own validation errors, each at the
-// parameter it names when it starts with one.
-func validateSimParams(d *decoder, path string, p sim.Params) {
-	err := p.Validate()
+// placeErrors reports the built-in engine's own validation errors, each at
+// the parameter it names when it starts with one (after prefix).
+func placeErrors(d *decoder, path, prefix string, err error) {
 	if err == nil {
 		return
 	}
@@ -239,7 +240,7 @@ func validateSimParams(d *decoder, path string, p sim.Params) {
 		errs = joined.Unwrap()
 	}
 	for _, e := range errs {
-		name, _, _ := strings.Cut(e.Error(), " ")
+		name, _, _ := strings.Cut(strings.TrimPrefix(e.Error(), prefix), " ")
 		at := joinPath(path, name)
 		if !d.has(at) {
 			at = path
