@@ -155,11 +155,14 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 	}
 
 	phases := newPhaseBook(targets, start, rows, meta, rec)
-	sender := workload.SenderFunc(func(ctx context.Context, r workload.Request) {
+	// The sender tells the driver each outcome, for abort conditions and
+	// automatic sweeps.
+	sender := workload.OutcomeSenderFunc(func(ctx context.Context, r workload.Request) workload.Outcome {
 		rec.Begin()
 		record := cl.Do(ctx, r)
 		phases.finished(&record)
 		records <- record // the consumer drains until close: never lost, never stuck
+		return workload.Outcome{OK: record.OK(), Canceled: record.ErrorClass == client.ErrCanceled}
 	})
 	driver := &workload.Driver{Plan: plan, Sender: sender, Start: start, OnPhase: phases.onPhase}
 
@@ -195,8 +198,11 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 			CPUCores: self.Cores, CPUUtilization: self.CPUUtilization,
 			SchedLatencyP99_s: self.SchedLatencyP99.Seconds(), Saturated: self.Saturated(),
 		}
-		if intr.happened() {
-			m.Stopped = "interrupted by signal"
+		switch {
+		case intr.happened():
+			m.Stopped = "interrupted"
+		case result.Stop != workload.StopCompleted && result.Stop != "":
+			m.Stopped = string(result.Stop)
 		}
 	})
 	if err := meta.write(rec); err != nil {
@@ -262,18 +268,19 @@ func expectedConcurrency(plan *workload.Plan) int {
 // newEngine builds the engine the scenario names.
 func newEngine(sc scenarios.Scenario, runDir string) (engine.Engine, error) {
 	switch sc.Engine.Kind {
-	case "sim":
-		params, err := sim.Preset("")
-		if err != nil {
-			return nil, err
-		}
-		return sim.New(sim.Config{
+	case scenarios.KindSim:
+		cfg := sim.Config{
 			Dialect:   sc.Engine.Dialect,
 			Model:     sc.Model,
-			Params:    params,
+			Params:    sc.Engine.Sim, // the preset with the scenario's overrides
+			Faults:    sc.Engine.Faults,
 			TruthPath: filepath.Join(runDir, report.TruthFile),
-		})
-	case "external":
+		}
+		if cfg.Dialect == sim.DialectFastDeploy {
+			cfg.TraceLogPath = filepath.Join(runDir, report.TraceLogFile)
+		}
+		return sim.New(cfg)
+	case scenarios.KindExternal:
 		return engine.External{Endpoint: engine.Endpoint{
 			BaseURL: sc.Engine.BaseURL, MetricsURL: sc.Engine.MetricsURL, Dialect: sc.Engine.Dialect, Model: sc.Model,
 		}}, nil
