@@ -105,7 +105,11 @@ func (ph Phase) describe() string {
 		}
 		return fmt.Sprintf("closed loop, user ramp (%d changes, peak %d users)%s", len(ph.Levels), peak, ph.describeThink())
 	}
-	return fmt.Sprintf("closed loop, %d users%s", ph.Concurrency, ph.describeThink())
+	users := "users"
+	if ph.Concurrency == 1 {
+		users = "user"
+	}
+	return fmt.Sprintf("closed loop, %d %s%s", ph.Concurrency, users, ph.describeThink())
 }
 
 func (ph Phase) arrivalName() string {
