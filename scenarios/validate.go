@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
 )
 
 // Defaults that are not obvious from a zero value. Each is also stated on the
