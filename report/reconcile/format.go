@@ -32,6 +32,8 @@ func dur(s float64) string {
 		return fmt.Sprint(s)
 	case a == 0:
 		return "0 ms"
+	case a < 1e-4:
+		return fmt.Sprintf("%.0f µs", s*1e6)
 	case a < 0.01:
 		return fmt.Sprintf("%.2f ms", s*1000)
 	case a < 1:

@@ -120,8 +120,8 @@ func (a *analysis) gaugeStaleness() (f Finding, ok bool) {
 		if cd.Interval > 0 {
 			ev.set(string(c)+"_update_interval_s", cd.Interval.Seconds())
 		}
-		if cd.StepsPerUpdate > 0 {
-			ev.set(string(c)+"_steps_per_update", cd.StepsPerUpdate)
+		if steps := a.stepsPerUpdate(cd, step, hasStep); steps > 0 && a.sem.loggedGauges {
+			ev.set(string(c)+"_steps_per_update", steps)
 		}
 	}
 	var frozen []string
@@ -135,7 +135,7 @@ func (a *analysis) gaugeStaleness() (f Finding, ok bool) {
 		ev.set("loaded_scrapes", float64(loaded))
 		ev.set("requests_running_zero_under_load", float64(zeroLoaded))
 	}
-	measured := a.cadenceClause(cadences, scrapeEvery)
+	measured := a.cadenceClause(cadences, scrapeEvery, step, hasStep)
 
 	f = Finding{ID: IDGaugeStaleness, Severity: Info}
 	defer func() { f.Evidence = ev.orNil() }()
@@ -176,15 +176,15 @@ func (a *analysis) gaugeStaleness() (f Finding, ok bool) {
 
 // cadenceClause states the measured cadence of the most telling gauge: the
 // first in cadencePreference that changed under load.
-func (a *analysis) cadenceClause(cadences map[scrape.Concept]scrape.Cadence, scrapeEvery time.Duration) string {
+func (a *analysis) cadenceClause(cadences map[scrape.Concept]scrape.Cadence, scrapeEvery time.Duration, step float64, hasStep bool) string {
 	for _, c := range cadencePreference(a.sem.loggedGauges) {
 		cd, ok := cadences[c]
 		if !ok || cd.Changes == 0 {
 			continue
 		}
-		if cd.AtMostScrape {
-			return fmt.Sprintf("measured: %s changed at every one of %d scrapes under load, so it updates at least every %s (scrape faster to resolve it)",
-				c, cd.Busy+1, dur(scrapeEvery.Seconds()))
+		if cd.AtMostScrape || float64(cd.Changes) >= resolvedShare*float64(cd.Busy) {
+			return fmt.Sprintf("measured: %s changed in %d of %d intervals under load, so it may update faster than every %s, the scrape interval (scrape faster to resolve it)",
+				c, cd.Changes, cd.Busy, dur(scrapeEvery.Seconds()))
 		}
 		clause := fmt.Sprintf("measured: %s changed in %d of %d intervals under load, about every %s", c, cd.Changes, cd.Busy, dur(cd.Interval.Seconds()))
 		if !a.sem.loggedGauges {
@@ -195,9 +195,9 @@ func (a *analysis) cadenceClause(cadences map[scrape.Concept]scrape.Cadence, scr
 			}
 			return clause
 		}
-		if cd.StepsPerUpdate > 0 {
-			clause += fmt.Sprintf(", ≈ %.0f decode steps", cd.StepsPerUpdate)
-			if n := float64(a.sem.decodeLogInterval); n > 0 && math.Abs(cd.StepsPerUpdate-n) <= cadenceTolerance*n {
+		if steps := a.stepsPerUpdate(cd, step, hasStep); steps > 0 {
+			clause += fmt.Sprintf(", ≈ %.0f decode steps", steps)
+			if n := float64(a.sem.decodeLogInterval); n > 0 && math.Abs(steps-n) <= cadenceTolerance*n {
 				clause += fmt.Sprintf(": the %d-step decode-log cadence", a.sem.decodeLogInterval)
 			}
 		}
@@ -209,6 +209,25 @@ func (a *analysis) cadenceClause(cadences map[scrape.Concept]scrape.Cadence, scr
 		}
 	}
 	return ""
+}
+
+// resolvedShare: a gauge that changed in at least this share of the busy
+// intervals may update faster than it is scraped, so its interval is only
+// an upper bound and no step count is derived from it.
+const resolvedShare = 0.8
+
+// stepsPerUpdate converts a gauge's update interval into decode steps: by
+// the engine's own step time when its ITL histogram gives it (one token per
+// running request per step), else scrape's estimate from tokens over running
+// requests, which SGLang's stale running gauge biases upwards.
+func (a *analysis) stepsPerUpdate(cd scrape.Cadence, step float64, hasStep bool) float64 {
+	if cd.Interval <= 0 {
+		return 0
+	}
+	if hasStep && step > 0 {
+		return cd.Interval.Seconds() / step
+	}
+	return cd.StepsPerUpdate
 }
 
 // activity tells scrape.MeasureCadence when the engine was busy with

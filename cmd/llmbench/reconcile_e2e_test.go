@@ -1,0 +1,449 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/engine"
+	"github.com/llmbench-org/llmbench/engine/sim"
+	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/report/reconcile"
+	"github.com/llmbench-org/llmbench/scrape"
+	"github.com/llmbench-org/llmbench/scrape/trace"
+	"github.com/llmbench-org/llmbench/workload"
+)
+
+// These tests drive real runs (runScenario) against the built-in engine and
+// reconcile their run directories: a clean run is clean in every dialect,
+// and each planted problem yields its finding.
+
+// reconcileInput reads a run directory into reconcile's Input, the way
+// report.Build hands it over.
+func reconcileInput(t *testing.T, dir string) reconcile.Input {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, report.RunFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta report.RunMeta
+	if err := json.Unmarshal(b, &meta); err != nil {
+		t.Fatal(err)
+	}
+	in := reconcile.Input{
+		Records: readJSONL[client.Record](t, filepath.Join(dir, report.RequestsFile)),
+		Rows:    readJSONL[scrape.Row](t, filepath.Join(dir, report.ScrapesFile)),
+		Dialect: meta.Engine.Dialect,
+		Origin:  meta.StartedAt,
+	}
+	for _, ph := range meta.Phases {
+		in.Windows = append(in.Windows, reconcile.Window{Name: ph.Name, Measured: ph.Measured, Start: ph.Start, End: ph.End,
+			Before: ph.Before, After: ph.After, Settle: ph.Settle})
+	}
+	return in
+}
+
+// runQuick runs a scenario and returns its run directory.
+func runQuick(t *testing.T, yaml string) string {
+	t.Helper()
+	cio, _, stderr := testIO(nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir, err := runScenario(ctx, runOpts{scenario: writeScenario(t, yaml), runsDir: t.TempDir(), output: "plain", every: time.Hour}, cio)
+	if err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
+	}
+	return dir
+}
+
+// startSim starts a built-in engine of the tiny preset (2 ms passes) for a
+// scenario of kind external to point at.
+func startSim(t *testing.T, cfg sim.Config) (*sim.Engine, engine.Endpoint) {
+	t.Helper()
+	p, err := sim.Preset("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Params = p
+	e, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := e.Start(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = e.Stop(ctx)
+	})
+	return e, ep
+}
+
+// externalScenario is a short closed-loop run against an engine already
+// running at baseURL, scraped at metricsURL.
+func externalScenario(name, dialect, baseURL, metricsURL string, requests int, scrapeEvery time.Duration) string {
+	return fmt.Sprintf(`
+name: %s
+seed: 5
+model: %s
+engine:
+  kind: external
+  dialect: %s
+  base_url: %s
+  metrics_url: %s
+workload:
+  concurrency: 4
+  requests: %d
+  prompt_tokens: {dist: uniform, min: 16, max: 64}
+  output_tokens: 48
+scrape:
+  interval: %s
+`, name, sim.DefaultModel, dialect, baseURL, metricsURL, requests, scrapeEvery)
+}
+
+// wantFinding finds the one finding with id and checks its severity and verdict.
+func wantFinding(t *testing.T, fs []reconcile.Finding, id string, sev reconcile.Severity, substr string) reconcile.Finding {
+	t.Helper()
+	var got []reconcile.Finding
+	for _, f := range fs {
+		if f.ID == id {
+			got = append(got, f)
+		}
+	}
+	if len(got) != 1 {
+		t.Fatalf("%d findings %s, want 1:\n%s", len(got), id, dumpFindings(fs))
+	}
+	if got[0].Severity != sev || !strings.Contains(got[0].Verdict, substr) {
+		t.Errorf("%s: %s %q, want %s containing %q\n%s", id, got[0].Severity, got[0].Verdict, sev, substr, dumpFindings(fs))
+	}
+	return got[0]
+}
+
+func dumpFindings(fs []reconcile.Finding) string {
+	var b strings.Builder
+	for _, f := range fs {
+		fmt.Fprintf(&b, "  %-22s %-4s %s %v\n", f.ID, f.Severity, f.Verdict, f.Evidence)
+	}
+	return b.String()
+}
+
+// TestReconcileCleanRun: a run through the CLI against the built-in engine
+// yields no warning in any dialect, and SGLang's gauge staleness is stated.
+func TestReconcileCleanRun(t *testing.T) {
+	t.Parallel()
+	for _, dialect := range []string{sim.DialectSGLang, sim.DialectVLLM, sim.DialectFastDeploy} {
+		t.Run(dialect, func(t *testing.T) {
+			t.Parallel()
+			dir := runQuick(t, fmt.Sprintf(`
+name: clean-%s
+seed: 11
+engine:
+  kind: sim
+  dialect: %s
+workload:
+  concurrency: 4
+  requests: 24
+  prompt_tokens: {dist: uniform, min: 16, max: 64}
+  output_tokens: 48
+scrape:
+  interval: 250ms
+`, dialect, dialect))
+			fs := reconcile.Reconcile(reconcileInput(t, dir))
+			if reconcile.Worst(fs) != reconcile.Info {
+				t.Errorf("a clean run has warnings:\n%s", dumpFindings(fs))
+			}
+			wantFinding(t, fs, reconcile.IDRequestConservation, reconcile.Info, "agree: 24 on both sides")
+			wantFinding(t, fs, reconcile.IDForeignTraffic, reconcile.Info, "no foreign traffic")
+			wantFinding(t, fs, reconcile.IDTokenConservation, reconcile.Info, "generation tokens agree (1152)")
+			wantFinding(t, fs, reconcile.IDPerTokenLatency, reconcile.Info, "agrees")
+			wantFinding(t, fs, reconcile.IDConcurrency, reconcile.Info, "they agree")
+			if dialect != sim.DialectSGLang {
+				return
+			}
+			// 48 tokens per request: the last request decodes through at least
+			// one 40-step log after the last prefill log, so the running gauge
+			// freezes at a non-zero value when the load stops.
+			f := wantFinding(t, fs, reconcile.IDGaugeStaleness, reconcile.Info, "--decode-log-interval decode steps (default 40)")
+			if v := f.Evidence["requests_running_idle_value"]; v < 1 {
+				t.Errorf("frozen running gauge not reported (idle value %v): %s", v, f.Verdict)
+			}
+		})
+	}
+}
+
+// TestReconcileSGLangCadence: scraped faster than SGLang logs its decode
+// stats, the gauges' 40-step cadence is measured, not only stated.
+func TestReconcileSGLangCadence(t *testing.T) {
+	t.Parallel()
+	dir := runQuick(t, `
+name: cadence
+seed: 12
+engine:
+  kind: sim
+  dialect: sglang
+workload:
+  concurrency: 4
+  requests: 24
+  prompt_tokens: 32
+  output_tokens: 64
+scrape:
+  interval: 50ms
+`)
+	fs := reconcile.Reconcile(reconcileInput(t, dir))
+	f := wantFinding(t, fs, reconcile.IDGaugeStaleness, reconcile.Info, "the 40-step decode-log cadence")
+	t.Logf("%s", f.Verdict)
+	if steps := f.Evidence["gen_throughput_steps_per_update"]; steps < 26 || steps > 54 {
+		t.Errorf("gen_throughput updates every %.0f decode steps, want about 40", steps)
+	}
+}
+
+// TestReconcileForeignTraffic: a second load generator sharing the engine is
+// foreign traffic.
+func TestReconcileForeignTraffic(t *testing.T) {
+	t.Parallel()
+	_, ep := startSim(t, sim.Config{Dialect: sim.DialectVLLM})
+	ctx, stop := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	var sent atomic.Int64
+	other, err := client.New(client.Config{BaseURL: ep.BaseURL, Model: ep.Model, Dialect: sim.DialectVLLM, IncludeUsage: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	for u := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ctx.Err() == nil; i++ {
+				other.Do(ctx, workload.Request{ID: fmt.Sprintf("other-%d-%d", u, i), MaxTokens: 16, IgnoreEOS: true,
+					Messages: []workload.Message{{Role: "user", Content: "somebody else is using this engine too"}}})
+				sent.Add(1)
+			}
+		}()
+	}
+	dir := runQuick(t, externalScenario("foreign", sim.DialectVLLM, ep.BaseURL, ep.MetricsURL, 24, 100*time.Millisecond))
+	stop()
+	wg.Wait()
+	fs := reconcile.Reconcile(reconcileInput(t, dir))
+	f := wantFinding(t, fs, reconcile.IDForeignTraffic, reconcile.Warn, "did not send")
+	if n := f.Evidence["foreign_requests"]; n < 1 || n > float64(sent.Load()) {
+		t.Errorf("foreign requests %v, the other generator sent %d", n, sent.Load())
+	}
+	wantFinding(t, fs, reconcile.IDTokenConservation, reconcile.Info, "not comparable")
+}
+
+// TestReconcileHiddenConcurrencyCap: requests queued between the client and
+// the engine (here a hop that lets one request through at a time, as a
+// connection cap in the client's transport would) show as a concurrency gap.
+func TestReconcileHiddenConcurrencyCap(t *testing.T) {
+	t.Parallel()
+	_, ep := startSim(t, sim.Config{Dialect: sim.DialectVLLM})
+	sem := make(chan struct{}, 1)
+	proxy := proxyTo(t, ep.BaseURL, func(w http.ResponseWriter, r *http.Request, next http.Handler) {
+		if r.URL.Path == "/v1/chat/completions" {
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+			case <-r.Context().Done():
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	}, nil)
+	dir := runQuick(t, externalScenario("capped", sim.DialectVLLM, proxy+"/v1", ep.MetricsURL, 16, 100*time.Millisecond))
+	fs := reconcile.Reconcile(reconcileInput(t, dir))
+	f := wantFinding(t, fs, reconcile.IDConcurrency, reconcile.Warn, "not inside the engine")
+	if c, s := f.Evidence["client_inflight_mean"], f.Evidence["server_inflight_mean"]; c < 3 || s > 1.2 {
+		t.Errorf("client in flight %.2f, engine %.2f: want about 4 and at most 1", c, s)
+	}
+	wantFinding(t, fs, reconcile.IDTTFTDecomposition, reconcile.Warn, "outside the engine")
+}
+
+// TestReconcileTokenMismatch: an engine whose usage counts one prompt token
+// more than its counters (a template or special token counted on one side)
+// is a token mismatch. The built-in engine has no such option (see the
+// report), so a hop rewrites the usage the engine returns.
+func TestReconcileTokenMismatch(t *testing.T) {
+	t.Parallel()
+	_, ep := startSim(t, sim.Config{Dialect: sim.DialectSGLang})
+	proxy := proxyTo(t, ep.BaseURL, nil, addPromptToken)
+	dir := runQuick(t, externalScenario("tokens", sim.DialectSGLang, proxy+"/v1", ep.MetricsURL, 16, 100*time.Millisecond))
+	fs := reconcile.Reconcile(reconcileInput(t, dir))
+	f := wantFinding(t, fs, reconcile.IDTokenConservation, reconcile.Warn, "-1.0 per request")
+	if d := f.Evidence["prompt_difference"]; d != -16 {
+		t.Errorf("prompt difference %v, want −16 (one per request)", d)
+	}
+	wantFinding(t, fs, reconcile.IDRequestConservation, reconcile.Info, "agree")
+}
+
+// TestReconcileDeadScrape: /metrics that stops answering mid-run is a dead
+// target, and the phase has no server view.
+func TestReconcileDeadScrape(t *testing.T) {
+	t.Parallel()
+	_, ep := startSim(t, sim.Config{Dialect: sim.DialectFastDeploy})
+	var served atomic.Int64
+	var once sync.Once
+	var metrics *httptest.Server
+	metrics = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if served.Add(1) == 4 { // the baseline and a few scrapes, then it dies
+			once.Do(func() { go metrics.Close() })
+		}
+		resp, err := http.Get(ep.MetricsURL)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+		_, _ = io.Copy(w, resp.Body)
+	}))
+	t.Cleanup(metrics.Close)
+	dir := runQuick(t, externalScenario("dead", sim.DialectFastDeploy, ep.BaseURL, metrics.URL+"/metrics", 40, 200*time.Millisecond))
+	fs := reconcile.Reconcile(reconcileInput(t, dir))
+	wantFinding(t, fs, reconcile.IDScrapeDead, reconcile.Fail, "stopped answering")
+	wantFinding(t, fs, reconcile.IDServerView, reconcile.Info, "lack one")
+}
+
+// TestReconcileFastDeployWaterfall: every client request of a FastDeploy-
+// dialect run joins its trace events, and each request's phases add up to
+// its E2E within reconcile.WaterfallTolerance.
+func TestReconcileFastDeployWaterfall(t *testing.T) {
+	t.Parallel()
+	logPath := filepath.Join(t.TempDir(), "trace_logger.log")
+	e, ep := startSim(t, sim.Config{Dialect: sim.DialectFastDeploy, TraceLogPath: logPath})
+	dir := runQuick(t, externalScenario("waterfall", sim.DialectFastDeploy, ep.BaseURL, ep.MetricsURL, 24, 100*time.Millisecond))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := e.Stop(ctx); err != nil { // flushes and closes the trace log
+		t.Fatal(err)
+	}
+	f, err := os.Open(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	log, err := trace.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if log.Skipped != 0 {
+		t.Errorf("%d trace lines skipped (%s)", log.Skipped, log.FirstProblem)
+	}
+	in := reconcileInput(t, dir)
+	in.Traces = log.Events
+	ws := reconcile.Waterfall(in.Records, in.Traces, in.Origin)
+	if ws.Requests != 24 || ws.Joined != ws.Requests || ws.Unjoined != 0 || ws.Foreign != 0 {
+		t.Fatalf("joined %d of %d requests (%d unjoined, %d foreign)", ws.Joined, ws.Requests, ws.Unjoined, ws.Foreign)
+	}
+	if ws.WithinTolerance != ws.Joined || !ws.ClockConsistent {
+		t.Errorf("%d of %d requests add up within %v (residual up to %v s, clock offset %v s, consistent %v)",
+			ws.WithinTolerance, ws.Joined, reconcile.WaterfallTolerance, ws.ResidualMax, ws.ClockOffset, ws.ClockConsistent)
+	}
+	for _, w := range ws.PerRequest {
+		var sum time.Duration
+		for _, d := range w.Phases {
+			sum += d
+		}
+		if diff := (sum - w.E2E).Abs(); diff > reconcile.WaterfallTolerance {
+			t.Errorf("%s: phases add up to %v, E2E %v", w.ID, sum, w.E2E)
+		}
+		if w.Missing != 0 {
+			t.Errorf("%s: %d milestones missing from the trace", w.ID, w.Missing)
+		}
+	}
+	var mean float64
+	for _, p := range ws.Phases {
+		mean += p.Mean
+	}
+	if d := mean - ws.E2E.Mean; d < -1e-9 || d > reconcile.WaterfallTolerance.Seconds() {
+		t.Errorf("mean phases add up to %v s, mean E2E %v s", mean, ws.E2E.Mean)
+	}
+	fs := reconcile.Reconcile(in)
+	wantFinding(t, fs, reconcile.IDTraceJoin, reconcile.Info, "joined 24 of 24 requests")
+	if reconcile.Worst(fs) != reconcile.Info {
+		t.Errorf("clean FastDeploy run with traces has warnings:\n%s", dumpFindings(fs))
+	}
+}
+
+// proxyTo starts a reverse proxy to the engine at baseURL that streams SSE
+// as it comes. around, if set, wraps each request; rewrite, if set, edits
+// each streamed line of a response. It returns the proxy's root URL.
+func proxyTo(t *testing.T, baseURL string, around func(http.ResponseWriter, *http.Request, http.Handler), rewrite func([]byte) []byte) string {
+	t.Helper()
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host})
+	rp.FlushInterval = -1
+	if rewrite != nil {
+		rp.ModifyResponse = func(resp *http.Response) error {
+			resp.Body = &lineRewriter{r: bufio.NewReader(resp.Body), c: resp.Body, edit: rewrite}
+			resp.Header.Del("Content-Length")
+			return nil
+		}
+	}
+	var h http.Handler = rp
+	if around != nil {
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { around(w, r, rp) })
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// lineRewriter edits a response body line by line, handing each line on
+// as soon as it is read so an SSE stream keeps its timing.
+type lineRewriter struct {
+	r    *bufio.Reader
+	c    io.Closer
+	edit func([]byte) []byte
+	buf  []byte
+}
+
+func (l *lineRewriter) Read(p []byte) (int, error) {
+	if len(l.buf) == 0 {
+		line, err := l.r.ReadBytes('\n')
+		if len(line) == 0 {
+			return 0, err
+		}
+		l.buf = l.edit(line)
+	}
+	n := copy(p, l.buf)
+	l.buf = l.buf[n:]
+	return n, nil
+}
+
+func (l *lineRewriter) Close() error { return l.c.Close() }
+
+var promptTokensField = regexp.MustCompile(`"prompt_tokens":(\d+)`)
+
+// addPromptToken makes a usage object count one prompt token more.
+func addPromptToken(line []byte) []byte {
+	if !bytes.Contains(line, []byte(`"usage":{`)) {
+		return line
+	}
+	return promptTokensField.ReplaceAllFunc(line, func(m []byte) []byte {
+		n, _ := strconv.Atoi(string(promptTokensField.FindSubmatch(m)[1]))
+		return []byte(`"prompt_tokens":` + strconv.Itoa(n+1))
+	})
+}
