@@ -251,11 +251,3 @@ func (f inflight) overlaps(from, to time.Duration) bool {
 	ended, _ := slices.BinarySearch(f.ends, from+1)
 	return sent-ended > 0
 }
-
-// lastEnd is the latest end of any record (0 with none).
-func (f inflight) lastEnd() time.Duration {
-	if len(f.ends) == 0 {
-		return 0
-	}
-	return f.ends[len(f.ends)-1]
-}

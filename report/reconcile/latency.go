@@ -251,7 +251,7 @@ func (a *analysis) bucketCeilings() (Finding, bool) {
 			coarse = append(coarse, fmt.Sprintf("%s (all ≤ %s)", c, dur(first)))
 		}
 	}
-	if len(ev) == 0 {
+	if len(ev) == 0 && len(a.mixedBounds) == 0 {
 		return Finding{}, false
 	}
 	f := Finding{ID: IDBucketCeilings, Severity: Info, Evidence: ev.orNil()}
@@ -264,6 +264,13 @@ func (a *analysis) bucketCeilings() (Finding, bool) {
 	}
 	if len(coarse) > 0 {
 		f.Verdict = joinClauses(f.Verdict, "every observation lies in the first bucket, so the engine's quantiles say only that much (compare means instead): "+strings.Join(coarse, ", "))
+	}
+	if len(a.mixedBounds) > 0 {
+		names := make([]string, len(a.mixedBounds))
+		for i, c := range a.mixedBounds {
+			names[i] = string(c)
+		}
+		f.Verdict = joinClauses(f.Verdict, "left out of every comparison because their buckets changed between windows (the engine restarted with other buckets): "+strings.Join(names, ", "))
 	}
 	return f, true
 }

@@ -343,6 +343,31 @@ func TestSeveralWindows(t *testing.T) {
 	if f := only(t, fs, IDRequestConservation); f.Severity != Info || !strings.Contains(f.Verdict, "agree: 100") {
 		t.Errorf("two windows: %s", f.Verdict)
 	}
+	// The second window's engine came back with other TTFT buckets: the
+	// histogram cannot be added up and is left out, saying so.
+	rebucket := func(r scrape.Row) *scrape.Row {
+		s := *r.Snapshot
+		s.Histograms = map[scrape.Concept]scrape.Histogram{}
+		for k, h := range r.Snapshot.Histograms {
+			s.Histograms[k] = h
+		}
+		h := s.Histograms[scrape.TTFT]
+		h.Bounds, h.Cumulative = []float64{0.5, 1}, []float64{h.Count, h.Count}
+		s.Histograms[scrape.TTFT] = h
+		r.Snapshot = &s
+		return &r
+	}
+	rebucketed := second
+	rebucketed.Before, rebucketed.After = rebucket(midRow), rebucket(*second.After)
+	in.Windows = []Window{first, rebucketed}
+	fs = Reconcile(in)
+	if f := only(t, fs, IDBucketCeilings); !strings.Contains(f.Verdict, "left out of every comparison because their buckets changed between windows (the engine restarted with other buckets): ttft") {
+		t.Errorf("rebucketed TTFT: %s", f.Verdict)
+	}
+	if f := only(t, fs, IDTTFTDecomposition); !strings.Contains(f.Verdict, "no TTFT histogram") {
+		t.Errorf("TTFT decomposed over mismatched buckets: %s", f.Verdict)
+	}
+
 	second.Before = &lostRow
 	in.Windows = []Window{first, second}
 	fs = Reconcile(in)
