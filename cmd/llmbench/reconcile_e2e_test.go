@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,6 +60,31 @@ func reconcileInput(t *testing.T, dir string) reconcile.Input {
 			Before: ph.Before, After: ph.After, Settle: ph.Settle})
 	}
 	return in
+}
+
+// liveFindings replays a run's records and scrapes, in the order a recorder
+// receives them, into a live reconciler with a span of the whole run, and
+// reconciles the window that ends at the last scrape.
+func liveFindings(in reconcile.Input) []reconcile.Finding {
+	l := reconcile.NewLive(time.Hour, in.Dialect)
+	recs := slices.Clone(in.Records)
+	slices.SortFunc(recs, func(a, b client.Record) int { return cmp.Compare(a.End, b.End) })
+	rows := slices.Clone(in.Rows)
+	slices.SortFunc(rows, func(a, b scrape.Row) int { return cmp.Compare(a.At, b.At) })
+	var now time.Duration
+	i := 0
+	for _, row := range rows {
+		for i < len(recs) && recs[i].End <= row.At {
+			l.AddRecord(recs[i])
+			i++
+		}
+		l.AddRow(row)
+		now = row.At + row.Duration
+	}
+	for ; i < len(recs); i++ {
+		l.AddRecord(recs[i])
+	}
+	return l.Findings(now + time.Second)
 }
 
 // runQuick runs a scenario and returns its run directory.
@@ -167,9 +194,13 @@ workload:
 scrape:
   interval: 250ms
 `, dialect, dialect))
-			fs := reconcile.Reconcile(reconcileInput(t, dir))
+			in := reconcileInput(t, dir)
+			fs := reconcile.Reconcile(in)
 			if reconcile.Worst(fs) != reconcile.Info {
 				t.Errorf("a clean run has warnings:\n%s", dumpFindings(fs))
+			}
+			if live := liveFindings(in); reconcile.Worst(live) != reconcile.Info || len(live) < 5 {
+				t.Errorf("the live window of a clean run has warnings or too few findings:\n%s", dumpFindings(live))
 			}
 			wantFinding(t, fs, reconcile.IDRequestConservation, reconcile.Info, "agree: 24 on both sides")
 			wantFinding(t, fs, reconcile.IDForeignTraffic, reconcile.Info, "no foreign traffic")
@@ -243,8 +274,10 @@ func TestReconcileForeignTraffic(t *testing.T) {
 	dir := runQuick(t, externalScenario("foreign", sim.DialectVLLM, ep.BaseURL, ep.MetricsURL, 24, 100*time.Millisecond))
 	stop()
 	wg.Wait()
-	fs := reconcile.Reconcile(reconcileInput(t, dir))
+	in := reconcileInput(t, dir)
+	fs := reconcile.Reconcile(in)
 	f := wantFinding(t, fs, reconcile.IDForeignTraffic, reconcile.Warn, "did not send")
+	wantFinding(t, liveFindings(in), reconcile.IDForeignTraffic, reconcile.Warn, "did not send")
 	if n := f.Evidence["foreign_requests"]; n < 1 || n > float64(sent.Load()) {
 		t.Errorf("foreign requests %v, the other generator sent %d", n, sent.Load())
 	}

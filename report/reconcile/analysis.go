@@ -75,7 +75,7 @@ func analyse(in Input) *analysis {
 		if i == 0 {
 			a.server = cloneSnapshot(pw.delta)
 		} else {
-			a.mixedBounds = append(a.mixedBounds, addInto(&a.server, pw.delta)...)
+			a.mixedBounds = append(a.mixedBounds, addInto(&a.server, pw.delta, a.mixedBounds)...)
 		}
 		for _, c := range pw.delta.Resets {
 			if !slices.Contains(a.resets, c) {
@@ -159,13 +159,17 @@ func cloneSnapshot(s scrape.Snapshot) scrape.Snapshot {
 // addInto adds the counters and histograms of the delta d (of a window that
 // does not overlap the others) into acc. A histogram whose buckets differ
 // from acc's cannot be added: it is dropped from acc and returned, so the
-// caller can say the comparison is incomplete.
-func addInto(acc *scrape.Snapshot, d scrape.Snapshot) (mixed []scrape.Concept) {
+// caller can say the comparison is incomplete; histograms already dropped
+// stay out.
+func addInto(acc *scrape.Snapshot, d scrape.Snapshot, dropped []scrape.Concept) (mixed []scrape.Concept) {
 	for k, v := range d.Counters {
 		acc.Counters[k] += v
 	}
 	for _, k := range sortedConcepts(d.Histograms) {
 		h := d.Histograms[k]
+		if slices.Contains(dropped, k) {
+			continue
+		}
 		prev, ok := acc.Histograms[k]
 		if !ok {
 			acc.Histograms[k] = h
