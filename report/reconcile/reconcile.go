@@ -71,7 +71,6 @@ const (
 	IDKVPressure           = "kv_pressure"
 	IDBucketCeilings       = "bucket_ceilings"
 	IDTraceJoin            = "trace_join"
-	IDReconcileUnavailable = "reconcile_unavailable"
 )
 
 // Window is one phase of the run on the run clock, with the /metrics
