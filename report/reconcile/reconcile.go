@@ -56,21 +56,21 @@ type Finding struct {
 
 // Finding IDs, in the order Reconcile reports them.
 const (
-	IDScrapeDead           = "scrape_dead"
-	IDScrapeFailures       = "scrape_failures"
-	IDScrapeUnrecognised   = "scrape_unrecognised"
-	IDScrapeHealth         = "scrape_health"
-	IDServerView           = "server_view"
-	IDRequestConservation  = "request_conservation"
-	IDForeignTraffic       = "foreign_traffic"
-	IDTokenConservation    = "token_conservation"
-	IDTTFTDecomposition    = "ttft_decomposition"
-	IDPerTokenLatency      = "per_token_latency"
-	IDConcurrency          = "concurrency"
-	IDGaugeStaleness       = "gauge_staleness"
-	IDKVPressure           = "kv_pressure"
-	IDBucketCeilings       = "bucket_ceilings"
-	IDTraceJoin            = "trace_join"
+	IDScrapeDead          = "scrape_dead"
+	IDScrapeFailures      = "scrape_failures"
+	IDScrapeUnrecognised  = "scrape_unrecognised"
+	IDScrapeHealth        = "scrape_health"
+	IDServerView          = "server_view"
+	IDRequestConservation = "request_conservation"
+	IDForeignTraffic      = "foreign_traffic"
+	IDTokenConservation   = "token_conservation"
+	IDTTFTDecomposition   = "ttft_decomposition"
+	IDPerTokenLatency     = "per_token_latency"
+	IDConcurrency         = "concurrency"
+	IDGaugeStaleness      = "gauge_staleness"
+	IDKVPressure          = "kv_pressure"
+	IDBucketCeilings      = "bucket_ceilings"
+	IDTraceJoin           = "trace_join"
 )
 
 // Window is one phase of the run on the run clock, with the /metrics
