@@ -95,12 +95,15 @@ func Compute(meta RunMeta, records []client.Record, rows []scrape.Row, partialLi
 		}
 		s.Phases = append(s.Phases, PhaseResult{
 			Name: ph.Name, Measured: ph.Measured, Start: ph.Start.Seconds(),
-			Duration: (ph.End - ph.Start).Seconds(), Client: clientSide(prec, ph.End-ph.Start),
+			Duration: (ph.End - ph.Start).Seconds(), Load: ph.Load, LoadUnit: ph.LoadUnit,
+			Client: clientSide(prec, ph.End-ph.Start),
+			Server: serverSide(meta, []PhaseMeta{ph}, rows),
 		})
 	}
 
+	s.Sweep = sweepOf(s.Phases)
 	s.Health = health(meta, mrecs, rows, partialLines)
-	s.Server = serverSide(meta, rows)
+	s.Server = serverSide(meta, measuredPhases(meta), rows)
 	s.Findings = append(s.Findings, conservation(s.Client, s.Server)...)
 	return s
 }

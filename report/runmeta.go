@@ -59,6 +59,8 @@ type PhaseMeta struct {
 	Measured bool          `json:"measured"`
 	Start    time.Duration `json:"start_ns"`
 	End      time.Duration `json:"end_ns"`
+	Load     float64       `json:"load,omitempty"`      // the offered load: requests/s (open loop) or users (closed loop)
+	LoadUnit string        `json:"load_unit,omitempty"` // "requests/s" | "users"
 	Before   *scrape.Row   `json:"before,omitempty"`
 	After    *scrape.Row   `json:"after,omitempty"`
 	// Settle says how waiting for the engine to count the phase's requests

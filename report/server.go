@@ -9,14 +9,25 @@ import (
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
-// serverSide derives the engine's view of the measured phases from the
+// measuredPhases are the phases whose requests count in the results.
+func measuredPhases(meta RunMeta) []PhaseMeta {
+	var out []PhaseMeta
+	for _, ph := range meta.Phases {
+		if ph.Measured {
+			out = append(out, ph)
+		}
+	}
+	return out
+}
+
+// serverSide derives the engine's view of the given phases from the
 // snapshots taken at their boundaries; nil when there are none.
-func serverSide(meta RunMeta, rows []scrape.Row) *ServerSide {
+func serverSide(meta RunMeta, phases []PhaseMeta, rows []scrape.Row) *ServerSide {
 	var total *scrape.Snapshot
 	var targets []string
 	dialect := meta.Engine.Dialect
-	for _, ph := range meta.Phases {
-		if !ph.Measured || ph.Before == nil || ph.After == nil || !ph.Before.OK || !ph.After.OK ||
+	for _, ph := range phases {
+		if ph.Before == nil || ph.After == nil || !ph.Before.OK || !ph.After.OK ||
 			ph.Before.Snapshot == nil || ph.After.Snapshot == nil {
 			continue
 		}
@@ -55,7 +66,7 @@ func serverSide(meta RunMeta, rows []scrape.Row) *ServerSide {
 		}
 		s.Latency[string(c)] = sd
 	}
-	s.Gauges = gaugeStats(meta, rows)
+	s.Gauges = gaugeStats(phases, rows)
 	s.Notes = dialectNotes(dialect, s)
 	return s
 }
@@ -88,15 +99,15 @@ func estimate(h scrape.Histogram, q float64) BucketEstimate {
 }
 
 // gaugeStats summarises each gauge over the successful scrapes that fall
-// inside a measured phase.
-func gaugeStats(meta RunMeta, rows []scrape.Row) map[string]GaugeStat {
+// inside the phases.
+func gaugeStats(phases []PhaseMeta, rows []scrape.Row) map[string]GaugeStat {
 	type series struct {
 		stat GaugeStat
 		sum  float64
 	}
 	acc := map[scrape.Concept]*series{}
 	for _, row := range rows {
-		if !row.OK || row.Snapshot == nil || !inMeasuredPhase(meta, row) {
+		if !row.OK || row.Snapshot == nil || !inPhases(phases, row) {
 			continue
 		}
 		for c, v := range row.Snapshot.Gauges {
@@ -114,21 +125,21 @@ func gaugeStats(meta RunMeta, rows []scrape.Row) map[string]GaugeStat {
 	out := make(map[string]GaugeStat, len(acc))
 	for c, s := range acc {
 		s.stat.Mean = s.sum / float64(s.stat.N)
-		s.stat.UpdateInterval = updateInterval(meta, rows, c)
+		s.stat.UpdateInterval = updateInterval(phases, rows, c)
 		out[string(c)] = s.stat
 	}
 	return out
 }
 
 // updateInterval is the mean time between scrapes whose value differs from the
-// previous scrape's, over the measured phases; 0 when the value never changed.
-func updateInterval(meta RunMeta, rows []scrape.Row, c scrape.Concept) float64 {
+// previous scrape's, over the phases; 0 when the value never changed.
+func updateInterval(phases []PhaseMeta, rows []scrape.Row, c scrape.Concept) float64 {
 	var first, last float64
 	changes := 0
 	have := false
 	var prev float64
 	for _, row := range rows {
-		if !row.OK || row.Snapshot == nil || !inMeasuredPhase(meta, row) {
+		if !row.OK || row.Snapshot == nil || !inPhases(phases, row) {
 			continue
 		}
 		v, ok := row.Snapshot.Gauges[c]
@@ -152,18 +163,14 @@ func updateInterval(meta RunMeta, rows []scrape.Row, c scrape.Concept) float64 {
 	return (last - first) / float64(changes)
 }
 
-func inMeasuredPhase(meta RunMeta, row scrape.Row) bool {
-	any := false
-	for _, ph := range meta.Phases {
-		if !ph.Measured {
-			continue
-		}
-		any = true
+// inPhases reports whether a scrape started inside one of the phases.
+func inPhases(phases []PhaseMeta, row scrape.Row) bool {
+	for _, ph := range phases {
 		if row.At >= ph.Start && row.At <= ph.End {
 			return true
 		}
 	}
-	return !any
+	return false
 }
 
 // conservation states, per quantity, whether what the engine counted equals

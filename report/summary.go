@@ -18,6 +18,7 @@ type Summary struct {
 	Client   ClientSide    `json:"client"`
 	Server   *ServerSide   `json:"server,omitempty"` // nil when the engine exposes no /metrics
 	Phases   []PhaseResult `json:"phases"`
+	Sweep    *SweepResult  `json:"sweep,omitempty"` // with two or more measured phases
 	Findings []Finding     `json:"findings"`
 }
 
@@ -142,13 +143,45 @@ type GaugeStat struct {
 	UpdateInterval float64 `json:"update_interval_s"`
 }
 
-// PhaseResult is one phase's client view (the server view is in Server for measured phases).
+// PhaseResult is one phase's client and server views.
 type PhaseResult struct {
-	Name     string     `json:"name"`
-	Measured bool       `json:"measured"`
-	Start    float64    `json:"start_s"`
-	Duration float64    `json:"duration_s"`
-	Client   ClientSide `json:"client"`
+	Name     string      `json:"name"`
+	Measured bool        `json:"measured"`
+	Start    float64     `json:"start_s"`
+	Duration float64     `json:"duration_s"`
+	Load     float64     `json:"load,omitempty"`      // the offered load: requests/s (open loop) or users (closed loop)
+	LoadUnit string      `json:"load_unit,omitempty"` // "requests/s" | "users"
+	Client   ClientSide  `json:"client"`
+	Server   *ServerSide `json:"server,omitempty"`
+}
+
+// SweepResult lines the measured phases up by offered load and says where
+// the engine stopped scaling.
+type SweepResult struct {
+	Points     []SweepPoint `json:"points"`
+	Saturation Saturation   `json:"saturation"`
+}
+
+// SweepPoint is one measured phase of a sweep.
+type SweepPoint struct {
+	Phase         string  `json:"phase"`
+	Load          float64 `json:"load"`
+	LoadUnit      string  `json:"load_unit"`
+	RequestsPerS  float64 `json:"requests_per_s"`
+	OutputTokPerS float64 `json:"output_tokens_per_s"`
+	TTFTp50       float64 `json:"ttft_p50_s"`
+	TTFTp99       float64 `json:"ttft_p99_s"`
+	QueueMean     float64 `json:"server_queue_mean"` // mean requests_waiting over the phase's scrapes; -1 when the engine does not say
+}
+
+// Saturation is where throughput stopped following the load
+// (workload.DetectSaturation over the points).
+type Saturation struct {
+	Found    bool    `json:"found"`
+	Phase    string  `json:"phase,omitempty"` // the knee: the last point still scaling
+	Load     float64 `json:"load,omitempty"`
+	Capacity float64 `json:"capacity_requests_per_s,omitempty"`
+	Reason   string  `json:"reason"`
 }
 
 // Finding is one conclusion of comparing the client's and the server's views.

@@ -47,6 +47,11 @@ func RenderText(w io.Writer, s Summary) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if s.Sweep != nil {
+		if err := renderSweep(ew, s.Sweep); err != nil {
+			return err
+		}
+	}
 	if s.Server != nil {
 		ew.printf("server quantiles are interpolated inside histogram buckets [low–high ms]; %s\n", serverNote(s.Server))
 	} else {
@@ -68,6 +73,32 @@ func RenderText(w io.Writer, s Summary) error {
 		}
 	}
 	return ew.err
+}
+
+func renderSweep(w io.Writer, sw *SweepResult) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "sweep phase\toffered\tachieved req/s\toutput tok/s\tTTFT p50 ms\tTTFT p99 ms\tserver queue")
+	for _, p := range sw.Points {
+		queue := "absent"
+		if p.QueueMean >= 0 {
+			queue = fmt.Sprintf("%.1f", p.QueueMean)
+		}
+		mark := ""
+		if sw.Saturation.Found && p.Phase == sw.Saturation.Phase {
+			mark = "  ← knee"
+		}
+		fmt.Fprintf(tw, "%s\t%.4g %s\t%.2f\t%.0f\t%s\t%s\t%s%s\n", p.Phase, p.Load, p.LoadUnit, p.RequestsPerS, p.OutputTokPerS,
+			ms(p.TTFTp50), ms(p.TTFTp99), queue, mark)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if sw.Saturation.Found {
+		_, err := fmt.Fprintf(w, "saturation: capacity %.2f requests/s, knee at %s (%s)\n", sw.Saturation.Capacity, sw.Saturation.Phase, sw.Saturation.Reason)
+		return err
+	}
+	_, err := fmt.Fprintf(w, "saturation: not reached (%s)\n", sw.Saturation.Reason)
+	return err
 }
 
 func serverCols(s *ServerSide, concept string) string {

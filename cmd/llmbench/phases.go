@@ -18,6 +18,7 @@ const settleTimeout = 5 * time.Second
 // phaseBook takes the /metrics snapshots at phase boundaries and keeps the
 // phases in the run's metadata.
 type phaseBook struct {
+	plan    *workload.Plan
 	targets []scrape.Target // none: the engine has no /metrics
 	start   time.Time
 	rows    chan<- scrape.Row
@@ -28,8 +29,8 @@ type phaseBook struct {
 	ok map[string]int // successful requests per phase, to settle the closing snapshot on
 }
 
-func newPhaseBook(targets []scrape.Target, start time.Time, rows chan<- scrape.Row, meta *runMeta, rec *report.Recorder) *phaseBook {
-	return &phaseBook{targets: targets, start: start, rows: rows, meta: meta, rec: rec, ok: map[string]int{}}
+func newPhaseBook(plan *workload.Plan, targets []scrape.Target, start time.Time, rows chan<- scrape.Row, meta *runMeta, rec *report.Recorder) *phaseBook {
+	return &phaseBook{plan: plan, targets: targets, start: start, rows: rows, meta: meta, rec: rec, ok: map[string]int{}}
 }
 
 // finished counts a finished request for its phase; called from the request path.
@@ -52,9 +53,17 @@ func (b *phaseBook) onPhase(ctx context.Context, ev workload.PhaseEvent) {
 	if ev.Kind == workload.PhaseStart {
 		b.rec.SetPhase(ev.Phase)
 		before := b.snapshot(ctx)
-		b.meta.update(func(m *report.RunMeta) {
-			m.Phases = append(m.Phases, report.PhaseMeta{Name: ev.Phase, Measured: ev.Measured, Start: ev.At, Before: before})
-		})
+		pm := report.PhaseMeta{Name: ev.Phase, Measured: ev.Measured, Start: ev.At, Before: before}
+		if phases := b.plan.Phases(); ev.Index >= 0 && ev.Index < len(phases) {
+			ph := phases[ev.Index]
+			switch {
+			case ph.Open() && ph.Rate > 0:
+				pm.Load, pm.LoadUnit = ph.Rate, "requests/s"
+			case !ph.Open() && ph.Concurrency > 0:
+				pm.Load, pm.LoadUnit = float64(ph.Concurrency), "users"
+			}
+		}
+		b.meta.update(func(m *report.RunMeta) { m.Phases = append(m.Phases, pm) })
 		b.meta.write(b.rec)
 		return
 	}

@@ -154,7 +154,7 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 		}()
 	}
 
-	phases := newPhaseBook(targets, start, rows, meta, rec)
+	phases := newPhaseBook(plan, targets, start, rows, meta, rec)
 	// The sender tells the driver each outcome, for abort conditions and
 	// automatic sweeps.
 	sender := workload.OutcomeSenderFunc(func(ctx context.Context, r workload.Request) workload.Outcome {

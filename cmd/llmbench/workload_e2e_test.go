@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/scenarios"
+)
+
+// runForSummary runs a scenario file through the whole command and returns
+// the summary it wrote.
+func runForSummary(t *testing.T, yaml string) report.Summary {
+	t.Helper()
+	path := writeScenario(t, yaml)
+	cio, _, stderr := testIO(nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dir, err := runScenario(ctx, runOpts{scenario: path, runsDir: t.TempDir(), output: "plain", every: time.Second}, cio)
+	if err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
+	}
+	s, err := report.Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestSweepReportsTheEngineCapacity: a rate sweep through `llmbench run`
+// against an engine of 4 running requests reports throughput rising, then
+// saturating, and a capacity within 15 % of the engine's modelled one.
+func TestSweepReportsTheEngineCapacity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a sweep against the built-in engine")
+	}
+	t.Parallel()
+	const yaml = `
+name: sweep-e2e
+engine:
+  kind: sim
+  preset: tiny
+  sim: {max_running_requests: 4}
+workload:
+  sweep: {rates: [3, 6, 10, 24]}
+  arrival: constant
+  duration: 3s
+  prompt_tokens: 64
+  output_tokens: 128
+scrape:
+  interval: 250ms
+`
+	sc, err := scenarios.Parse("sweep-e2e.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	capacity := sc.Engine.Sim.Capacity(64, 128)
+	s := runForSummary(t, yaml)
+	if s.Sweep == nil || len(s.Sweep.Points) != 4 {
+		t.Fatalf("sweep %+v, want 4 points", s.Sweep)
+	}
+	for _, p := range s.Sweep.Points[:2] {
+		if math.Abs(p.RequestsPerS/p.Load-1) > 0.2 {
+			t.Errorf("%s: %.2f/s achieved for %g/s offered, well below capacity", p.Phase, p.RequestsPerS, p.Load)
+		}
+	}
+	sat := s.Sweep.Saturation
+	if !sat.Found {
+		t.Fatalf("no saturation reported: %+v", sat)
+	}
+	if math.Abs(sat.Capacity/capacity-1) > 0.15 {
+		t.Errorf("reported capacity %.2f/s, the engine's is %.2f/s: more than 15 %% apart", sat.Capacity, capacity)
+	}
+	last := s.Sweep.Points[3]
+	if last.QueueMean <= s.Sweep.Points[0].QueueMean {
+		t.Errorf("the server's queue did not grow past saturation: %+v", s.Sweep.Points)
+	}
+}
+
+// TestCappedOpenLoopReportsDroppedArrivals: an open loop whose rate needs more
+// concurrency than its cap allows says so in the summary instead of queueing
+// silently.
+func TestCappedOpenLoopReportsDroppedArrivals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs against the built-in engine")
+	}
+	t.Parallel()
+	s := runForSummary(t, `
+name: capped
+engine:
+  kind: sim
+  preset: tiny
+workload:
+  rate: 40
+  arrival: constant
+  duration: 2s
+  max_concurrency: 2
+  when_capped: drop
+  prompt_tokens: 32
+  output_tokens: 200
+`)
+	if s.Health.DroppedArrivals == 0 {
+		t.Fatalf("no dropped arrivals reported for 40/s capped at 2 streams of 200 tokens: %+v", s.Health)
+	}
+	if s.Health.Valid {
+		t.Errorf("a run that dropped %d arrivals must not be marked valid", s.Health.DroppedArrivals)
+	}
+	if got := s.Client.Requests.Sent + s.Health.DroppedArrivals; got != 80 {
+		t.Errorf("sent %d + dropped %d = %d, want every one of the 80 arrivals accounted for", s.Client.Requests.Sent, s.Health.DroppedArrivals, got)
+	}
+}
