@@ -152,17 +152,6 @@ func TestDatasetsAgainstTheBuiltInEngine(t *testing.T) {
 	}
 }
 
-// simCapacity is the built-in engine's request throughput with every slot
-// busy (see engine/sim/batch cost): each of MaxRunningRequests sequences
-// emits one token per pass of base + per_seq × running, and each request adds
-// one prefill (overhead + prompt × per_token) to some pass.
-func simCapacity(p sim.Params, prompt, output int) float64 {
-	r := float64(p.MaxRunningRequests)
-	pass := p.DecodeBase + time.Duration(p.MaxRunningRequests)*p.DecodePerSeq
-	perRequest := float64(output)*pass.Seconds()/r + (p.PrefillOverhead + time.Duration(prompt)*p.PrefillPerToken).Seconds()
-	return 1 / perRequest
-}
-
 func median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
@@ -193,7 +182,7 @@ workload:
   prompt_tokens: 64
   output_tokens: 128
 `)
-	capacity := simCapacity(sc.Engine.Sim, 64, 128) // ≈ 14.9 requests/s
+	capacity := sc.Engine.Sim.Capacity(64, 128) // ≈ 14.9 requests/s
 	b := runAgainstSim(t, sc)
 	if b.runErr != nil {
 		t.Fatal(b.runErr)
