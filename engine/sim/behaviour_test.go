@@ -237,18 +237,21 @@ func TestPrefixCacheHits(t *testing.T) {
 // batches and every decode_log_interval decode passes; with an interval of 1
 // they track every pass. On a fake clock (synctest) the counts are exact.
 func TestSGLangGaugeCadence(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		interval    int
+		scrapeEvery int // in decode_base units; a decode pass is slightly longer, so 1 misses none
 		wantChanges int
 	}{
 		// 200 tokens = 1 prefill pass + 199 decode passes. decode_sum_seq_lens
 		// is written at decode logs only: passes 40, 80, 120, 160 — plus the
 		// first scrape's reading of the initial 0.
-		{40, 1 + 4},
+		{40, 5, 1 + 4},
 		// Every decode pass writes a new value.
-		{1, 1 + 199},
+		{1, 1, 1 + 199},
 	} {
 		t.Run(fmt.Sprintf("interval %d", tc.interval), func(t *testing.T) {
+			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				p, _ := Preset("tiny")
 				p.DecodeLogInterval = tc.interval
@@ -293,7 +296,7 @@ func TestSGLangGaugeCadence(t *testing.T) {
 						changes++
 						last = v
 					}
-					time.Sleep(p.DecodeBase / 3) // several scrapes per pass
+					time.Sleep(time.Duration(tc.scrapeEvery) * p.DecodeBase)
 				}
 				if changes != tc.wantChanges {
 					t.Errorf("decode_sum_seq_lens changed %d times, want %d", changes, tc.wantChanges)

@@ -92,6 +92,7 @@ type Engine struct {
 	restarts    atomic.Int64
 	restartNow  chan struct{}
 	trace       *traceLog
+	inflight    atomic.Int64 // chat handlers running
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -264,6 +265,12 @@ func (e *Engine) stop(ctx context.Context) error {
 	e.startLoop() // so that loopDone is closed even if the loop never ran
 	close(e.stopLoop)
 	<-e.loopDone
+	// Every request got its final outcome from the loop; let the handlers
+	// record their truth before the files close. A handler stuck writing to
+	// a client that does not read is not waited for long.
+	for deadline := time.Now().Add(5 * time.Second); e.inflight.Load() > 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 	if err := e.truth.close(); err != nil {
 		errs = append(errs, fmt.Errorf("sim engine: %w", err))
 	}

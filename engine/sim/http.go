@@ -120,6 +120,8 @@ func (e *Engine) reject(w http.ResponseWriter, t *RequestTruth, status int, msg 
 
 func (e *Engine) handleChat(w http.ResponseWriter, r *http.Request) {
 	t := RequestTruth{Arrival: e.now(), HeaderID: r.Header.Get("X-Request-Id")}
+	e.inflight.Add(1)
+	defer e.inflight.Add(-1)
 	if r.Method != http.MethodPost {
 		e.reject(w, &t, http.StatusMethodNotAllowed, "use POST")
 		return

@@ -77,7 +77,7 @@ func (t *traceLog) event(ev traceEvent, requestID string, at time.Duration) {
 	b = append(b, ev.stage...)
 	b = append(b, "] [trace_id=unknown] \n"...)
 	t.buf = b
-	if t.err == nil {
+	if t.f != nil && t.err == nil {
 		if _, err := t.f.Write(b); err != nil {
 			t.err = fmt.Errorf("write trace log %s: %w", t.f.Name(), err)
 		}
@@ -91,8 +91,12 @@ func (t *traceLog) close() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	err := t.err
+	if t.f == nil {
+		return err
+	}
 	if cerr := t.f.Close(); cerr != nil && err == nil {
 		err = fmt.Errorf("close trace log: %w", cerr)
 	}
+	t.f = nil
 	return err
 }

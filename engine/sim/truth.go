@@ -76,10 +76,13 @@ type truthLog struct {
 	steps    []StepTruth
 	reqFile  *os.File
 	stepFile *os.File
-	maxSteps int
-	maxReqs  int
-	dropped  int
-	err      error // first write error, reported by close
+	// Set at open and never changed, so writers may read them unlocked to
+	// encode outside the lock.
+	reqJSON, stepJSON bool
+	maxSteps          int
+	maxReqs           int
+	dropped           int
+	err               error // first write error, reported by close
 }
 
 func openTruthLog(reqPath, stepPath string, maxSteps, maxReqs int) (*truthLog, error) {
@@ -102,12 +105,13 @@ func openTruthLog(reqPath, stepPath string, maxSteps, maxReqs int) (*truthLog, e
 		t.reqFile.Close()
 		return nil, err
 	}
+	t.reqJSON, t.stepJSON = t.reqFile != nil, t.stepFile != nil
 	return t, nil
 }
 
 func (t *truthLog) addRequest(r RequestTruth) {
 	var line []byte
-	if t.reqFile != nil {
+	if t.reqJSON {
 		line, _ = json.Marshal(r)
 		line = append(line, '\n')
 	}
@@ -118,7 +122,7 @@ func (t *truthLog) addRequest(r RequestTruth) {
 	} else {
 		t.dropped++
 	}
-	if line != nil && t.err == nil {
+	if line != nil && t.reqFile != nil && t.err == nil {
 		// One write per line: a crash loses nothing already finished.
 		if _, err := t.reqFile.Write(line); err != nil {
 			t.err = fmt.Errorf("write ground truth %s: %w", t.reqFile.Name(), err)
@@ -128,7 +132,7 @@ func (t *truthLog) addRequest(r RequestTruth) {
 
 func (t *truthLog) addStep(s StepTruth) {
 	var line []byte
-	if t.stepFile != nil {
+	if t.stepJSON {
 		line, _ = json.Marshal(s)
 		line = append(line, '\n')
 	}
@@ -137,7 +141,7 @@ func (t *truthLog) addStep(s StepTruth) {
 	if len(t.steps) < t.maxSteps {
 		t.steps = append(t.steps, s)
 	}
-	if line != nil && t.err == nil {
+	if line != nil && t.stepFile != nil && t.err == nil {
 		if _, err := t.stepFile.Write(line); err != nil {
 			t.err = fmt.Errorf("write step truth %s: %w", t.stepFile.Name(), err)
 		}
