@@ -417,56 +417,72 @@ func TestReconcileFastDeployWaterfall(t *testing.T) {
 	}
 }
 
-// proxyTo starts a reverse proxy to the engine at baseURL that streams SSE
-// as it comes. around, if set, wraps each request; rewrite, if set, edits
-// each streamed line of a response. It returns the proxy's root URL.
+// proxyTo starts a hop in front of the engine at baseURL. around, if set,
+// wraps each request; rewrite, if set, edits each line of a response as it
+// streams (one write and flush per line, so SSE keeps its timing). It
+// returns the hop's root URL.
 func proxyTo(t *testing.T, baseURL string, around func(http.ResponseWriter, *http.Request, http.Handler), rewrite func([]byte) []byte) string {
 	t.Helper()
 	u, err := url.Parse(baseURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: u.Scheme, Host: u.Host})
-	rp.FlushInterval = -1
-	if rewrite != nil {
-		rp.ModifyResponse = func(resp *http.Response) error {
-			resp.Body = &lineRewriter{r: bufio.NewReader(resp.Body), c: resp.Body, edit: rewrite}
-			resp.Header.Del("Content-Length")
-			return nil
-		}
+	upstream := &url.URL{Scheme: u.Scheme, Host: u.Host}
+	// Its own transport: other tests' httptest servers close the default
+	// transport's idle connections when they stop.
+	tr := &http.Transport{MaxIdleConnsPerHost: 16}
+	t.Cleanup(tr.CloseIdleConnections)
+	var h http.Handler
+	if rewrite == nil {
+		rp := httputil.NewSingleHostReverseProxy(upstream)
+		rp.FlushInterval = -1
+		rp.Transport = tr
+		h = rp
+	} else {
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			out, err := http.NewRequestWithContext(r.Context(), r.Method, upstream.String()+r.URL.RequestURI(), r.Body)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return
+			}
+			out.Header = r.Header.Clone()
+			out.ContentLength = r.ContentLength
+			resp, err := tr.RoundTrip(out)
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusBadGateway)
+				return
+			}
+			defer resp.Body.Close()
+			for k, vs := range resp.Header {
+				if k != "Content-Length" {
+					w.Header()[k] = vs
+				}
+			}
+			w.WriteHeader(resp.StatusCode)
+			rc := http.NewResponseController(w)
+			br := bufio.NewReader(resp.Body)
+			for {
+				line, err := br.ReadBytes('\n')
+				if len(line) > 0 {
+					if _, werr := w.Write(rewrite(line)); werr != nil {
+						return
+					}
+					_ = rc.Flush()
+				}
+				if err != nil {
+					return
+				}
+			}
+		})
 	}
-	var h http.Handler = rp
 	if around != nil {
-		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { around(w, r, rp) })
+		next := h
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { around(w, r, next) })
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL
 }
-
-// lineRewriter edits a response body line by line, handing each line on
-// as soon as it is read so an SSE stream keeps its timing.
-type lineRewriter struct {
-	r    *bufio.Reader
-	c    io.Closer
-	edit func([]byte) []byte
-	buf  []byte
-}
-
-func (l *lineRewriter) Read(p []byte) (int, error) {
-	if len(l.buf) == 0 {
-		line, err := l.r.ReadBytes('\n')
-		if len(line) == 0 {
-			return 0, err
-		}
-		l.buf = l.edit(line)
-	}
-	n := copy(p, l.buf)
-	l.buf = l.buf[n:]
-	return n, nil
-}
-
-func (l *lineRewriter) Close() error { return l.c.Close() }
 
 var promptTokensField = regexp.MustCompile(`"prompt_tokens":(\d+)`)
 
