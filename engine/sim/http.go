@@ -201,6 +201,10 @@ func (e *Engine) handleChat(w http.ResponseWriter, r *http.Request) {
 		maxTokens = min(maxTokens, s.maxParam)
 	}
 	t.MaxTokens = maxTokens
+	if req.Stream {
+		// One flush time per token: size it once instead of growing it.
+		t.TokenFlushes = make([]time.Duration, 0, min(maxTokens, 4096))
+	}
 	s.seq = batch.Seq{
 		ID:           t.ID,
 		PromptLen:    prompt,
