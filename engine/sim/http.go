@@ -203,7 +203,7 @@ func (e *Engine) handleChat(w http.ResponseWriter, r *http.Request) {
 	t.MaxTokens = maxTokens
 	if req.Stream {
 		// One flush time per token: size it once instead of growing it.
-		t.TokenFlushes = make([]time.Duration, 0, min(maxTokens, 4096))
+		t.TokenFlushes = make([]time.Duration, 0, min(maxTokens, 256))
 	}
 	s.seq = batch.Seq{
 		ID:           t.ID,
