@@ -14,7 +14,9 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/report/reconcile"
 	"github.com/llmbench-org/llmbench/scrape"
+	"github.com/llmbench-org/llmbench/scrape/trace"
 )
 
 // Build reads a run directory's raw files (run.json, requests.jsonl,
@@ -46,11 +48,34 @@ func Build(dir string) (Summary, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return Summary{}, err
 	}
-	return Compute(meta, records, rows, countTrue(partialReq, partialScr)), nil
+	traces, err := readTraceLog(filepath.Join(dir, TraceLogFile))
+	if err != nil {
+		return Summary{}, err
+	}
+	return Compute(meta, records, rows, traces, countTrue(partialReq, partialScr)), nil
 }
 
-// Compute builds the Summary from values already in memory.
-func Compute(meta RunMeta, records []client.Record, rows []scrape.Row, partialLines int) Summary {
+// readTraceLog reads the engine's trace log when the run has one.
+func readTraceLog(path string) ([]trace.Event, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read trace log: %w", err)
+	}
+	defer f.Close()
+	log, err := trace.Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("read trace log %s: %w", path, err)
+	}
+	return log.Events, nil
+}
+
+// Compute builds the Summary from values already in memory: the run's
+// metadata, every client record, every scrape row, and the engine's trace
+// events (nil when it has none).
+func Compute(meta RunMeta, records []client.Record, rows []scrape.Row, traces []trace.Event, partialLines int) Summary {
 	// Requests sorted by plan index so every derived list has one order.
 	slices.SortStableFunc(records, func(a, b client.Record) int { return a.Index - b.Index })
 
@@ -104,7 +129,18 @@ func Compute(meta RunMeta, records []client.Record, rows []scrape.Row, partialLi
 	s.Sweep = sweepOf(s.Phases)
 	s.Health = health(meta, mrecs, rows, partialLines)
 	s.Server = serverSide(meta, measuredPhases(meta), rows)
-	s.Findings = append(s.Findings, conservation(s.Client, s.Server)...)
+	in := reconcile.Input{Records: records, Rows: rows, Dialect: meta.Engine.Dialect, Traces: traces, Origin: meta.StartedAt}
+	for _, ph := range meta.Phases {
+		in.Windows = append(in.Windows, reconcile.Window{Name: ph.Name, Measured: ph.Measured, Start: ph.Start, End: ph.End,
+			Before: ph.Before, After: ph.After, Settle: ph.Settle})
+	}
+	if f := reconcile.Reconcile(in); len(f) > 0 {
+		s.Findings = f
+	}
+	if len(traces) > 0 {
+		w := reconcile.Waterfall(mrecs, traces, meta.StartedAt)
+		s.Waterfall = &w
+	}
 	return s
 }
 

@@ -30,6 +30,7 @@ type Progress struct {
 	ScheduleLagMax     time.Duration // over the window
 
 	Server         ServerLive
+	Findings       []Finding // the live reconciliation over the window (empty before SetDialect)
 	ScrapeOK       int
 	ScrapeFailures int
 	LastScrapeErr  string

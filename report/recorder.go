@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/report/reconcile"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
@@ -29,8 +30,9 @@ type Recorder struct {
 	sent  atomic.Int64           // requests handed to the client (Begin), for the in-flight count
 	phase atomic.Pointer[string] // the phase being driven, for the live view
 
-	mu   sync.Mutex // guards live, written by Consume, read by Progress
-	live liveWindow
+	mu    sync.Mutex // guards live and recon, written by Consume, read by Progress
+	live  liveWindow
+	recon *reconcile.Live // the live reconciliation; nil until SetDialect
 }
 
 // NewRecorder creates the run directory dir (it must not exist yet, so two runs
@@ -72,6 +74,14 @@ func (r *Recorder) WriteJSON(name string, v any) error {
 	return r.WriteFile(name, append(b, '\n'))
 }
 
+// SetDialect starts the live reconciliation of the client's records with the
+// engine's scrapes, in the engine's metric dialect; call it before Consume.
+func (r *Recorder) SetDialect(dialect string) {
+	r.mu.Lock()
+	r.recon = reconcile.NewLive(r.live.span, dialect)
+	r.mu.Unlock()
+}
+
 // SetPhase tells the live view which phase is being driven.
 func (r *Recorder) SetPhase(name string) { r.phase.Store(&name) }
 
@@ -98,6 +108,9 @@ func (r *Recorder) Consume(records <-chan client.Record, rows <-chan scrape.Row)
 			keep(r.appendLine(r.requests, &rec))
 			r.mu.Lock()
 			r.live.addRecord(&rec, time.Since(r.start))
+			if r.recon != nil {
+				r.recon.AddRecord(rec)
+			}
 			r.mu.Unlock()
 		case row, ok := <-rows:
 			if !ok {
@@ -107,6 +120,9 @@ func (r *Recorder) Consume(records <-chan client.Record, rows <-chan scrape.Row)
 			keep(r.appendLine(r.scrapes, &row))
 			r.mu.Lock()
 			r.live.addRow(&row)
+			if r.recon != nil {
+				r.recon.AddRow(row)
+			}
 			r.mu.Unlock()
 		}
 	}
@@ -132,6 +148,9 @@ func (r *Recorder) Progress() Progress {
 	now := time.Since(r.start)
 	r.mu.Lock()
 	p := r.live.progress(now)
+	if r.recon != nil {
+		p.Findings = r.recon.Findings(now)
+	}
 	r.mu.Unlock()
 	p.Elapsed = now
 	if ph := r.phase.Load(); ph != nil {

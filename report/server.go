@@ -172,31 +172,3 @@ func inPhases(phases []PhaseMeta, row scrape.Row) bool {
 	}
 	return false
 }
-
-// conservation states, per quantity, whether what the engine counted equals
-// what the client saw. It is the first check every run gets; report/reconcile
-// explains the differences in depth.
-func conservation(c ClientSide, s *ServerSide) []Finding {
-	if s == nil {
-		return []Finding{{ID: "server_view", Severity: "info", Verdict: "no server metrics: only the client's view is reported"}}
-	}
-	var out []Finding
-	check := func(id, what string, counter string, client float64) {
-		v, ok := s.Counters[counter]
-		if !ok {
-			out = append(out, Finding{ID: id, Severity: "info", Verdict: fmt.Sprintf("the engine exposes no %s counter", what)})
-			return
-		}
-		f := Finding{ID: id, Evidence: map[string]float64{"client": client, "server_delta": v}}
-		if v == client {
-			f.Severity, f.Verdict = "info", fmt.Sprintf("%s agree: %.0f on both sides", what, v)
-		} else {
-			f.Severity, f.Verdict = "warn", fmt.Sprintf("%s differ: client %.0f, server Δ %.0f (%+.0f)", what, client, v, v-client)
-		}
-		out = append(out, f)
-	}
-	check("request_conservation", "finished requests", string(scrape.RequestsFinished), float64(c.Requests.OK))
-	check("prompt_token_conservation", "prompt tokens", string(scrape.PromptTokens), float64(c.Tokens.Prompt))
-	check("generation_token_conservation", "generation tokens", string(scrape.GenerationTokens), float64(c.Tokens.Output))
-	return out
-}

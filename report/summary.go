@@ -2,6 +2,8 @@ package report
 
 import (
 	"time"
+
+	"github.com/llmbench-org/llmbench/report/reconcile"
 )
 
 // SummarySchema names the version of summary.json's layout; docs/summary-schema.md documents it.
@@ -11,15 +13,18 @@ const SummarySchema = "llmbench.summary/v1"
 // reads. Every number carries its unit in its name or its parent's; every
 // server-side quantile carries the bucket bounds that limit it.
 type Summary struct {
-	Schema   string        `json:"schema"`
-	Run      RunInfo       `json:"run"`
-	Engine   EngineMeta    `json:"engine"`
-	Health   Health        `json:"health"`
-	Client   ClientSide    `json:"client"`
-	Server   *ServerSide   `json:"server,omitempty"` // nil when the engine exposes no /metrics
-	Phases   []PhaseResult `json:"phases"`
-	Sweep    *SweepResult  `json:"sweep,omitempty"` // with two or more measured phases
-	Findings []Finding     `json:"findings"`
+	Schema string        `json:"schema"`
+	Run    RunInfo       `json:"run"`
+	Engine EngineMeta    `json:"engine"`
+	Health Health        `json:"health"`
+	Client ClientSide    `json:"client"`
+	Server *ServerSide   `json:"server,omitempty"` // nil when the engine exposes no /metrics
+	Phases []PhaseResult `json:"phases"`
+	Sweep  *SweepResult  `json:"sweep,omitempty"` // with two or more measured phases
+	// Waterfall joins client requests to the engine's trace log (when the run
+	// has one): where each request's time went, phase by phase.
+	Waterfall *reconcile.WaterfallSummary `json:"waterfall,omitempty"`
+	Findings  []Finding                   `json:"findings"`
 }
 
 // RunInfo identifies the run.
@@ -184,10 +189,6 @@ type Saturation struct {
 	Reason   string  `json:"reason"`
 }
 
-// Finding is one conclusion of comparing the client's and the server's views.
-type Finding struct {
-	ID       string             `json:"id"`
-	Severity string             `json:"severity"` // info | warn | fail
-	Verdict  string             `json:"verdict"`
-	Evidence map[string]float64 `json:"evidence,omitempty"`
-}
+// Finding is one conclusion of comparing the client's and the server's
+// views (report/reconcile explains every gap it finds).
+type Finding = reconcile.Finding

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/llmbench-org/llmbench/report/reconcile"
 )
 
 // Renderer writes a Summary in one format.
@@ -67,10 +69,11 @@ func RenderText(w io.Writer, s Summary) error {
 	for _, p := range h.Problems {
 		ew.printf("NOT VALID: %s\n", p)
 	}
+	if w := s.Waterfall; w != nil {
+		renderWaterfall(ew, w)
+	}
 	for _, f := range s.Findings {
-		if f.Severity != "info" {
-			ew.printf("%s: %s\n", strings.ToUpper(f.Severity), f.Verdict)
-		}
+		ew.printf("%-4s %s: %s\n", strings.ToUpper(string(f.Severity)), f.ID, f.Verdict)
 	}
 	return ew.err
 }
@@ -180,6 +183,11 @@ func ProgressLine(p Progress) string {
 	if p.ScrapeFailures > 0 {
 		fmt.Fprintf(&b, " | scrape failures %d", p.ScrapeFailures)
 	}
+	for _, f := range p.Findings {
+		if f.Severity != reconcile.Info {
+			fmt.Fprintf(&b, " | %s: %s", strings.ToUpper(string(f.Severity)), f.Verdict)
+		}
+	}
 	return b.String()
 }
 
@@ -203,4 +211,17 @@ func (e *errWriter) Write(p []byte) (int, error) {
 
 func (e *errWriter) printf(format string, args ...any) {
 	fmt.Fprintf(e, format, args...)
+}
+
+// renderWaterfall prints where requests' time went, phase by phase, from the
+// engine's trace joined to the client's records.
+func renderWaterfall(ew *errWriter, w *reconcile.WaterfallSummary) {
+	ew.printf("waterfall: %d of %d requests joined to the engine's trace (%d add up to their E2E within %s ms)\n",
+		w.Joined, w.Requests, w.WithinTolerance, ms(w.Tolerance))
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  phase\tmean ms\tp50\tp99\tshare")
+	for _, p := range w.Phases {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%.0f%%\n", p.Name, ms(p.Mean), ms(p.P50), ms(p.P99), 100*p.Share)
+	}
+	tw.Flush()
 }

@@ -129,6 +129,7 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 		return dir, fmt.Errorf("open connections to %s: %w", ep.BaseURL, err)
 	}
 
+	rec.SetDialect(ep.Dialect)
 	records := make(chan client.Record, 1024)
 	rows := make(chan scrape.Row, 64)
 	consumed := make(chan error, 1)
