@@ -15,6 +15,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/report/reconcile"
 )
 
 // Styles are full-colour; bubbletea's renderer downsamples them to what the
@@ -89,6 +90,7 @@ func (m model) render() string {
 
 	add(6, label("engine")+serverGauges(p))
 	add(5, label("scrapes")+scrapeHealth(p))
+	add(6, label("findings")+findingsRow(p.Findings))
 	add(0, "")
 	add(10, m.footer())
 
@@ -311,4 +313,28 @@ func clean(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// findingsRow sums up the live reconciliation: the first warning or failure
+// in words, or that every check agrees.
+func findingsRow(fs []report.Finding) string {
+	if len(fs) == 0 {
+		return styleLabel.Render("none yet")
+	}
+	worst, n := reconcile.Info, 0
+	var first report.Finding
+	for _, f := range fs {
+		if f.Severity == reconcile.Info {
+			continue
+		}
+		n++
+		if worst == reconcile.Info || (f.Severity == reconcile.Fail && worst != reconcile.Fail) {
+			worst, first = f.Severity, f
+		}
+	}
+	if n == 0 {
+		return fmt.Sprintf("%d checks, client and engine agree", len(fs))
+	}
+	text := fmt.Sprintf("%d of %d checks: %s %s", n, len(fs), strings.ToUpper(string(worst)), clean(first.Verdict))
+	return styleBad.Render(text)
 }

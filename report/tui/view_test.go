@@ -16,6 +16,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/report/reconcile"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -299,4 +300,29 @@ func abs(x int) int {
 		return -x
 	}
 	return x
+}
+
+func TestFindingsRow(t *testing.T) {
+	t.Parallel()
+	info := report.Finding{ID: "a", Severity: reconcile.Info, Verdict: "fine"}
+	warn := report.Finding{ID: "b", Severity: reconcile.Warn, Verdict: "foreign traffic: 12 requests"}
+	fail := report.Finding{ID: "c", Severity: reconcile.Fail, Verdict: "scrape target dead"}
+	tests := []struct {
+		name string
+		in   []report.Finding
+		want string
+	}{
+		{"none", nil, "none yet"},
+		{"all info", []report.Finding{info, info}, "2 checks, client and engine agree"},
+		{"a warning", []report.Finding{info, warn}, "1 of 2 checks: WARN foreign traffic: 12 requests"},
+		{"failure first", []report.Finding{warn, fail, info}, "2 of 3 checks: FAIL scrape target dead"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := ansi.Strip(findingsRow(tt.in)); got != tt.want {
+				t.Errorf("findingsRow = %q, want %q", got, tt.want)
+			}
+		})
+	}
 }
