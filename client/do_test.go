@@ -21,6 +21,14 @@ func TestDoNormalStream(t *testing.T) {
 		t.Errorf("timeline not filled: intended %v sent %v first byte %v first token %v end %v",
 			rec.Intended, rec.Sent, rec.FirstByte, rec.FirstToken, rec.End)
 	}
+	// A first request dials: the request goes on the wire after the
+	// connection is up, and latencies count from there.
+	if rec.Wrote < rec.Connected || rec.Connected < rec.Sent || rec.Wrote > rec.FirstByte {
+		t.Errorf("send order: sent %v connected %v wrote %v first byte %v", rec.Sent, rec.Connected, rec.Wrote, rec.FirstByte)
+	}
+	if ttft, _ := rec.TTFT(); ttft != rec.FirstToken-rec.Wrote || rec.SendDelay() != rec.Wrote-rec.Sent {
+		t.Errorf("TTFT %v and send delay %v must split at the wire write %v", ttft, rec.SendDelay(), rec.Wrote)
+	}
 	if rec.Reused || rec.Connected == 0 || rec.ConnectDur < 0 {
 		t.Errorf("a first request must dial: reused %v connected %v connect dur %v", rec.Reused, rec.Connected, rec.ConnectDur)
 	}

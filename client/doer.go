@@ -65,6 +65,7 @@ func (d *extrasDoer) Do(req *http.Request) (*http.Response, error) {
 		cl.reused.Store(false)
 		cl.dialStart.Store(0)
 		cl.connected.Store(0)
+		cl.wrote.Store(0)
 
 		resp, err := d.next.Do(attempt)
 		if n := cl.getConns.Load(); n > 1 {
@@ -135,6 +136,7 @@ type callTrace struct {
 	dialStart atomic.Int64 // run-clock ns of the last dial start
 	connected atomic.Int64 // run-clock ns a new connection was handed over
 	firstByte atomic.Int64 // run-clock ns of the first response byte
+	wrote     atomic.Int64 // run-clock ns the current attempt's request was fully written
 }
 
 func (cl *call) trace() *httptrace.ClientTrace {
@@ -158,6 +160,14 @@ func (cl *call) trace() *httptrace.ClientTrace {
 			}
 		},
 		GotFirstResponseByte: func() { cl.firstByte.CompareAndSwap(0, now()) },
+		// The request is on the wire: TTFT and E2E count from here, so
+		// the client's own waiting (for a pooled connection, a dial, its
+		// CPU) is reported apart instead of inside the engine's latency.
+		WroteRequest: func(info httptrace.WroteRequestInfo) {
+			if info.Err == nil {
+				cl.wrote.Store(now())
+			}
+		},
 	}
 }
 
@@ -165,6 +175,7 @@ func (cl *call) trace() *httptrace.ClientTrace {
 func (cl *call) copyTrace() {
 	rec := cl.rec
 	rec.FirstByte = time.Duration(cl.firstByte.Load())
+	rec.Wrote = time.Duration(cl.wrote.Load())
 	rec.Reused = cl.reused.Load()
 	if c := cl.connected.Load(); c != 0 && !rec.Reused {
 		rec.Connected = time.Duration(c)

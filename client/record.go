@@ -44,7 +44,8 @@ type Record struct {
 	Phase    string `json:"phase,omitempty"`
 
 	Intended   time.Duration `json:"intended_ns"`              // when the plan wanted it sent
-	Sent       time.Duration `json:"sent_ns"`                  // when the request was actually handed to the transport
+	Sent       time.Duration `json:"sent_ns"`                  // when the request was handed to the transport
+	Wrote      time.Duration `json:"wrote_ns,omitempty"`       // when its last byte was written to the connection (0 when it never was)
 	Connected  time.Duration `json:"connected_ns,omitempty"`   // when a new connection finished (0 when one was reused)
 	ConnectDur time.Duration `json:"connect_dur_ns,omitempty"` // dial + handshake time of a new connection
 	Reused     bool          `json:"reused"`                   // the request went out on a kept-alive connection
@@ -69,17 +70,33 @@ type Record struct {
 // OK reports whether the request succeeded.
 func (r *Record) OK() bool { return r.ErrorClass == ErrNone }
 
+// SentOnWire is when the request actually went out: when its last byte was
+// written to the connection, or, when that is unknown, when it was handed to
+// the transport. Latencies count from here; the time before it (waiting for a
+// pooled connection, dialing, the client's own CPU) is the client's send
+// delay, reported apart (SendDelay).
+func (r *Record) SentOnWire() time.Duration {
+	if r.Wrote > 0 {
+		return r.Wrote
+	}
+	return r.Sent
+}
+
+// SendDelay is the time from handing the request to the transport to its
+// last byte on the wire: connection wait and set-up, and request writing.
+func (r *Record) SendDelay() time.Duration { return r.SentOnWire() - r.Sent }
+
 // TTFT is the time from the actual send to the first content chunk; ok is
 // false when no content arrived.
 func (r *Record) TTFT() (d time.Duration, ok bool) {
 	if r.FirstToken == 0 {
 		return 0, false
 	}
-	return r.FirstToken - r.Sent, true
+	return r.FirstToken - r.SentOnWire(), true
 }
 
 // E2E is the time from the actual send to the end of the stream.
-func (r *Record) E2E() time.Duration { return r.End - r.Sent }
+func (r *Record) E2E() time.Duration { return r.End - r.SentOnWire() }
 
 // ScheduleLag is how late the request went out compared with the plan.
 func (r *Record) ScheduleLag() time.Duration { return r.Sent - r.Intended }
@@ -90,7 +107,7 @@ func (r *Record) TPOT() (d time.Duration, ok bool) {
 	if !has || r.OutputTokens < 2 {
 		return 0, false
 	}
-	return (r.End - r.Sent - ttft) / time.Duration(r.OutputTokens-1), true
+	return (r.E2E() - ttft) / time.Duration(r.OutputTokens-1), true
 }
 
 // ITLs appends the inter-token latencies of the record to dst: the gap between

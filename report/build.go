@@ -239,9 +239,10 @@ func health(meta RunMeta, records []client.Record, rows []scrape.Row, partialLin
 		DroppedArrivals: meta.DroppedArrivals, LateArrivals: meta.LateArrivals,
 		PartialLines: partialLines, Client: meta.Client,
 	}
-	var lag, connect []float64
+	var lag, connect, sendDelay []float64
 	for i := range records {
 		r := &records[i]
+		sendDelay = append(sendDelay, r.SendDelay().Seconds())
 		if r.Intended > 0 { // closed-loop requests have no intended time: they go when a user is free
 			lag = append(lag, max(0, r.ScheduleLag()).Seconds())
 		}
@@ -250,7 +251,7 @@ func health(meta RunMeta, records []client.Record, rows []scrape.Row, partialLin
 		}
 		h.Retries += r.Retries
 	}
-	h.ScheduleLag, h.Connect = distOf(lag), distOf(connect)
+	h.ScheduleLag, h.Connect, h.SendDelay = distOf(lag), distOf(connect), distOf(sendDelay)
 	for _, row := range rows {
 		if row.OK {
 			h.ScrapeOK++

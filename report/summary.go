@@ -43,7 +43,8 @@ type Health struct {
 	Valid           bool         `json:"valid"`
 	Problems        []string     `json:"problems,omitempty"` // why not valid, in words
 	ScheduleLag     Dist         `json:"schedule_lag_s"`
-	Connect         Dist         `json:"connect_s"` // time to open new connections, kept out of TTFT's meaning
+	Connect         Dist         `json:"connect_s"`    // time to open new connections, kept out of TTFT
+	SendDelay       Dist         `json:"send_delay_s"` // hand-over to the transport → request on the wire (connection wait, dial, write), kept out of TTFT
 	Retries         int          `json:"retries"`
 	DroppedArrivals int          `json:"dropped_arrivals"`
 	LateArrivals    int          `json:"late_arrivals"`

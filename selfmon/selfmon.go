@@ -6,27 +6,35 @@ package selfmon
 import (
 	"math"
 	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
 	"syscall"
 	"time"
 )
 
-const schedMetric = "/sched/latencies:seconds"
+const (
+	schedMetric    = "/sched/latencies:seconds"
+	gcCyclesMetric = "/gc/cycles/total:gc-cycles"
+)
 
 // Sample is the process's counters at one instant.
 type Sample struct {
-	wall  time.Time
-	cpu   time.Duration // user + system CPU time of the process
-	sched *metrics.Float64Histogram
+	wall     time.Time
+	cpu      time.Duration // user + system CPU time of the process
+	sched    *metrics.Float64Histogram
+	gcCycles uint64
 }
 
 // Take reads the counters now.
 func Take() Sample {
 	s := Sample{wall: time.Now(), cpu: processCPU()}
-	m := []metrics.Sample{{Name: schedMetric}}
+	m := []metrics.Sample{{Name: schedMetric}, {Name: gcCyclesMetric}}
 	metrics.Read(m)
 	if m[0].Value.Kind() == metrics.KindFloat64Histogram {
 		s.sched = m[0].Value.Float64Histogram()
+	}
+	if m[1].Value.Kind() == metrics.KindUint64 {
+		s.gcCycles = m[1].Value.Uint64()
 	}
 	return s
 }
@@ -36,6 +44,7 @@ type Report struct {
 	Cores           int           // GOMAXPROCS
 	CPUUtilization  float64       // CPU time ÷ (wall × cores), 0–1
 	SchedLatencyP99 time.Duration // p99 of runnable → running delay over the interval (bucket upper bound)
+	GCCycles        uint64        // garbage collections during the interval
 }
 
 // Saturated reports whether the client was likely a bottleneck: its cores
@@ -51,6 +60,7 @@ func Since(before, after Sample) Report {
 	if wall := after.wall.Sub(before.wall); wall > 0 && r.Cores > 0 {
 		r.CPUUtilization = float64(after.cpu-before.cpu) / float64(wall) / float64(r.Cores)
 	}
+	r.GCCycles = after.gcCycles - before.gcCycles
 	if before.sched != nil && after.sched != nil {
 		r.SchedLatencyP99 = histQuantile(before.sched, after.sched, 0.99)
 	}
@@ -92,4 +102,27 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// DefaultMemoryLimit is the heap size at which the garbage collector runs
+// during a measurement when the user has not configured it (QuietGC).
+const DefaultMemoryLimit = 1 << 30
+
+// QuietGC keeps the garbage collector out of a measurement: instead of
+// collecting each time the heap doubles (many times a second when thousands
+// of chunks stream through a small heap, each cycle taking CPU from the
+// goroutines that timestamp chunks), it collects only when the heap reaches
+// DefaultMemoryLimit. A user who set GOGC or GOMEMLIMIT keeps their setting.
+// It returns a function that restores the previous policy, and whether it
+// changed anything.
+func QuietGC(getenv func(string) string) (restore func(), changed bool) {
+	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
+		return func() {}, false
+	}
+	oldPercent := debug.SetGCPercent(-1)
+	oldLimit := debug.SetMemoryLimit(DefaultMemoryLimit)
+	return func() {
+		debug.SetMemoryLimit(oldLimit)
+		debug.SetGCPercent(oldPercent)
+	}, true
 }

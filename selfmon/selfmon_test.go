@@ -47,3 +47,34 @@ func TestSinceMeasuresBusyCPU(t *testing.T) {
 	}
 	_ = x
 }
+
+func TestQuietGCRespectsTheUsersSetting(t *testing.T) {
+	restore, changed := QuietGC(func(k string) string {
+		if k == "GOGC" {
+			return "200"
+		}
+		return ""
+	})
+	restore()
+	if changed {
+		t.Fatal("QuietGC changed the collector although GOGC was set")
+	}
+}
+
+func TestQuietGCCollectsOnlyAtTheLimit(t *testing.T) {
+	restore, changed := QuietGC(func(string) string { return "" })
+	if !changed {
+		t.Fatal("QuietGC changed nothing without GOGC or GOMEMLIMIT")
+	}
+	before := Take()
+	var keep [][]byte
+	for i := 0; i < 64; i++ { // 64 MB of garbage: a few collections at GOGC=100 with a small heap
+		keep = append(keep[:0], make([]byte, 1<<20))
+	}
+	r := Since(before, Take())
+	restore()
+	if r.GCCycles != 0 {
+		t.Errorf("%d collections while quiet, want none below the %d-byte limit", r.GCCycles, DefaultMemoryLimit)
+	}
+	_ = keep
+}

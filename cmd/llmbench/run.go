@@ -176,9 +176,11 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 
 	header := tui.Header{Scenario: sc.Name, RunDir: dir, Engine: fmt.Sprintf("%s (%s) %s", sc.Engine.Kind, orUnknown(ep.Dialect), ep.BaseURL), Planned: plannedDuration(plan)}
 	stopView := startProgressView(cio, opts, rec, header, intr.interrupt)
+	restoreGC, quietGC := selfmon.QuietGC(cio.getenv)
 	self0 := selfmon.Take()
 	result, runErr := driver.Run(runCtx, stop)
 	self := selfmon.Since(self0, selfmon.Take())
+	restoreGC()
 	stopView()
 
 	stopScrape()
@@ -198,6 +200,10 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 		m.Client = report.ClientHealth{
 			CPUCores: self.Cores, CPUUtilization: self.CPUUtilization,
 			SchedLatencyP99_s: self.SchedLatencyP99.Seconds(), Saturated: self.Saturated(),
+			GCCycles: self.GCCycles, GCPolicy: "GOGC/GOMEMLIMIT from the environment",
+		}
+		if quietGC {
+			m.Client.GCPolicy = fmt.Sprintf("collect at a %d MiB heap (GOGC=off, GOMEMLIMIT)", selfmon.DefaultMemoryLimit>>20)
 		}
 		switch {
 		case intr.happened():

@@ -222,6 +222,9 @@ type inflight struct {
 func newInflight(records []client.Record) inflight {
 	f := inflight{sends: make([]time.Duration, 0, len(records)), ends: make([]time.Duration, 0, len(records))}
 	for i := range records {
+		// From the hand-over to the transport, not the wire: a request
+		// waiting for a pooled connection is in flight for the client, and
+		// a cap hidden in the transport shows as the gap to the engine.
 		f.sends = append(f.sends, records[i].Sent)
 		f.ends = append(f.ends, records[i].End)
 	}

@@ -229,7 +229,7 @@ func clockOffset(records []client.Record, traces map[int]*traced, joined []int, 
 	for _, i := range joined {
 		r, t := &records[i], traces[i]
 		if t.has[0] {
-			lo = max(lo, r.Sent-(t.at[0].Sub(origin)+traceResolution))
+			lo = max(lo, r.SentOnWire()-(t.at[0].Sub(origin)+traceResolution))
 		}
 		if t.has[3] {
 			hi = min(hi, r.FirstToken-t.at[3].Sub(origin))
@@ -269,10 +269,10 @@ func drawRequest(r *client.Record, t *traced, origin time.Time, offset time.Dura
 		return point{t.at[m].Sub(origin) + offset, true}
 	}
 	pts := []point{
-		{r.Sent, true}, engine(0), engine(1), engine(2), engine(3),
+		{r.SentOnWire(), true}, engine(0), engine(1), engine(2), engine(3),
 		{r.FirstToken, true}, engine(4), {r.End, true},
 	}
-	prev := r.Sent
+	prev := r.SentOnWire()
 	phase := 0
 	for _, p := range pts[1:] {
 		if !p.has {
