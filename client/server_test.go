@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
@@ -185,6 +184,3 @@ func wantClass(t *testing.T, rec Record, want ErrorClass) {
 		t.Errorf("success with error %q", rec.Error)
 	}
 }
-
-// contains reports whether s holds sub, for error messages.
-func contains(s, sub string) bool { return strings.Contains(s, sub) }

@@ -39,7 +39,6 @@ func metricsHandler(reg *prometheus.Registry) http.Handler {
 // this collector keeps the counts itself.
 type tokenHistogram struct {
 	desc   *prometheus.Desc
-	labels []string
 	bounds []float64
 
 	mu     sync.Mutex
@@ -79,15 +78,4 @@ func (h *tokenHistogram) Collect(ch chan<- prometheus.Metric) {
 	sum := h.sum
 	h.mu.Unlock()
 	ch <- prometheus.MustNewConstHistogram(h.desc, count, sum, buckets)
-}
-
-// exponentialBuckets mirrors prometheus_client's exponential_buckets.
-func exponentialBuckets(start, factor float64, n int) []float64 {
-	out := make([]float64, n)
-	v := start
-	for i := range out {
-		out[i] = v
-		v *= factor
-	}
-	return out
 }

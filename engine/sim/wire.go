@@ -123,7 +123,6 @@ func ridString(raw json.RawMessage) (string, error) {
 // that needs escaping (id, model) is escaped once up front.
 type chunkEncoder struct {
 	head []byte // data: {"id":...,"model":...,"choices":[{"index":0,
-	tail []byte // "usage":null}\n\n  (after the choices)
 }
 
 func newChunkEncoder(id, model string, created int64) chunkEncoder {
