@@ -93,10 +93,17 @@ func (a *analysis) ttftDecomposition() (f Finding) {
 		f.Verdict = joinClauses(f.Verdict, "the engine's mean includes foreign requests, so the split is approximate")
 		return f
 	}
+	// When the engine's TTFTs and the client's are not the same requests
+	// (a live window holds first tokens of requests the client has not
+	// finished yet), the two means describe different populations: say so,
+	// and draw no verdict from their difference.
+	samePopulation := true
 	if n := float64(a.client.ttftN); math.Abs(h.Count-n) > math.Max(1, 0.05*n)+float64(a.ambiguous) {
-		caveat = joinClauses(caveat, fmt.Sprintf("the engine observed %s first tokens against the client's %s", count(h.Count), count(n)))
+		samePopulation = false
+		caveat = joinClauses(caveat, fmt.Sprintf("the engine observed %s first tokens against the client's %s, so the means cover different requests", count(h.Count), count(n)))
 	}
 	switch {
+	case !samePopulation:
 	case outside >= outsideWarnAbs && outside/cm >= outsideWarnShare:
 		f.Severity = Warn
 		f.Verdict = fmt.Sprintf("%s of the client's mean TTFT %s (%s) is spent outside the engine, which measures %s: look at the client host, the network and any proxy before tuning the engine",

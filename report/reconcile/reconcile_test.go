@@ -137,6 +137,13 @@ func TestPlanted(t *testing.T) {
 		{name: "time outside the engine", dialect: "fastdeploy", world: func(w *world) { w.wait = 30 * time.Millisecond },
 			id: IDTTFTDecomposition, sev: Warn, verdict: "spent outside the engine",
 			checks: []check{evidenceNear("outside_engine_s", 0.0306, 0.0005)}},
+		{name: "no verdict on the means of different requests", dialect: "fastdeploy", world: func(w *world) { w.wait = 30 * time.Millisecond },
+			edit: func(in *Input) { // the engine's first tokens include requests the client has no TTFT for
+				for i := range len(in.Records) / 2 {
+					in.Records[i].FirstToken = 0
+				}
+			},
+			id:   IDTTFTDecomposition, sev: Info, verdict: "so the means cover different requests"},
 		{name: "ttft decomposed into queue and prefill", dialect: "vllm",
 			id: IDTTFTDecomposition, sev: Info, verdict: "queue 2.00 ms, prefill 10.0 ms, other 0.50 ms",
 			checks: []check{evidenceNear("outside_engine_s", 0.0006, 0.0001), evidenceNear("engine_other_s", 0.0005, 0.0001)}},
