@@ -1,6 +1,7 @@
 package scrape
 
 import (
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -144,5 +145,34 @@ func TestSum(t *testing.T) {
 				t.Errorf("Sum (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// A histogram read back from a damaged scrapes.jsonl can have fewer counts
+// than bounds: every operation must treat it as unknown, never index past it.
+func TestDamagedHistogramsDoNotPanic(t *testing.T) {
+	t.Parallel()
+	good := Histogram{Bounds: []float64{0.1, 1}, Cumulative: []float64{1, 2}, Count: 2, Sum: 0.6}
+	bad := Histogram{Bounds: []float64{0.1, 1}, Cumulative: []float64{1}, Count: 2, Sum: 0.6}
+	snap := func(h Histogram) Snapshot { return Snapshot{Histograms: map[Concept]Histogram{TTFT: h}} }
+	for _, tc := range []struct {
+		name          string
+		before, after Histogram
+	}{
+		{"damaged before", bad, good},
+		{"damaged after", good, bad},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			d := Delta(snap(tc.before), snap(tc.after))
+			_ = d.Histograms[TTFT].Quantile(0.5)
+			_ = Sum(snap(tc.before), snap(tc.after)).Histograms[TTFT].Quantile(0.9)
+		})
+	}
+	if e := bad.Quantile(0.5); !math.IsNaN(e.Value) {
+		t.Errorf("quantile of a damaged histogram = %v, want unknown (NaN)", e.Value)
+	}
+	if bad.Valid() || !good.Valid() {
+		t.Error("Valid misjudges")
 	}
 }

@@ -54,6 +54,9 @@ func finite(v float64) *float64 {
 func (h Histogram) Quantile(q float64) Estimate {
 	nan := math.NaN()
 	total := h.total()
+	if !h.Valid() {
+		return Estimate{Value: nan, Lower: nan, Upper: nan}
+	}
 	if math.IsNaN(q) || q < 0 || q > 1 || !(total > 0) {
 		if !(total > 0) {
 			total = 0
@@ -156,9 +159,14 @@ func (h Histogram) scaled(f float64) Histogram {
 	return h
 }
 
-// sameBounds reports whether two histograms have identical bucket bounds.
+// Valid reports whether the histogram is well formed: one cumulative count
+// per finite bound. A histogram read back from a damaged file may not be;
+// every method treats an invalid one as unknown rather than indexing past it.
+func (h Histogram) Valid() bool { return len(h.Cumulative) == len(h.Bounds) }
+
+// sameBounds reports whether two valid histograms have identical bucket bounds.
 func sameBounds(a, b Histogram) bool {
-	if len(a.Bounds) != len(b.Bounds) {
+	if !a.Valid() || !b.Valid() || len(a.Bounds) != len(b.Bounds) {
 		return false
 	}
 	for i := range a.Bounds {
@@ -173,6 +181,12 @@ func sameBounds(a, b Histogram) bool {
 // different buckets, the result keeps only the bounds both have: the count
 // at or below a bound one of them lacks is unknown, so it cannot be added.
 func (h Histogram) merge(o Histogram) Histogram {
+	switch {
+	case !o.Valid():
+		return h.clone()
+	case !h.Valid():
+		return o.clone()
+	}
 	out := Histogram{Count: h.Count + o.Count, Sum: h.Sum + o.Sum}
 	if sameBounds(h, o) {
 		out.Bounds = append([]float64(nil), h.Bounds...)
