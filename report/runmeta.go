@@ -63,6 +63,10 @@ type PhaseMeta struct {
 	LoadUnit string        `json:"load_unit,omitempty"` // "requests/s" | "users"
 	Before   *scrape.Row   `json:"before,omitempty"`
 	After    *scrape.Row   `json:"after,omitempty"`
+	// BeforeRows and AfterRows are the boundary scrapes of each target or
+	// replica when there are several (Before and After are their sum).
+	BeforeRows []scrape.Row `json:"before_rows,omitempty"`
+	AfterRows  []scrape.Row `json:"after_rows,omitempty"`
 	// Settle says how waiting for the engine to count the phase's requests
 	// ended before After was taken (nil without /metrics).
 	Settle *scrape.Settled `json:"settle,omitempty"`

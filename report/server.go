@@ -67,8 +67,39 @@ func serverSide(meta RunMeta, phases []PhaseMeta, rows []scrape.Row) *ServerSide
 		s.Latency[string(c)] = sd
 	}
 	s.Gauges = gaugeStats(phases, rows)
+	s.Replicas = replicaCounters(phases)
 	s.Notes = dialectNotes(dialect, s)
 	return s
+}
+
+// replicaCounters is each target's counter deltas over the phases, from the
+// per-target boundary scrapes; nil with a single target.
+func replicaCounters(phases []PhaseMeta) map[string]map[string]float64 {
+	out := map[string]map[string]float64{}
+	for _, ph := range phases {
+		before := map[string]*scrape.Snapshot{}
+		for i := range ph.BeforeRows {
+			if r := &ph.BeforeRows[i]; r.OK && r.Snapshot != nil {
+				before[r.Target] = r.Snapshot
+			}
+		}
+		for _, r := range ph.AfterRows {
+			b, ok := before[r.Target]
+			if !r.OK || r.Snapshot == nil || !ok {
+				continue
+			}
+			if out[r.Target] == nil {
+				out[r.Target] = map[string]float64{}
+			}
+			for c, v := range scrape.Delta(*b, *r.Snapshot).Counters {
+				out[r.Target][string(c)] += v
+			}
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // dialectNotes are the dialect's own remarks on the concepts this summary

@@ -116,7 +116,10 @@ type ServerSide struct {
 	Latency  map[string]ServerDist `json:"latency_s"` // ttft, itl, tpot, e2e, queue, prefill, decode, inference: whatever the engine has
 	Counters map[string]float64    `json:"counters"`  // deltas: prompt_tokens, generation_tokens, requests_finished, ...
 	Gauges   map[string]GaugeStat  `json:"gauges"`    // over the scrapes inside the measured phases
-	Notes    []string              `json:"notes,omitempty"`
+	// Replicas keeps several targets apart: each one's counter deltas, so a
+	// reader sees how the load spread (absent with a single target).
+	Replicas map[string]map[string]float64 `json:"replicas,omitempty"`
+	Notes    []string                      `json:"notes,omitempty"`
 }
 
 // ServerDist is a latency distribution derived from a histogram delta.

@@ -330,6 +330,25 @@ type Scrape struct {
 	Timeout time.Duration `yaml:"timeout"`
 	// URL to scrape; "" (default) = the engine's metrics URL.
 	URL string `yaml:"url,omitempty"`
+	// Targets are several /metrics URLs of one service's replicas, scraped
+	// each on its own, stored apart and summed for the server's view;
+	// instead of url.
+	Targets []string `yaml:"targets,omitempty"`
+	// Prometheus reads the engine fleet's metrics from a Prometheus server
+	// that already scrapes it, through its HTTP API, instead of scraping the
+	// engine; instead of url and targets.
+	Prometheus *PrometheusSource `yaml:"prometheus,omitempty"`
+}
+
+// PrometheusSource is a Prometheus server and the series of one engine fleet in it.
+type PrometheusSource struct {
+	// URL is the server's base URL, e.g. http://prometheus:9090. Required.
+	URL string `yaml:"url"`
+	// Selector is extra PromQL label matchers without braces, e.g.
+	// job="vllm",namespace="llm"; "" = every series of the dialect's names.
+	Selector string `yaml:"selector,omitempty"`
+	// By is the label that tells replicas apart. Default instance.
+	By string `yaml:"by,omitempty"`
 }
 
 // Gates carries CI pass/fail thresholds, opaque to scenarios: each is one

@@ -153,6 +153,17 @@ func TestParseErrors(t *testing.T) {
 			},
 		},
 		{
+			name: "scrape sources are exclusive and checked",
+			yaml: "name: x\nengine: {kind: sim}\nworkload: {concurrency: 1, duration: 1s}\nscrape:\n  url: http://a:1/metrics\n  targets: [http://b:1/metrics, 'ftp://c']\n  prometheus: {selector: '{job=\"x\"}'}\n",
+			want: []string{
+				"f.yaml:6:12: scrape.targets: give either url or targets, not both",
+				`f.yaml:6:33: scrape.targets[1]: want an absolute http(s) URL, got "ftp://c"`,
+				"f.yaml:7:15: scrape.prometheus: give either prometheus or url/targets, not both",
+				"f.yaml:7:15: scrape.prometheus.url: missing required field",
+				`f.yaml:7:26: scrape.prometheus.selector: give label matchers without braces, e.g. job="vllm", got "{job=\"x\"}"`,
+			},
+		},
+		{
 			name: "parameter of another distribution",
 			yaml: "name: x\nengine: {kind: sim}\nworkload:\n  concurrency: 1\n  duration: 1s\n  output_tokens: {dist: fixed, value: 8, max: 9}\n",
 			want: []string{`f.yaml:6:47: workload.output_tokens.max: not a parameter of dist fixed (it takes [value])`},

@@ -743,4 +743,23 @@ func (c *Scrape) validate(d *decoder, path string) {
 	if c.URL != "" {
 		checkURL(d, at("url"), c.URL)
 	}
+	for i, u := range c.Targets {
+		checkURL(d, fmt.Sprintf("%s[%d]", at("targets"), i), u)
+	}
+	if c.URL != "" && len(c.Targets) > 0 {
+		d.failf(at("targets"), "give either url or targets, not both")
+	}
+	if p := c.Prometheus; p != nil {
+		if c.URL != "" || len(c.Targets) > 0 {
+			d.failf(at("prometheus"), "give either prometheus or url/targets, not both")
+		}
+		if !d.has(at("prometheus.url")) {
+			d.failf(at("prometheus.url"), "missing required field")
+		} else {
+			checkURL(d, at("prometheus.url"), p.URL)
+		}
+		if strings.ContainsAny(p.Selector, "{}") {
+			d.failf(at("prometheus.selector"), "give label matchers without braces, e.g. job=\"vllm\", got %q", p.Selector)
+		}
+	}
 }

@@ -2,7 +2,6 @@ package scrape
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -102,24 +101,5 @@ func (s Settler) Wait(ctx context.Context, base Snapshot, want float64) Settled 
 // them. A poll fails when any target fails: the sum of a partial fleet cannot
 // be compared with a baseline of the whole one.
 func PollTargets(targets []Target, start time.Time, keep func(Row)) Poller {
-	return func(ctx context.Context) (Snapshot, error) {
-		rows := ScrapeAll(ctx, targets, start)
-		var errs []error
-		for _, r := range rows {
-			if keep != nil {
-				keep(r)
-			}
-			if !r.OK {
-				errs = append(errs, errors.New(r.Error))
-			}
-		}
-		if len(rows) == 0 {
-			return Snapshot{}, errors.New("no scrape targets")
-		}
-		if len(errs) > 0 {
-			return Snapshot{}, errors.Join(errs...)
-		}
-		s, _ := SumRows(rows)
-		return s, nil
-	}
+	return PollSource(Targets(targets), start, keep)
 }

@@ -18,19 +18,19 @@ const settleTimeout = 5 * time.Second
 // phaseBook takes the /metrics snapshots at phase boundaries and keeps the
 // phases in the run's metadata.
 type phaseBook struct {
-	plan    *workload.Plan
-	targets []scrape.Target // none: the engine has no /metrics
-	start   time.Time
-	rows    chan<- scrape.Row
-	meta    *runMeta
-	rec     *report.Recorder
+	plan   *workload.Plan
+	source scrape.Source // nil: the engine has no /metrics
+	start  time.Time
+	rows   chan<- scrape.Row
+	meta   *runMeta
+	rec    *report.Recorder
 
 	mu sync.Mutex
 	ok map[string]int // successful requests per phase, to settle the closing snapshot on
 }
 
-func newPhaseBook(plan *workload.Plan, targets []scrape.Target, start time.Time, rows chan<- scrape.Row, meta *runMeta, rec *report.Recorder) *phaseBook {
-	return &phaseBook{plan: plan, targets: targets, start: start, rows: rows, meta: meta, rec: rec, ok: map[string]int{}}
+func newPhaseBook(plan *workload.Plan, source scrape.Source, start time.Time, rows chan<- scrape.Row, meta *runMeta, rec *report.Recorder) *phaseBook {
+	return &phaseBook{plan: plan, source: source, start: start, rows: rows, meta: meta, rec: rec, ok: map[string]int{}}
 }
 
 // finished counts a finished request for its phase; called from the request path.
@@ -52,8 +52,8 @@ func (b *phaseBook) onPhase(ctx context.Context, ev workload.PhaseEvent) {
 	ctx = context.WithoutCancel(ctx)
 	if ev.Kind == workload.PhaseStart {
 		b.rec.SetPhase(ev.Phase)
-		before := b.snapshot(ctx)
-		pm := report.PhaseMeta{Name: ev.Phase, Measured: ev.Measured, Start: ev.At, Before: before}
+		before, beforeRows := b.snapshot(ctx)
+		pm := report.PhaseMeta{Name: ev.Phase, Measured: ev.Measured, Start: ev.At, Before: before, BeforeRows: apart(beforeRows)}
 		if phases := b.plan.Phases(); ev.Index >= 0 && ev.Index < len(phases) {
 			ph := phases[ev.Index]
 			switch {
@@ -76,11 +76,12 @@ func (b *phaseBook) onPhase(ctx context.Context, ev workload.PhaseEvent) {
 	b.mu.Lock()
 	want := b.ok[ev.Phase]
 	b.mu.Unlock()
-	after, settled := b.settle(ctx, before, want)
+	after, afterRows, settled := b.settle(ctx, before, want)
 	b.meta.update(func(m *report.RunMeta) {
 		if i := phaseIndex(m, ev.Phase); i >= 0 {
 			m.Phases[i].End = ev.At
 			m.Phases[i].After = after
+			m.Phases[i].AfterRows = apart(afterRows)
 			m.Phases[i].Settle = settled
 		}
 	})
@@ -96,54 +97,66 @@ func phaseIndex(m *report.RunMeta, name string) int {
 	return -1
 }
 
-// snapshot scrapes every target once, stores the rows like any other scrape,
-// and returns them combined into one row (the fleet's sum); nil without targets.
-func (b *phaseBook) snapshot(ctx context.Context) *scrape.Row {
-	if len(b.targets) == 0 {
-		return nil
+// snapshot takes one round of the source, stores its rows like any other
+// scrape, and returns them combined into one row (the fleet's sum) with the
+// rows themselves; nil without a source.
+func (b *phaseBook) snapshot(ctx context.Context) (*scrape.Row, []scrape.Row) {
+	if b.source == nil {
+		return nil, nil
 	}
-	rows := scrape.ScrapeAll(ctx, b.targets, b.start)
+	rows := b.source.ScrapeRows(ctx, b.start)
 	for _, r := range rows {
 		b.rows <- r
 	}
-	return combine(rows)
+	return combine(rows), rows
+}
+
+// apart keeps the rows of a round when there are several (replicas), so the
+// report can show each one's share; one row is already the combined row.
+func apart(rows []scrape.Row) []scrape.Row {
+	if len(rows) < 2 {
+		return nil
+	}
+	return rows
 }
 
 // combine turns one scrape of every target into one row: the sum of the
 // snapshots, failed when any target failed (a partial fleet cannot be compared
 // with a baseline of the whole one).
 func combine(rows []scrape.Row) *scrape.Row {
-	if len(rows) == 1 {
+	switch len(rows) {
+	case 0:
+		return nil
+	case 1:
 		return &rows[0]
 	}
 	out := rows[0]
 	out.Target = "all targets"
-	snap, ok := scrape.SumRows(rows)
-	out.OK = ok
-	if ok {
-		out.Snapshot = &snap
-		out.Error = ""
-	} else {
-		out.Snapshot = nil
-		for _, r := range rows {
-			if !r.OK {
-				out.Error = r.Target + ": " + r.Error
-				break
-			}
+	out.OK, out.Snapshot, out.Error = true, nil, ""
+	for _, r := range rows {
+		if !r.OK {
+			out.OK, out.Error = false, r.Target+": "+r.Error
+			break
 		}
+	}
+	if out.OK {
+		snap, _ := scrape.SumRows(rows)
+		out.Snapshot = &snap
 	}
 	return &out
 }
 
 // settle waits until the engine's finished-request counter has grown by the
 // client's successful count since before (engines count a request a little
-// before or after its last byte), then returns the closing snapshot.
-func (b *phaseBook) settle(ctx context.Context, before *scrape.Row, want int) (*scrape.Row, *scrape.Settled) {
+// before or after its last byte), then returns the closing snapshot, the
+// round's rows, and how settling ended.
+func (b *phaseBook) settle(ctx context.Context, before *scrape.Row, want int) (*scrape.Row, []scrape.Row, *scrape.Settled) {
 	if before == nil || !before.OK || before.Snapshot == nil {
-		return b.snapshot(ctx), nil
+		after, rows := b.snapshot(ctx)
+		return after, rows, nil
 	}
 	var last []scrape.Row
-	poll := scrape.PollTargets(b.targets, b.start, func(r scrape.Row) {
+	poll := scrape.PollSource(b.source, b.start, func(r scrape.Row) {
 		b.rows <- r
 		last = append(last, r)
 	})
@@ -155,7 +168,9 @@ func (b *phaseBook) settle(ctx context.Context, before *scrape.Row, want int) (*
 		Timeout: settleTimeout,
 	}.Wait(ctx, *before.Snapshot, float64(want))
 	if len(last) == 0 {
-		return b.snapshot(ctx), &settled
+		after, rows := b.snapshot(ctx)
+		return after, rows, &settled
 	}
-	return combine(append([]scrape.Row(nil), last...)), &settled
+	rows := append([]scrape.Row(nil), last...)
+	return combine(rows), rows, &settled
 }

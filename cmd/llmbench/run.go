@@ -18,6 +18,7 @@ import (
 	"github.com/llmbench-org/llmbench/report/tui"
 	"github.com/llmbench-org/llmbench/scenarios"
 	"github.com/llmbench-org/llmbench/scrape"
+	"github.com/llmbench-org/llmbench/scrape/promapi"
 	"github.com/llmbench-org/llmbench/selfmon"
 	"github.com/llmbench-org/llmbench/workload"
 )
@@ -137,25 +138,20 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 
 	// Scrapes run until the driver is done, independent of Ctrl-C, so the
 	// closing snapshot is still taken after an interrupted run drains.
-	var targets []scrape.Target
 	var scrapeWG sync.WaitGroup
 	scrapeCtx, stopScrape := context.WithCancel(context.Background())
 	defer stopScrape()
-	metricsURL := sc.Scrape.URL
-	if metricsURL == "" {
-		metricsURL = ep.MetricsURL
-	}
-	if metricsURL != "" {
-		targets = []scrape.Target{{URL: metricsURL, Dialect: ep.Dialect, Timeout: sc.Scrape.Timeout}}
-		loop := scrape.Loop{Targets: targets, Interval: sc.Scrape.Interval, Start: start}
-		scrapeWG.Add(1)
-		go func() {
-			defer scrapeWG.Done()
-			loop.Run(scrapeCtx, rows)
-		}()
+	source := metricsSource(sc.Scrape, ep)
+	switch src := source.(type) {
+	case nil:
+	case scrape.Targets: // each target on its own ticker: a slow one delays no other
+		loop := scrape.Loop{Targets: src, Interval: sc.Scrape.Interval, Start: start}
+		scrapeWG.Go(func() { loop.Run(scrapeCtx, rows) })
+	default:
+		scrapeWG.Go(func() { scrape.RunSource(scrapeCtx, src, sc.Scrape.Interval, start, rows) })
 	}
 
-	phases := newPhaseBook(plan, targets, start, rows, meta, rec)
+	phases := newPhaseBook(plan, source, start, rows, meta, rec)
 	// The sender tells the driver each outcome, for abort conditions and
 	// automatic sweeps.
 	sender := workload.OutcomeSenderFunc(func(ctx context.Context, r workload.Request) workload.Outcome {
@@ -236,6 +232,30 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 		return dir, fmt.Errorf("%w: the results measured so far are in %s", errInterrupted, dir)
 	}
 	return dir, nil
+}
+
+// metricsSource is where the run reads the engine's metrics: a Prometheus
+// server, several replicas' /metrics, one URL, or the engine's own metrics
+// URL; nil when there is none.
+func metricsSource(cfg scenarios.Scrape, ep engine.Endpoint) scrape.Source {
+	if p := cfg.Prometheus; p != nil {
+		return promapi.Source{URL: p.URL, Selector: p.Selector, By: p.By, Dialect: ep.Dialect, Timeout: cfg.Timeout}
+	}
+	urls := cfg.Targets
+	switch {
+	case len(urls) > 0:
+	case cfg.URL != "":
+		urls = []string{cfg.URL}
+	case ep.MetricsURL != "":
+		urls = []string{ep.MetricsURL}
+	default:
+		return nil
+	}
+	ts := make(scrape.Targets, len(urls))
+	for i, u := range urls {
+		ts[i] = scrape.Target{URL: u, Dialect: ep.Dialect, Timeout: cfg.Timeout}
+	}
+	return ts
 }
 
 // plannedDuration is the plan's total duration when every phase has one (0 = unknown).

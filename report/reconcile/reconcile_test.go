@@ -143,7 +143,7 @@ func TestPlanted(t *testing.T) {
 					in.Records[i].FirstToken = 0
 				}
 			},
-			id:   IDTTFTDecomposition, sev: Info, verdict: "so the means cover different requests"},
+			id: IDTTFTDecomposition, sev: Info, verdict: "so the means cover different requests"},
 		{name: "ttft decomposed into queue and prefill", dialect: "vllm",
 			id: IDTTFTDecomposition, sev: Info, verdict: "queue 2.00 ms, prefill 10.0 ms, other 0.50 ms",
 			checks: []check{evidenceNear("outside_engine_s", 0.0006, 0.0001), evidenceNear("engine_other_s", 0.0005, 0.0001)}},

@@ -198,3 +198,16 @@ func TestAPIErrors(t *testing.T) {
 		t.Errorf("dead server: err = %v", err)
 	}
 }
+
+// A Prometheus server that cannot be reached is one failed row naming it,
+// so the run's scrape health shows the source as dead.
+func TestScrapeRowsOfADeadServer(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	rows := Source{URL: url, Dialect: "sglang", Timeout: time.Second}.ScrapeRows(context.Background(), time.Now())
+	if len(rows) != 1 || rows[0].OK || rows[0].Target != url || rows[0].Error == "" {
+		t.Fatalf("rows %+v, want one failed row for %s", rows, url)
+	}
+}

@@ -1,15 +1,10 @@
 package promapi
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,23 +12,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/llmbench-org/llmbench/internal/realtest"
 	"github.com/llmbench-org/llmbench/scrape"
 )
-
-// requireReal skips a test that needs a real component, unless
-// LLMBENCH_REQUIRE_REAL=1 makes its absence a failure (REAL-COMPONENTS.md).
-func requireReal(t *testing.T, binary, install string) string {
-	t.Helper()
-	path, err := exec.LookPath(binary)
-	if err == nil {
-		return path
-	}
-	if os.Getenv("LLMBENCH_REQUIRE_REAL") == "1" {
-		t.Fatalf("%s not found and LLMBENCH_REQUIRE_REAL=1: %s", binary, install)
-	}
-	t.Skipf("%s not found; install it to run this test: %s", binary, install)
-	return ""
-}
 
 // exposition is an SGLang replica's /metrics whose finished counter grows
 // by 10 at every scrape.
@@ -74,75 +55,16 @@ func newReplica(t *testing.T, running int) *replica {
 
 func (r *replica) addr() string { return strings.TrimPrefix(r.srv.URL, "http://") }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// startPrometheus runs a real Prometheus scraping targets every second and
-// returns its URL once it is ready.
-func startPrometheus(t *testing.T, bin string, targets ...string) string {
-	t.Helper()
-	dir := t.TempDir()
-	cfg := fmt.Sprintf("global: {scrape_interval: 1s, evaluation_interval: 1s}\nscrape_configs:\n  - job_name: engine\n    static_configs:\n      - targets: [%q, %q]\n",
-		targets[0], targets[1])
-	if err := os.WriteFile(filepath.Join(dir, "prom.yml"), []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
-	var out bytes.Buffer
-	cmd := exec.Command(bin, "--config.file="+filepath.Join(dir, "prom.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--log.level=warn")
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("prometheus output:\n%s", out.String())
-		}
-	})
-	url := "http://" + addr
-	waitFor(t, 20*time.Second, "prometheus ready", func() bool {
-		resp, err := http.Get(url + "/-/ready")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
-	return url
-}
-
-func waitFor(t *testing.T, limit time.Duration, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting %v for %s", limit, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // TestRealPrometheus reads two replicas through a real Prometheus server:
 // the instant query must give each replica exactly what scraping it directly
 // gives, and their sum; the range query must show the counter growing.
 func TestRealPrometheus(t *testing.T) {
 	t.Parallel()
-	bin := requireReal(t, "prometheus", "apt-get install -y prometheus")
 	a, b := newReplica(t, 3), newReplica(t, 5)
-	src := Source{URL: startPrometheus(t, bin, a.addr(), b.addr()), Selector: `job="engine"`}
+	src := Source{URL: realtest.StartPrometheus(t, a.addr(), b.addr()), Selector: `job="engine"`}
 
 	var smp Sample
-	waitFor(t, 20*time.Second, "both replicas in Prometheus", func() bool {
+	realtest.WaitFor(t, 20*time.Second, "both replicas in Prometheus", func() bool {
 		var err error
 		smp, err = src.Instant(context.Background(), time.Time{})
 		if err != nil {
@@ -150,6 +72,16 @@ func TestRealPrometheus(t *testing.T) {
 		}
 		return len(smp.Replicas) == 2
 	})
+
+	// One round as a run stores it: a row per replica, named apart, that
+	// sum to the fleet.
+	rows := src.ScrapeRows(context.Background(), time.Now())
+	if len(rows) != 2 || !rows[0].OK || !rows[1].OK || !strings.Contains(rows[0].Target, "#instance=") {
+		t.Fatalf("rows %+v, want one ok row per replica", rows)
+	}
+	if sum, ok := scrape.SumRows(rows); !ok || sum.Gauges[scrape.RequestsRunning] != 8 {
+		t.Errorf("the replicas' rows sum to %+v, want 8 running", sum)
+	}
 
 	// Prometheus holds what B served at some scrape; rebuild that body from
 	// the counter it reports (B's gauges and histogram never change).
@@ -174,7 +106,7 @@ func TestRealPrometheus(t *testing.T) {
 	}
 
 	seen, scrapesSeen := time.Now(), a.scrapes.Load()
-	waitFor(t, 20*time.Second, "two more scrapes of A", func() bool {
+	realtest.WaitFor(t, 20*time.Second, "two more scrapes of A", func() bool {
 		return a.scrapes.Load() >= scrapesSeen+2 && time.Since(seen) > 2500*time.Millisecond
 	})
 	// From just before both replicas were first seen until now: the range
