@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmbench-org/llmbench/internal/realtest"
 )
 
 // TestOpenAINodeSDK holds the official OpenAI Node SDK (openai@6, in
@@ -23,11 +25,7 @@ func TestOpenAINodeSDK(t *testing.T) {
 	node, err := exec.LookPath("node")
 	_, pkgErr := os.Stat(filepath.Join(dir, "node_modules", "openai", "package.json"))
 	if err != nil || pkgErr != nil {
-		msg := "node or openai@6 missing; install with: npm ci --prefix engine/sim/testdata/node-sdk"
-		if os.Getenv("LLMBENCH_REQUIRE_REAL") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
+		realtest.Missing(t, "node or openai@6 missing; install with: npm ci --prefix engine/sim/testdata/node-sdk")
 	}
 	e, ep := startEngine(t, Config{})
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
