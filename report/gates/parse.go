@@ -3,6 +3,7 @@ package gates
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -244,22 +245,17 @@ func (l *lexer) next() token {
 	c := l.src[l.pos]
 	switch {
 	case isLetter(c):
-		for l.pos < len(l.src) && (isLetter(l.src[l.pos]) || isDigit(l.src[l.pos]) || l.src[l.pos] == '.') {
-			l.pos++
-		}
+		// A word runs to the next separator, so a mistyped name is quoted whole.
+		l.word()
 		return token{kind: tokIdent, text: l.src[start:l.pos], pos: start}
 	case isDigit(c) || c == '.':
 		l.number()
 		num := l.src[start:l.pos]
 		ustart := l.pos
-		for l.pos < len(l.src) && !strings.ContainsRune(" \t<>=!*+-", rune(l.src[l.pos])) {
-			_, size := utf8.DecodeRuneInString(l.src[l.pos:])
-			l.pos += size
-		}
+		l.word()
 		return token{kind: tokNumber, text: num, unit: l.src[ustart:l.pos], pos: start}
-	case c == '<' || c == '>' || c == '=' || c == '!':
-		l.pos++
-		if l.pos < len(l.src) && l.src[l.pos] == '=' {
+	case strings.IndexByte(opChars, c) >= 0:
+		for l.pos < len(l.src) && strings.IndexByte(opChars, l.src[l.pos]) >= 0 {
 			l.pos++
 		}
 		return token{kind: tokOp, text: l.src[start:l.pos], pos: start}
@@ -270,6 +266,19 @@ func (l *lexer) next() token {
 	_, size := utf8.DecodeRuneInString(l.src[l.pos:])
 	l.pos += size
 	return token{kind: tokBad, text: l.src[start:l.pos], pos: start}
+}
+
+const (
+	opChars    = "<>=!"
+	separators = " \t" + opChars + "*+-"
+)
+
+// word consumes up to the next separator.
+func (l *lexer) word() {
+	for l.pos < len(l.src) && strings.IndexByte(separators, l.src[l.pos]) < 0 {
+		_, size := utf8.DecodeRuneInString(l.src[l.pos:])
+		l.pos += size
+	}
 }
 
 // number consumes digits, an optional fraction and an optional exponent
@@ -299,6 +308,14 @@ func (l *lexer) number() {
 
 type parser struct {
 	lx lexer
+}
+
+// peek returns the next token without consuming it.
+func (p *parser) peek() token {
+	save := p.lx.pos
+	t := p.lx.next()
+	p.lx.pos = save
+	return t
 }
 
 func (p *parser) errAt(pos int, format string, args ...any) error {
@@ -351,6 +368,10 @@ func (p *parser) gate() (Gate, error) {
 	}
 	g.RHS = rhs
 	if t := p.lx.next(); t.kind != tokEOF {
+		switch Unit(t.text) {
+		case Microsecond, MicroSign, Millisecond, Second, Percent:
+			return g, p.errAt(t.pos, "write the unit right after the number, without a space (500ms)")
+		}
 		return g, p.errAt(t.pos, "unexpected %s after the value", t.describe())
 	}
 	return g, nil
@@ -402,12 +423,10 @@ func (p *parser) operand(g Gate, m metric) (Operand, error) {
 // baseline parses what may follow the keyword: nothing, * factor, or ± offset.
 func (p *parser) baseline(m metric) (Operand, error) {
 	o := Operand{Baseline: true}
-	save := p.lx.pos
-	t := p.lx.next()
-	if t.kind != tokArith {
-		p.lx.pos = save
+	if p.peek().kind != tokArith {
 		return o, nil
 	}
+	t := p.lx.next()
 	if m.unit == boolean {
 		return o, p.errAt(t.pos, "a true/false metric compares with baseline as it is: no %s", t.text)
 	}
@@ -460,6 +479,9 @@ func (p *parser) fits(t token, q Quantity, m metric) error {
 		case Microsecond, MicroSign, Millisecond, Second:
 			return nil
 		case NoUnit:
+			if next := p.peek(); next.kind == tokIdent && slices.Contains([]Unit{Microsecond, Millisecond, Second}, Unit(next.text)) {
+				return p.errAt(next.pos, "write the unit right after the number, without a space (%s%s)", t.text, next.text)
+			}
 			return p.errAt(t.pos, "%s is a duration: give a unit (%sms or %ss)", m.name, t.text, t.text)
 		}
 		return p.errAt(unitPos, "%s is a duration: %q is not a time unit (us, ms, s)", m.name, q.Unit)

@@ -1,0 +1,207 @@
+package gates
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/llmbench-org/llmbench/client"
+)
+
+// Bootstrap configures the confidence interval of a regression gate.
+type Bootstrap struct {
+	Resamples  int     // resamples of each run; 2000 when 0
+	Confidence float64 // two-sided level of the interval; 0.95 when outside (0, 1)
+	Seed       uint64  // the same seed and records always give the same interval
+}
+
+// DefaultBootstrap is what Evaluate uses.
+var DefaultBootstrap = Bootstrap{Resamples: 2000, Confidence: 0.95, Seed: 1}
+
+func (b Bootstrap) withDefaults() Bootstrap {
+	if b.Resamples <= 0 {
+		b.Resamples = DefaultBootstrap.Resamples
+	}
+	if !(b.Confidence > 0 && b.Confidence < 1) {
+		b.Confidence = DefaultBootstrap.Confidence
+	}
+	return b
+}
+
+// minClusters is the fewest requests a run must contribute for a bootstrap
+// interval: with fewer, resampling says nothing and the gate falls back on
+// the point estimate.
+const minClusters = 2
+
+// samples are one run's raw values of a family, sorted, each tagged with the
+// request (cluster) it came from. The bootstrap resamples requests, not
+// values: a request's ITLs share its batch and its stalls, so treating them
+// as independent would make the interval too narrow.
+type samples struct {
+	values  []float64 // ascending
+	cluster []int32   // values[i] came from request cluster[i]
+	sizes   []int     // values per request
+}
+
+// samplesOf extracts a family's values from records, as report.Build counts
+// them: latencies from successful requests, health distributions from every
+// request of the measured phases.
+func samplesOf(records []client.Record, fam family) samples {
+	type tagged struct {
+		v float64
+		c int32
+	}
+	var all []tagged
+	var sizes []int
+	var itl []time.Duration
+	for i := range records {
+		r := &records[i]
+		before := len(all)
+		push := func(v float64) { all = append(all, tagged{v, int32(len(sizes))}) }
+		switch fam {
+		case ttftSamples:
+			if d, ok := r.TTFT(); ok && r.OK() {
+				push(d.Seconds())
+			}
+		case tpotSamples:
+			if d, ok := r.TPOT(); ok && r.OK() {
+				push(d.Seconds())
+			}
+		case e2eSamples:
+			if r.OK() {
+				push(r.E2E().Seconds())
+			}
+		case itlSamples:
+			if r.OK() {
+				itl = r.ITLs(itl[:0])
+				for _, d := range itl {
+					push(d.Seconds())
+				}
+			}
+		case lagSamples:
+			if r.Intended > 0 {
+				push(max(0, r.ScheduleLag()).Seconds())
+			}
+		case connSamples:
+			if r.ConnectDur > 0 {
+				push(r.ConnectDur.Seconds())
+			}
+		case sendSamples:
+			push(r.SendDelay().Seconds())
+		}
+		if n := len(all) - before; n > 0 {
+			sizes = append(sizes, n)
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].v < all[j].v })
+	s := samples{values: make([]float64, len(all)), cluster: make([]int32, len(all)), sizes: sizes}
+	for i, t := range all {
+		s.values[i], s.cluster[i] = t.v, t.c
+	}
+	return s
+}
+
+// statistic computes a metric's statistic over the samples with each
+// request counted weight[c] times (all ones: the run itself). Quantiles
+// are gonum's stat.LinInterp over the values repeated by their weights, so
+// with unit weights they equal the summary's.
+func (s samples) statistic(p float64, mean bool, weight []int) float64 {
+	n := 0
+	for c, k := range s.sizes {
+		n += k * weight[c]
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	if mean {
+		sum := 0.0
+		for i, v := range s.values {
+			sum += v * float64(weight[s.cluster[i]])
+		}
+		return sum / float64(n)
+	}
+	// stat.LinInterp on n sorted values: the first index i with i+1 >= p·n,
+	// interpolated with the one before it.
+	fidx := p * float64(n)
+	k := max(int(math.Ceil(fidx))-1, 0)
+	var prev, at float64
+	seen := 0
+	for i, v := range s.values {
+		w := weight[s.cluster[i]]
+		if w == 0 {
+			continue
+		}
+		if seen <= k-1 && k-1 < seen+w {
+			prev = v
+		}
+		if k < seen+w {
+			at = v
+			break
+		}
+		seen += w
+	}
+	if k == 0 {
+		return at
+	}
+	t := float64(k+1) - fidx
+	return t*prev + (1-t)*at
+}
+
+// interval is the bootstrap distribution of the regression of cur against
+// base — cur/base − 1 when lower is better, 1 − cur/base when higher is —
+// and its two-sided percentile interval at b.Confidence. Each resample draws
+// each run's requests with replacement, independently.
+func interval(cur, base samples, m metric, b Bootstrap) (lo, hi float64) {
+	rng := rand.New(rand.NewPCG(b.Seed, 0x9e3779b97f4a7c15))
+	mean := m.stat == "mean"
+	wc := make([]int, len(cur.sizes))
+	wb := make([]int, len(base.sizes))
+	draw := func(w []int) {
+		clear(w)
+		for range w {
+			w[rng.IntN(len(w))]++
+		}
+	}
+	regs := make([]float64, b.Resamples)
+	for i := range regs {
+		draw(wc)
+		draw(wb)
+		regs[i] = regression(cur.statistic(m.p, mean, wc), base.statistic(m.p, mean, wb), m.better)
+	}
+	slices.Sort(regs)
+	alpha := (1 - b.Confidence) / 2
+	return percentile(regs, alpha), percentile(regs, 1-alpha)
+}
+
+// percentile is stat.LinInterp's quantile of sorted xs, safe with infinite
+// values (which a zero baseline produces): equal neighbours are not mixed.
+func percentile(xs []float64, p float64) float64 {
+	fidx := p * float64(len(xs))
+	k := max(int(math.Ceil(fidx))-1, 0)
+	t := float64(k+1) - fidx
+	if k == 0 || t == 0 || xs[k-1] == xs[k] {
+		return xs[k]
+	}
+	return t*xs[k-1] + (1-t)*xs[k]
+}
+
+// regression is how much worse cur is than base, as a fraction of base:
+// positive when worse. From a zero baseline, any worsening is infinite.
+func regression(cur, base float64, better direction) float64 {
+	d := cur - base
+	if better == higher {
+		d = -d
+	}
+	if base == 0 {
+		switch {
+		case d > 0:
+			return math.Inf(1)
+		case d < 0:
+			return math.Inf(-1)
+		}
+		return 0
+	}
+	return d / math.Abs(base)
+}

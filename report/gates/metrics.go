@@ -1,0 +1,417 @@
+package gates
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/report/reconcile"
+	"github.com/llmbench-org/llmbench/scrape"
+)
+
+// measure is what kind of quantity a metric is, which decides the units its
+// values may be written in and how it is printed.
+type measure int
+
+const (
+	count    measure = iota // a plain number of things
+	seconds                 // a duration; literals need us, ms or s
+	fraction                // 0–1; literals plain or in %
+	rate                    // per second; literals plain
+	boolean                 // true or false
+)
+
+func (m measure) String() string {
+	return [...]string{"count", "s", "fraction", "per_s", "bool"}[m]
+}
+
+func (m measure) describe() string {
+	return [...]string{"a count", "a duration", "a fraction", "a rate per second", "true or false"}[m]
+}
+
+func (m measure) example() string {
+	return [...]string{"0", "500ms", "1%", "100", "true"}[m]
+}
+
+// format prints a value of this measure for people: durations in ms (µs
+// below 1 ms, s from 10 s), fractions in %.
+func (m measure) format(v float64) string {
+	switch {
+	case math.IsInf(v, 0) || math.IsNaN(v):
+		return fmt.Sprint(v)
+	case m == seconds:
+		switch a := math.Abs(v); {
+		case a >= 10:
+			return fmt.Sprintf("%.2fs", v)
+		case a >= 1e-3 || a == 0:
+			return fmt.Sprintf("%.1fms", v*1e3)
+		default:
+			return fmt.Sprintf("%.1fµs", v*1e6)
+		}
+	case m == fraction:
+		return fmt.Sprintf("%.2f%%", v*100)
+	case m == boolean:
+		return fmt.Sprint(v != 0)
+	case m == rate:
+		return fmt.Sprintf("%.2f/s", v)
+	}
+	return fmt.Sprintf("%g", v)
+}
+
+// direction says which way a metric gets better, so that "regression"
+// means the same thing for a latency (up) and a throughput (down).
+type direction int
+
+const (
+	neither direction = iota // no better way: counts of what was sent, token sums
+	lower
+	higher
+)
+
+func (d direction) String() string { return [...]string{"", "lower", "higher"}[d] }
+
+// reading is a metric's value in one summary.
+type reading struct {
+	v      float64
+	absent string // why the summary has no value (empty when it has one)
+	// Server quantiles are bucket estimates: the true value lies in bucket;
+	// aboveTop means it fell in +Inf and is somewhere above v.
+	bucket    [2]float64
+	hasBucket bool
+	aboveTop  bool
+}
+
+func value(v float64) reading { return reading{v: v} }
+
+func absent(format string, args ...any) reading {
+	return reading{absent: fmt.Sprintf(format, args...)}
+}
+
+// family names a set of raw per-request samples a metric is a statistic of,
+// so a regression gate can bootstrap it from both runs' records.
+type family string
+
+const (
+	noSamples   family = ""
+	ttftSamples family = "ttft"
+	itlSamples  family = "itl"
+	tpotSamples family = "tpot"
+	e2eSamples  family = "e2e"
+	lagSamples  family = "schedule_lag"
+	connSamples family = "connect"
+	sendSamples family = "send_delay"
+)
+
+type metric struct {
+	name   string
+	unit   measure
+	better direction
+	doc    string
+	read   func(*report.Summary) reading
+	// With raw records: the statistic (mean or a quantile p) of a family.
+	family family
+	stat   string  // "mean" | "p50" ...
+	p      float64 // the quantile of stat, 0 for the mean
+}
+
+// bootstrappable reports whether a regression gate on m can be given a
+// confidence interval from raw records (not for n or max: the bootstrap
+// distribution of a maximum is degenerate).
+func (m metric) bootstrappable() bool { return m.family != noSamples && m.stat != "" }
+
+// Metric describes one name of the gate vocabulary.
+type Metric struct {
+	Name   string `json:"name"`
+	Unit   string `json:"unit"`             // count | s | fraction | per_s | bool
+	Better string `json:"better,omitempty"` // lower | higher: the direction "regression" measures against
+	Doc    string `json:"doc"`
+}
+
+// Metrics lists the vocabulary gates may name, sorted by name.
+func Metrics() []Metric {
+	out := make([]Metric, 0, len(vocabulary))
+	for _, m := range vocabulary {
+		out = append(out, Metric{Name: m.name, Unit: m.unit.String(), Better: m.better.String(), Doc: m.doc})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func lookupMetric(name string) (metric, bool) {
+	m, ok := vocabulary[name]
+	return m, ok
+}
+
+// suggestion is ": did you mean X?" for the nearest known name, if near enough.
+func suggestion(name string) string {
+	best, bestD := "", len(name)/3+2
+	for n := range vocabulary {
+		if d := editDistance(name, n); d < bestD || (d == bestD && n < best) {
+			best, bestD = n, d
+		}
+	}
+	if best == "" {
+		return " (llmbench gate --metrics lists them)"
+	}
+	return fmt.Sprintf(": did you mean %s?", best)
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// vocabulary is every metric name, derived from report.Summary's fields.
+var vocabulary = buildVocabulary()
+
+// distStats are the statistics of a report.Dist, with the quantile each is.
+var distStats = []struct {
+	name string
+	p    float64
+	get  func(report.Dist) float64
+}{
+	{"mean", 0, func(d report.Dist) float64 { return d.Mean }},
+	{"p50", 0.5, func(d report.Dist) float64 { return d.P50 }},
+	{"p90", 0.9, func(d report.Dist) float64 { return d.P90 }},
+	{"p95", 0.95, func(d report.Dist) float64 { return d.P95 }},
+	{"p99", 0.99, func(d report.Dist) float64 { return d.P99 }},
+	{"max", 0, func(d report.Dist) float64 { return d.Max }},
+}
+
+func buildVocabulary() map[string]metric {
+	v := map[string]metric{}
+	add := func(m metric) {
+		if _, dup := v[m.name]; dup {
+			panic("gates: metric " + m.name + " defined twice")
+		}
+		v[m.name] = m
+	}
+	plain := func(name string, unit measure, better direction, doc string, read func(*report.Summary) float64) {
+		add(metric{name: name, unit: unit, better: better, doc: doc, read: func(s *report.Summary) reading { return value(read(s)) }})
+	}
+
+	// A distribution of seconds: n, then each statistic (absent without samples).
+	dist := func(prefix, what string, fam family, get func(*report.Summary) report.Dist, none string) {
+		plain(prefix+".n", count, neither, "number of "+what+" samples", func(s *report.Summary) float64 { return float64(get(s).N) })
+		for _, st := range distStats {
+			m := metric{name: prefix + "." + st.name, unit: seconds, better: lower, doc: st.name + " of " + what,
+				read: func(s *report.Summary) reading {
+					d := get(s)
+					if d.N == 0 {
+						return absent("%s", none)
+					}
+					return value(st.get(d))
+				}}
+			if st.name != "max" {
+				m.family, m.stat, m.p = fam, st.name, st.p
+			}
+			add(m)
+		}
+	}
+
+	// client.requests, client.errors, client.error_rate
+	plain("client.requests.sent", count, neither, "requests sent in the measured phases", func(s *report.Summary) float64 { return float64(s.Client.Requests.Sent) })
+	plain("client.requests.ok", count, higher, "requests that succeeded", func(s *report.Summary) float64 { return float64(s.Client.Requests.OK) })
+	plain("client.requests.failed", count, lower, "requests that failed", func(s *report.Summary) float64 { return float64(s.Client.Requests.Failed) })
+	for _, class := range []client.ErrorClass{client.ErrConnect, client.ErrHTTPStatus, client.ErrTimeout, client.ErrStreamBroken, client.ErrMalformedChunk, client.ErrCanceled} {
+		plain("client.errors."+string(class), count, lower, "requests that failed with error class "+string(class),
+			func(s *report.Summary) float64 { return float64(s.Client.Requests.Errors[string(class)]) })
+	}
+	add(metric{name: "client.error_rate", unit: fraction, better: lower, doc: "failed ÷ sent",
+		read: func(s *report.Summary) reading {
+			r := s.Client.Requests
+			if r.Sent == 0 {
+				return absent("no request was sent")
+			}
+			return value(float64(r.Failed) / float64(r.Sent))
+		}})
+
+	// client.tokens, client.throughput
+	plain("client.tokens.prompt", count, neither, "prompt tokens of successful requests", func(s *report.Summary) float64 { return float64(s.Client.Tokens.Prompt) })
+	plain("client.tokens.output", count, neither, "output tokens of successful requests", func(s *report.Summary) float64 { return float64(s.Client.Tokens.Output) })
+	plain("client.tokens.cached", count, neither, "cached prompt tokens of successful requests", func(s *report.Summary) float64 { return float64(s.Client.Tokens.Cached) })
+	plain("client.throughput.requests_per_s", rate, higher, "successful requests per second", func(s *report.Summary) float64 { return s.Client.Throughput.RequestsPerSec })
+	plain("client.throughput.output_tokens_per_s", rate, higher, "output tokens per second", func(s *report.Summary) float64 { return s.Client.Throughput.OutputTokensPerSec })
+	plain("client.throughput.total_tokens_per_s", rate, higher, "prompt + output tokens per second", func(s *report.Summary) float64 { return s.Client.Throughput.TotalTokensPerSec })
+
+	// client latencies
+	dist("client.ttft", "client TTFT", ttftSamples, func(s *report.Summary) report.Dist { return s.Client.Latency.TTFT }, "no request produced a first token")
+	dist("client.itl", "client inter-token latency", itlSamples, func(s *report.Summary) report.Dist { return s.Client.Latency.ITL }, "no request streamed two content chunks")
+	dist("client.tpot", "client time per output token", tpotSamples, func(s *report.Summary) report.Dist { return s.Client.Latency.TPOT }, "no request produced two output tokens")
+	dist("client.e2e", "client end-to-end latency", e2eSamples, func(s *report.Summary) report.Dist { return s.Client.Latency.E2E }, "no request succeeded")
+
+	// server histograms, counters and gauges
+	for _, c := range []scrape.Concept{scrape.TTFT, scrape.ITL, scrape.TPOT, scrape.E2E, scrape.Queue, scrape.Prefill, scrape.Decode, scrape.Inference} {
+		name := string(c)
+		hist := func(s *report.Summary) (report.ServerDist, string) {
+			if s.Server == nil {
+				return report.ServerDist{}, "the run has no /metrics view"
+			}
+			d, ok := s.Server.Latency[name]
+			if !ok {
+				return d, fmt.Sprintf("the engine has no %s histogram (or it saw no observations)", name)
+			}
+			return d, ""
+		}
+		add(metric{name: "server." + name + ".n", unit: count, better: neither, doc: "observations in the engine's " + name + " histogram",
+			read: func(s *report.Summary) reading {
+				d, why := hist(s)
+				if why != "" {
+					return absent("%s", why)
+				}
+				return value(d.N)
+			}})
+		add(metric{name: "server." + name + ".mean", unit: seconds, better: lower, doc: "the engine's " + name + " mean (sum ÷ count)",
+			read: func(s *report.Summary) reading {
+				d, why := hist(s)
+				if why != "" {
+					return absent("%s", why)
+				}
+				return value(d.Mean)
+			}})
+		for _, q := range []struct {
+			name string
+			get  func(report.ServerDist) report.BucketEstimate
+		}{
+			{"p50", func(d report.ServerDist) report.BucketEstimate { return d.P50 }},
+			{"p90", func(d report.ServerDist) report.BucketEstimate { return d.P90 }},
+			{"p99", func(d report.ServerDist) report.BucketEstimate { return d.P99 }},
+		} {
+			add(metric{name: "server." + name + "." + q.name, unit: seconds, better: lower,
+				doc: "the engine's " + name + " " + q.name + ": the bucket estimate's value",
+				read: func(s *report.Summary) reading {
+					d, why := hist(s)
+					if why != "" {
+						return absent("%s", why)
+					}
+					e := q.get(d)
+					return reading{v: e.Value, bucket: e.Bucket, hasBucket: true, aboveTop: e.AboveTop}
+				}})
+		}
+	}
+	for _, c := range []scrape.Concept{scrape.PromptTokens, scrape.GenerationTokens, scrape.CachedTokens, scrape.PrefixQueries, scrape.PrefixHits,
+		scrape.RequestsReceived, scrape.RequestsFinished, scrape.RequestsAborted, scrape.Preemptions} {
+		name := string(c)
+		better := neither
+		if c == scrape.RequestsAborted || c == scrape.Preemptions {
+			better = lower
+		}
+		add(metric{name: "server.counters." + name, unit: count, better: better, doc: "the engine's " + name + " counter, Δ over the measured phases",
+			read: func(s *report.Summary) reading {
+				if s.Server == nil {
+					return absent("the run has no /metrics view")
+				}
+				v, ok := s.Server.Counters[name]
+				if !ok {
+					return absent("the engine has no %s counter", name)
+				}
+				return value(v)
+			}})
+	}
+	for _, c := range []scrape.Concept{scrape.RequestsRunning, scrape.RequestsWaiting, scrape.KVCacheUsage, scrape.PrefixCacheHit, scrape.GenThroughput, scrape.BatchSize} {
+		name := string(c)
+		unit := count
+		switch c {
+		case scrape.KVCacheUsage, scrape.PrefixCacheHit:
+			unit = fraction
+		case scrape.GenThroughput:
+			unit = rate
+		}
+		for _, st := range []struct {
+			name string
+			get  func(report.GaugeStat) float64
+		}{
+			{"mean", func(g report.GaugeStat) float64 { return g.Mean }},
+			{"max", func(g report.GaugeStat) float64 { return g.Max }},
+			{"last", func(g report.GaugeStat) float64 { return g.Last }},
+		} {
+			add(metric{name: "server.gauges." + name + "." + st.name, unit: unit, better: neither,
+				doc: "the engine's " + name + " gauge, " + st.name + " over the measured phases' scrapes",
+				read: func(s *report.Summary) reading {
+					if s.Server == nil {
+						return absent("the run has no /metrics view")
+					}
+					g, ok := s.Server.Gauges[name]
+					if !ok || g.N == 0 {
+						return absent("the engine has no %s gauge", name)
+					}
+					return value(st.get(g))
+				}})
+		}
+	}
+
+	// health
+	add(metric{name: "health.valid", unit: boolean, doc: "the run's numbers are representative (no dropped arrivals, saturated client or early stop)",
+		read: func(s *report.Summary) reading { return value(b2f(s.Health.Valid)) }})
+	plain("health.problems", count, lower, "reasons the run is not valid", func(s *report.Summary) float64 { return float64(len(s.Health.Problems)) })
+	dist("health.schedule_lag", "schedule lag (actual − intended send, open-loop requests)", lagSamples,
+		func(s *report.Summary) report.Dist { return s.Health.ScheduleLag }, "no open-loop request: nothing had a schedule to lag behind")
+	dist("health.connect", "connection set-up time", connSamples,
+		func(s *report.Summary) report.Dist { return s.Health.Connect }, "no request opened a new connection")
+	dist("health.send_delay", "the client's send delay", sendSamples,
+		func(s *report.Summary) report.Dist { return s.Health.SendDelay }, "no request was sent")
+	plain("health.retries", count, lower, "resends after a dead kept-alive connection", func(s *report.Summary) float64 { return float64(s.Health.Retries) })
+	plain("health.dropped_arrivals", count, lower, "open-loop arrivals never sent", func(s *report.Summary) float64 { return float64(s.Health.DroppedArrivals) })
+	plain("health.late_arrivals", count, lower, "open-loop arrivals sent late", func(s *report.Summary) float64 { return float64(s.Health.LateArrivals) })
+	plain("health.scrape_ok", count, neither, "successful scrapes", func(s *report.Summary) float64 { return float64(s.Health.ScrapeOK) })
+	plain("health.scrape_failures", count, lower, "failed scrapes", func(s *report.Summary) float64 { return float64(s.Health.ScrapeFailures) })
+	plain("health.partial_lines", count, lower, "torn JSONL lines skipped", func(s *report.Summary) float64 { return float64(s.Health.PartialLines) })
+	plain("health.client.cpu_utilization", fraction, lower, "the client's CPU use ÷ its cores", func(s *report.Summary) float64 { return s.Health.Client.CPUUtilization })
+	plain("health.client.sched_latency_p99", seconds, lower, "the Go scheduler's runnable → running delay, p99", func(s *report.Summary) float64 { return s.Health.Client.SchedLatencyP99_s })
+	add(metric{name: "health.client.saturated", unit: boolean, doc: "the client itself was likely a bottleneck",
+		read: func(s *report.Summary) reading { return value(b2f(s.Health.Client.Saturated)) }})
+	plain("health.client.gc_cycles", count, lower, "garbage collections in the client during the run", func(s *report.Summary) float64 { return float64(s.Health.Client.GCCycles) })
+
+	// findings, run, sweep
+	for _, sev := range []reconcile.Severity{reconcile.Info, reconcile.Warn, reconcile.Fail} {
+		better := lower
+		if sev == reconcile.Info {
+			better = neither
+		}
+		plain("findings."+string(sev), count, better, "findings of severity "+string(sev), func(s *report.Summary) float64 {
+			n := 0
+			for _, f := range s.Findings {
+				if f.Severity == sev {
+					n++
+				}
+			}
+			return float64(n)
+		})
+	}
+	plain("run.duration", seconds, neither, "the measured phases' duration", func(s *report.Summary) float64 { return s.Run.Duration })
+	add(metric{name: "sweep.capacity", unit: rate, better: higher, doc: "a sweep's capacity: requests/s at the saturation knee",
+		read: func(s *report.Summary) reading {
+			switch {
+			case s.Sweep == nil:
+				return absent("the run is not a sweep")
+			case !s.Sweep.Saturation.Found:
+				return absent("the sweep found no saturation: %s", s.Sweep.Saturation.Reason)
+			}
+			return value(s.Sweep.Saturation.Capacity)
+		}})
+	return v
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
