@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"path/filepath"
+
+	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/scenarios"
 )
@@ -25,6 +28,11 @@ func runForSummary(t *testing.T, yaml string) report.Summary {
 	s, err := report.Build(dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, r := range readJSONL[client.Record](t, filepath.Join(dir, report.RequestsFile)) {
+		if !r.OK() {
+			t.Logf("failed request %s: %s %s (status %d, %d chunks, finish %q)", r.ID, r.ErrorClass, r.Error, r.Status, len(r.Chunks), r.FinishReason)
+		}
 	}
 	return s
 }
