@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"net"
 	"io"
+	"net"
 	"net/url"
 	"strings"
 	"testing"
