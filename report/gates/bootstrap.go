@@ -103,15 +103,22 @@ func samplesOf(records []client.Record, fam family) samples {
 	return s
 }
 
-// statistic computes a metric's statistic over the samples with each
-// request counted weight[c] times (all ones: the run itself). Quantiles
-// are gonum's stat.LinInterp over the values repeated by their weights, so
-// with unit weights they equal the summary's.
-func (s samples) statistic(p float64, mean bool, weight []int) float64 {
+// count is how many values a resample holds.
+func (s samples) count(weight []int) int {
 	n := 0
 	for c, k := range s.sizes {
 		n += k * weight[c]
 	}
+	return n
+}
+
+// statistic computes a metric's statistic over the samples with each
+// request counted weight[c] times (all ones: the run itself). Quantiles are
+// gonum's stat.LinInterp over the values repeated by their weights, so with
+// unit weights they equal the summary's. It walks every value; estimator is
+// the fast path for many resamples.
+func (s samples) statistic(p float64, mean bool, weight []int) float64 {
+	n := s.count(weight)
 	if n == 0 {
 		return math.NaN()
 	}
@@ -122,31 +129,120 @@ func (s samples) statistic(p float64, mean bool, weight []int) float64 {
 		}
 		return sum / float64(n)
 	}
-	// stat.LinInterp on n sorted values: the first index i with i+1 >= p·n,
-	// interpolated with the one before it.
-	fidx := p * float64(n)
-	k := max(int(math.Ceil(fidx))-1, 0)
-	var prev, at float64
-	seen := 0
-	for i, v := range s.values {
+	fidx, k := position(p, n)
+	prev, at, _ := s.find(k, weight, 0, len(s.values), 0)
+	return s.interpolate(fidx, k, prev, at)
+}
+
+// position is where stat.LinInterp looks in n sorted values: the first
+// index k with k+1 >= p·n, interpolated with the one before it.
+func position(p float64, n int) (fidx float64, k int) {
+	fidx = p * float64(n)
+	return fidx, max(int(math.Ceil(fidx))-1, 0)
+}
+
+func (s samples) interpolate(fidx float64, k, prev, at int) float64 {
+	if k == 0 {
+		return s.values[at]
+	}
+	t := float64(k+1) - fidx
+	return t*s.values[prev] + (1-t)*s.values[at]
+}
+
+// find walks values[from:to], seen resampled values lying before from, to
+// the indices of the values at resampled positions k-1 (prev) and k (at).
+// ok is false when they are not both inside the range.
+func (s samples) find(k int, weight []int, from, to, seen int) (prev, at int, ok bool) {
+	prevFound := k == 0
+	if k > 0 && k-1 < seen {
+		return 0, 0, false
+	}
+	for i := from; i < to; i++ {
 		w := weight[s.cluster[i]]
 		if w == 0 {
 			continue
 		}
-		if seen <= k-1 && k-1 < seen+w {
-			prev = v
+		if !prevFound && k-1 < seen+w {
+			prev, prevFound = i, true
 		}
 		if k < seen+w {
-			at = v
-			break
+			return prev, i, prevFound
 		}
 		seen += w
 	}
-	if k == 0 {
-		return at
+	return 0, 0, false
+}
+
+// pilotResamples are the first resamples of a quantile, walked in full to
+// learn where in the sorted values resampled quantiles land.
+const pilotResamples = 50
+
+// estimator computes one run's statistic for each resample. A mean costs
+// one pass over the requests. A quantile walks only a window of the sorted
+// values around where the pilot resamples found it (three times as wide),
+// the values before the window counted per request; a resample whose
+// quantile falls outside the window is walked in full, so the result is
+// always exact and only the speed depends on the window.
+type estimator struct {
+	s      samples
+	p      float64
+	mean   bool
+	sums   []float64 // per request, for the mean
+	calls  int
+	lowest int // the pilot's smallest and largest index
+	top    int
+	lo, hi int   // the window, once the pilot is over
+	below  []int // per request: values before lo
+}
+
+func newEstimator(s samples, m metric) *estimator {
+	e := &estimator{s: s, p: m.p, mean: m.stat == "mean", lowest: len(s.values)}
+	if e.mean {
+		e.sums = make([]float64, len(s.sizes))
+		for i, v := range s.values {
+			e.sums[s.cluster[i]] += v
+		}
 	}
-	t := float64(k+1) - fidx
-	return t*prev + (1-t)*at
+	return e
+}
+
+func (e *estimator) estimate(weight []int) float64 {
+	n := e.s.count(weight)
+	if e.mean {
+		sum := 0.0
+		for c, w := range weight {
+			sum += float64(w) * e.sums[c]
+		}
+		return sum / float64(n)
+	}
+	fidx, k := position(e.p, n)
+	e.calls++
+	if e.below != nil {
+		seen := 0
+		for c, w := range weight {
+			seen += w * e.below[c]
+		}
+		if prev, at, ok := e.s.find(k, weight, e.lo, e.hi, seen); ok {
+			return e.s.interpolate(fidx, k, prev, at)
+		}
+	}
+	prev, at, _ := e.s.find(k, weight, 0, len(e.s.values), 0)
+	if e.below == nil {
+		e.lowest, e.top = min(e.lowest, prev, at), max(e.top, at)
+		if e.calls == pilotResamples {
+			e.window()
+		}
+	}
+	return e.s.interpolate(fidx, k, prev, at)
+}
+
+func (e *estimator) window() {
+	span := e.top - e.lowest + 16
+	e.lo, e.hi = max(0, e.lowest-span), min(len(e.s.values), e.top+span+1)
+	e.below = make([]int, len(e.s.sizes))
+	for _, c := range e.s.cluster[:e.lo] {
+		e.below[c]++
+	}
 }
 
 // interval is the bootstrap distribution of the regression of cur against
@@ -155,7 +251,7 @@ func (s samples) statistic(p float64, mean bool, weight []int) float64 {
 // each run's requests with replacement, independently.
 func interval(cur, base samples, m metric, b Bootstrap) (lo, hi float64) {
 	rng := rand.New(rand.NewPCG(b.Seed, 0x9e3779b97f4a7c15))
-	mean := m.stat == "mean"
+	ec, eb := newEstimator(cur, m), newEstimator(base, m)
 	wc := make([]int, len(cur.sizes))
 	wb := make([]int, len(base.sizes))
 	draw := func(w []int) {
@@ -168,7 +264,7 @@ func interval(cur, base samples, m metric, b Bootstrap) (lo, hi float64) {
 	for i := range regs {
 		draw(wc)
 		draw(wb)
-		regs[i] = regression(cur.statistic(m.p, mean, wc), base.statistic(m.p, mean, wb), m.better)
+		regs[i] = regression(ec.estimate(wc), eb.estimate(wb), m.better)
 	}
 	slices.Sort(regs)
 	alpha := (1 - b.Confidence) / 2

@@ -192,6 +192,7 @@ func (ev *evaluator) regression(r Result, g Gate, m metric, cur, base reading) R
 	point := regression(cur.v, base.v, m.better)
 	r.Observed, r.Limit = finite(point), allowed
 	change := fmt.Sprintf("%s (baseline %s → %s)", signedPct(point), m.unit.format(base.v), m.unit.format(cur.v))
+	limit := fmt.Sprintf("%s %s", g.Op, signedPct(allowed))
 	if cur.aboveTop {
 		r.Reason = fmt.Sprintf("the run's %s lies above the top bucket (> %s): unknowable", g.Metric, m.unit.format(cur.v))
 		return r
@@ -199,11 +200,10 @@ func (ev *evaluator) regression(r Result, g Gate, m metric, cur, base reading) R
 	beyond := func(x float64) bool { return !g.Op.holds(x, allowed) }
 
 	if why := ev.noInterval(m); why != "" {
-		r.Status = Pass
+		r.Status, r.Reason = Pass, fmt.Sprintf("%s: within %s (point estimate; %s)", change, limit, why)
 		if beyond(point) {
-			r.Status = Fail
+			r.Status, r.Reason = Fail, fmt.Sprintf("%s: beyond %s (point estimate; %s)", change, limit, why)
 		}
-		r.Reason = fmt.Sprintf("%s vs allowed %s %s (point estimate: %s)", change, g.Op, signedPct(allowed), why)
 		return r
 	}
 	cs, bs := ev.samples(m.family)
@@ -213,13 +213,13 @@ func (ev *evaluator) regression(r Result, g Gate, m metric, cur, base reading) R
 	switch {
 	case beyond(lo): // the whole interval is beyond the allowed regression
 		r.Status = Fail
-		r.Reason = fmt.Sprintf("%s, %s: wholly beyond %s %s", change, ci, g.Op, signedPct(allowed))
+		r.Reason = fmt.Sprintf("%s, %s: wholly beyond %s", change, ci, limit)
 	case beyond(hi):
 		r.Status = Pass
-		r.Reason = fmt.Sprintf("%s, %s: straddles %s, not a significant regression", change, ci, signedPct(allowed))
+		r.Reason = fmt.Sprintf("%s, %s: straddles %s, not a significant regression", change, ci, limit)
 	default:
 		r.Status = Pass
-		r.Reason = fmt.Sprintf("%s, %s: within %s %s", change, ci, g.Op, signedPct(allowed))
+		r.Reason = fmt.Sprintf("%s, %s: wholly within %s", change, ci, limit)
 	}
 	return r
 }

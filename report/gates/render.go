@@ -149,7 +149,7 @@ func RenderJUnit(w io.Writer, r Report) error {
 		c := junitCase{Name: res.Gate, ClassName: "llmbench.gates." + res.Metric, Time: "0"}
 		detail := res.Reason
 		if res.Interval != nil {
-			detail += fmt.Sprintf("\nregression %g, %g%% interval [%g, %g], allowed %s %g", res.Observed, 100*res.Confidence, res.Interval[0], res.Interval[1], res.Op, res.Limit)
+			detail += fmt.Sprintf("\nregression %.4g, %g%% interval [%.4g, %.4g], allowed %s %.4g", res.Observed, 100*res.Confidence, res.Interval[0], res.Interval[1], res.Op, res.Limit)
 		}
 		switch res.Status {
 		case Pass:
