@@ -41,7 +41,7 @@ func testIO(sigs <-chan os.Signal) (*cliIO, *syncBuffer, *syncBuffer) {
 	return &cliIO{stdout: out, stderr: errb, signals: sigs, getenv: func(string) string { return "" }}, out, errb
 }
 
-func writeScenario(t *testing.T, yaml string) string {
+func writeScenario(t testing.TB, yaml string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "scenario.yaml")
 	if err := os.WriteFile(p, []byte(yaml), 0o644); err != nil {
@@ -50,7 +50,7 @@ func writeScenario(t *testing.T, yaml string) string {
 	return p
 }
 
-func readJSONL[T any](t *testing.T, path string) []T {
+func readJSONL[T any](t testing.TB, path string) []T {
 	t.Helper()
 	var out []T
 	if _, err := report.ReadJSONL(path, func(v *T) error { out = append(out, *v); return nil }); err != nil {
