@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/report/gates"
+	"github.com/llmbench-org/llmbench/scenarios"
+)
+
+// exitGate is the exit code of a run whose gates did not all pass: the run
+// itself worked, its numbers do not meet the thresholds.
+const exitGate = 3
+
+func newGateCmd(cio *cliIO) *cobra.Command {
+	var (
+		baseline, junit string
+		thresholds      []string
+		list            bool
+	)
+	cmd := &cobra.Command{
+		Use:   "gate RUN_DIR",
+		Short: "Check a run against its scenario's thresholds and a baseline run; exit 3 when a gate fails",
+		Long: `Evaluates the thresholds in RUN_DIR/scenario.yaml (gates.thresholds) and every --threshold
+against the run's summary, prints one line per gate, and exits 3 when any gate fails or cannot be
+evaluated. Expressions look like
+
+  client.ttft.p99 < 500ms
+  client.requests.failed == 0
+  client.ttft.p99 < baseline * 1.10
+  client.ttft.p99 regression < 10%
+
+A regression gate compares with the run given by --baseline (a run directory, or a summary.json);
+when both runs have their raw records it fails only when the whole 95% bootstrap confidence
+interval of the regression lies beyond the allowed one. --metrics lists the metric names.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if list {
+				return printGateMetrics(cio)
+			}
+			if len(args) != 1 {
+				return usageError(errors.New("gate needs RUN_DIR (or --metrics)"))
+			}
+			dir := args[0]
+			if _, err := os.Stat(filepath.Join(dir, report.RunFile)); err != nil {
+				return usageError(fmt.Errorf("%s is not a run directory: %w", dir, err))
+			}
+			return evaluateGates(dir, baseline, thresholds, cio, junit)
+		},
+	}
+	cmd.Flags().StringVar(&baseline, "baseline", "", "baseline run to compare with: a run directory or a summary.json")
+	cmd.Flags().StringArrayVar(&thresholds, "threshold", nil, `a gate expression beyond the scenario's, e.g. "client.ttft.p99 < 500ms" (repeatable)`)
+	cmd.Flags().StringVar(&junit, "junit", "", "also write the results as JUnit XML to this file")
+	cmd.Flags().BoolVar(&list, "metrics", false, "list the metric names gates can use, and exit")
+	return cmd
+}
+
+// evaluateGates checks the run in dir against its scenario's thresholds and
+// the extra expressions, against the baseline run when baselineDir is set;
+// prints the results, writes JUnit XML to junitPath when set, and returns an
+// error with exit code 3 when a gate fails or cannot be evaluated (2 for an
+// expression that does not parse).
+func evaluateGates(dir string, baselineDir string, extra []string, cio *cliIO, junitPath string) error {
+	gs, err := readGates(dir, extra)
+	if err != nil {
+		return err
+	}
+	if len(gs) == 0 {
+		fmt.Fprintln(cio.stdout, "gates: none (the scenario has no gates.thresholds and no --threshold was given)")
+		return nil
+	}
+	cur, err := gates.LoadRun(dir)
+	if err != nil {
+		return err
+	}
+	var base *gates.Run
+	if baselineDir != "" {
+		if _, err := os.Stat(baselineDir); err != nil {
+			return usageError(fmt.Errorf("--baseline: %w", err))
+		}
+		b, err := gates.LoadRun(baselineDir)
+		if err != nil {
+			return fmt.Errorf("baseline: %w", err)
+		}
+		base = &b
+	}
+	rep := gates.NewReport(cur, base, gs.EvaluateRuns(cur, base, gates.DefaultBootstrap))
+	if err := gates.RenderText(cio.stdout, rep); err != nil {
+		return err
+	}
+	if junitPath != "" {
+		var buf bytes.Buffer
+		if err := gates.RenderJUnit(&buf, rep); err != nil {
+			return err
+		}
+		if err := os.WriteFile(junitPath, buf.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("write JUnit report: %w", err)
+		}
+	}
+	if !rep.Passed() {
+		_, failed, unevaluable := rep.Counts()
+		return codedError{code: exitGate, err: fmt.Errorf("gates failed: %d failed, %d could not be evaluated", failed, unevaluable)}
+	}
+	return nil
+}
+
+// readGates parses the scenario's thresholds (when the run directory has its
+// scenario) and the extra expressions, reporting every bad one with where it
+// came from.
+func readGates(dir string, extra []string) (gates.Gates, error) {
+	type source struct{ where, expr string }
+	var exprs []source
+	path := filepath.Join(dir, report.ScenarioFile)
+	switch sc, err := scenarios.Load(path); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, usageError(fmt.Errorf("read the gates of %s: %w", dir, err))
+	case sc.Gates != nil:
+		for i, e := range sc.Gates.Thresholds {
+			exprs = append(exprs, source{fmt.Sprintf("%s: gates.thresholds[%d]", path, i), e})
+		}
+	}
+	for _, e := range extra {
+		exprs = append(exprs, source{"--threshold", e})
+	}
+	var gs gates.Gates
+	var errs []error
+	for _, s := range exprs {
+		g, err := gates.Parse(s.expr)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", s.where, err))
+			continue
+		}
+		gs = append(gs, g)
+	}
+	if len(errs) > 0 {
+		return nil, usageError(errors.Join(errs...))
+	}
+	return gs, nil
+}
+
+func printGateMetrics(cio *cliIO) error {
+	tw := tabwriter.NewWriter(cio.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "metric\tunit\tbetter\tmeaning")
+	for _, m := range gates.Metrics() {
+		better := m.Better
+		if better == "" {
+			better = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Name, m.Unit, better, m.Doc)
+	}
+	return tw.Flush()
+}

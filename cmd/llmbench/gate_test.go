@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestGateCommand runs a real tiny scenario with a gate, then `llmbench gate`
+// on its run directory: the scenario's gate and a generous threshold pass, a
+// threshold no engine meets fails with exit code 3 and a JUnit failure, a
+// regression against the run itself passes with a confidence interval, and
+// a bad expression is a usage error.
+func TestGateCommand(t *testing.T) {
+	t.Parallel()
+	path := writeScenario(t, `
+name: gated
+seed: 3
+engine:
+  kind: sim
+  preset: tiny
+workload:
+  concurrency: 4
+  requests: 40
+  prompt_tokens: 32
+  output_tokens: 8
+gates:
+  thresholds:
+    - "client.requests.failed == 0"
+    - "client.requests.ok == 40"
+`)
+	cio, _, stderr := testIO(nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir, err := runScenario(ctx, runOpts{scenario: path, runsDir: t.TempDir(), output: "plain", every: time.Hour}, cio)
+	if err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
+	}
+
+	gate := func(t *testing.T, args ...string) (stdout string, code int, err error) {
+		t.Helper()
+		cio, out, _ := testIO(nil)
+		root := testRoot(newGateCmd(cio))
+		root.SetArgs(append([]string{"gate"}, args...))
+		err = root.ExecuteContext(ctx)
+		return out.String(), exitCode(err), err
+	}
+
+	t.Run("passing", func(t *testing.T) {
+		t.Parallel()
+		out, code, err := gate(t, dir, "--threshold", "client.ttft.p99 < 10s", "--threshold", "health.valid == true")
+		if code != exitOK {
+			t.Fatalf("exit %d (%v), want 0:\n%s", code, err, out)
+		}
+		for _, g := range []string{"client.requests.failed == 0", "client.requests.ok == 40", "client.ttft.p99 < 10s", "health.valid == true"} {
+			if !hasGateLine(out, "PASS", g) {
+				t.Errorf("output lacks a PASS line for %q:\n%s", g, out)
+			}
+		}
+		if !strings.Contains(out, "gates PASSED: 4 passed") {
+			t.Errorf("output lacks the verdict:\n%s", out)
+		}
+	})
+
+	t.Run("failing", func(t *testing.T) {
+		t.Parallel()
+		junit := filepath.Join(t.TempDir(), "junit.xml")
+		out, code, err := gate(t, dir, "--threshold", "client.ttft.p99 < 1us", "--junit", junit)
+		if code != exitGate {
+			t.Fatalf("exit %d (%v), want %d:\n%s", code, err, exitGate, out)
+		}
+		if !hasGateLine(out, "FAIL", "client.ttft.p99 < 1us") || !strings.Contains(err.Error(), "1 failed") {
+			t.Errorf("output:\n%s\nerror: %v", out, err)
+		}
+		b, rerr := os.ReadFile(junit)
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		var doc struct {
+			Tests    int `xml:"tests,attr"`
+			Failures int `xml:"failures,attr"`
+			Suite    struct {
+				Cases []struct {
+					Name    string `xml:"name,attr"`
+					Failure *struct {
+						Message string `xml:"message,attr"`
+					} `xml:"failure"`
+				} `xml:"testcase"`
+			} `xml:"testsuite"`
+		}
+		if err := xml.Unmarshal(b, &doc); err != nil {
+			t.Fatalf("junit: %v\n%s", err, b)
+		}
+		if doc.Tests != 3 || doc.Failures != 1 || len(doc.Suite.Cases) != 3 || doc.Suite.Cases[2].Failure == nil ||
+			doc.Suite.Cases[2].Name != "client.ttft.p99 < 1us" {
+			t.Errorf("junit:\n%s", b)
+		}
+	})
+
+	t.Run("baseline", func(t *testing.T) {
+		t.Parallel()
+		out, code, err := gate(t, dir, "--baseline", dir, "--threshold", "client.ttft.p99 regression < 10%", "--threshold", "client.e2e.mean <= baseline")
+		t.Logf("llmbench gate --baseline:\n%s", out)
+		if code != exitOK {
+			t.Fatalf("exit %d (%v):\n%s", code, err, out)
+		}
+		if !strings.Contains(out, "+0.0% (baseline") || !strings.Contains(out, "95% CI") || !strings.Contains(out, "against baseline") {
+			t.Errorf("a run against itself:\n%s", out)
+		}
+	})
+
+	t.Run("baseline gate without a baseline", func(t *testing.T) {
+		t.Parallel()
+		out, code, _ := gate(t, dir, "--threshold", "client.ttft.p99 regression < 10%")
+		if code != exitGate || !hasGateLine(out, "ERROR", "client.ttft.p99 regression < 10%") {
+			t.Errorf("exit %d:\n%s", code, out)
+		}
+	})
+
+	t.Run("bad expression", func(t *testing.T) {
+		t.Parallel()
+		_, code, err := gate(t, dir, "--threshold", "client.ttft.p99 < 5", "--threshold", "client.ttft.p99 < 1s")
+		if code != exitUsage || err == nil || !strings.Contains(err.Error(), "--threshold: gate \"client.ttft.p99 < 5\": column 19") {
+			t.Errorf("exit %d, error %v", code, err)
+		}
+	})
+
+	t.Run("bad scenario gate", func(t *testing.T) {
+		t.Parallel()
+		copyDir := t.TempDir()
+		for _, f := range []string{"run.json", "requests.jsonl", "scenario.yaml"} {
+			b, err := os.ReadFile(filepath.Join(dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f == "scenario.yaml" {
+				b = []byte(strings.Replace(string(b), "client.requests.ok == 40", "client.requests.ok = 40", 1))
+			}
+			if err := os.WriteFile(filepath.Join(copyDir, f), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, code, err := gate(t, copyDir)
+		if code != exitUsage || err == nil || !strings.Contains(err.Error(), "gates.thresholds[1]") || !strings.Contains(err.Error(), "column 20") {
+			t.Errorf("exit %d, error %v", code, err)
+		}
+	})
+
+	t.Run("not a run directory", func(t *testing.T) {
+		t.Parallel()
+		if _, code, err := gate(t, t.TempDir()); code != exitUsage {
+			t.Errorf("exit %d (%v), want %d", code, err, exitUsage)
+		}
+	})
+
+	t.Run("metrics", func(t *testing.T) {
+		t.Parallel()
+		out, code, err := gate(t, "--metrics")
+		if code != exitOK || !strings.Contains(out, "client.ttft.p99") || !strings.Contains(out, "health.valid") {
+			t.Errorf("exit %d (%v):\n%s", code, err, out)
+		}
+	})
+}
+
+// hasGateLine reports whether the text output has a line giving status for
+// the gate expr.
+func hasGateLine(out, status, expr string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == status && strings.HasPrefix(strings.Join(f[1:], " "), expr+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// evaluateGates is what `llmbench run` calls at its end: with no gates it
+// says so and passes.
+func TestEvaluateGatesWithoutGates(t *testing.T) {
+	t.Parallel()
+	cio, out, _ := testIO(nil)
+	if err := evaluateGates(t.TempDir(), "", nil, cio, ""); err != nil {
+		t.Fatalf("no gates: %v", err)
+	}
+	if !strings.Contains(out.String(), "gates: none") {
+		t.Errorf("output %q", out.String())
+	}
+}
