@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/stat"
-
-	"github.com/llmbench-org/llmbench/report"
 )
 
 var (
@@ -232,8 +230,6 @@ func BenchmarkBootstrapITL(b *testing.B) {
 		gs.EvaluateRuns(cur, &base, DefaultBootstrap)
 	}
 }
-
-var _ = report.Summary{}
 
 // The windowed estimator gives exactly what a full walk gives, for every
 // resample, including ones whose quantile falls outside the pilot's window.

@@ -53,20 +53,6 @@ const (
 	Boolean     Unit = "bool" // true (Number 1) or false (Number 0)
 )
 
-// scale converts a number in u to the metric's base unit (seconds, a
-// fraction, or the plain number).
-func (u Unit) scale() float64 {
-	switch u {
-	case Microsecond, MicroSign:
-		return 1e-6
-	case Millisecond:
-		return 1e-3
-	case Percent:
-		return 1e-2
-	}
-	return 1
-}
-
 // Quantity is a number as written, with its unit.
 type Quantity struct {
 	Number float64
