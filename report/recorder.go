@@ -3,7 +3,9 @@ package report
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -35,14 +37,23 @@ type Recorder struct {
 	recon *reconcile.Live // the live reconciliation; nil until SetDialect
 }
 
-// NewRecorder creates the run directory dir (it must not exist yet, so two runs
-// never mix) and opens its raw files. start is the run clock's origin.
+// NewRecorder creates a new run directory named dir — or dir-2, dir-3, ...
+// when that exists already, so two runs never mix — and opens its raw files.
+// start is the run clock's origin.
 func NewRecorder(dir string, start time.Time) (*Recorder, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, fmt.Errorf("create runs directory: %w", err)
 	}
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create run directory: %w", err)
+	base := dir
+	for n := 2; ; n++ {
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || n > 1000 {
+			return nil, fmt.Errorf("create run directory: %w", err)
+		}
+		dir = fmt.Sprintf("%s-%d", base, n)
 	}
 	r := &Recorder{dir: dir, start: start, live: newLiveWindow(10 * time.Second)}
 	var err error

@@ -130,3 +130,31 @@ func TestSecondInterruptAbortsAndKeepsRecords(t *testing.T) {
 		t.Errorf("%d canceled records, want the 4 in flight (records: %d)", canceled, len(records))
 	}
 }
+
+// TestRunGatesDecideTheExitCode: a run whose gate fails exits 3 and writes
+// the gates' JUnit report into the run directory.
+func TestRunGatesDecideTheExitCode(t *testing.T) {
+	t.Parallel()
+	path := writeScenario(t, `
+name: gated
+engine: {kind: sim, preset: tiny}
+workload: {concurrency: 2, requests: 8, prompt_tokens: 16, output_tokens: 8}
+gates:
+  thresholds: ["client.requests.failed == 0"]
+`)
+	runs := t.TempDir()
+	for _, tc := range []struct {
+		extra string
+		code  int
+	}{{"client.ttft.p50 < 10s", exitOK}, {"client.ttft.p50 < 1us", exitGate}} {
+		cio, stdout, stderr := testIO(nil)
+		code := execute(context.Background(), cio, []string{"run", "--output", "plain", "--runs", runs, "--threshold", tc.extra, path})
+		if code != tc.code {
+			t.Errorf("--threshold %q: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", tc.extra, code, tc.code, stdout.String(), stderr.String())
+		}
+	}
+	junits, _ := filepath.Glob(filepath.Join(runs, "*", "junit.xml"))
+	if len(junits) != 2 {
+		t.Errorf("junit.xml in %d run directories, want 2", len(junits))
+	}
+}

@@ -24,6 +24,7 @@ const (
 	exitOK      = 0
 	exitRuntime = 1 // the run could not be carried out
 	exitUsage   = 2 // bad flags, arguments or scenario file
+	// exitGate = 3 (a gate failed or could not be evaluated) is in gate.go.
 )
 
 // exitCoder is an error that knows its exit code.
@@ -79,7 +80,7 @@ func newRootCmd(cio *cliIO) *cobra.Command {
 	root.SetErr(cio.stderr)
 	// Flag and argument errors are usage errors (exit 2).
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
-	root.AddCommand(newRunCmd(cio), newValidateCmd(), newPlanCmd(), newReportCmd(cio), newServeCmd(), newInspectCmd(cio), newVersionCmd(cio))
+	root.AddCommand(newRunCmd(cio), newValidateCmd(), newPlanCmd(), newReportCmd(cio), newGateCmd(cio), newServeCmd(), newInspectCmd(cio), newVersionCmd(cio))
 	return root
 }
 

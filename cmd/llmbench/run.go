@@ -24,10 +24,13 @@ import (
 )
 
 type runOpts struct {
-	scenario string
-	runsDir  string        // parent of the run directory
-	output   string        // auto | tui | plain
-	every    time.Duration // plain progress line interval
+	scenario   string
+	runsDir    string        // parent of the run directory
+	output     string        // auto | tui | plain
+	every      time.Duration // plain progress line interval
+	baseline   string        // a run directory or summary.json for baseline gates
+	thresholds []string      // gates beyond the scenario's
+	junit      string        // where the gates' JUnit report goes ("" = the run directory's junit.xml)
 }
 
 func newRunCmd(cio *cliIO) *cobra.Command {
@@ -50,6 +53,9 @@ func newRunCmd(cio *cliIO) *cobra.Command {
 	cmd.Flags().StringVar(&opts.runsDir, "runs", "runs", "directory under which the run directory is created")
 	cmd.Flags().StringVar(&opts.output, "output", "auto", "live view: auto (TUI on a terminal, plain lines otherwise), tui, plain")
 	cmd.Flags().DurationVar(&opts.every, "every", 2*time.Second, "interval of plain progress lines")
+	cmd.Flags().StringVar(&opts.baseline, "baseline", "", "a previous run directory (or summary.json) for baseline and regression gates")
+	cmd.Flags().StringArrayVar(&opts.thresholds, "threshold", nil, "a gate to check besides the scenario's gates.thresholds (repeatable), e.g. \"client.ttft.p99 < 500ms\"")
+	cmd.Flags().StringVar(&opts.junit, "junit", "", "write the gates' JUnit report here (default: junit.xml in the run directory)")
 	return cmd
 }
 
@@ -80,6 +86,7 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 		return "", err
 	}
 	dir := rec.Dir()
+	runID = filepath.Base(dir)
 	if err := rec.WriteFile(report.ScenarioFile, resolved); err != nil {
 		return dir, err
 	}
@@ -230,6 +237,14 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 		return dir, fmt.Errorf("driving the load: %w", runErr)
 	case intr.happened():
 		return dir, fmt.Errorf("%w: the results measured so far are in %s", errInterrupted, dir)
+	}
+	// Gates decide the exit code of a complete run (3 when one fails).
+	if sc.Gates != nil || len(opts.thresholds) > 0 {
+		junit := opts.junit
+		if junit == "" {
+			junit = filepath.Join(dir, "junit.xml")
+		}
+		return dir, evaluateGates(dir, opts.baseline, opts.thresholds, cio, junit)
 	}
 	return dir, nil
 }
