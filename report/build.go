@@ -122,13 +122,13 @@ func Compute(meta RunMeta, records []client.Record, rows []scrape.Row, traces []
 			Name: ph.Name, Measured: ph.Measured, Start: ph.Start.Seconds(),
 			Duration: (ph.End - ph.Start).Seconds(), Load: ph.Load, LoadUnit: ph.LoadUnit,
 			Client: clientSide(prec, ph.End-ph.Start),
-			Server: serverSide(meta, []PhaseMeta{ph}, rows),
+			Server: serverSide(meta, []PhaseMeta{ph}, rows, samplesOf(prec)),
 		})
 	}
 
 	s.Sweep = sweepOf(s.Phases)
 	s.Health = health(meta, mrecs, rows, partialLines)
-	s.Server = serverSide(meta, measuredPhases(meta), rows)
+	s.Server = serverSide(meta, measuredPhases(meta), rows, samplesOf(mrecs))
 	in := reconcile.Input{Records: records, Rows: rows, Dialect: meta.Engine.Dialect, Traces: traces, Origin: meta.StartedAt}
 	for _, ph := range meta.Phases {
 		in.Windows = append(in.Windows, reconcile.Window{Name: ph.Name, Measured: ph.Measured, Start: ph.Start, End: ph.End,
@@ -167,6 +167,34 @@ func spanOf(records []client.Record) time.Duration {
 		return 0
 	}
 	return last - first
+}
+
+// clientSamples are the client's latency samples (seconds) of the
+// quantities the engine also keeps histograms of.
+type clientSamples map[scrape.Concept][]float64
+
+// samplesOf gathers them from the successful records.
+func samplesOf(records []client.Record) clientSamples {
+	out := clientSamples{}
+	var itls []time.Duration
+	for i := range records {
+		r := &records[i]
+		if !r.OK() {
+			continue
+		}
+		if d, ok := r.TTFT(); ok {
+			out[scrape.TTFT] = append(out[scrape.TTFT], d.Seconds())
+		}
+		if d, ok := r.TPOT(); ok {
+			out[scrape.TPOT] = append(out[scrape.TPOT], d.Seconds())
+		}
+		out[scrape.E2E] = append(out[scrape.E2E], r.E2E().Seconds())
+		itls = r.ITLs(itls[:0])
+		for _, d := range itls {
+			out[scrape.ITL] = append(out[scrape.ITL], d.Seconds())
+		}
+	}
+	return out
 }
 
 func clientSide(records []client.Record, dur time.Duration) ClientSide {

@@ -22,7 +22,7 @@ func measuredPhases(meta RunMeta) []PhaseMeta {
 
 // serverSide derives the engine's view of the given phases from the
 // snapshots taken at their boundaries; nil when there are none.
-func serverSide(meta RunMeta, phases []PhaseMeta, rows []scrape.Row) *ServerSide {
+func serverSide(meta RunMeta, phases []PhaseMeta, rows []scrape.Row, samples clientSamples) *ServerSide {
 	var total *scrape.Snapshot
 	var targets []string
 	dialect := meta.Engine.Dialect
@@ -63,6 +63,9 @@ func serverSide(meta RunMeta, phases []PhaseMeta, rows []scrape.Row) *ServerSide
 		sd := ServerDist{N: h.Count, P50: estimate(h, 0.5), P90: estimate(h, 0.9), P99: estimate(h, 0.99)}
 		if m, ok := h.Mean(); ok {
 			sd.Mean = m
+		}
+		if xs := samples[c]; len(xs) > 0 {
+			sd.CDF, sd.CDFMaxGap = scrape.CompareCDF(h, xs)
 		}
 		s.Latency[string(c)] = sd
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/report/reconcile"
+	"github.com/llmbench-org/llmbench/scrape"
 )
 
 // SummarySchema names the version of summary.json's layout; docs/summary-schema.md documents it.
@@ -129,6 +130,12 @@ type ServerDist struct {
 	P50  BucketEstimate `json:"p50"`
 	P90  BucketEstimate `json:"p90"`
 	P99  BucketEstimate `json:"p99"`
+	// CDF compares the client's samples of the same quantity with the
+	// engine's histogram at the engine's own bucket bounds (the client's
+	// samples re-binned), so both distributions are read at the same points;
+	// CDFMaxGap is the largest difference between them.
+	CDF       []scrape.CDFPoint `json:"cdf,omitempty"`
+	CDFMaxGap float64           `json:"cdf_max_gap,omitempty"`
 }
 
 // BucketEstimate is a quantile interpolated inside a histogram bucket, with

@@ -168,8 +168,15 @@ scrape:
 		t.Errorf("summary client view %+v disagrees with requests.jsonl (ok %d, output %d)", sum.Client.Requests, ok, output)
 	}
 	for _, name := range []string{"ttft", "e2e"} {
-		if d, has := sum.Server.Latency[name]; !has || d.N != float64(ok) {
+		d, has := sum.Server.Latency[name]
+		if !has || d.N != float64(ok) {
 			t.Errorf("server %s histogram: %+v, want %d observations", name, d, ok)
+		}
+		// The client's samples, re-binned into the engine's buckets, must
+		// describe the same distribution: the engine's clock and the
+		// client's differ by well under a bucket.
+		if len(d.CDF) == 0 || d.CDFMaxGap > 0.1 {
+			t.Errorf("%s: client vs server CDF at the server's bounds: gap %.3f over %d points, want <= 0.1", name, d.CDFMaxGap, len(d.CDF))
 		}
 	}
 	for _, want := range []string{"TTFT", "ITL", "TPOT", "E2E", "requests: 200 ok"} {
