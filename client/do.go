@@ -46,7 +46,8 @@ type call struct {
 // Do sends r and returns what happened as one Record. It never fails: a
 // failure is a Record with an ErrorClass, holding whatever arrived before it.
 func (c *Client) Do(ctx context.Context, r workload.Request) Record {
-	rec := Record{ID: r.ID, Index: r.Index, Phase: r.Phase, Intended: r.Intended}
+	rec := Record{ID: r.ID, Index: r.Index, Phase: r.Phase, Intended: r.Intended,
+		TargetPromptTokens: r.PromptTokens, MaxTokens: r.MaxTokens}
 	if r.MaxTokens > 0 {
 		rec.Chunks = make([]Chunk, 0, min(r.MaxTokens, maxChunkPrealloc))
 	}

@@ -55,6 +55,11 @@ type Record struct {
 
 	Chunks []Chunk `json:"chunks,omitempty"`
 
+	// What the plan aimed for, kept beside what the server counted: the
+	// dataset builds prompts for a tokenizer it does not have.
+	TargetPromptTokens int `json:"target_prompt_tokens,omitempty"`
+	MaxTokens          int `json:"max_tokens,omitempty"`
+
 	PromptTokens int         `json:"prompt_tokens"`
 	OutputTokens int         `json:"output_tokens"`
 	CachedTokens int         `json:"cached_tokens,omitempty"`

@@ -214,6 +214,8 @@ func clientSide(records []client.Record, dur time.Duration) ClientSide {
 		c.Tokens.Prompt += r.PromptTokens
 		c.Tokens.Output += r.OutputTokens
 		c.Tokens.Cached += r.CachedTokens
+		c.Tokens.PromptTarget += r.TargetPromptTokens
+		c.Tokens.OutputTarget += r.MaxTokens
 		bySource[string(r.TokenSource)]++
 		if d, ok := r.TTFT(); ok {
 			ttft = append(ttft, d.Seconds())

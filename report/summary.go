@@ -74,12 +74,17 @@ type RequestCounts struct {
 // TokenCounts sums tokens of successful requests. Source says where output
 // counts came from: "usage", "chunks", or "mixed" (and how many of each).
 type TokenCounts struct {
-	Prompt     int            `json:"prompt"`
-	Output     int            `json:"output"`
-	Cached     int            `json:"cached"`
-	Source     string         `json:"source"`
-	BySource   map[string]int `json:"by_source,omitempty"`
-	TargetSent int            `json:"prompt_target"` // what the dataset aimed for (unknown to the engine's tokenizer)
+	Prompt   int            `json:"prompt"`
+	Output   int            `json:"output"`
+	Cached   int            `json:"cached"`
+	Source   string         `json:"source"`
+	BySource map[string]int `json:"by_source,omitempty"`
+	// PromptTarget is what the dataset aimed for, summed over the same
+	// requests: beside Prompt (the server's count) it shows how far the
+	// prompt text missed the engine's tokenizer.
+	PromptTarget int `json:"prompt_target"`
+	// OutputTarget is the max_tokens asked for, summed.
+	OutputTarget int `json:"output_target"`
 }
 
 // Throughput over the measured duration.

@@ -30,6 +30,8 @@ func RenderText(w io.Writer, s Summary) error {
 	ew.printf("requests: %d ok, %d failed%s\n", c.Requests.OK, c.Requests.Failed, errorList(c.Requests.Errors))
 	ew.printf("throughput: %.1f output tokens/s, %.2f requests/s (tokens from %s)\n",
 		c.Throughput.OutputTokensPerSec, c.Throughput.RequestsPerSec, c.Tokens.Source)
+	ew.printf("tokens: prompt %d (the plan aimed for %d), output %d (max_tokens %d), cached %d\n",
+		c.Tokens.Prompt, c.Tokens.PromptTarget, c.Tokens.Output, c.Tokens.OutputTarget, c.Tokens.Cached)
 
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "latency (ms)\tclient p50\tp90\tp99\t\tserver p50\tp90\tp99")

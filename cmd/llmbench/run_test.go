@@ -164,6 +164,11 @@ scrape:
 			t.Errorf("server Δ%s = %v, client sum = %d: they must be equal", c.name, got, c.want)
 		}
 	}
+	// The dataset writes prompts for the built-in engine's tokenizer: the
+	// engine must count exactly what the plan aimed for.
+	if sum.Client.Tokens.PromptTarget != prompt || sum.Client.Tokens.OutputTarget != output {
+		t.Errorf("planned prompt %d / output %d tokens, the engine counted %d / %d", sum.Client.Tokens.PromptTarget, sum.Client.Tokens.OutputTarget, prompt, output)
+	}
 	if sum.Client.Requests.OK != ok || sum.Client.Tokens.Output != output {
 		t.Errorf("summary client view %+v disagrees with requests.jsonl (ok %d, output %d)", sum.Client.Requests, ok, output)
 	}
