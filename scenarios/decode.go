@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/llmbench-org/llmbench/internal/didyoumean"
 )
 
 // The decoder walks the YAML node tree itself instead of letting yaml.v3 fill
@@ -351,36 +353,10 @@ func collectFields(t reflect.Type, prefix []int, sf *structFields) {
 
 // suggest proposes the closest known field name, or lists them all.
 func suggest(name string, known []string) string {
-	best, bestDist := "", 3
-	for _, k := range known {
-		if dist := editDistance(name, k); dist < bestDist {
-			best, bestDist = k, dist
-		}
-	}
+	best := didyoumean.Closest(name, known, 3)
 	if best != "" {
 		return fmt.Sprintf(" (did you mean %q?)", best)
 	}
 	sorted := slices.Sorted(slices.Values(known))
 	return " (known fields: " + strings.Join(sorted, ", ") + ")"
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

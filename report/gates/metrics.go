@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/internal/didyoumean"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/reconcile"
 	"github.com/llmbench-org/llmbench/scrape"
@@ -146,36 +147,15 @@ func lookupMetric(name string) (metric, bool) {
 
 // suggestion is ": did you mean X?" for the nearest known name, if near enough.
 func suggestion(name string) string {
-	best, bestD := "", len(name)/3+2
+	names := make([]string, 0, len(vocabulary))
 	for n := range vocabulary {
-		if d := editDistance(name, n); d < bestD || (d == bestD && n < best) {
-			best, bestD = n, d
-		}
+		names = append(names, n)
 	}
+	best := didyoumean.Closest(name, names, len(name)/3+2)
 	if best == "" {
 		return " (llmbench gate --metrics lists them)"
 	}
 	return fmt.Sprintf(": did you mean %s?", best)
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // vocabulary is every metric name, derived from report.Summary's fields.
