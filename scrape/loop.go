@@ -40,30 +40,9 @@ func (l Loop) Run(ctx context.Context, out chan<- Row) {
 		if t.Timeout <= 0 {
 			t.Timeout = interval
 		}
-		wg.Go(func() { scrapeEvery(ctx, t, interval, start, out) })
+		wg.Go(func() { RunSource(ctx, Targets{t}, interval, start, out) })
 	}
 	wg.Wait()
-}
-
-func scrapeEvery(ctx context.Context, t Target, interval time.Duration, start time.Time, out chan<- Row) {
-	ticker := time.NewTicker(interval)
-	defer ticker.Stop()
-	for {
-		row := t.Scrape(ctx, start)
-		if !row.OK && ctx.Err() != nil {
-			return
-		}
-		select {
-		case out <- row:
-		case <-ctx.Done():
-			return
-		}
-		select {
-		case <-ticker.C:
-		case <-ctx.Done():
-			return
-		}
-	}
 }
 
 // ScrapeAll scrapes every target once, concurrently, and returns their rows
