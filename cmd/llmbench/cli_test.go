@@ -31,6 +31,8 @@ func TestExitCodes(t *testing.T) {
 		{"unknown key names file and line", []string{"run", bad}, exitUsage, filepath.Base(bad) + ":5"},
 		{"bad output mode", []string{"run", "--output", "fancy", bad}, exitUsage, "--output"},
 		{"report of a non-run directory", []string{"report", t.TempDir()}, exitUsage, "not a run directory"},
+		{"compare needs two runs", []string{"compare", t.TempDir()}, exitUsage, "arg"},
+		{"compare of a non-run directory", []string{"compare", t.TempDir(), t.TempDir()}, exitUsage, "not a run directory"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
