@@ -30,6 +30,7 @@ type Recorder struct {
 	line     []byte // reused encoding buffer: Consume is the only writer
 
 	sent  atomic.Int64           // requests handed to the client (Begin), for the in-flight count
+	ended atomic.Int64           // requests the client returned (End)
 	phase atomic.Pointer[string] // the phase being driven, for the live view
 
 	mu    sync.Mutex // guards live and recon, written by Consume, read by Progress
@@ -98,6 +99,10 @@ func (r *Recorder) SetPhase(name string) { r.phase.Store(&name) }
 
 // Begin counts a request handed to the client; safe from any goroutine.
 func (r *Recorder) Begin() { r.sent.Add(1) }
+
+// End counts a request the client returned (before its record reaches
+// Consume, so the in-flight count never includes a finished request).
+func (r *Recorder) End() { r.ended.Add(1) }
 
 // Consume appends every record and row to the run directory until both
 // channels are closed, and returns the first write error (after draining, so
@@ -168,10 +173,7 @@ func (r *Recorder) Progress() Progress {
 		p.Phase = *ph
 	}
 	p.Sent = int(r.sent.Load())
-	p.InFlight = p.Sent - p.Finished
-	if p.InFlight < 0 {
-		p.InFlight = 0
-	}
+	p.InFlight = max(0, p.Sent-int(r.ended.Load()))
 	return p
 }
 

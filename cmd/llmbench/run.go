@@ -164,6 +164,7 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 	sender := workload.OutcomeSenderFunc(func(ctx context.Context, r workload.Request) workload.Outcome {
 		rec.Begin()
 		record := cl.Do(ctx, r)
+		rec.End()
 		phases.finished(&record)
 		records <- record // the consumer drains until close: never lost, never stuck
 		return workload.Outcome{OK: record.OK(), Canceled: record.ErrorClass == client.ErrCanceled}
