@@ -129,7 +129,14 @@ func Compute(meta RunMeta, records []client.Record, rows []scrape.Row, traces []
 	s.Sweep = sweepOf(s.Phases)
 	s.Health = health(meta, mrecs, rows, partialLines)
 	s.Server = serverSide(meta, measuredPhases(meta), rows, samplesOf(mrecs))
-	in := reconcile.Input{Records: records, Rows: rows, Dialect: meta.Engine.Dialect, Traces: traces, Origin: meta.StartedAt}
+	// An engine whose dialect was left to detection is reconciled in the
+	// dialect its scrapes were recognised as.
+	dialect := meta.Engine.Dialect
+	if dialect == "" && s.Server != nil {
+		dialect = s.Server.Dialect
+		s.Engine.Dialect = dialect
+	}
+	in := reconcile.Input{Records: records, Rows: rows, Dialect: dialect, Traces: traces, Origin: meta.StartedAt}
 	for _, ph := range meta.Phases {
 		in.Windows = append(in.Windows, reconcile.Window{Name: ph.Name, Measured: ph.Measured, Start: ph.Start, End: ph.End,
 			Before: ph.Before, After: ph.After, Settle: ph.Settle})

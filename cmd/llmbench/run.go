@@ -120,7 +120,9 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 
 	apiKey := ""
 	if sc.Engine.APIKeyEnv != "" {
-		apiKey = cio.getenv(sc.Engine.APIKeyEnv)
+		if apiKey = cio.getenv(sc.Engine.APIKeyEnv); apiKey == "" {
+			fmt.Fprintf(cio.stderr, "llmbench: engine.api_key_env names %s, which is not set: sending no API key\n", sc.Engine.APIKeyEnv)
+		}
 	}
 	conc := expectedConcurrency(plan)
 	cl, err := client.New(client.Config{
