@@ -151,3 +151,29 @@ scrape:
 		t.Errorf("no successful rounds from Prometheus: %+v", s.Health)
 	}
 }
+
+// TestDetectedDialect: an external engine whose dialect the scenario leaves
+// out is recognised from its metric names, and reconciled in that dialect
+// without a false warning.
+func TestDetectedDialect(t *testing.T) {
+	t.Parallel()
+	_, ep := startSim(t, sim.Config{Dialect: sim.DialectVLLM})
+	s := runForSummary(t, `
+name: detect
+model: llmbench-sim
+engine:
+  kind: external
+  base_url: `+ep.BaseURL+`
+  metrics_url: `+ep.MetricsURL+`
+workload: {concurrency: 4, requests: 24, prompt_tokens: 32, output_tokens: 16}
+scrape: {interval: 250ms}
+`)
+	if s.Engine.Dialect != "vllm" || s.Server == nil || s.Server.Dialect != "vllm" {
+		t.Fatalf("engine dialect %q, server view %+v: want vllm detected", s.Engine.Dialect, s.Server)
+	}
+	for _, f := range s.Findings {
+		if f.Severity != "info" {
+			t.Errorf("%s %s: %s", f.Severity, f.ID, f.Verdict)
+		}
+	}
+}
