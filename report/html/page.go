@@ -1,0 +1,472 @@
+package html
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/report/reconcile"
+)
+
+// page is everything report.html shows, computed and formatted: the
+// template only lays it out.
+type page struct {
+	Title     string
+	Subtitle  string
+	Run       []fact
+	Engine    []fact
+	Health    healthView
+	Tiles     []tile
+	Tokens    []fact
+	Latency   latencyView
+	Timeline  []*chart // charts over the run clock
+	CDF       []*chart
+	CDFNote   string
+	Sweep     *sweepView
+	Waterfall *waterfallView
+	Findings  findingsView
+	Phases    []phaseRow
+	Server    *serverView
+	Errors    errorsView
+	Notes     []string // how the page was drawn from the data: buckets, downsampling
+	Footer    string
+}
+
+type fact struct {
+	Label, Value string
+	Class        string // ok | warn | bad: colours the value
+}
+
+type tile struct {
+	Label, Value, Unit, Sub string
+	Class                   string
+}
+
+// build computes the page from the run. It does not modify in.
+func build(in Input) page {
+	s := in.Summary
+	records := slices.Clone(in.Records)
+	slices.SortStableFunc(records, func(a, b client.Record) int { return cmp.Compare(a.Index, b.Index) })
+
+	p := page{
+		Title:    "llmbench report: " + orDash(s.Run.Scenario),
+		Subtitle: s.Run.ID,
+		Run:      runFacts(s),
+		Engine:   engineFacts(s),
+		Health:   healthOf(s.Health),
+		Tiles:    tilesOf(s),
+		Tokens:   tokenFacts(s.Client.Tokens),
+		Latency:  latencyOf(s),
+		Findings: findingsOf(s.Findings),
+		Phases:   phaseRows(s.Phases),
+		Server:   serverOf(s.Server),
+		Errors:   errorsOf(records),
+		Footer: fmt.Sprintf("llmbench %s · run %s · schema %s. This file is self-contained: no script, no font, no image or style sheet is fetched when it opens.",
+			orDash(s.Run.Version), orDash(s.Run.ID), orDash(s.Schema)),
+	}
+	tl := timelineOf(s, records, in.Rows)
+	p.Timeline, p.Notes = tl.charts, tl.notes
+	p.CDF, p.CDFNote = cdfCharts(s.Server)
+	p.Sweep = sweepOf(s.Sweep)
+	p.Waterfall = waterfallOf(s.Waterfall)
+	return p
+}
+
+func runFacts(s report.Summary) []fact {
+	r := s.Run
+	out := []fact{
+		{Label: "scenario", Value: orDash(r.Scenario)},
+		{Label: "run", Value: orDash(r.ID)},
+		{Label: "seed", Value: fmt.Sprint(r.Seed)},
+		{Label: "started", Value: startedAt(r.StartedAt)},
+		{Label: "measured", Value: dur(r.Duration)},
+		{Label: "llmbench", Value: orDash(r.Version)},
+	}
+	if r.Stopped != "" {
+		out = append(out, fact{Label: "stopped early", Value: r.Stopped, Class: "bad"})
+	}
+	return out
+}
+
+func startedAt(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+func engineFacts(s report.Summary) []fact {
+	e := s.Engine
+	out := []fact{
+		{Label: "engine", Value: orDash(e.Kind)},
+		{Label: "dialect", Value: orDash(e.Dialect)},
+		{Label: "model", Value: orDash(e.Model)},
+		{Label: "API", Value: orDash(e.BaseURL)},
+		{Label: "metrics", Value: orDash(e.MetricsURL)},
+	}
+	if s.Server != nil && len(s.Server.Targets) > 1 {
+		out = append(out, fact{Label: "scrape targets", Value: strings.Join(s.Server.Targets, ", ")})
+	}
+	return out
+}
+
+type healthView struct {
+	Valid    bool
+	Verdict  string
+	Problems []string // why the numbers are not valid
+	Cautions []string // what does not invalidate them but a reader should know
+	Facts    []fact   // the driver's and the scraper's own record
+	Client   []fact   // the client process: CPU, GC, scheduler
+}
+
+func healthOf(h report.Health) healthView {
+	v := healthView{Valid: h.Valid, Problems: h.Problems, Verdict: "Valid: nothing made the numbers unrepresentative"}
+	if !h.Valid {
+		v.Verdict = "Not valid: read the numbers below with the problems in mind"
+	}
+	if h.LateArrivals > 0 {
+		v.Cautions = append(v.Cautions, fmt.Sprintf("%s arrivals were sent later than planned (schedule lag p99 %s)", count(h.LateArrivals), dur(h.ScheduleLag.P99)))
+	}
+	if h.ScrapeFailures > 0 {
+		v.Cautions = append(v.Cautions, fmt.Sprintf("%s of %s scrapes of /metrics failed (marked in red on the engine charts)", count(h.ScrapeFailures), count(h.ScrapeFailures+h.ScrapeOK)))
+	}
+	if h.Retries > 0 {
+		v.Cautions = append(v.Cautions, fmt.Sprintf("%s requests were resent after a kept-alive connection died before any response byte", count(h.Retries)))
+	}
+	if h.PartialLines > 0 {
+		v.Cautions = append(v.Cautions, fmt.Sprintf("%s raw files ended in a torn line (a crash mid-write): that line was skipped", count(h.PartialLines)))
+	}
+	lag := "closed loop: requests go when a user is free"
+	if h.ScheduleLag.N > 0 {
+		lag = fmt.Sprintf("p50 %s · p99 %s · max %s", dur(h.ScheduleLag.P50), dur(h.ScheduleLag.P99), dur(h.ScheduleLag.Max))
+	}
+	connect := "no new connections"
+	if h.Connect.N > 0 {
+		connect = fmt.Sprintf("%s new · p50 %s · p99 %s", count(h.Connect.N), dur(h.Connect.P50), dur(h.Connect.P99))
+	}
+	v.Facts = []fact{
+		{Label: "schedule lag", Value: lag},
+		{Label: "send delay", Value: fmt.Sprintf("p50 %s · p99 %s (kept out of the latencies)", dur(h.SendDelay.P50), dur(h.SendDelay.P99))},
+		{Label: "connections", Value: connect},
+		{Label: "arrivals dropped / late", Value: count(h.DroppedArrivals) + " / " + count(h.LateArrivals), Class: badIf(h.DroppedArrivals > 0)},
+		{Label: "retries", Value: count(h.Retries)},
+		{Label: "scrapes ok / failed", Value: count(h.ScrapeOK) + " / " + count(h.ScrapeFailures), Class: warnIf(h.ScrapeFailures > 0)},
+	}
+	c := h.Client
+	sched := "not measured"
+	if c.SchedLatencyP99_s > 0 {
+		sched = dur(c.SchedLatencyP99_s)
+	}
+	saturated := "no"
+	if c.Saturated {
+		saturated = "yes: its latencies include its own delay"
+	}
+	v.Client = []fact{
+		{Label: "CPU", Value: fmt.Sprintf("%s of %d cores", pct(c.CPUUtilization), c.CPUCores)},
+		{Label: "scheduler delay p99", Value: sched},
+		{Label: "GC cycles", Value: count(c.GCCycles)},
+		{Label: "GC policy", Value: orDash(c.GCPolicy)},
+		{Label: "client saturated", Value: saturated, Class: badIf(c.Saturated)},
+	}
+	return v
+}
+
+func badIf(b bool) string {
+	if b {
+		return "bad"
+	}
+	return ""
+}
+
+func warnIf(b bool) string {
+	if b {
+		return "warn"
+	}
+	return ""
+}
+
+func tilesOf(s report.Summary) []tile {
+	c := s.Client
+	req := tile{Label: "requests ok", Value: count(c.Requests.OK), Sub: fmt.Sprintf("of %s sent", count(c.Requests.Sent))}
+	if c.Requests.Failed > 0 {
+		req.Sub += fmt.Sprintf(" · %s failed", count(c.Requests.Failed))
+		req.Class = "bad"
+	}
+	return []tile{
+		req,
+		{Label: "throughput", Value: num(c.Throughput.RequestsPerSec), Unit: "req/s", Sub: "successful requests per second"},
+		{Label: "output tokens", Value: num(c.Throughput.OutputTokensPerSec), Unit: "tok/s", Sub: fmt.Sprintf("%s tok/s prompt + output", num(c.Throughput.TotalTokensPerSec))},
+		{Label: "TTFT p50", Value: ms(c.Latency.TTFT.P50), Unit: "ms", Sub: "p99 " + ms(c.Latency.TTFT.P99) + " ms"},
+		{Label: "E2E p50", Value: ms(c.Latency.E2E.P50), Unit: "ms", Sub: "p99 " + ms(c.Latency.E2E.P99) + " ms"},
+		{Label: "measured", Value: dur(s.Run.Duration), Sub: fmt.Sprintf("%d phases, %d measured", len(s.Phases), countMeasured(s.Phases))},
+	}
+}
+
+func countMeasured(phases []report.PhaseResult) int {
+	n := 0
+	for _, ph := range phases {
+		if ph.Measured {
+			n++
+		}
+	}
+	return n
+}
+
+func tokenFacts(t report.TokenCounts) []fact {
+	src := t.Source
+	if len(t.BySource) > 0 {
+		parts := make([]string, 0, len(t.BySource))
+		for _, k := range slices.Sorted(maps.Keys(t.BySource)) {
+			parts = append(parts, fmt.Sprintf("%s %s", k, count(t.BySource[k])))
+		}
+		src += " (" + strings.Join(parts, ", ") + ")"
+	}
+	return []fact{
+		{Label: "prompt tokens", Value: fmt.Sprintf("%s (the plan aimed for %s)", count(t.Prompt), count(t.PromptTarget))},
+		{Label: "output tokens", Value: fmt.Sprintf("%s (max_tokens asked: %s)", count(t.Output), count(t.OutputTarget))},
+		{Label: "cached prompt tokens", Value: count(t.Cached)},
+		{Label: "output counts from", Value: orDash(src), Class: warnIf(t.Source == "chunks" || t.Source == "mixed")},
+	}
+}
+
+// latencyView is the client-versus-server latency table.
+type latencyView struct {
+	Rows     []latRow // TTFT, ITL, TPOT, E2E: both sides
+	Engine   []latRow // what only the engine measures: queue, prefill, decode, ...
+	NoServer bool
+	Notes    []string
+}
+
+type latRow struct {
+	Name        string
+	Help        string
+	ClientN     string
+	Client      [4]string // mean p50 p90 p99, in ms
+	ServerN     string
+	Server      []serverCell // p50 p90 p99; empty when ServerState says why
+	ServerState string       // "" | absent | no /metrics
+}
+
+type serverCell struct {
+	Value  string // ms
+	Bucket string // the bucket that bounds it
+	Above  bool   // beyond the top finite bucket: unknowable above it
+}
+
+var latencyNames = []struct{ key, name, help string }{
+	{"ttft", "TTFT", "time to first token: actual send → first content chunk"},
+	{"itl", "ITL", "inter-token latency: gaps between content chunks, per token"},
+	{"tpot", "TPOT", "time per output token: (E2E − TTFT) / (tokens − 1), per request"},
+	{"e2e", "E2E", "end to end: actual send → end of stream"},
+}
+
+func latencyOf(s report.Summary) latencyView {
+	v := latencyView{NoServer: s.Server == nil}
+	client := map[string]report.Dist{"ttft": s.Client.Latency.TTFT, "itl": s.Client.Latency.ITL, "tpot": s.Client.Latency.TPOT, "e2e": s.Client.Latency.E2E}
+	for _, l := range latencyNames {
+		d := client[l.key]
+		row := latRow{Name: l.name, Help: l.help, ClientN: count(d.N), Client: [4]string{"—", "—", "—", "—"}}
+		if d.N > 0 {
+			row.Client = [4]string{ms(d.Mean), ms(d.P50), ms(d.P90), ms(d.P99)}
+		}
+		serverCells(&row, s.Server, l.key)
+		v.Rows = append(v.Rows, row)
+	}
+	if s.Server != nil {
+		for _, k := range slices.Sorted(maps.Keys(s.Server.Latency)) {
+			if slices.ContainsFunc(latencyNames, func(l struct{ key, name, help string }) bool { return l.key == k }) {
+				continue
+			}
+			row := latRow{Name: k, Help: "engine-side only: the client cannot see it"}
+			serverCells(&row, s.Server, k)
+			v.Engine = append(v.Engine, row)
+		}
+		v.Notes = s.Server.Notes
+	}
+	return v
+}
+
+func serverCells(row *latRow, srv *report.ServerSide, key string) {
+	if srv == nil {
+		row.ServerState = "no /metrics"
+		return
+	}
+	d, ok := srv.Latency[key]
+	if !ok {
+		row.ServerState = "absent"
+		return
+	}
+	row.ServerN = num(d.N)
+	for _, e := range []report.BucketEstimate{d.P50, d.P90, d.P99} {
+		if e.AboveTop {
+			row.Server = append(row.Server, serverCell{Value: "> " + ms(e.Bucket[0]), Bucket: "above the top bucket", Above: true})
+			continue
+		}
+		row.Server = append(row.Server, serverCell{Value: ms(e.Value), Bucket: "[" + ms(e.Bucket[0]) + "–" + ms(e.Bucket[1]) + "]"})
+	}
+}
+
+type findingsView struct {
+	Summary string
+	Items   []findingView
+}
+
+type findingView struct {
+	ID, Severity, Verdict string
+	Evidence              []fact
+}
+
+func findingsOf(fs []report.Finding) findingsView {
+	by := map[reconcile.Severity]int{}
+	v := findingsView{}
+	for _, f := range fs {
+		by[f.Severity]++
+		item := findingView{ID: f.ID, Severity: string(f.Severity), Verdict: f.Verdict}
+		for _, k := range slices.Sorted(maps.Keys(f.Evidence)) {
+			item.Evidence = append(item.Evidence, fact{Label: k, Value: evidenceValue(k, f.Evidence[k])})
+		}
+		v.Items = append(v.Items, item)
+	}
+	if len(fs) == 0 {
+		v.Summary = "No findings: the comparison of both views had nothing to say."
+		return v
+	}
+	v.Summary = fmt.Sprintf("%d findings: %d fail, %d warn, %d info.", len(fs), by[reconcile.Fail], by[reconcile.Warn], by[reconcile.Info])
+	return v
+}
+
+type phaseRow struct {
+	Name, Measured, Start, Duration, Load         string
+	Sent, OK, Failed, ReqPerS, TokPerS, TTFT, E2E string
+}
+
+func phaseRows(phases []report.PhaseResult) []phaseRow {
+	out := make([]phaseRow, 0, len(phases))
+	for _, ph := range phases {
+		c := ph.Client
+		row := phaseRow{
+			Name: ph.Name, Measured: "no", Start: dur(ph.Start), Duration: dur(ph.Duration), Load: "—",
+			Sent: count(c.Requests.Sent), OK: count(c.Requests.OK), Failed: count(c.Requests.Failed),
+			ReqPerS: num(c.Throughput.RequestsPerSec), TokPerS: num(c.Throughput.OutputTokensPerSec),
+			TTFT: ms(c.Latency.TTFT.P50) + " / " + ms(c.Latency.TTFT.P99),
+			E2E:  ms(c.Latency.E2E.P50) + " / " + ms(c.Latency.E2E.P99),
+		}
+		if ph.Measured {
+			row.Measured = "yes"
+		}
+		if ph.Load > 0 {
+			row.Load = num(ph.Load) + " " + ph.LoadUnit
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+type serverView struct {
+	Dialect  string
+	Targets  string
+	Counters []fact
+	Gauges   []gaugeRow
+	Replicas *replicaTable
+}
+
+type gaugeRow struct{ Name, N, Mean, Max, Last, Interval string }
+
+type replicaTable struct {
+	Counters []string
+	Rows     []replicaRow
+}
+
+type replicaRow struct {
+	Target string
+	Values []string
+}
+
+func serverOf(s *report.ServerSide) *serverView {
+	if s == nil {
+		return nil
+	}
+	v := &serverView{Dialect: orDash(s.Dialect), Targets: orDash(strings.Join(s.Targets, ", "))}
+	for _, k := range slices.Sorted(maps.Keys(s.Counters)) {
+		v.Counters = append(v.Counters, fact{Label: k, Value: num(s.Counters[k])})
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Gauges)) {
+		g := s.Gauges[k]
+		interval := "never changed"
+		if g.UpdateInterval > 0 {
+			interval = dur(g.UpdateInterval)
+		}
+		v.Gauges = append(v.Gauges, gaugeRow{Name: k, N: count(g.N), Mean: num(g.Mean), Max: num(g.Max), Last: num(g.Last), Interval: interval})
+	}
+	if len(s.Replicas) > 0 {
+		t := &replicaTable{}
+		names := map[string]bool{}
+		for _, cs := range s.Replicas {
+			for k := range cs {
+				names[k] = true
+			}
+		}
+		t.Counters = slices.Sorted(maps.Keys(names))
+		for _, target := range slices.Sorted(maps.Keys(s.Replicas)) {
+			row := replicaRow{Target: target}
+			for _, k := range t.Counters {
+				val, ok := s.Replicas[target][k]
+				if !ok {
+					row.Values = append(row.Values, "—")
+					continue
+				}
+				row.Values = append(row.Values, num(val))
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		v.Replicas = t
+	}
+	return v
+}
+
+type errorsView struct {
+	Rows []errorRow
+	More string // how many distinct messages were left out
+}
+
+type errorRow struct{ Count, Class, Status, Message string }
+
+// errorsOf groups the failed requests by class, status and message, the
+// most frequent first.
+func errorsOf(records []client.Record) errorsView {
+	type key struct {
+		class  client.ErrorClass
+		status int
+		msg    string
+	}
+	counts := map[key]int{}
+	for i := range records {
+		r := &records[i]
+		if r.OK() {
+			continue
+		}
+		counts[key{r.ErrorClass, r.Status, r.Error}]++
+	}
+	keys := slices.Collect(maps.Keys(counts))
+	slices.SortFunc(keys, func(a, b key) int {
+		return cmp.Or(cmp.Compare(counts[b], counts[a]), cmp.Compare(a.class, b.class), cmp.Compare(a.status, b.status), cmp.Compare(a.msg, b.msg))
+	})
+	var v errorsView
+	for i, k := range keys {
+		if i == maxErrorRows {
+			v.More = fmt.Sprintf("%d more distinct errors are not listed; requests.jsonl has every one.", len(keys)-maxErrorRows)
+			break
+		}
+		status := "—"
+		if k.status != 0 {
+			status = fmt.Sprint(k.status)
+		}
+		v.Rows = append(v.Rows, errorRow{Count: count(counts[k]), Class: string(k.class), Status: status, Message: orDash(clip(k.msg, errorTextRunes))})
+	}
+	return v
+}
