@@ -106,6 +106,10 @@ type Config struct {
 	// NoMetrics says the engine serves no /metrics (e.g. Ollama): the
 	// Endpoint's MetricsURL stays empty.
 	NoMetrics bool
+	// APIKey, if set, is sent as a bearer token with the readiness probe and
+	// the /v1/models request (an engine started with --api-key refuses them
+	// otherwise). It is not passed to the engine: put that flag in Extra.
+	APIKey string
 }
 
 // Engine is a real engine that llmbench launches. Create it with New.
@@ -275,7 +279,7 @@ func (e *Engine) start(ctx context.Context) (engine.Endpoint, *process, error) {
 
 	ep := e.endpoint(ports)
 	probe := e.url(ports.api, e.spec.readyPath)
-	if err := waitReady(ctx, p.exited, probe, e.cfg.Ready); err != nil {
+	if err := waitReady(ctx, p.exited, probe, e.cfg.APIKey, e.cfg.Ready); err != nil {
 		var notReady *notReadyError
 		switch {
 		case errors.Is(err, errExited):
@@ -286,7 +290,7 @@ func (e *Engine) start(ctx context.Context) (engine.Endpoint, *process, error) {
 			return ep, p, fmt.Errorf("launch %s: waiting for the engine to be ready: %w", kind, err)
 		}
 	}
-	if id := firstModelID(ctx, e.url(ports.api, "/v1/models")); id != "" {
+	if id := firstModelID(ctx, e.url(ports.api, "/v1/models"), e.cfg.APIKey); id != "" {
 		ep.Model = id
 	}
 	return ep, p, nil

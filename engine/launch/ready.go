@@ -40,7 +40,7 @@ var probeClient = &http.Client{
 // waitReady polls GET url until it answers 200. It returns an error wrapping
 // errExited when exited closes first, a *notReadyError after timeout, or
 // ctx's error.
-func waitReady(ctx context.Context, exited <-chan struct{}, url string, timeout time.Duration) error {
+func waitReady(ctx context.Context, exited <-chan struct{}, url, apiKey string, timeout time.Duration) error {
 	alive, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	go func() {
@@ -69,7 +69,7 @@ func waitReady(ctx context.Context, exited <-chan struct{}, url string, timeout 
 			return cause
 		case <-t.C:
 		}
-		err := probe(ctx, url)
+		err := probe(ctx, url, apiKey)
 		if err == nil {
 			return nil
 		}
@@ -82,12 +82,8 @@ func waitReady(ctx context.Context, exited <-chan struct{}, url string, timeout 
 }
 
 // probe is one GET of url; nil when it answered 200.
-func probe(ctx context.Context, url string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := probeClient.Do(req)
+func probe(ctx context.Context, url, apiKey string) error {
+	resp, err := getEngine(ctx, url, apiKey)
 	if err != nil {
 		return err
 	}
@@ -102,12 +98,8 @@ func probe(ctx context.Context, url string) error {
 // firstModelID asks the engine which model it serves (the name requests must
 // carry, which --served-model-name or --alias may have changed); "" when it
 // does not say.
-func firstModelID(ctx context.Context, url string) string {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return ""
-	}
-	resp, err := probeClient.Do(req)
+func firstModelID(ctx context.Context, url, apiKey string) string {
+	resp, err := getEngine(ctx, url, apiKey)
 	if err != nil {
 		return ""
 	}
@@ -121,6 +113,18 @@ func firstModelID(ctx context.Context, url string) string {
 		return ""
 	}
 	return ids[0]
+}
+
+// getEngine is a GET to the engine, with the API key if there is one.
+func getEngine(ctx context.Context, url, apiKey string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	if apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+	}
+	return probeClient.Do(req)
 }
 
 // parseModelIDs reads the ids of an OpenAI /v1/models answer,

@@ -62,7 +62,7 @@ func TestWaitReadyAfterFailures(t *testing.T) {
 		w.WriteHeader(http.StatusOK)
 	}))
 	defer srv.Close()
-	if err := waitReady(context.Background(), make(chan struct{}), srv.URL+"/health", time.Minute); err != nil {
+	if err := waitReady(context.Background(), make(chan struct{}), srv.URL+"/health", "", time.Minute); err != nil {
 		t.Fatalf("waitReady: %v", err)
 	}
 	if got := n.Load(); got != 3 {
@@ -94,7 +94,7 @@ func TestWaitReadyFails(t *testing.T) {
 
 	t.Run("timeout says what the last probe got", func(t *testing.T) {
 		t.Parallel()
-		err := waitReady(context.Background(), make(chan struct{}), unavailable.URL+"/health", 300*time.Millisecond)
+		err := waitReady(context.Background(), make(chan struct{}), unavailable.URL+"/health", "", 300*time.Millisecond)
 		var nr *notReadyError
 		if !errors.As(err, &nr) || !strings.Contains(err.Error(), "503 Service Unavailable") {
 			t.Errorf("err = %v, want not ready with the last 503", err)
@@ -102,7 +102,7 @@ func TestWaitReadyFails(t *testing.T) {
 	})
 	t.Run("engine exited", func(t *testing.T) {
 		t.Parallel()
-		if err := waitReady(context.Background(), closed, hanging.URL, time.Minute); !errors.Is(err, errExited) {
+		if err := waitReady(context.Background(), closed, hanging.URL, "", time.Minute); !errors.Is(err, errExited) {
 			t.Errorf("err = %v, want errExited", err)
 		}
 	})
@@ -110,14 +110,36 @@ func TestWaitReadyFails(t *testing.T) {
 		t.Parallel()
 		exited := make(chan struct{})
 		time.AfterFunc(100*time.Millisecond, func() { close(exited) })
-		if err := waitReady(context.Background(), exited, hanging.URL, time.Minute); !errors.Is(err, errExited) {
+		if err := waitReady(context.Background(), exited, hanging.URL, "", time.Minute); !errors.Is(err, errExited) {
 			t.Errorf("err = %v, want errExited", err)
 		}
 	})
 	t.Run("ctx cancelled", func(t *testing.T) {
 		t.Parallel()
-		if err := waitReady(cancelled, make(chan struct{}), hanging.URL, time.Minute); !errors.Is(err, context.Canceled) {
+		if err := waitReady(cancelled, make(chan struct{}), hanging.URL, "", time.Minute); !errors.Is(err, context.Canceled) {
 			t.Errorf("err = %v, want context.Canceled", err)
 		}
 	})
+}
+
+// An engine started with an API key refuses probes without it.
+func TestProbesCarryTheAPIKey(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer sk-test" {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		w.Write([]byte(`{"data":[{"id":"served"}]}`))
+	}))
+	defer srv.Close()
+	if err := waitReady(context.Background(), make(chan struct{}), srv.URL+"/v1/models", "sk-test", time.Minute); err != nil {
+		t.Errorf("waitReady with the key: %v", err)
+	}
+	if got := firstModelID(context.Background(), srv.URL+"/v1/models", "sk-test"); got != "served" {
+		t.Errorf("firstModelID with the key = %q", got)
+	}
+	if got := firstModelID(context.Background(), srv.URL+"/v1/models", ""); got != "" {
+		t.Errorf("firstModelID without the key = %q, want \"\"", got)
+	}
 }
