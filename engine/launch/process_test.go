@@ -214,7 +214,7 @@ func TestExitsAtOnce(t *testing.T) {
 
 func TestNeverReady(t *testing.T) {
 	t.Parallel()
-	e, err := New(Config{Kind: KindCommand, Command: []string{"sh", "-c", "echo still loading; exec sleep 600"}, Ready: 500 * time.Millisecond})
+	e, err := New(Config{Kind: KindCommand, Command: []string{"sh", "-c", "echo still loading; exec sleep 600"}, Ready: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +222,7 @@ func TestNeverReady(t *testing.T) {
 	if err == nil {
 		t.Fatal("Start: no error")
 	}
-	for _, want := range []string{"engine not ready after 500ms", "last probe: Get", "/v1/models", "connection refused", "last lines of its output:\n    still loading"} {
+	for _, want := range []string{"engine not ready after 1s", "last probe: Get", "/v1/models", "connection refused", "last lines of its output:\n    still loading"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
