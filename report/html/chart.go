@@ -141,7 +141,7 @@ func (c *chart) phaseBands(x axis, phases []phaseSpan) {
 			title += " (not measured)"
 		}
 		c.Bands = append(c.Bands, band{X: x0, W: x1 - x0, Measured: ph.Measured, Title: title,
-			Label: clip(ph.Name, int((x1-x0-6)/6.2))})
+			Label: clip(ph.Name, int((x1-x0-6)/7))})
 	}
 }
 

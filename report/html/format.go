@@ -151,8 +151,11 @@ func evidenceValue(key string, v float64) string {
 // clip shortens s to at most n runes, marking the cut: an error message can be
 // a whole response body.
 func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
+	switch {
+	case utf8.RuneCountInString(s) <= n:
 		return s
+	case n < 1:
+		return ""
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"

@@ -336,7 +336,11 @@ func findingsOf(fs []report.Finding) findingsView {
 		v.Summary = "No findings: the comparison of both views had nothing to say."
 		return v
 	}
-	v.Summary = fmt.Sprintf("%d findings: %d fail, %d warn, %d info.", len(fs), by[reconcile.Fail], by[reconcile.Warn], by[reconcile.Info])
+	noun := "findings"
+	if len(fs) == 1 {
+		noun = "finding"
+	}
+	v.Summary = fmt.Sprintf("%d %s: %d fail, %d warn, %d info.", len(fs), noun, by[reconcile.Fail], by[reconcile.Warn], by[reconcile.Info])
 	return v
 }
 

@@ -1,6 +1,7 @@
 package html
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sort"
@@ -20,6 +21,8 @@ const (
 	maxLinePoints  = 1000  // points per line (gauges, in-flight)
 	maxCDFLabels   = 7     // bucket-bound labels under a CDF chart
 	maxAllDots     = 5000  // a scatter of more requests is thinned
+	minWindow      = 20    // requests per rolling-quantile window, at least
+	maxWindows     = 200   // rolling-quantile windows per run, about
 	dotCell        = 3.0   // scatter: one dot per cell of this many viewBox units
 	maxFailedMarks = 200   // failed scrapes marked on a chart
 	maxErrorRows   = 10    // distinct error messages listed
@@ -153,6 +156,7 @@ func throughputOf(records []client.Record, span float64) throughput {
 type latencySample struct {
 	sent, v float64
 	ok      bool
+	phase   string
 }
 
 // ttftSamples and e2eSamples gather the scatter of requests by send time.
@@ -163,7 +167,7 @@ func ttftSamples(records []client.Record) []latencySample {
 	for i := range records {
 		r := &records[i]
 		if d, ok := r.TTFT(); ok {
-			out = append(out, latencySample{sent: r.SentOnWire().Seconds(), v: d.Seconds(), ok: r.OK()})
+			out = append(out, latencySample{sent: r.SentOnWire().Seconds(), v: d.Seconds(), ok: r.OK(), phase: r.Phase})
 		}
 	}
 	return out
@@ -174,35 +178,61 @@ func e2eSamples(records []client.Record) []latencySample {
 	for i := range records {
 		r := &records[i]
 		if r.End > 0 && r.End >= r.SentOnWire() {
-			out = append(out, latencySample{sent: r.SentOnWire().Seconds(), v: r.E2E().Seconds(), ok: r.OK()})
+			out = append(out, latencySample{sent: r.SentOnWire().Seconds(), v: r.E2E().Seconds(), ok: r.OK(), phase: r.Phase})
 		}
 	}
 	return out
 }
 
-// quantilesBySend is p50 and p99 of the successful samples sent in each
-// bucket, at the bucket's start; NaN where a bucket has none.
-func quantilesBySend(samples []latencySample, span, width float64) (p50, p99 []xy) {
-	n := max(1, int(math.Ceil(span/width-1e-9)))
-	groups := make([][]float64, n)
+// rollingQuantiles is p50 and p99 of the successful samples over a window
+// of consecutive requests in send order, stepped by half a window and placed
+// at the window's middle send time. A window of requests, not of time, keeps
+// the estimate steady where requests are sparse and sharp where they crowd.
+// Windows stay inside a phase (a NaN point separates phases), so a line
+// never bridges the change of load between them. window is how many
+// requests each point summarises.
+func rollingQuantiles(samples []latencySample) (p50, p99 []xy, window int) {
+	ok := make([]latencySample, 0, len(samples))
 	for _, s := range samples {
-		if !s.ok || s.sent < 0 {
-			continue
+		if s.ok {
+			ok = append(ok, s)
 		}
-		i := min(int(s.sent/width), n-1)
-		groups[i] = append(groups[i], s.v)
 	}
-	for i, g := range groups {
-		x := float64(i) * width
-		if len(g) == 0 {
-			p50, p99 = append(p50, xy{x, math.NaN()}), append(p99, xy{x, math.NaN()})
-			continue
+	if len(ok) == 0 {
+		return nil, nil, 0
+	}
+	slices.SortStableFunc(ok, func(a, b latencySample) int { return cmp.Compare(a.sent, b.sent) })
+	window = min(len(ok), max(minWindow, len(ok)/maxWindows))
+	buf := make([]float64, window)
+	for start := 0; start < len(ok); {
+		end := start + 1
+		for end < len(ok) && ok[end].phase == ok[start].phase {
+			end++
 		}
-		sort.Float64s(g)
-		p50 = append(p50, xy{x, stat.Quantile(0.5, stat.LinInterp, g, nil)})
-		p99 = append(p99, xy{x, stat.Quantile(0.99, stat.LinInterp, g, nil)})
+		if start > 0 {
+			p50, p99 = append(p50, xy{ok[start].sent, math.NaN()}), append(p99, xy{ok[start].sent, math.NaN()})
+		}
+		group := ok[start:end]
+		w := min(window, len(group))
+		step := max(1, w/2)
+		for lo := 0; ; lo += step {
+			hi := min(lo+w, len(group))
+			lo = hi - w // the last window ends at the phase's last request
+			vals := buf[:w]
+			for i, s := range group[lo:hi] {
+				vals[i] = s.v
+			}
+			sort.Float64s(vals)
+			x := group[lo+w/2].sent
+			p50 = append(p50, xy{x, stat.Quantile(0.5, stat.LinInterp, vals, nil)})
+			p99 = append(p99, xy{x, stat.Quantile(0.99, stat.LinInterp, vals, nil)})
+			if hi == len(group) {
+				break
+			}
+		}
+		start = end
 	}
-	return p50, p99
+	return p50, p99, window
 }
 
 // drawDots draws every point, or thins them (thinDots) when thin is set.

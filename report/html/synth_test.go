@@ -1,6 +1,7 @@
 package html
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -25,6 +26,9 @@ type synth struct {
 	failEvery int     // every k-th request fails (0: none)
 	hostile   bool    // scenario, phase, model and error strings carry markup
 	traces    bool    // the engine writes a trace log (a waterfall)
+	spread    float64 // log-normal noise on TTFT and ITL: scatters the dots
+	service   float64 // requests/s the engine completes at most, before rateScale (0: synthServiceRate)
+	noMetrics bool    // the engine has no /metrics: no scrapes, no boundary snapshots
 }
 
 var synthStart = time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)
@@ -89,7 +93,7 @@ func (s synth) run() (report.RunMeta, []client.Record, []scrape.Row, []trace.Eve
 	// The engine serves requests in arrival order at synthServiceRate
 	// requests/s (scaled): past that rate, the queue and TTFT grow and the
 	// throughput flattens. Each phase drains before the next one starts.
-	service := synthServiceRate * s.rateScale
+	service := cmp.Or(s.service, synthServiceRate) * s.rateScale
 	nextFree, t0 := 0.0, 0.2
 	for _, ph := range s.phases() {
 		pm := report.PhaseMeta{Name: ph.name, Measured: ph.measured, Start: sec(t0), Load: ph.rate, LoadUnit: "requests/s"}
@@ -117,6 +121,12 @@ func (s synth) run() (report.RunMeta, []client.Record, []scrape.Row, []trace.Eve
 	return meta, records, rows, events
 }
 
+// noise is a log-normal factor, its exponent capped at two deviations so
+// that no request outlasts the run by much.
+func noise(rng *rand.Rand, spread float64) float64 {
+	return math.Exp(spread * math.Max(-2, math.Min(2, rng.NormFloat64())))
+}
+
 func (s synth) record(rng *rand.Rand, i int, phase string, at, queue float64) (client.Record, float64) {
 	r := client.Record{ID: fmt.Sprintf("req-%06d", i), Index: i, Phase: phase, Intended: sec(at), Status: 200,
 		TargetPromptTokens: 64 + rng.IntN(192), MaxTokens: 16 + rng.IntN(48), TokenSource: client.TokensFromUsage}
@@ -131,7 +141,7 @@ func (s synth) record(rng *rand.Rand, i int, phase string, at, queue float64) (c
 	r.OutputTokens = r.MaxTokens
 	r.FinishReason = "length"
 	prefill := 0.015 + float64(r.PromptTokens)*0.0001
-	ttft := queue + prefill + rng.ExpFloat64()*0.004
+	ttft := (queue + prefill + rng.ExpFloat64()*0.004) * noise(rng, s.spread)
 	r.FirstByte = r.Wrote + sec(ttft-0.001)
 	r.FirstToken = r.Wrote + sec(ttft)
 	// Tokens arrive in chunks of roughly equal size; a gap per token of ~6 ms.
@@ -142,7 +152,7 @@ func (s synth) record(rng *rand.Rand, i int, phase string, at, queue float64) (c
 		tok := left / (nChunks - c)
 		left -= tok
 		if c > 0 {
-			next += sec(float64(tok) * (0.005 + rng.ExpFloat64()*0.001))
+			next += sec(float64(tok) * (0.005 + rng.ExpFloat64()*0.001) * noise(rng, s.spread))
 		}
 		r.Chunks = append(r.Chunks, client.Chunk{At: next, Tokens: int32(tok)})
 	}
@@ -204,9 +214,9 @@ func (s synth) scrapes(records []client.Record, queueOf []float64, meta *report.
 	sort.SliceStable(times, func(a, b int) bool { return times[a].at < times[b].at })
 
 	hist := map[scrape.Concept]*scrape.Histogram{
-		scrape.TTFT: {Bounds: ttftBounds, Cumulative: make([]float64, len(ttftBounds))},
-		scrape.ITL:  {Bounds: itlBounds, Cumulative: make([]float64, len(itlBounds))},
-		scrape.E2E:  {Bounds: e2eBounds, Cumulative: make([]float64, len(e2eBounds))},
+		scrape.TTFT:  {Bounds: ttftBounds, Cumulative: make([]float64, len(ttftBounds))},
+		scrape.ITL:   {Bounds: itlBounds, Cumulative: make([]float64, len(itlBounds))},
+		scrape.E2E:   {Bounds: e2eBounds, Cumulative: make([]float64, len(e2eBounds))},
 		scrape.Queue: {Bounds: queueBounds, Cumulative: make([]float64, len(queueBounds))},
 	}
 	observe := func(c scrape.Concept, v, weight float64) {
@@ -316,6 +326,12 @@ func (s synth) traceEvents(records []client.Record, queueOf []float64) []trace.E
 // values beside it.
 func (s synth) input() Input {
 	meta, records, rows, events := s.run()
+	if s.noMetrics {
+		rows, meta.Engine.MetricsURL = nil, ""
+		for i := range meta.Phases {
+			meta.Phases[i].Before, meta.Phases[i].After = nil, nil
+		}
+	}
 	sum := report.Compute(meta, slices.Clone(records), rows, events, 0)
 	return Input{Summary: sum, Records: records, Rows: rows}
 }

@@ -107,25 +107,33 @@ func scatterChart(id, name string, samples []latencySample, span float64, phases
 		c.Empty = "No request has a " + name + " to show."
 		return c, ""
 	}
+	// Milliseconds, or seconds once the slowest request takes ten.
+	unit, unitName := 1000.0, "ms"
 	vals := make([]float64, 0, len(samples))
 	for _, s := range samples {
-		vals = append(vals, s.v*1000)
+		vals = append(vals, s.v)
 	}
 	slices.Sort(vals)
+	if vals[len(vals)-1] >= 10 {
+		unit, unitName = 1, "s"
+	}
+	for i := range vals {
+		vals[i] *= unit
+	}
 	lo, p90, top := vals[0], vals[int(0.9*float64(len(vals)-1))], vals[len(vals)-1]
 	x := c.timeX(span)
 	var y axis
 	scale := "linear"
 	if positive := firstPositive(vals); top > 10*p90 && p90 > 0 && positive > 0 {
-		y, scale = c.logY(positive, top, name+" (ms, log scale)"), "logarithmic: the slowest requests are more than ten times the p90"
+		y, scale = c.logY(positive, top, name+" ("+unitName+", log scale)"), "logarithmic: the slowest requests are more than ten times the p90"
 	} else {
-		y = c.valueY(math.Min(0, lo), top, name+" (ms)")
+		y = c.valueY(math.Min(0, lo), top, name+" ("+unitName+")")
 	}
 	c.phaseBands(x, phases)
 
 	var ok, bad []xy
 	for _, s := range samples {
-		pt := xy{X: s.sent, Y: s.v * 1000}
+		pt := xy{X: s.sent, Y: s.v * unit}
 		if s.ok {
 			ok = append(ok, pt)
 		} else {
@@ -140,21 +148,20 @@ func scatterChart(id, name string, samples []latencySample, span float64, phases
 		c.Paths = append(c.Paths, path{Class: "dots bad", D: dBad})
 		c.Legend = append(c.Legend, legend{Class: "bad", Kind: "dots", Label: "failed request"})
 	}
-	w := quantileWidth(span, len(ok))
-	p50, p99 := quantilesBySend(samples, span, w)
-	ms := func(pts []xy) []xy {
+	p50, p99, window := rollingQuantiles(samples)
+	scaled := func(pts []xy) []xy {
 		for i := range pts {
-			pts[i].Y *= 1000
+			pts[i].Y *= unit
 		}
 		return pts
 	}
 	c.Paths = append(c.Paths,
-		path{Class: "line c4", D: stepPath(ms(p50), span, x, y, false)},
-		path{Class: "line c5", D: stepPath(ms(p99), span, x, y, false)})
-	c.Legend = append(c.Legend, legend{Class: "c4", Kind: "line", Label: "p50 per " + dur(w)}, legend{Class: "c5", Kind: "line", Label: "p99 per " + dur(w)})
+		path{Class: "line c4", D: linePath(scaled(p50), x, y)},
+		path{Class: "line c5", D: linePath(scaled(p99), x, y)})
+	c.Legend = append(c.Legend, legend{Class: "c4", Kind: "line", Label: "p50"}, legend{Class: "c5", Kind: "line", Label: "p99"})
 
-	c.Caption = fmt.Sprintf("%s of each request (ms) at the time it went on the wire; failed requests in red (their %s is the time until they failed). Steps: p50 and p99 of the successful requests sent in each %s. Y axis %s.",
-		name, name, dur(w), scale) + bandsCaption
+	c.Caption = fmt.Sprintf("%s of each request (%s) at the time it went on the wire; failed requests in red (their %s is the time until they failed). Lines: p50 and p99 over a rolling window of %s consecutive successful requests within a phase. Y axis %s.",
+		name, unitName, name, count(window), scale) + bandsCaption
 	note := ""
 	if drawn, total := nOK+nBad, len(samples); drawn < total {
 		c.Caption += fmt.Sprintf(" %s of %s dots drawn: dots that would overlap are merged, every isolated one is kept.", count(drawn), count(total))
@@ -171,25 +178,6 @@ func firstPositive(sorted []float64) float64 {
 		}
 	}
 	return 0
-}
-
-// quantileWidth is the bucket of the quantile lines: at most 100 buckets
-// over the run, and wide enough for about 20 requests each when possible.
-func quantileWidth(span float64, n int) float64 {
-	for _, s := range timeSteps {
-		if s < 1 || span/s > 100 {
-			continue
-		}
-		if float64(n)/math.Max(span/s, 1) >= 20 {
-			return s
-		}
-	}
-	for _, s := range timeSteps {
-		if s >= 1 && span/s <= 10 {
-			return s
-		}
-	}
-	return timeSteps[len(timeSteps)-1]
 }
 
 // concurrencyChart sets the client's requests in flight against the
