@@ -19,6 +19,7 @@ import (
 	"html/template"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/llmbench-org/llmbench/client"
@@ -69,13 +70,19 @@ func Render(w io.Writer, in Input) error {
 }
 
 // Load reads a run directory: its Summary (report.Build, from the raw files)
-// and the raw records and scrape rows the charts need. A run without
-// scrapes.jsonl (no /metrics) loads with no rows.
+// and the raw records and scrape rows the charts need.
 func Load(dir string) (Input, error) {
 	s, err := report.Build(dir)
 	if err != nil {
 		return Input{}, fmt.Errorf("load %s: %w", dir, err)
 	}
+	return LoadRaw(dir, s)
+}
+
+// LoadRaw reads the raw records and scrape rows of a run whose Summary is
+// already built (at the end of a run), so it is not computed twice. A run
+// without scrapes.jsonl (no /metrics) loads with no rows.
+func LoadRaw(dir string, s report.Summary) (Input, error) {
 	in := Input{Summary: s}
 	if _, err := report.ReadJSONL(filepath.Join(dir, report.RequestsFile), func(r *client.Record) error {
 		in.Records = append(in.Records, *r)
@@ -90,4 +97,30 @@ func Load(dir string) (Input, error) {
 		return Input{}, fmt.Errorf("load %s: %w", dir, err)
 	}
 	return in, nil
+}
+
+// WriteFile renders the page into dir/report.html and returns its path. It
+// writes a temporary file and renames it, so a crash never leaves half a
+// page behind.
+func WriteFile(dir string, in Input) (string, error) {
+	path := filepath.Join(dir, FileName)
+	f, err := os.CreateTemp(dir, "."+FileName+"-*")
+	if err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(f.Name()) // after a successful rename there is nothing left to remove
+	if err := Render(f, in); err != nil {
+		f.Close()
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Chmod(f.Name(), 0o644); err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	return path, nil
 }

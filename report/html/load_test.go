@@ -73,6 +73,38 @@ func TestLoad(t *testing.T) {
 			t.Error(err)
 		}
 	})
+	t.Run("the raw files beside a built summary, written to the run", func(t *testing.T) {
+		t.Parallel()
+		dir := writeRun(t, run, true)
+		s, err := report.Build(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := LoadRaw(dir, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path, err := WriteFile(dir, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if path != filepath.Join(dir, FileName) || string(b) != renderString(t, in) {
+			t.Errorf("WriteFile wrote %s, not the rendered page at %s", path, filepath.Join(dir, FileName))
+		}
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") {
+				t.Errorf("temporary file %s left behind", e.Name())
+			}
+		}
+		if _, err := WriteFile(filepath.Join(dir, "missing"), in); err == nil {
+			t.Error("WriteFile into a missing directory succeeded")
+		}
+	})
 	t.Run("no scrapes.jsonl", func(t *testing.T) {
 		t.Parallel()
 		in, err := Load(writeRun(t, run, false))
