@@ -11,13 +11,14 @@ import (
 
 // File names inside a run directory.
 const (
-	ScenarioFile = "scenario.yaml"    // the resolved scenario
-	RequestsFile = "requests.jsonl"   // one client.Record per finished request, appended as it finishes
-	ScrapesFile  = "scrapes.jsonl"    // one scrape.Row per scrape attempt
-	RunFile      = "run.json"         // RunMeta: who ran what, phases and their boundary snapshots
-	SummaryFile  = "summary.json"     // the Summary
-	TruthFile    = "truth.jsonl"      // the built-in engine's ground truth (kind sim only)
-	TraceLogFile = "trace_logger.log" // the built-in engine's FastDeploy trace log (fastdeploy dialect only)
+	ScenarioFile  = "scenario.yaml"    // the resolved scenario
+	RequestsFile  = "requests.jsonl"   // one client.Record per finished request, appended as it finishes
+	ScrapesFile   = "scrapes.jsonl"    // one scrape.Row per scrape attempt
+	RunFile       = "run.json"         // RunMeta: who ran what, phases and their boundary snapshots
+	SummaryFile   = "summary.json"     // the Summary
+	TruthFile     = "truth.jsonl"      // the built-in engine's ground truth (kind sim only)
+	TraceLogFile  = "trace_logger.log" // the built-in engine's FastDeploy trace log (fastdeploy dialect only)
+	EngineLogFile = "engine.log"       // a launched engine's stdout and stderr (kind launch only)
 )
 
 // RunMeta describes a run: what was run against what, and the phases with the

@@ -39,11 +39,18 @@ type Scenario struct {
 const (
 	KindSim      = "sim"      // the built-in simulated engine, started in-process
 	KindExternal = "external" // an engine already running at BaseURL
+	KindLaunch   = "launch"   // a real engine llmbench starts and stops (Launch)
+)
+
+// Where the built-in engine runs (Engine.Process).
+const (
+	ProcessSeparate = "separate"
+	ProcessInline   = "inline"
 )
 
 // Engine says which engine is under test.
 type Engine struct {
-	// Kind is sim or external. Required.
+	// Kind is sim, external or launch. Required.
 	Kind string `yaml:"kind"`
 	// Dialect is the engine's metrics dialect. sim: the one it speaks, sglang
 	// (default), vllm or fastdeploy. external: "" (default) = detect from /metrics.
@@ -67,6 +74,50 @@ type Engine struct {
 	// Faults are deliberate misbehaviours of the built-in engine (sim only);
 	// none by default.
 	Faults sim.Faults `yaml:"faults,omitempty"`
+	// Process says where the built-in engine runs (sim only): separate
+	// (default), a child process, so its CPU and garbage collector stay out
+	// of the client's timestamps and self-measurement; or inline, in
+	// llmbench's own process.
+	Process string `yaml:"process,omitempty"`
+
+	// Launch is the real engine llmbench starts for the run and stops after
+	// it (kind launch only).
+	Launch *Launch `yaml:"launch,omitempty"`
+}
+
+// Launch says how to start a real engine. Its output goes to engine.log in
+// the run directory; llmbench waits until it answers before sending load.
+type Launch struct {
+	// Kind is sglang, vllm, fastdeploy, llamacpp (each with a default command
+	// line) or command (Command says it all). Required.
+	Kind string `yaml:"kind"`
+	// Model is what the engine loads (a model id or path). Default: the
+	// scenario's model. Required for the named kinds.
+	Model string `yaml:"model,omitempty"`
+	// Command is the argv of kind command, or replaces a named kind's default
+	// command line; {host}, {port}, {metrics_port} and {model} are filled in.
+	Command []string `yaml:"command,omitempty"`
+	// Host and Port the engine listens on. Default 127.0.0.1 and a free port.
+	Host string `yaml:"host,omitempty"`
+	Port int    `yaml:"port,omitempty"`
+	// MetricsPort is where engines that serve /metrics on their own port
+	// (FastDeploy) serve it. Default a free port.
+	MetricsPort int `yaml:"metrics_port,omitempty"`
+	// Env adds NAME=value pairs to the engine's environment.
+	Env []string `yaml:"env,omitempty"`
+	// Extra arguments appended to the command line.
+	Extra []string `yaml:"extra,omitempty"`
+	// ReadyTimeout bounds the wait for the engine to answer (model loading is
+	// slow). Default 10m.
+	ReadyTimeout time.Duration `yaml:"ready_timeout,omitempty"`
+	// ReadyPath is the path probed for readiness. Default per kind
+	// (/health, or /v1/models for command).
+	ReadyPath string `yaml:"ready_path,omitempty"`
+	// Dir is the engine's working directory, relative to the scenario file.
+	// Default the current directory.
+	Dir string `yaml:"dir,omitempty"`
+	// NoMetrics says the engine has no /metrics (e.g. Ollama): no scrape.
+	NoMetrics bool `yaml:"no_metrics,omitempty"`
 }
 
 // Workload describes the load and the requests.

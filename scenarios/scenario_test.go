@@ -41,7 +41,7 @@ func TestQuickstartLoads(t *testing.T) {
 	want := Scenario{
 		Name:   "quickstart",
 		Seed:   42,
-		Engine: Engine{Kind: KindSim, Dialect: "sglang", Preset: sim.DefaultPreset, Sim: defaultSim(t)},
+		Engine: Engine{Kind: KindSim, Dialect: "sglang", Preset: sim.DefaultPreset, Sim: defaultSim(t), Process: ProcessSeparate},
 		Workload: Workload{
 			LoadSpec:  LoadSpec{Concurrency: 16},
 			Limits:    Limits{Duration: 20 * time.Second},
@@ -80,7 +80,7 @@ func TestParseDefaults(t *testing.T) {
 	want := Scenario{
 		Name:   "m",
 		Seed:   DefaultSeed,
-		Engine: Engine{Kind: KindSim, Dialect: DefaultSimDialect, Preset: sim.DefaultPreset, Sim: defaultSim(t)},
+		Engine: Engine{Kind: KindSim, Dialect: DefaultSimDialect, Preset: sim.DefaultPreset, Sim: defaultSim(t), Process: ProcessSeparate},
 		Workload: Workload{
 			LoadSpec:  LoadSpec{Rate: 4, Arrival: ArrivalPoisson},
 			Limits:    Limits{Requests: 10},
@@ -145,12 +145,28 @@ func TestParseErrors(t *testing.T) {
 			yaml: "name: bad name\nengine:\n  kind: simulated\nworkload:\n  concurrency: 0\n  rate: 2\n  duration: -1s\n  prompt_tokens: {dist: uniform, min: 10}\nscrape: {interval: 1s, timeout: 2s}\n",
 			want: []string{
 				`f.yaml:1:7: name: want 1 to 64 letters, digits, '.', '_' or '-' (it names run directories and request ids), got "bad name"`,
-				`f.yaml:3:9: engine.kind: unknown engine kind "simulated": sim or external`,
+				`f.yaml:3:9: engine.kind: unknown engine kind "simulated": sim, external or launch`,
 				`f.yaml:6:9: workload.rate: set one of concurrency (closed loop), rate (open loop) or stages, not concurrency and rate`,
 				`f.yaml:7:13: workload.duration: want a positive duration, got -1s`,
 				`f.yaml:8:18: workload.prompt_tokens: uniform needs both min and max`,
 				`f.yaml:9:33: scrape.timeout: want at most the interval (1s), got 2s`,
 			},
+		},
+		{
+			name: "launch is checked",
+			yaml: "name: x\nengine:\n  kind: launch\n  base_url: http://a:1/v1\n  launch: {kind: vllm, port: 70000, env: [NOEQUALS], ready_path: health}\nworkload: {concurrency: 1, duration: 1s}\n",
+			want: []string{
+				"f.yaml:4:13: engine.base_url: not for kind launch: llmbench starts the engine on the address it chooses",
+				"f.yaml:5:11: engine.launch.model: missing: the model the engine loads (or the scenario's model)",
+				"f.yaml:5:30: engine.launch.port: want a port from 0 (a free one) to 65535, got 70000",
+				`f.yaml:5:43: engine.launch.env[0]: want NAME=value, got "NOEQUALS"`,
+				`f.yaml:5:66: engine.launch.ready_path: want a path starting with /, got "health"`,
+			},
+		},
+		{
+			name: "launch command needs its argv",
+			yaml: "name: x\nengine: {kind: launch, launch: {kind: command}}\nworkload: {concurrency: 1, duration: 1s}\n",
+			want: []string{"f.yaml:2:32: engine.launch.command: missing required field for kind command: the engine's argv"},
 		},
 		{
 			name: "scrape sources are exclusive and checked",

@@ -80,6 +80,9 @@ func (s *Scenario) absolutize() {
 		abs(&w.Trace.Path)
 	}
 	abs(&w.Dataset.Path)
+	if l := s.Engine.Launch; l != nil {
+		abs(&l.Dir)
+	}
 	abs(&w.Prompt.File)
 	abs(&w.Output.File)
 }

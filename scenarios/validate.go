@@ -155,10 +155,14 @@ func (s *Scenario) validate(d *decoder) {
 	case !namePattern.MatchString(s.Name):
 		d.failf("name", "want 1 to 64 letters, digits, '.', '_' or '-' (it names run directories and request ids), got %q", s.Name)
 	}
+	if l := s.Engine.Launch; l != nil && l.Model == "" {
+		l.Model = s.Model // what the engine loads defaults to the model requested
+	}
 	s.Engine.validate(d, "engine")
 	if s.Engine.Kind == KindExternal && s.Model == "" {
 		d.failf("model", "missing required field: an external engine needs the model name to request")
 	}
+
 	if !d.has("workload") {
 		d.failf("workload", "missing required field")
 	} else {
@@ -201,6 +205,13 @@ func (e *Engine) validate(d *decoder, path string) {
 		if d.has(at("faults")) {
 			placeErrors(d, at("faults"), "faults.", e.Faults.Validate())
 		}
+		switch e.Process {
+		case "":
+			e.Process = ProcessSeparate
+		case ProcessSeparate, ProcessInline:
+		default:
+			d.failf(at("process"), "want separate (a child process) or inline, got %q", e.Process)
+		}
 	case KindExternal:
 		if e.Dialect != "" && !dialectPattern.MatchString(e.Dialect) {
 			d.failf(at("dialect"), "want a dialect name such as sglang or vllm, got %q", e.Dialect)
@@ -216,15 +227,72 @@ func (e *Engine) validate(d *decoder, path string) {
 		if e.APIKeyEnv != "" && !envNamePattern.MatchString(e.APIKeyEnv) {
 			d.failf(at("api_key_env"), "want an environment variable name, got %q", e.APIKeyEnv)
 		}
-		for _, f := range []string{"preset", "sim", "faults"} {
+		for _, f := range []string{"preset", "sim", "faults", "process"} {
 			if d.has(at(f)) {
 				d.failf(at(f), "only for kind sim: llmbench does not model an external engine")
 			}
 		}
+	case KindLaunch:
+		if e.Dialect != "" && !dialectPattern.MatchString(e.Dialect) {
+			d.failf(at("dialect"), "want a dialect name such as sglang or vllm, got %q", e.Dialect)
+		}
+		if e.APIKeyEnv != "" && !envNamePattern.MatchString(e.APIKeyEnv) {
+			d.failf(at("api_key_env"), "want an environment variable name, got %q", e.APIKeyEnv)
+		}
+		for _, f := range []string{"base_url", "metrics_url", "preset", "sim", "faults", "process"} {
+			if d.has(at(f)) {
+				d.failf(at(f), "not for kind launch: llmbench starts the engine on the address it chooses")
+			}
+		}
+		if e.Launch == nil {
+			d.failf(at("launch"), "missing required field for kind launch")
+		} else {
+			e.Launch.validate(d, at("launch"))
+		}
 	case "":
-		d.failf(at("kind"), "missing required field: sim or external")
+		d.failf(at("kind"), "missing required field: sim, external or launch")
 	default:
-		d.failf(at("kind"), "unknown engine kind %q: sim or external", e.Kind)
+		d.failf(at("kind"), "unknown engine kind %q: sim, external or launch", e.Kind)
+	}
+	if e.Kind != KindLaunch && d.has(at("launch")) {
+		d.failf(at("launch"), "only for kind launch")
+	}
+}
+
+func (l *Launch) validate(d *decoder, path string) {
+	at := func(f string) string { return joinPath(path, f) }
+	switch l.Kind {
+	case "sglang", "vllm", "fastdeploy", "llamacpp":
+		if l.Model == "" && len(l.Command) == 0 {
+			d.failf(at("model"), "missing: the model the engine loads (or the scenario's model)")
+		}
+	case "command":
+		if len(l.Command) == 0 {
+			d.failf(at("command"), "missing required field for kind command: the engine's argv")
+		}
+	case "":
+		d.failf(at("kind"), "missing required field: sglang, vllm, fastdeploy, llamacpp or command")
+	default:
+		d.failf(at("kind"), "unknown launch kind %q: sglang, vllm, fastdeploy, llamacpp or command", l.Kind)
+	}
+	for _, f := range []struct {
+		name string
+		port int
+	}{{"port", l.Port}, {"metrics_port", l.MetricsPort}} {
+		if f.port < 0 || f.port > 65535 {
+			d.failf(at(f.name), "want a port from 0 (a free one) to 65535, got %d", f.port)
+		}
+	}
+	if l.ReadyTimeout < 0 {
+		d.failf(at("ready_timeout"), "want a positive duration, got %s", l.ReadyTimeout)
+	}
+	for i, kv := range l.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || !envNamePattern.MatchString(k) {
+			d.failf(fmt.Sprintf("%s[%d]", at("env"), i), "want NAME=value, got %q", kv)
+		}
+	}
+	if l.ReadyPath != "" && !strings.HasPrefix(l.ReadyPath, "/") {
+		d.failf(at("ready_path"), "want a path starting with /, got %q", l.ReadyPath)
 	}
 }
 

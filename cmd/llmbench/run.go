@@ -13,6 +13,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/engine"
+	"github.com/llmbench-org/llmbench/engine/launch"
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/tui"
@@ -91,16 +92,24 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 		return dir, err
 	}
 
-	eng, err := newEngine(sc, dir)
+	apiKey := ""
+	if sc.Engine.APIKeyEnv != "" {
+		if apiKey = cio.getenv(sc.Engine.APIKeyEnv); apiKey == "" {
+			fmt.Fprintf(cio.stderr, "llmbench: engine.api_key_env names %s, which is not set: sending no API key\n", sc.Engine.APIKeyEnv)
+		}
+	}
+	eng, err := newEngine(sc, dir, apiKey)
 	if err != nil {
 		return dir, usageError(err)
 	}
-	ep, err := eng.Start(ctx)
+	ep, err := startEngine(ctx, eng, cio)
 	if err != nil {
 		return dir, fmt.Errorf("start engine: %w", err)
 	}
 	defer func() {
-		stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		// A real engine may take a while to shut down (vLLM, SGLang); after
+		// this it is killed.
+		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if err := eng.Stop(stopCtx); err != nil {
 			fmt.Fprintf(cio.stderr, "llmbench: stop engine: %v\n", err)
@@ -118,12 +127,6 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 		return dir, err
 	}
 
-	apiKey := ""
-	if sc.Engine.APIKeyEnv != "" {
-		if apiKey = cio.getenv(sc.Engine.APIKeyEnv); apiKey == "" {
-			fmt.Fprintf(cio.stderr, "llmbench: engine.api_key_env names %s, which is not set: sending no API key\n", sc.Engine.APIKeyEnv)
-		}
-	}
 	conc := expectedConcurrency(plan)
 	cl, err := client.New(client.Config{
 		BaseURL: ep.BaseURL, APIKey: apiKey, Model: ep.Model, Dialect: ep.Dialect,
@@ -310,10 +313,39 @@ func expectedConcurrency(plan *workload.Plan) int {
 	return n
 }
 
+// startEngine starts the engine; an interrupt while it starts (a real engine
+// can take minutes to load its model) cancels the start.
+func startEngine(ctx context.Context, eng engine.Engine, cio *cliIO) (engine.Endpoint, error) {
+	startCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	started := make(chan struct{})
+	var watching sync.WaitGroup
+	watching.Go(func() {
+		select {
+		case <-started:
+		case _, ok := <-cio.signals:
+			if ok {
+				fmt.Fprintln(cio.stderr, "llmbench: interrupted while the engine was starting")
+				cancel()
+			}
+		}
+	})
+	ep, err := eng.Start(startCtx)
+	close(started)
+	watching.Wait() // the run's own signal handling takes over only after this
+	if err != nil && startCtx.Err() != nil && ctx.Err() == nil {
+		err = fmt.Errorf("%w: %w", errInterrupted, err)
+	}
+	return ep, err
+}
+
 // newEngine builds the engine the scenario names.
-func newEngine(sc scenarios.Scenario, runDir string) (engine.Engine, error) {
+func newEngine(sc scenarios.Scenario, runDir, apiKey string) (engine.Engine, error) {
 	switch sc.Engine.Kind {
 	case scenarios.KindSim:
+		if sc.Engine.Process != scenarios.ProcessInline {
+			return simProcess(sc, runDir)
+		}
 		cfg := sim.Config{
 			Dialect:   sc.Engine.Dialect,
 			Model:     sc.Model,
@@ -325,6 +357,13 @@ func newEngine(sc scenarios.Scenario, runDir string) (engine.Engine, error) {
 			cfg.TraceLogPath = filepath.Join(runDir, report.TraceLogFile)
 		}
 		return sim.New(cfg)
+	case scenarios.KindLaunch:
+		l := sc.Engine.Launch
+		return launch.New(launch.Config{
+			Kind: l.Kind, Command: l.Command, Model: l.Model, Host: l.Host, Port: l.Port, MetricsPort: l.MetricsPort,
+			Env: l.Env, Extra: l.Extra, Ready: l.ReadyTimeout, ReadyPath: l.ReadyPath, Dir: l.Dir, NoMetrics: l.NoMetrics,
+			Dialect: sc.Engine.Dialect, APIKey: apiKey, LogPath: filepath.Join(runDir, report.EngineLogFile),
+		})
 	case scenarios.KindExternal:
 		return engine.External{Endpoint: engine.Endpoint{
 			BaseURL: sc.Engine.BaseURL, MetricsURL: sc.Engine.MetricsURL, Dialect: sc.Engine.Dialect, Model: sc.Model,

@@ -5,6 +5,8 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/llmbench-org/llmbench/engine"
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/internal/realtest"
+	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/scrape/promapi"
 )
 
@@ -175,5 +178,44 @@ scrape: {interval: 250ms}
 		if f.Severity != "info" {
 			t.Errorf("%s %s: %s", f.Severity, f.ID, f.Verdict)
 		}
+	}
+}
+
+// TestLaunchedEngine: llmbench starts a real engine process (here its own
+// `serve`, as engine kind launch would start vLLM), drives it, scrapes it,
+// keeps its output in engine.log, and stops it.
+func TestLaunchedEngine(t *testing.T) {
+	t.Parallel()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := writeScenario(t, `
+name: launched
+engine:
+  kind: launch
+  launch:
+    kind: command
+    command: ["`+self+`", "serve", "--addr", "{host}:{port}", "--preset", "tiny", "--dialect", "vllm"]
+    env: ["`+envAsCLI+`=1"]
+    ready_timeout: 30s
+workload: {concurrency: 4, requests: 24, prompt_tokens: 32, output_tokens: 16}
+scrape: {interval: 250ms}
+`)
+	cio, _, stderr := testIO(nil)
+	dir, err := runScenario(t.Context(), runOpts{scenario: path, runsDir: t.TempDir(), output: "plain", every: time.Second}, cio)
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	s, err := report.Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Client.Requests.OK != 24 || s.Server == nil || s.Server.Dialect != "vllm" || s.Server.Counters["requests_finished"] != 24 {
+		t.Errorf("requests %+v, server %+v: want 24 served and counted by the launched vllm-dialect engine", s.Client.Requests, s.Server)
+	}
+	log, err := os.ReadFile(filepath.Join(dir, report.EngineLogFile))
+	if err != nil || !strings.Contains(string(log), "listening on") {
+		t.Errorf("engine.log: %v\n%s", err, log)
 	}
 }
