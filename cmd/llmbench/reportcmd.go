@@ -10,22 +10,23 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/llmbench-org/llmbench/report"
+	reporthtml "github.com/llmbench-org/llmbench/report/html"
 )
 
 func newReportCmd(cio *cliIO) *cobra.Command {
 	var format string
 	cmd := &cobra.Command{
 		Use:   "report RUN_DIR",
-		Short: "Rebuild a run's summary from its raw files and print it",
+		Short: "Rebuild a run's summary.json and report.html from its raw files and print the summary",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
 			if _, err := os.Stat(filepath.Join(dir, report.RunFile)); err != nil {
 				return usageError(fmt.Errorf("%s is not a run directory: %w", dir, err))
 			}
-			render, ok := map[string]report.Renderer{"text": report.RenderText, "json": report.RenderJSON}[format]
+			render, ok := map[string]report.Renderer{"text": report.RenderText, "json": report.RenderJSON, "html": nil}[format]
 			if !ok {
-				return usageError(fmt.Errorf("--format must be text or json, not %q", format))
+				return usageError(fmt.Errorf("--format must be text, json or html, not %q", format))
 			}
 			s, err := report.Build(dir)
 			if err != nil {
@@ -38,10 +39,17 @@ func newReportCmd(cio *cliIO) *cobra.Command {
 			if err := os.WriteFile(filepath.Join(dir, report.SummaryFile), b, 0o644); err != nil {
 				return err
 			}
+			if err := writeHTMLReport(dir, s); err != nil {
+				return err
+			}
+			if format == "html" {
+				_, err := fmt.Fprintln(cio.stdout, filepath.Join(dir, reporthtml.FileName))
+				return err
+			}
 			return render(cio.stdout, s)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "text", "output format: text or json")
+	cmd.Flags().StringVar(&format, "format", "text", "what to print: text or json (the summary), or html (the path of the rebuilt report.html)")
 	return cmd
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/llmbench-org/llmbench/engine/launch"
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/report"
+	reporthtml "github.com/llmbench-org/llmbench/report/html"
 	"github.com/llmbench-org/llmbench/report/tui"
 	"github.com/llmbench-org/llmbench/scenarios"
 	"github.com/llmbench-org/llmbench/scrape"
@@ -231,6 +232,9 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 	if err := rec.WriteJSON(report.SummaryFile, summary); err != nil {
 		return dir, err
 	}
+	if err := writeHTMLReport(dir, summary); err != nil {
+		return dir, err
+	}
 	if err := report.RenderText(cio.stdout, summary); err != nil {
 		return dir, err
 	}
@@ -311,6 +315,18 @@ func expectedConcurrency(plan *workload.Plan) int {
 		}
 	}
 	return n
+}
+
+// writeHTMLReport writes report.html into the run directory.
+func writeHTMLReport(dir string, s report.Summary) error {
+	in, err := reporthtml.LoadRaw(dir, s)
+	if err != nil {
+		return fmt.Errorf("html report: %w", err)
+	}
+	if _, err := reporthtml.WriteFile(dir, in); err != nil {
+		return fmt.Errorf("html report: %w", err)
+	}
+	return nil
 }
 
 // startEngine starts the engine; an interrupt while it starts (a real engine
