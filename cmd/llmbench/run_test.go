@@ -82,6 +82,7 @@ seed: 7
 engine:
   kind: sim
   dialect: sglang
+  process: inline     # the engine in-process, as the walking skeleton's acceptance asks
 workload:
   concurrency: 8
   requests: 200

@@ -14,6 +14,7 @@ import (
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/scenarios"
+	"github.com/llmbench-org/llmbench/selfmon"
 )
 
 // selfEnv is added to the environment of llmbench's own child processes;
@@ -51,8 +52,14 @@ func simProcess(sc scenarios.Scenario, runDir string) (engine.Engine, error) {
 		return nil, err
 	}
 	args = append(append(args, params...), faults...)
+	// The engine's truth stamps are taken right after each flush: its
+	// collector, like the client's, is kept out of the measurement (0004).
+	env := append([]string(nil), selfEnv...)
+	if os.Getenv("GOGC") == "" && os.Getenv("GOMEMLIMIT") == "" {
+		env = append(env, "GOGC=off", fmt.Sprintf("GOMEMLIMIT=%d", selfmon.DefaultMemoryLimit))
+	}
 	return launch.New(launch.Config{
-		Kind: launch.KindCommand, Command: args, Dialect: sc.Engine.Dialect, Env: selfEnv,
+		Kind: launch.KindCommand, Command: args, Dialect: sc.Engine.Dialect, Env: env,
 		LogPath: filepath.Join(runDir, report.EngineLogFile),
 	})
 }
