@@ -215,6 +215,12 @@ func clientSide(records []client.Record, dur time.Duration) ClientSide {
 		if !r.OK() {
 			c.Requests.Failed++
 			c.Requests.Errors[string(r.ErrorClass)]++
+			if _, seen := c.Requests.ErrorSamples[string(r.ErrorClass)]; !seen {
+				if c.Requests.ErrorSamples == nil {
+					c.Requests.ErrorSamples = map[string]string{}
+				}
+				c.Requests.ErrorSamples[string(r.ErrorClass)] = r.Error
+			}
 			continue
 		}
 		c.Requests.OK++

@@ -69,6 +69,9 @@ type RequestCounts struct {
 	OK     int            `json:"ok"`
 	Failed int            `json:"failed"`
 	Errors map[string]int `json:"errors"`
+	// ErrorSamples is the first error message of each class, so a reader
+	// sees what went wrong without opening requests.jsonl.
+	ErrorSamples map[string]string `json:"error_samples,omitempty"`
 }
 
 // TokenCounts sums tokens of successful requests. Source says where output

@@ -28,6 +28,9 @@ func RenderText(w io.Writer, s Summary) error {
 	ew.printf("llmbench %s — %s (seed %d), %.1f s measured\n", s.Run.Scenario, s.Run.ID, s.Run.Seed, s.Run.Duration)
 	ew.printf("engine: %s, dialect %s, %s\n", s.Engine.Kind, orDash(s.Engine.Dialect), s.Engine.BaseURL)
 	ew.printf("requests: %d ok, %d failed%s\n", c.Requests.OK, c.Requests.Failed, errorList(c.Requests.Errors))
+	for _, class := range sortedKeys(c.Requests.ErrorSamples) {
+		ew.printf("  %s, e.g.: %s\n", class, oneLine(c.Requests.ErrorSamples[class], 160))
+	}
 	ew.printf("throughput: %.1f output tokens/s, %.2f requests/s (tokens from %s)\n",
 		c.Throughput.OutputTokensPerSec, c.Throughput.RequestsPerSec, c.Tokens.Source)
 	ew.printf("tokens: prompt %d (the plan aimed for %d), output %d (max_tokens %d), cached %d\n",
@@ -46,7 +49,11 @@ func RenderText(w io.Writer, s Summary) error {
 		{"E2E", c.Latency.E2E, "e2e"},
 	}
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\t%s\n", r.name, ms(r.client.P50), ms(r.client.P90), ms(r.client.P99), serverCols(s.Server, r.server))
+		client := "—\t—\t—"
+		if r.client.N > 0 {
+			client = ms(r.client.P50) + "\t" + ms(r.client.P90) + "\t" + ms(r.client.P99)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t\t%s\n", r.name, client, serverCols(s.Server, r.server))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -135,6 +142,24 @@ func serverNote(s *ServerSide) string {
 		parts = append(parts, fmt.Sprintf("%s Δ%.0f", k, s.Counters[k]))
 	}
 	return "server counters: " + strings.Join(parts, ", ")
+}
+
+// oneLine folds a message onto one line of at most n runes, for the terminal.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func errorList(errs map[string]int) string {

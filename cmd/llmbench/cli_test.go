@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -158,5 +160,40 @@ gates:
 	junits, _ := filepath.Glob(filepath.Join(runs, "*", "junit.xml"))
 	if len(junits) != 2 {
 		t.Errorf("junit.xml in %d run directories, want 2", len(junits))
+	}
+}
+
+// TestEveryRequestFailing: against a server that answers every chat request
+// with an error, the run still writes its directory and summary, names what
+// went wrong, and exits 1.
+func TestEveryRequestFailing(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" {
+			_, _ = w.Write([]byte(`{"object":"list","data":[{"id":"m","object":"model"}]}`))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"error":{"message":"overloaded, try later","type":"server_error","code":503}}`))
+	}))
+	defer srv.Close()
+	path := writeScenario(t, `
+name: failing
+model: m
+engine: {kind: external, base_url: "`+srv.URL+`/v1"}
+workload: {concurrency: 2, requests: 6, prompt_tokens: 8, output_tokens: 8}
+`)
+	runs := t.TempDir()
+	cio, stdout, stderr := testIO(nil)
+	code := execute(context.Background(), cio, []string{"run", "--output", "plain", "--runs", runs, path})
+	if code != exitRuntime || !strings.Contains(stderr.String(), "every request failed (6)") {
+		t.Errorf("exit %d, stderr %q: want 1 and the reason", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "http_status, e.g.:") || !strings.Contains(stdout.String(), "overloaded, try later") {
+		t.Errorf("the summary does not show what went wrong:\n%s", stdout.String())
+	}
+	if sums, _ := filepath.Glob(filepath.Join(runs, "*", report.SummaryFile)); len(sums) != 1 {
+		t.Errorf("summary files %v, want the failed run's", sums)
 	}
 }

@@ -248,6 +248,10 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 	case intr.happened():
 		return dir, fmt.Errorf("%w: the results measured so far are in %s", errInterrupted, dir)
 	}
+	// A run in which nothing succeeded measured nothing about the engine.
+	if r := summary.Client.Requests; r.Sent > 0 && r.OK == 0 {
+		return dir, fmt.Errorf("every request failed (%d); see the error samples above and %s", r.Failed, filepath.Join(dir, report.RequestsFile))
+	}
 	// Gates decide the exit code of a complete run (3 when one fails).
 	if sc.Gates != nil || len(opts.thresholds) > 0 {
 		junit := opts.junit
