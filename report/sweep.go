@@ -1,7 +1,9 @@
 package report
 
 import (
+	"fmt"
 	"math"
+	"strings"
 
 	"github.com/llmbench-org/llmbench/scrape"
 	"github.com/llmbench-org/llmbench/workload"
@@ -34,15 +36,40 @@ func sweepOf(phases []PhaseResult) *SweepResult {
 	if len(pts) < 2 {
 		return nil
 	}
-	in := make([]workload.SweepPoint, len(pts))
-	for i, p := range pts {
+	// Loads in different units (an automatic sweep's closed-loop baseline
+	// and probe beside its open-loop rates) cannot be ordered together:
+	// saturation is read among the points of the most common unit.
+	unit, count := "", map[string]int{}
+	for _, p := range pts {
+		count[p.LoadUnit]++
+		if count[p.LoadUnit] > count[unit] || (count[p.LoadUnit] == count[unit] && p.LoadUnit == "requests/s") {
+			unit = p.LoadUnit
+		}
+	}
+	var in []workload.SweepPoint
+	var left []string
+	best := SweepPoint{}
+	for _, p := range pts {
+		if p.RequestsPerS > best.RequestsPerS {
+			best = p
+		}
+		if p.LoadUnit != unit {
+			left = append(left, p.Phase)
+			continue
+		}
 		q := p.QueueMean
 		if q < 0 {
 			q = math.NaN()
 		}
-		in[i] = workload.SweepPoint{Phase: p.Phase, Load: p.Load, Throughput: p.RequestsPerS, Latency: p.TTFTp50, Queue: q}
+		in = append(in, workload.SweepPoint{Phase: p.Phase, Load: p.Load, Throughput: p.RequestsPerS, Latency: p.TTFTp50, Queue: q})
 	}
 	sat := workload.DetectSaturation(in)
+	if len(left) > 0 {
+		sat.Reason += fmt.Sprintf("; compared the %d points offered in %s, not %s (another unit)", len(in), unit, strings.Join(left, ", "))
+	}
+	if !sat.Found && best.Phase != "" {
+		sat.Reason += fmt.Sprintf("; the highest throughput measured was %.2f requests/s, at %s", best.RequestsPerS, best.Phase)
+	}
 	return &SweepResult{Points: pts, Saturation: Saturation{
 		Found: sat.Found, Phase: sat.Phase, Load: sat.Load, Capacity: sat.Capacity, Reason: sat.Reason,
 	}}

@@ -206,6 +206,16 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 		for _, ph := range result.Phases {
 			m.DroppedArrivals += ph.Dropped
 			m.LateArrivals += ph.Late
+			// The load each phase offered as the driver ran it (an
+			// automatic sweep chooses its rates at run time).
+			if i := phaseIndex(m, ph.Name); i >= 0 {
+				switch {
+				case ph.Rate > 0:
+					m.Phases[i].Load, m.Phases[i].LoadUnit = ph.Rate, "requests/s"
+				case ph.Concurrency > 0:
+					m.Phases[i].Load, m.Phases[i].LoadUnit = float64(ph.Concurrency), "users"
+				}
+			}
 		}
 		m.Client = report.ClientHealth{
 			CPUCores: self.Cores, CPUUtilization: self.CPUUtilization,
