@@ -238,7 +238,7 @@ func (r *run) newSession() int {
 	defer r.mu.Unlock()
 	s := r.sessions
 	r.sessions++
-	return s
+	return r.d.Plan.globalIndex(s)
 }
 
 func (r *run) emit(ev PhaseEvent) {

@@ -26,6 +26,8 @@ type Plan struct {
 	ignoreEOS bool
 	lateAfter time.Duration
 	abort     scenarios.Abort
+
+	shard, shards int // this plan is shard of shards (Shard); 0 shards = unsharded
 }
 
 // Sweep roles of a phase.
