@@ -30,6 +30,11 @@ type RunMeta struct {
 	Seed      int64     `json:"seed"`
 	StartedAt time.Time `json:"started_at"` // wall clock of the run clock's origin
 	Version   string    `json:"version"`
+	// Shard of Shards: this run sent only its share of the plan (run
+	// --shard); merged runs list the runs they came from in MergedFrom.
+	Shard      int      `json:"shard,omitempty"`
+	Shards     int      `json:"shards,omitempty"`
+	MergedFrom []string `json:"merged_from,omitempty"`
 
 	Engine EngineMeta  `json:"engine"`
 	Phases []PhaseMeta `json:"phases"`

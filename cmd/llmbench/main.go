@@ -80,7 +80,7 @@ func newRootCmd(cio *cliIO) *cobra.Command {
 	root.SetErr(cio.stderr)
 	// Flag and argument errors are usage errors (exit 2).
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
-	root.AddCommand(newRunCmd(cio), newValidateCmd(), newPlanCmd(), newReportCmd(cio), newCompareCmd(cio), newGateCmd(cio), newServeCmd(), newInspectCmd(cio), newVersionCmd(cio))
+	root.AddCommand(newRunCmd(cio), newValidateCmd(), newPlanCmd(), newReportCmd(cio), newCompareCmd(cio), newMergeCmd(cio), newGateCmd(cio), newServeCmd(), newInspectCmd(cio), newVersionCmd(cio))
 	return root
 }
 

@@ -36,7 +36,7 @@ func newReportCmd(cio *cliIO) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := os.WriteFile(filepath.Join(dir, report.SummaryFile), b, 0o644); err != nil {
+			if err := writeRunFile(dir, report.SummaryFile, b); err != nil {
 				return err
 			}
 			if err := writeHTMLReport(dir, s); err != nil {
@@ -59,4 +59,12 @@ func jsonIndent(v any) ([]byte, error) {
 	enc.SetIndent("", "  ")
 	err := enc.Encode(v)
 	return buf.Bytes(), err
+}
+
+// writeRunFile writes one file of a run directory.
+func writeRunFile(dir, name string, data []byte) error {
+	if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return nil
 }

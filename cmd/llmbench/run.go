@@ -33,6 +33,7 @@ type runOpts struct {
 	baseline   string        // a run directory or summary.json for baseline gates
 	thresholds []string      // gates beyond the scenario's
 	junit      string        // where the gates' JUnit report goes ("" = the run directory's junit.xml)
+	shard      string        // "i/n": send only shard i of n of the plan ("" = all)
 }
 
 func newRunCmd(cio *cliIO) *cobra.Command {
@@ -57,6 +58,7 @@ func newRunCmd(cio *cliIO) *cobra.Command {
 	cmd.Flags().DurationVar(&opts.every, "every", 2*time.Second, "interval of plain progress lines")
 	cmd.Flags().StringVar(&opts.baseline, "baseline", "", "a previous run directory (or summary.json) for baseline and regression gates")
 	cmd.Flags().StringArrayVar(&opts.thresholds, "threshold", nil, "a gate to check besides the scenario's gates.thresholds (repeatable), e.g. \"client.ttft.p99 < 500ms\"")
+	cmd.Flags().StringVar(&opts.shard, "shard", "", "i/n: send only shard i (0-based) of n of the plan, for n load generators on n machines (merge their runs with llmbench merge)")
 	cmd.Flags().StringVar(&opts.junit, "junit", "", "write the gates' JUnit report here (default: junit.xml in the run directory)")
 	return cmd
 }
@@ -80,9 +82,20 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 	if err != nil {
 		return "", usageError(err)
 	}
+	shardSuffix := ""
+	if opts.shard != "" {
+		var i, n int
+		if _, err := fmt.Sscanf(opts.shard, "%d/%d", &i, &n); err != nil || fmt.Sprintf("%d/%d", i, n) != opts.shard {
+			return "", usageError(fmt.Errorf("--shard %q: want i/n, e.g. 0/4", opts.shard))
+		}
+		if plan, err = plan.Shard(i, n); err != nil {
+			return "", usageError(err)
+		}
+		shardSuffix = fmt.Sprintf("-shard%dof%d", i, n)
+	}
 
 	start := time.Now()
-	runID := start.UTC().Format("20060102T150405Z") + "-" + sc.Name
+	runID := start.UTC().Format("20060102T150405Z") + "-" + sc.Name + shardSuffix
 	rec, err := report.NewRecorder(filepath.Join(opts.runsDir, runID), start)
 	if err != nil {
 		return "", err
@@ -120,8 +133,9 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 		ep.Model = sc.Model
 	}
 
+	shard, shards := plan.ShardOf()
 	meta := &runMeta{RunMeta: report.RunMeta{
-		ID: runID, Scenario: sc.Name, Seed: sc.Seed, StartedAt: start, Version: buildVersion(),
+		ID: runID, Scenario: sc.Name, Seed: sc.Seed, StartedAt: start, Version: buildVersion(), Shard: shard, Shards: shards,
 		Engine: report.EngineMeta{Kind: sc.Engine.Kind, Dialect: ep.Dialect, BaseURL: ep.BaseURL, MetricsURL: ep.MetricsURL, Model: ep.Model},
 	}}
 	if err := meta.write(rec); err != nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/engine"
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/internal/realtest"
@@ -217,5 +219,69 @@ scrape: {interval: 250ms}
 	log, err := os.ReadFile(filepath.Join(dir, report.EngineLogFile))
 	if err != nil || !strings.Contains(string(log), "listening on") {
 		t.Errorf("engine.log: %v\n%s", err, log)
+	}
+}
+
+// TestShardedRunMerges: three shards of one open-loop run against one engine,
+// merged, are the whole run: every planned request once, the engine's counter
+// deltas over the merged phase equal to all the shards' successes.
+func TestShardedRunMerges(t *testing.T) {
+	t.Parallel()
+	_, ep := startSim(t, sim.Config{})
+	path := writeScenario(t, `
+name: sharded
+model: llmbench-sim
+engine: {kind: external, base_url: `+ep.BaseURL+`, metrics_url: `+ep.MetricsURL+`, dialect: sglang}
+workload: {rate: 30, arrival: constant, requests: 60, prompt_tokens: 16, output_tokens: 8}
+scrape: {interval: 250ms}
+`)
+	runs := t.TempDir()
+	dirs := make([]string, 3)
+	errs := make(chan error, 3)
+	for i := range 3 {
+		go func() {
+			cio, _, _ := testIO(nil)
+			dir, err := runScenario(t.Context(), runOpts{scenario: path, runsDir: runs, output: "plain", every: time.Minute, shard: fmt.Sprintf("%d/3", i)}, cio)
+			dirs[i] = dir
+			errs <- err
+		}()
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(t.TempDir(), "merged")
+	cio, stdout, stderr := testIO(nil)
+	if code := execute(context.Background(), cio, append([]string{"merge", out}, dirs...)); code != exitOK {
+		t.Fatalf("merge exit %d: %s", code, stderr.String())
+	}
+	s, err := report.Build(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Client.Requests.Sent != 60 || s.Client.Requests.OK != 60 {
+		t.Errorf("merged requests %+v, want all 60 planned", s.Client.Requests)
+	}
+	idx := map[int]bool{}
+	for _, r := range readJSONL[client.Record](t, filepath.Join(out, report.RequestsFile)) {
+		if idx[r.Index] {
+			t.Errorf("request %d sent twice", r.Index)
+		}
+		idx[r.Index] = true
+	}
+	if len(idx) != 60 {
+		t.Errorf("%d distinct requests, want 60", len(idx))
+	}
+	if s.Server == nil || s.Server.Counters["requests_finished"] != 60 {
+		t.Errorf("server view of the merged run %+v, want Δfinished = 60", s.Server)
+	}
+	if !strings.Contains(stdout.String(), "requests: 60 ok") {
+		t.Errorf("merge printed:\n%s", stdout.String())
+	}
+	// Merging fewer than all shards is refused.
+	cio, _, stderr = testIO(nil)
+	if code := execute(context.Background(), cio, []string{"merge", filepath.Join(t.TempDir(), "m"), dirs[0], dirs[1]}); code != exitUsage || !strings.Contains(stderr.String(), "shard 2 of 3 is missing") {
+		t.Errorf("merging 2 of 3 shards: exit %d, %s", code, stderr.String())
 	}
 }
