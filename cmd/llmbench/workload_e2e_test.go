@@ -50,13 +50,13 @@ name: sweep-e2e
 engine:
   kind: sim
   preset: tiny
-  sim: {max_running_requests: 4}
+  sim: {max_running_requests: 4, decode_base: 8ms}  # passes long against timer overshoot on a loaded machine
 workload:
   sweep: {rates: [3, 6, 10, 24]}
   arrival: constant
   duration: 3s
   prompt_tokens: 64
-  output_tokens: 128
+  output_tokens: 32
 scrape:
   interval: 250ms
 `
@@ -64,7 +64,7 @@ scrape:
 	if err != nil {
 		t.Fatal(err)
 	}
-	capacity := sc.Engine.Sim.Capacity(64, 128)
+	capacity := sc.Engine.Sim.Capacity(64, 32)
 	s := runForSummary(t, yaml)
 	if s.Sweep == nil || len(s.Sweep.Points) != 4 {
 		t.Fatalf("sweep %+v, want 4 points", s.Sweep)
