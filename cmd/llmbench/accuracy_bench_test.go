@@ -16,27 +16,30 @@ import (
 // BenchmarkTimestampAccuracy measures how far the client's first-token and
 // end timestamps lag the built-in engine's own flush times, at 64 and 1,024
 // concurrent streams, through the whole `llmbench run` pipeline (client,
-// recorder, scrapes, live view). The engine shares the process, as with
-// `engine.kind: sim`. Reported per run: the lag's p50 and p99 (TTFT and E2E),
+// recorder, scrapes, live view), with the built-in engine in a child process
+// (the default) and in llmbench's own process. Reported per run: the lag's p50 and p99 (TTFT and E2E),
 // the chunks streamed per second, and the client process's CPU use.
 //
 //	go test -run '^$' -bench TimestampAccuracy -benchtime 1x ./cmd/llmbench
 func BenchmarkTimestampAccuracy(b *testing.B) {
-	for _, streams := range []int{64, 1024} {
-		b.Run(fmt.Sprintf("streams=%d", streams), func(b *testing.B) {
-			for b.Loop() {
-				accuracyRun(b, streams)
-			}
-		})
+	for _, process := range []string{"separate", "inline"} {
+		for _, streams := range []int{64, 1024} {
+			b.Run(fmt.Sprintf("engine=%s/streams=%d", process, streams), func(b *testing.B) {
+				for b.Loop() {
+					accuracyRun(b, process, streams)
+				}
+			})
+		}
 	}
 }
 
-func accuracyRun(b *testing.B, streams int) {
+func accuracyRun(b *testing.B, process string, streams int) {
 	yaml := fmt.Sprintf(`
 name: accuracy
 engine:
   kind: sim
   preset: tiny
+  process: %s
   sim: {max_running_requests: %d, kv_blocks: 65536}
 workload:
   concurrency: %d
@@ -45,7 +48,7 @@ workload:
   output_tokens: 64
 scrape:
   interval: 1s
-`, streams, streams, 4*streams)
+`, process, streams, streams, 4*streams)
 	path := writeScenario(b, yaml)
 	cio, _, _ := testIO(nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
