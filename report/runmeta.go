@@ -16,6 +16,7 @@ const (
 	ScrapesFile   = "scrapes.jsonl"    // one scrape.Row per scrape attempt
 	RunFile       = "run.json"         // RunMeta: who ran what, phases and their boundary snapshots
 	SummaryFile   = "summary.json"     // the Summary
+	MarkdownFile  = "report.md"        // the Summary in Markdown, for CI comments
 	TruthFile     = "truth.jsonl"      // the built-in engine's ground truth (kind sim only)
 	TraceLogFile  = "trace_logger.log" // the built-in engine's FastDeploy trace log (fastdeploy dialect only)
 	EngineLogFile = "engine.log"       // a launched engine's stdout and stderr (kind launch only)

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/spf13/cobra"
 
+	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report"
 	reporthtml "github.com/llmbench-org/llmbench/report/html"
 )
@@ -24,9 +26,9 @@ func newReportCmd(cio *cliIO) *cobra.Command {
 			if _, err := os.Stat(filepath.Join(dir, report.RunFile)); err != nil {
 				return usageError(fmt.Errorf("%s is not a run directory: %w", dir, err))
 			}
-			render, ok := map[string]report.Renderer{"text": report.RenderText, "json": report.RenderJSON, "html": nil}[format]
+			render, ok := map[string]report.Renderer{"text": report.RenderText, "json": report.RenderJSON, "md": report.RenderMarkdown, "html": nil, "csv": nil}[format]
 			if !ok {
-				return usageError(fmt.Errorf("--format must be text, json or html, not %q", format))
+				return usageError(fmt.Errorf("--format must be text, json, md, csv or html, not %q", format))
 			}
 			s, err := report.Build(dir)
 			if err != nil {
@@ -42,14 +44,28 @@ func newReportCmd(cio *cliIO) *cobra.Command {
 			if err := writeHTMLReport(dir, s); err != nil {
 				return err
 			}
-			if format == "html" {
+			if err := writeMarkdownReport(dir, s); err != nil {
+				return err
+			}
+			switch format {
+			case "csv":
+				var records []client.Record
+				if _, err := report.ReadJSONL(filepath.Join(dir, report.RequestsFile), func(r *client.Record) error {
+					records = append(records, *r)
+					return nil
+				}); err != nil {
+					return err
+				}
+				slices.SortStableFunc(records, func(a, b client.Record) int { return a.Index - b.Index })
+				return report.WriteRequestsCSV(cio.stdout, records)
+			case "html":
 				_, err := fmt.Fprintln(cio.stdout, filepath.Join(dir, reporthtml.FileName))
 				return err
 			}
 			return render(cio.stdout, s)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "text", "what to print: text or json (the summary), or html (the path of the rebuilt report.html)")
+	cmd.Flags().StringVar(&format, "format", "text", "what to print: text, json or md (the summary), csv (one line per request), or html (the path of the rebuilt report.html)")
 	return cmd
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -259,6 +260,9 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 	if err := writeHTMLReport(dir, summary); err != nil {
 		return dir, err
 	}
+	if err := writeMarkdownReport(dir, summary); err != nil {
+		return dir, err
+	}
 	if err := report.RenderText(cio.stdout, summary); err != nil {
 		return dir, err
 	}
@@ -343,6 +347,15 @@ func expectedConcurrency(plan *workload.Plan) int {
 		}
 	}
 	return n
+}
+
+// writeMarkdownReport writes report.md into the run directory.
+func writeMarkdownReport(dir string, s report.Summary) error {
+	var buf bytes.Buffer
+	if err := report.RenderMarkdown(&buf, s); err != nil {
+		return err
+	}
+	return writeRunFile(dir, report.MarkdownFile, buf.Bytes())
 }
 
 // writeHTMLReport writes report.html into the run directory.

@@ -1,0 +1,112 @@
+package report
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/llmbench-org/llmbench/client"
+)
+
+var _ Renderer = RenderMarkdown
+
+// RenderMarkdown writes the summary as Markdown: the same content as the
+// terminal summary, in tables a CI job can post as a pull-request comment or
+// a job summary.
+func RenderMarkdown(w io.Writer, s Summary) error {
+	ew := &errWriter{w: w}
+	c := s.Client
+	ew.printf("## llmbench: %s\n\n", mdText(s.Run.Scenario))
+	ew.printf("Run `%s`, seed %d, %.1f s measured; engine %s (%s) at `%s`.\n\n",
+		mdText(s.Run.ID), s.Run.Seed, s.Run.Duration, mdText(s.Engine.Kind), mdText(orDash(s.Engine.Dialect)), mdText(s.Engine.BaseURL))
+	if s.Health.Valid {
+		ew.printf("**Valid**: nothing made the numbers unrepresentative.\n\n")
+	} else {
+		ew.printf("**Not valid**: %s.\n\n", mdText(strings.Join(s.Health.Problems, "; ")))
+	}
+	ew.printf("| requests ok | failed | requests/s | output tokens/s | tokens from |\n|---:|---:|---:|---:|---|\n")
+	ew.printf("| %d | %d %s | %.2f | %.1f | %s |\n\n", c.Requests.OK, c.Requests.Failed, mdText(errorList(c.Requests.Errors)),
+		c.Throughput.RequestsPerSec, c.Throughput.OutputTokensPerSec, c.Tokens.Source)
+
+	ew.printf("| latency (ms) | client p50 | p90 | p99 | engine p50 [bucket] | p90 | p99 |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range []struct {
+		name, concept string
+		d             Dist
+	}{{"TTFT", "ttft", c.Latency.TTFT}, {"ITL", "itl", c.Latency.ITL}, {"TPOT", "tpot", c.Latency.TPOT}, {"E2E", "e2e", c.Latency.E2E}} {
+		client := "— | — | —"
+		if r.d.N > 0 {
+			client = ms(r.d.P50) + " | " + ms(r.d.P90) + " | " + ms(r.d.P99)
+		}
+		ew.printf("| %s | %s | %s |\n", r.name, client, strings.ReplaceAll(serverCols(s.Server, r.concept), "\t", " | "))
+	}
+	ew.printf("\nEngine quantiles are interpolated inside its histogram buckets; the true value lies in the bracketed bucket.\n\n")
+
+	if sw := s.Sweep; sw != nil {
+		ew.printf("| sweep phase | offered | requests/s | TTFT p50 ms | TTFT p99 ms |\n|---|---:|---:|---:|---:|\n")
+		for _, p := range sw.Points {
+			mark := ""
+			if sw.Saturation.Found && p.Phase == sw.Saturation.Phase {
+				mark = " (knee)"
+			}
+			ew.printf("| %s%s | %.4g %s | %.2f | %s | %s |\n", mdText(p.Phase), mark, p.Load, p.LoadUnit, p.RequestsPerS, ms(p.TTFTp50), ms(p.TTFTp99))
+		}
+		ew.printf("\nSaturation: %s.\n\n", mdText(sw.Saturation.Reason))
+	}
+
+	if len(s.Findings) > 0 {
+		ew.printf("| finding | severity | verdict |\n|---|---|---|\n")
+		for _, f := range s.Findings {
+			ew.printf("| %s | %s | %s |\n", f.ID, f.Severity, mdText(f.Verdict))
+		}
+		ew.printf("\n")
+	}
+	h := s.Health
+	ew.printf("Client: CPU %.0f%% of %d cores, Go scheduler delay p99 %s ms, %d GCs; schedule lag p99 %s ms; %d scrapes ok, %d failed.\n",
+		100*h.Client.CPUUtilization, h.Client.CPUCores, ms(h.Client.SchedLatencyP99_s), h.Client.GCCycles, ms(h.ScheduleLag.P99), h.ScrapeOK, h.ScrapeFailures)
+	return ew.err
+}
+
+// mdText makes text safe inside a Markdown table cell.
+func mdText(s string) string {
+	s = strings.ReplaceAll(oneLine(s, 1000), "|", `\|`)
+	return strings.NewReplacer("<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// RequestsCSVHeader is the header of WriteRequestsCSV's output.
+var RequestsCSVHeader = []string{"id", "index", "phase", "intended_s", "sent_s", "ttft_s", "tpot_s", "e2e_s",
+	"prompt_tokens", "output_tokens", "chunks", "status", "error_class", "error"}
+
+// WriteRequestsCSV writes one line per request — its plan position, send
+// times on the run clock, latencies in seconds (empty when undefined) and
+// outcome — for spreadsheets and notebooks.
+func WriteRequestsCSV(w io.Writer, records []client.Record) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(RequestsCSVHeader); err != nil {
+		return err
+	}
+	sec := func(d float64) string { return strconv.FormatFloat(d, 'f', 6, 64) }
+	for i := range records {
+		r := &records[i]
+		ttft, tpot := "", ""
+		if d, ok := r.TTFT(); ok {
+			ttft = sec(d.Seconds())
+		}
+		if d, ok := r.TPOT(); ok {
+			tpot = sec(d.Seconds())
+		}
+		e2e := ""
+		if r.End > 0 {
+			e2e = sec(r.E2E().Seconds())
+		}
+		row := []string{r.ID, strconv.Itoa(r.Index), r.Phase, sec(r.Intended.Seconds()), sec(r.SentOnWire().Seconds()),
+			ttft, tpot, e2e, strconv.Itoa(r.PromptTokens), strconv.Itoa(r.OutputTokens), strconv.Itoa(len(r.Chunks)),
+			strconv.Itoa(r.Status), string(r.ErrorClass), r.Error}
+		if err := cw.Write(row); err != nil {
+			return fmt.Errorf("write requests csv: %w", err)
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

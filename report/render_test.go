@@ -1,0 +1,83 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/scrape"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// fixedRun is a small run with fixed times: 6 requests (one failed), one
+// measured phase, an engine with a TTFT histogram.
+func fixedRun() (RunMeta, []client.Record, []scrape.Row) {
+	ms := time.Millisecond
+	var recs []client.Record
+	for i := range 6 {
+		sent := time.Duration(100+50*i) * ms
+		r := client.Record{ID: "fixed-1-" + string(rune('0'+i)), Index: i, Phase: "main", Sent: sent, Wrote: sent + ms,
+			FirstToken: sent + time.Duration(20+i)*ms, End: sent + 120*ms, PromptTokens: 32, OutputTokens: 4,
+			TokenSource: client.TokensFromUsage, Status: 200, TargetPromptTokens: 32, MaxTokens: 4}
+		for k := range 4 {
+			r.Chunks = append(r.Chunks, client.Chunk{At: r.FirstToken + time.Duration(30*k)*ms, Tokens: 1})
+		}
+		recs = append(recs, r)
+	}
+	recs[5].ErrorClass, recs[5].Error, recs[5].Chunks, recs[5].FirstToken = client.ErrHTTPStatus, "status 503: overloaded | try later", nil, 0
+	hist := func(count float64) map[scrape.Concept]scrape.Histogram {
+		return map[scrape.Concept]scrape.Histogram{scrape.TTFT: {Bounds: []float64{0.01, 0.05, 0.1}, Cumulative: []float64{0, count, count}, Count: count, Sum: count * 0.022}}
+	}
+	before := scrape.Row{Target: "http://e/metrics", At: 50 * ms, OK: true, Snapshot: &scrape.Snapshot{Dialect: "sglang",
+		Counters: map[scrape.Concept]float64{scrape.RequestsFinished: 10, scrape.PromptTokens: 320, scrape.GenerationTokens: 40}, Histograms: hist(10)}}
+	after := scrape.Row{Target: "http://e/metrics", At: 600 * ms, OK: true, Snapshot: &scrape.Snapshot{Dialect: "sglang",
+		Counters: map[scrape.Concept]float64{scrape.RequestsFinished: 15, scrape.PromptTokens: 480, scrape.GenerationTokens: 60}, Histograms: hist(15)}}
+	meta := RunMeta{ID: "fixed-run", Scenario: "fixed", Seed: 1, StartedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		Engine: EngineMeta{Kind: "sim", Dialect: "sglang", BaseURL: "http://e/v1"},
+		Phases: []PhaseMeta{{Name: "main", Measured: true, Start: 100 * ms, End: 500 * ms, Before: &before, After: &after}}}
+	return meta, recs, []scrape.Row{before, after}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", name, diff)
+	}
+}
+
+func TestRenderersGolden(t *testing.T) {
+	meta, recs, rows := fixedRun()
+	s := Compute(meta, recs, rows, nil, 0)
+	for _, tc := range []struct {
+		name   string
+		render Renderer
+	}{{"summary.golden.md", RenderMarkdown}, {"summary.golden.txt", RenderText}} {
+		var buf bytes.Buffer
+		if err := tc.render(&buf, s); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, tc.name, buf.Bytes())
+	}
+	var buf bytes.Buffer
+	if err := WriteRequestsCSV(&buf, recs); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "requests.golden.csv", buf.Bytes())
+}
