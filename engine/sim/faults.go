@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/llmbench-org/llmbench/engine/sim/batch"
 )
 
 // Faults are deliberate misbehaviours, for testing a client's error
@@ -142,7 +144,7 @@ func (f *Faults) draw(seed int64, id string) requestFaults {
 		if rate <= 0 {
 			return false
 		}
-		u := float64(splitmix(uint64(seed)^hashString(kind+"\x00"+id))>>11) / (1 << 53)
+		u := float64(batch.Mix64(uint64(seed)^batch.HashString(kind+"\x00"+id))>>11) / (1 << 53)
 		return u < rate
 	}
 	var r requestFaults
@@ -155,7 +157,7 @@ func (f *Faults) draw(seed int64, id string) requestFaults {
 		if len(statuses) == 0 {
 			statuses = []int{429, 500, 503}
 		}
-		r.errStatus = statuses[splitmix(uint64(seed)^hashString("status\x00"+id))%uint64(len(statuses))]
+		r.errStatus = statuses[batch.Mix64(uint64(seed)^batch.HashString("status\x00"+id))%uint64(len(statuses))]
 		return r // an error answer has no stream to break
 	}
 	r.reset = hit(FaultReset, f.ResetRate)
@@ -178,6 +180,6 @@ func (f *Faults) metricsFault(seed int64, n uint64) bool {
 	if f.Seed != 0 {
 		seed = f.Seed
 	}
-	u := float64(splitmix(uint64(seed)^n^0x6d657472696373)>>11) / (1 << 53)
+	u := float64(batch.Mix64(uint64(seed)^n^0x6d657472696373)>>11) / (1 << 53)
 	return u < f.MetricsFailRate
 }

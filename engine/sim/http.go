@@ -168,7 +168,7 @@ func (e *Engine) handleChat(w http.ResponseWriter, r *http.Request) {
 	s.id, s.chunkID = t.ID, t.ChunkID
 	s.arrival = t.Arrival
 	s.streaming = req.Stream
-	s.wordBase = hashString(t.ID)
+	s.wordBase = batch.HashString(t.ID)
 	p := e.cfg.Params
 	h := batch.NewHasher(p.KVBlockSize)
 	prompt := 0
@@ -515,7 +515,7 @@ func newIDSource(seed int64) idSource { return idSource{seed: uint64(seed)} }
 func (g *idSource) next128() [16]byte {
 	n := g.n.Add(1)
 	var b [16]byte
-	a, c := splitmix(g.seed^n), splitmix(g.seed+n*0x9e3779b97f4a7c15)
+	a, c := batch.Mix64(g.seed^n), batch.Mix64(g.seed+n*0x9e3779b97f4a7c15)
 	for i := range 8 {
 		b[i] = byte(a >> (8 * i))
 		b[8+i] = byte(c >> (8 * i))
@@ -536,11 +536,4 @@ func (g *idSource) uuid4() string {
 	b[8] = b[8]&0x3f | 0x80
 	h := hex.EncodeToString(b[:])
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
-}
-
-func splitmix(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
-	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
-	return x ^ (x >> 31)
 }

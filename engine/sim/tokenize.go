@@ -17,7 +17,7 @@ import (
 // h (nil = count only). A token id is the word's hash salted with the
 // message's role, so equal words under different roles are different tokens.
 func promptTokens(role, content string, h *batch.Hasher) int {
-	salt := hashString(role)
+	salt := batch.HashString(role)
 	n := 0
 	start := -1
 	for i := 0; i < len(content); {
@@ -29,7 +29,7 @@ func promptTokens(role, content string, h *batch.Hasher) int {
 			if start >= 0 {
 				n++
 				if h != nil {
-					h.Add(hashString(content[start:i]) ^ salt)
+					h.Add(batch.HashString(content[start:i]) ^ salt)
 				}
 				start = -1
 			}
@@ -41,7 +41,7 @@ func promptTokens(role, content string, h *batch.Hasher) int {
 	if start >= 0 {
 		n++
 		if h != nil {
-			h.Add(hashString(content[start:]) ^ salt)
+			h.Add(batch.HashString(content[start:]) ^ salt)
 		}
 	}
 	return n
@@ -70,14 +70,4 @@ var genVocab = [64]string{
 // genWord is the i-th generated word of a request whose id hashes to base.
 func genWord(base uint64, i int) string {
 	return genVocab[(base+uint64(i)*7)%uint64(len(genVocab))]
-}
-
-// hashString is FNV-1a.
-func hashString(s string) uint64 {
-	h := uint64(0xcbf29ce484222325)
-	for i := 0; i < len(s); i++ {
-		h ^= uint64(s[i])
-		h *= 0x100000001b3
-	}
-	return h
 }

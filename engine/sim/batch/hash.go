@@ -17,7 +17,7 @@ func NewHasher(blockSize int) *Hasher {
 
 // Add feeds the next token id.
 func (h *Hasher) Add(token uint64) {
-	h.h = splitmix64(h.h ^ token)
+	h.h = Mix64(h.h ^ token)
 	h.inBlock++
 	if h.inBlock == h.blockSize {
 		v := h.h
@@ -32,15 +32,18 @@ func (h *Hasher) Add(token uint64) {
 // Hashes returns the chain hashes of the full blocks fed so far.
 func (h *Hasher) Hashes() []uint64 { return h.out }
 
-func splitmix64(x uint64) uint64 {
+// Mix64 is the splitmix64 finalizer: it spreads a 64-bit value's bits, so
+// seeds combined with hashes give independent draws.
+func Mix64(x uint64) uint64 {
 	x += 0x9e3779b97f4a7c15
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
 	return x ^ (x >> 31)
 }
 
-// hashString is FNV-1a over the bytes of s.
-func hashString(s string) uint64 {
+// HashString is FNV-1a over the bytes of s: a fast, allocation-free,
+// stable hash for seeding per-request draws.
+func HashString(s string) uint64 {
 	h := uint64(0xcbf29ce484222325)
 	for i := 0; i < len(s); i++ {
 		h ^= uint64(s[i])

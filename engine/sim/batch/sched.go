@@ -456,7 +456,7 @@ func NaturalLength(seed int64, id string, mean int) int {
 	if mean == 1 {
 		return 1
 	}
-	u := float64(splitmix64(uint64(seed)^hashString(id))>>11) / (1 << 53) // [0,1)
+	u := float64(Mix64(uint64(seed)^HashString(id))>>11) / (1 << 53) // [0,1)
 	u = max(u, 1e-300)
 	n := 1 + int(math.Log(u)/math.Log(1-1/float64(mean)))
 	return max(1, n)
