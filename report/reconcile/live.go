@@ -71,14 +71,7 @@ func (l *Live) Findings(now time.Duration) []Finding {
 	if !a.paired() {
 		return out
 	}
-	out = append(out,
-		a.requestConservation(),
-		a.foreignTraffic(),
-		a.tokenConservation(),
-		a.ttftDecomposition(),
-		a.perTokenLatency(),
-		a.concurrency(),
-	)
+	out = append(out, a.pairedFindings()...)
 	if f, ok := a.kvPressure(); ok {
 		out = append(out, f)
 	}

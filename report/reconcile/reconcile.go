@@ -107,14 +107,7 @@ func Reconcile(in Input) []Finding {
 	var out []Finding
 	out = append(out, a.scrapeHealth()...)
 	if a.paired() {
-		out = append(out,
-			a.requestConservation(),
-			a.foreignTraffic(),
-			a.tokenConservation(),
-			a.ttftDecomposition(),
-			a.perTokenLatency(),
-			a.concurrency(),
-		)
+		out = append(out, a.pairedFindings()...)
 	} else {
 		out = append(out, a.noServerView())
 	}
@@ -144,4 +137,17 @@ func Worst(fs []Finding) Severity {
 		}
 	}
 	return w
+}
+
+// pairedFindings are the comparisons that need the engine's counters over a
+// window: the same for the final reconciliation and the live one.
+func (a *analysis) pairedFindings() []Finding {
+	return []Finding{
+		a.requestConservation(),
+		a.foreignTraffic(),
+		a.tokenConservation(),
+		a.ttftDecomposition(),
+		a.perTokenLatency(),
+		a.concurrency(),
+	}
 }
