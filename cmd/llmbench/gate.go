@@ -53,7 +53,7 @@ interval of the regression lies beyond the allowed one. --metrics lists the metr
 			if _, err := os.Stat(filepath.Join(dir, report.RunFile)); err != nil {
 				return usageError(fmt.Errorf("%s is not a run directory: %w", dir, err))
 			}
-			return evaluateGates(dir, baseline, thresholds, cio, junit)
+			return evaluateGates(dir, nil, baseline, thresholds, cio, junit)
 		},
 	}
 	cmd.Flags().StringVar(&baseline, "baseline", "", "baseline run to compare with: a run directory or a summary.json")
@@ -63,12 +63,13 @@ interval of the regression lies beyond the allowed one. --metrics lists the metr
 	return cmd
 }
 
-// evaluateGates checks the run in dir against its scenario's thresholds and
-// the extra expressions, against the baseline run when baselineDir is set;
+// evaluateGates checks the run in dir (cur, when the caller has it loaded
+// already; nil to load it) against its scenario's thresholds and the extra
+// expressions, against the baseline run when baselineDir is set;
 // prints the results, writes JUnit XML to junitPath when set, and returns an
 // error with exit code 3 when a gate fails or cannot be evaluated (2 for an
 // expression that does not parse).
-func evaluateGates(dir string, baselineDir string, extra []string, cio *cliIO, junitPath string) error {
+func evaluateGates(dir string, cur *gates.Run, baselineDir string, extra []string, cio *cliIO, junitPath string) error {
 	gs, err := readGates(dir, extra)
 	if err != nil {
 		return err
@@ -77,9 +78,12 @@ func evaluateGates(dir string, baselineDir string, extra []string, cio *cliIO, j
 		fmt.Fprintln(cio.stdout, "gates: none (the scenario has no gates.thresholds and no --threshold was given)")
 		return nil
 	}
-	cur, err := gates.LoadRun(dir)
-	if err != nil {
-		return err
+	if cur == nil {
+		loaded, err := gates.LoadRun(dir)
+		if err != nil {
+			return err
+		}
+		cur = &loaded
 	}
 	var base *gates.Run
 	if baselineDir != "" {
@@ -92,7 +96,7 @@ func evaluateGates(dir string, baselineDir string, extra []string, cio *cliIO, j
 		}
 		base = &b
 	}
-	rep := gates.NewReport(cur, base, gs.EvaluateRuns(cur, base, gates.DefaultBootstrap))
+	rep := gates.NewReport(*cur, base, gs.EvaluateRuns(*cur, base, gates.DefaultBootstrap))
 	if err := gates.RenderText(cio.stdout, rep); err != nil {
 		return err
 	}

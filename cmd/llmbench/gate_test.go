@@ -182,7 +182,7 @@ func hasGateLine(out, status, expr string) bool {
 func TestEvaluateGatesWithoutGates(t *testing.T) {
 	t.Parallel()
 	cio, out, _ := testIO(nil)
-	if err := evaluateGates(t.TempDir(), "", nil, cio, ""); err != nil {
+	if err := evaluateGates(t.TempDir(), nil, "", nil, cio, ""); err != nil {
 		t.Fatalf("no gates: %v", err)
 	}
 	if !strings.Contains(out.String(), "gates: none") {

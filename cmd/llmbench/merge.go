@@ -29,7 +29,7 @@ func newMergeCmd(cio *cliIO) *cobra.Command {
 			if err := writeRunFile(out, report.SummaryFile, b); err != nil {
 				return err
 			}
-			if err := writeHTMLReport(out, s); err != nil {
+			if _, err := writeHTMLReport(out, s); err != nil {
 				return err
 			}
 			if err := report.RenderText(cio.stdout, s); err != nil {

@@ -41,7 +41,7 @@ func newReportCmd(cio *cliIO) *cobra.Command {
 			if err := writeRunFile(dir, report.SummaryFile, b); err != nil {
 				return err
 			}
-			if err := writeHTMLReport(dir, s); err != nil {
+			if _, err := writeHTMLReport(dir, s); err != nil {
 				return err
 			}
 			if err := writeMarkdownReport(dir, s); err != nil {

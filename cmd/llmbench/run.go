@@ -17,6 +17,7 @@ import (
 	"github.com/llmbench-org/llmbench/engine/launch"
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/report/gates"
 	reporthtml "github.com/llmbench-org/llmbench/report/html"
 	"github.com/llmbench-org/llmbench/report/tui"
 	"github.com/llmbench-org/llmbench/scenarios"
@@ -257,7 +258,8 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 	if err := rec.WriteJSON(report.SummaryFile, summary); err != nil {
 		return dir, err
 	}
-	if err := writeHTMLReport(dir, summary); err != nil {
+	raw, err := writeHTMLReport(dir, summary)
+	if err != nil {
 		return dir, err
 	}
 	if err := writeMarkdownReport(dir, summary); err != nil {
@@ -286,7 +288,9 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 		if junit == "" {
 			junit = filepath.Join(dir, "junit.xml")
 		}
-		return dir, evaluateGates(dir, opts.baseline, opts.thresholds, cio, junit)
+		// The records were read once already, for the HTML report.
+		cur := gates.NewRun(summary, raw.Records)
+		return dir, evaluateGates(dir, &cur, opts.baseline, opts.thresholds, cio, junit)
 	}
 	return dir, nil
 }
@@ -358,16 +362,17 @@ func writeMarkdownReport(dir string, s report.Summary) error {
 	return writeRunFile(dir, report.MarkdownFile, buf.Bytes())
 }
 
-// writeHTMLReport writes report.html into the run directory.
-func writeHTMLReport(dir string, s report.Summary) error {
+// writeHTMLReport writes report.html into the run directory, and returns
+// the raw files it read for it.
+func writeHTMLReport(dir string, s report.Summary) (reporthtml.Input, error) {
 	in, err := reporthtml.LoadRaw(dir, s)
 	if err != nil {
-		return fmt.Errorf("html report: %w", err)
+		return in, fmt.Errorf("html report: %w", err)
 	}
 	if _, err := reporthtml.WriteFile(dir, in); err != nil {
-		return fmt.Errorf("html report: %w", err)
+		return in, fmt.Errorf("html report: %w", err)
 	}
-	return nil
+	return in, nil
 }
 
 // startEngine starts the engine; an interrupt while it starts (a real engine

@@ -36,11 +36,14 @@ func LoadRun(path string) (Run, error) {
 	if err != nil {
 		return Run{}, fmt.Errorf("load run %s: %w", path, err)
 	}
-	records, err := measuredRecords(path)
-	if err != nil {
+	var records []client.Record
+	if _, err := report.ReadJSONL(filepath.Join(path, report.RequestsFile), func(r *client.Record) error {
+		records = append(records, *r)
+		return nil
+	}); err != nil {
 		return Run{}, fmt.Errorf("load run %s: %w", path, err)
 	}
-	return Run{ID: s.Run.ID, Summary: s, Records: records}, nil
+	return NewRun(s, records), nil
 }
 
 func loadSummary(path string) (Run, error) {
@@ -58,34 +61,22 @@ func loadSummary(path string) (Run, error) {
 	return Run{ID: s.Run.ID, Summary: s}, nil
 }
 
-// measuredRecords are the records the summary's client view counts: those of
-// the measured phases (all of them when the run has no phase bookkeeping),
-// in plan order.
-func measuredRecords(dir string) ([]client.Record, error) {
-	var meta report.RunMeta
-	b, err := os.ReadFile(filepath.Join(dir, report.RunFile))
-	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(b, &meta); err != nil {
-		return nil, fmt.Errorf("%s: %w", report.RunFile, err)
-	}
+// NewRun is a run from its summary and its records (all phases, any order):
+// the records kept are those the summary's client view counts, those of the
+// measured phases, in plan order.
+func NewRun(s report.Summary, records []client.Record) Run {
 	measured := map[string]bool{}
-	for _, ph := range meta.Phases {
+	for _, ph := range s.Phases {
 		if ph.Measured {
 			measured[ph.Name] = true
 		}
 	}
-	records := []client.Record{}
-	_, err = report.ReadJSONL(filepath.Join(dir, report.RequestsFile), func(r *client.Record) error {
+	kept := []client.Record{}
+	for _, r := range records {
 		if len(measured) == 0 || measured[r.Phase] {
-			records = append(records, *r)
+			kept = append(kept, r)
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
 	}
-	slices.SortStableFunc(records, func(a, b client.Record) int { return a.Index - b.Index })
-	return records, nil
+	slices.SortStableFunc(kept, func(a, b client.Record) int { return a.Index - b.Index })
+	return Run{ID: s.Run.ID, Summary: s, Records: kept}
 }
