@@ -16,6 +16,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/engine/sim"
+	"github.com/llmbench-org/llmbench/internal/quiet"
 	"github.com/llmbench-org/llmbench/scenarios"
 	"github.com/llmbench-org/llmbench/workload"
 )
@@ -111,6 +112,7 @@ func TestDatasetsAgainstTheBuiltInEngine(t *testing.T) {
 		t.Skip("end to end against the built-in engine")
 	}
 	t.Parallel()
+	quiet.Busy(t) // loads the machine: a timing-sensitive test elsewhere waits for it
 	tests := []struct {
 		example   string
 		shorten   func(*scenarios.Scenario)
@@ -169,6 +171,7 @@ func TestSweepSaturatesAtTheEngineCapacity(t *testing.T) {
 		t.Skip("end to end against the built-in engine")
 	}
 	t.Parallel()
+	quiet.Busy(t) // loads the machine: a timing-sensitive test elsewhere waits for it
 	sc := inlineScenario(t, `
 name: sweep-e2e
 engine:
@@ -248,6 +251,7 @@ func TestCappedOpenLoopReportsDroppedAndLate(t *testing.T) {
 		t.Skip("end to end against the built-in engine")
 	}
 	t.Parallel()
+	quiet.Busy(t) // loads the machine: a timing-sensitive test elsewhere waits for it
 	for _, policy := range []string{"drop", "wait"} {
 		t.Run(policy, func(t *testing.T) {
 			sc := inlineScenario(t, `

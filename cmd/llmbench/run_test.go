@@ -15,6 +15,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/engine/sim"
+	"github.com/llmbench-org/llmbench/internal/quiet"
 	"github.com/llmbench-org/llmbench/report"
 )
 
@@ -76,6 +77,10 @@ func TestRunAgainstGroundTruth(t *testing.T) {
 	// 200 requests make the p99 a real quantile (the 2nd worst), not the
 	// maximum: one wake-up delayed by a busy machine must not decide it.
 	const requests = 200
+	// Other packages' test binaries that load the machine (a browser,
+	// Prometheus, real-time engine runs) wait while this test runs, and it
+	// waits for them: its bound is about llmbench, not about the neighbours.
+	quiet.Need(t, 90*time.Second)
 	path := writeScenario(t, `
 name: e2e
 seed: 7
@@ -92,9 +97,8 @@ scrape:
   interval: 200ms
 `)
 	// The 2 ms bound is about llmbench's measurement, not about the machine:
-	// go test runs other packages' test binaries beside this one (a browser,
-	// real-time engines), and a burst of them can delay a few wake-ups past
-	// it. An attempt that misses only the bound runs again, up to 3 times; a
+	// a burst of other work (another test binary that does not take the
+	// quiet lock, the machine's own) can delay a few wake-ups past it. An attempt that misses only the bound runs again, up to 3 times; a
 	// systematic error fails every attempt. Every other check is exact.
 	const attempts = 3
 	var (

@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/llmbench-org/llmbench/engine"
+	"github.com/llmbench-org/llmbench/internal/quiet"
 )
 
 // startOrFail starts e and registers a Stop, so that no engine outlives a
@@ -118,6 +119,7 @@ func waitGoneWithin(t *testing.T, pid int, d time.Duration) bool {
 // /metrics; Stop ends the shell and its child; engine.log has everything.
 func TestCommandServesAndStopsWithItsChildren(t *testing.T) {
 	t.Parallel()
+	quiet.Busy(t) // loads the machine: a timing-sensitive test elsewhere waits for it
 	bin := llmbenchBinary(t)
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "child.pid")
@@ -387,6 +389,7 @@ exec "$LLMBENCH" serve --addr "$host:$port" --dialect "$FAKE_DIALECT" --model "$
 // the engine's PATH, and become ready end to end.
 func TestNamedKindsLaunchTheirCommandLine(t *testing.T) {
 	t.Parallel()
+	quiet.Busy(t) // loads the machine: a timing-sensitive test elsewhere waits for it
 	bin := llmbenchBinary(t)
 	fakes := t.TempDir()
 	for _, name := range []string{"python3", "vllm", "llama-server"} {

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/llmbench-org/llmbench/internal/quiet"
 )
 
 // TestConcurrentStreamsAgreeWithTruth runs 16 concurrent streams and checks
@@ -123,6 +125,7 @@ func flushGaps(tr RequestTruth) []time.Duration {
 // ("stop"); ignore_eos runs to max_tokens ("length"); min_tokens holds EOS off.
 func TestEOSBehaviour(t *testing.T) {
 	t.Parallel()
+	quiet.Busy(t) // loads the machine: a timing-sensitive test elsewhere waits for it
 	p, _ := Preset("tiny")
 	p.EOSMeanTokens = 4
 	_, ep := startEngine(t, Config{Params: p})

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmbench-org/llmbench/internal/quiet"
 	"github.com/llmbench-org/llmbench/internal/realtest"
 )
 
@@ -21,6 +22,7 @@ import (
 //	npm ci --prefix engine/sim/testdata/node-sdk
 func TestOpenAINodeSDK(t *testing.T) {
 	t.Parallel()
+	quiet.Busy(t) // loads the machine: a timing-sensitive test elsewhere waits for it
 	dir := filepath.Join("testdata", "node-sdk")
 	node, err := exec.LookPath("node")
 	_, pkgErr := os.Stat(filepath.Join(dir, "node_modules", "openai", "package.json"))

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/llmbench-org/llmbench/internal/quiet"
 )
 
 // traceLine is one parsed trace_logger.log line.
@@ -62,6 +64,7 @@ var mixedSequence = []string{
 // requests add PREEMPTED and RESCHEDULED_INFERENCE_START.
 func TestFastDeployTraceLog(t *testing.T) {
 	t.Parallel()
+	quiet.Busy(t) // loads the machine: a timing-sensitive test elsewhere waits for it
 	p, _ := Preset("tiny")
 	p.MaxRunningRequests = 4
 	p.MaxModelLen = 512

@@ -13,6 +13,7 @@ import (
 
 	nethtml "golang.org/x/net/html"
 
+	"github.com/llmbench-org/llmbench/internal/quiet"
 	"github.com/llmbench-org/llmbench/internal/realtest"
 )
 
@@ -53,6 +54,7 @@ func consoleLines(log string) []string {
 func TestBrowser(t *testing.T) {
 	bin := realtest.Require(t, "chromium", "apt-get install -y chromium")
 	t.Parallel()
+	quiet.Busy(t) // loads the machine: a timing-sensitive test elsewhere waits for it
 	in := goldenRun.input()
 	page := filepath.Join(t.TempDir(), FileName)
 	if err := os.WriteFile(page, []byte(renderString(t, in)), 0o644); err != nil {

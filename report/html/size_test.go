@@ -4,6 +4,8 @@ import (
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/llmbench-org/llmbench/internal/quiet"
 )
 
 // bigRun is about 100,000 requests over a run of more than ten minutes,
@@ -19,6 +21,7 @@ func TestSizeBound(t *testing.T) {
 		t.Skip("builds a 100,000-request run")
 	}
 	t.Parallel()
+	quiet.Busy(t) // loads the machine: a timing-sensitive test elsewhere waits for it
 	in := bigRun.input()
 	if n := len(in.Records); n < 100_000 {
 		t.Fatalf("the run has %d requests, want at least 100,000", n)

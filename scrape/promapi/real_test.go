@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/llmbench-org/llmbench/internal/quiet"
 	"github.com/llmbench-org/llmbench/internal/realtest"
 	"github.com/llmbench-org/llmbench/scrape"
 )
@@ -60,6 +61,7 @@ func (r *replica) addr() string { return strings.TrimPrefix(r.srv.URL, "http://"
 // gives, and their sum; the range query must show the counter growing.
 func TestRealPrometheus(t *testing.T) {
 	t.Parallel()
+	quiet.Busy(t) // loads the machine: a timing-sensitive test elsewhere waits for it
 	a, b := newReplica(t, 3), newReplica(t, 5)
 	src := Source{URL: realtest.StartPrometheus(t, a.addr(), b.addr()), Selector: `job="engine"`}
 
