@@ -57,32 +57,11 @@ func LoadFS(fsys fs.FS, name string) (Scenario, error) {
 
 func parse(name string, data []byte, src source, lookup func(string) (string, bool)) (Scenario, error) {
 	d := newDecoder(name, lookup)
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	switch err := dec.Decode(&doc); {
-	case errors.Is(err, io.EOF):
-		return Scenario{}, ErrorList{{File: name, Msg: "empty file: a scenario needs at least name, engine and workload"}}
-	case err != nil:
-		return Scenario{}, ErrorList{syntaxError(name, err)}
+	root, err := rootMapping(d, data)
+	if err != nil {
+		return Scenario{}, err
 	}
-	var next yaml.Node
-	switch err := dec.Decode(&next); {
-	case errors.Is(err, io.EOF):
-	case err != nil:
-		return Scenario{}, ErrorList{syntaxError(name, err)}
-	default:
-		at := &next
-		if len(next.Content) > 0 {
-			at = next.Content[0]
-		}
-		return Scenario{}, ErrorList{{File: name, Line: at.Line, Column: at.Column, Msg: "a scenario file holds one YAML document; found a second one"}}
-	}
-	root := doc.Content[0]
 	s := Scenario{src: src}
-	if root.Kind != yaml.MappingNode {
-		d.errorf(root, "", "want a mapping of scenario fields, got %s", describe(root))
-		return Scenario{}, d.errs
-	}
 	d.value(root, "", reflect.ValueOf(&s).Elem())
 	s.fill(d)
 	s.validate(d)
@@ -92,6 +71,64 @@ func parse(name string, data []byte, src source, lookup func(string) (string, bo
 	s.raw = d.raw
 	s.absolutize()
 	return s, nil
+}
+
+// rootMapping reads the file's one YAML document, which must be a mapping.
+func rootMapping(d *decoder, data []byte) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	switch err := dec.Decode(&doc); {
+	case errors.Is(err, io.EOF):
+		return nil, ErrorList{{File: d.file, Msg: "empty file: a scenario needs at least name, engine and workload"}}
+	case err != nil:
+		return nil, ErrorList{syntaxError(d.file, err)}
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return nil, ErrorList{syntaxError(d.file, err)}
+	default:
+		at := &next
+		if len(next.Content) > 0 {
+			at = next.Content[0]
+		}
+		return nil, ErrorList{{File: d.file, Line: at.Line, Column: at.Column, Msg: "a scenario file holds one YAML document; found a second one"}}
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		d.errorf(root, "", "want a mapping of scenario fields, got %s", describe(root))
+		return nil, d.errs
+	}
+	return root, nil
+}
+
+// LoadGates reads only the gates section of the scenario file at path (nil
+// when it has none). It is what `llmbench gate` needs of a run directory's
+// scenario.yaml, which may have moved to a machine that has neither the
+// scenario's data files nor the environment variables its other fields name:
+// only the gates are decoded, validated and ${VAR}-expanded.
+func LoadGates(path string) (*Gates, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load scenario: %w", err)
+	}
+	d := newDecoder(path, os.LookupEnv)
+	root, err := rootMapping(d, data)
+	if err != nil {
+		return nil, err
+	}
+	var g *Gates
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == "gates" {
+			d.value(root.Content[i+1], "gates", reflect.ValueOf(&g).Elem())
+		}
+	}
+	g.validate(d)
+	if len(d.errs) > 0 {
+		return nil, d.errs.sorted()
+	}
+	return g, nil
 }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)

@@ -169,14 +169,19 @@ func (s *Scenario) validate(d *decoder) {
 		s.Workload.validate(d, "workload", s.src)
 	}
 	s.Scrape.validate(d, "scrape")
-	if g := s.Gates; g != nil {
-		if len(g.Thresholds) == 0 {
-			d.failf("gates.thresholds", "missing: list at least one threshold, or remove gates")
-		}
-		for i, th := range g.Thresholds {
-			if strings.TrimSpace(th) == "" {
-				d.failf(fmt.Sprintf("gates.thresholds[%d]", i), "empty threshold")
-			}
+	s.Gates.validate(d)
+}
+
+func (g *Gates) validate(d *decoder) {
+	if g == nil {
+		return
+	}
+	if len(g.Thresholds) == 0 {
+		d.failf("gates.thresholds", "missing: list at least one threshold, or remove gates")
+	}
+	for i, th := range g.Thresholds {
+		if strings.TrimSpace(th) == "" {
+			d.failf(fmt.Sprintf("gates.thresholds[%d]", i), "empty threshold")
 		}
 	}
 }

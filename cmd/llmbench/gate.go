@@ -117,18 +117,19 @@ func evaluateGates(dir string, cur *gates.Run, baselineDir string, extra []strin
 }
 
 // readGates parses the scenario's thresholds (when the run directory has its
-// scenario) and the extra expressions, reporting every bad one with where it
+// scenario; only its gates section is read, so a run directory copied to
+// another machine still gates) and the extra expressions, reporting every bad one with where it
 // came from.
 func readGates(dir string, extra []string) (gates.Gates, error) {
 	type source struct{ where, expr string }
 	var exprs []source
 	path := filepath.Join(dir, report.ScenarioFile)
-	switch sc, err := scenarios.Load(path); {
+	switch g, err := scenarios.LoadGates(path); {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return nil, usageError(fmt.Errorf("read the gates of %s: %w", dir, err))
-	case sc.Gates != nil:
-		for i, e := range sc.Gates.Thresholds {
+	case g != nil:
+		for i, e := range g.Thresholds {
 			exprs = append(exprs, source{fmt.Sprintf("%s: gates.thresholds[%d]", path, i), e})
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/scenarios"
 )
 
 // TestGateCommand runs a real tiny scenario with a gate, then `llmbench gate`
@@ -141,8 +142,9 @@ gates:
 		}
 	})
 
-	t.Run("bad scenario gate", func(t *testing.T) {
-		t.Parallel()
+	// copyRun copies the run directory's files the gate reads, with its
+	// scenario.yaml edited.
+	copyRun := func(t *testing.T, edit func(scenario string) string) string {
 		copyDir := t.TempDir()
 		for _, f := range []string{"run.json", "requests.jsonl", "scenario.yaml"} {
 			b, err := os.ReadFile(filepath.Join(dir, f))
@@ -150,12 +152,38 @@ gates:
 				t.Fatal(err)
 			}
 			if f == "scenario.yaml" {
-				b = []byte(strings.Replace(string(b), "client.requests.ok == 40", "client.requests.ok = 40", 1))
+				b = []byte(edit(string(b)))
 			}
 			if err := os.WriteFile(filepath.Join(copyDir, f), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}
+		return copyDir
+	}
+
+	t.Run("moved to a machine without the scenario's files and variables", func(t *testing.T) {
+		t.Parallel()
+		// What a CI job's later step sees: the run directory as an artifact,
+		// without the dataset or the secrets the scenario named.
+		moved := copyRun(t, func(sc string) string {
+			sc = strings.Replace(sc, "name: gated", "name: gated\nmodel: ${LLMBENCH_TEST_NEVER_SET}", 1)
+			return strings.Replace(sc, "type: synthetic", "type: jsonl\n    path: /nonexistent/prompts.jsonl", 1)
+		})
+		if _, err := scenarios.Load(filepath.Join(moved, report.ScenarioFile)); err == nil ||
+			!strings.Contains(err.Error(), "LLMBENCH_TEST_NEVER_SET") || !strings.Contains(err.Error(), "prompts.jsonl") {
+			t.Fatalf("the moved scenario must not load whole, for lack of its variable and its file: %v", err)
+		}
+		out, code, err := gate(t, moved)
+		if code != exitOK || !strings.Contains(out, "gates PASSED: 2 passed") {
+			t.Errorf("exit %d (%v):\n%s", code, err, out)
+		}
+	})
+
+	t.Run("bad scenario gate", func(t *testing.T) {
+		t.Parallel()
+		copyDir := copyRun(t, func(sc string) string {
+			return strings.Replace(sc, "client.requests.ok == 40", "client.requests.ok = 40", 1)
+		})
 		_, code, err := gate(t, copyDir)
 		if code != exitUsage || err == nil || !strings.Contains(err.Error(), "gates.thresholds[1]") || !strings.Contains(err.Error(), "column 20") {
 			t.Errorf("exit %d, error %v", code, err)
