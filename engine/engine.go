@@ -11,6 +11,10 @@ type Endpoint struct {
 	MetricsURL string // Prometheus exposition, e.g. http://127.0.0.1:30000/metrics ("" when none)
 	Dialect    string // metric dialect: sglang, vllm, fastdeploy, ... ("" = detect)
 	Model      string // model name to put in requests
+	// Notes say what was found out rather than configured (a model read
+	// from /v1/models, a metrics URL derived from the base URL, or why
+	// there is none), for the run to print and keep.
+	Notes []string
 }
 
 // Engine is an engine under test.
@@ -18,15 +22,3 @@ type Engine interface {
 	Start(ctx context.Context) (Endpoint, error)
 	Stop(ctx context.Context) error
 }
-
-// External is an engine that is already running somewhere: Start only reports
-// where it is, Stop does nothing.
-type External struct{ Endpoint Endpoint }
-
-var _ Engine = External{}
-
-// Start returns the configured endpoint.
-func (e External) Start(context.Context) (Endpoint, error) { return e.Endpoint, nil }
-
-// Stop does nothing: llmbench did not start it.
-func (External) Stop(context.Context) error { return nil }

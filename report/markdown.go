@@ -21,6 +21,12 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 	ew.printf("## llmbench: %s\n\n", mdText(s.Run.Scenario))
 	ew.printf("Run `%s`, seed %d, %.1f s measured; engine %s (%s) at `%s`.\n\n",
 		mdText(s.Run.ID), s.Run.Seed, s.Run.Duration, mdText(s.Engine.Kind), mdText(orDash(s.Engine.Dialect)), mdText(s.Engine.BaseURL))
+	for _, n := range s.Engine.Notes {
+		ew.printf("- %s\n", mdText(n))
+	}
+	if len(s.Engine.Notes) > 0 {
+		ew.printf("\n")
+	}
 	if s.Health.Valid {
 		ew.printf("**Valid**: nothing made the numbers unrepresentative.\n\n")
 	} else {

@@ -57,6 +57,9 @@ type EngineMeta struct {
 	BaseURL    string `json:"base_url"`
 	MetricsURL string `json:"metrics_url,omitempty"`
 	Model      string `json:"model"`
+	// Notes say what was found out rather than configured (a model read from
+	// /v1/models, a metrics URL derived from the base URL, or why none).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // PhaseMeta is one phase of the run on the run clock, with the snapshots of

@@ -27,6 +27,9 @@ func RenderText(w io.Writer, s Summary) error {
 	c := s.Client
 	ew.printf("llmbench %s — %s (seed %d), %.1f s measured\n", s.Run.Scenario, s.Run.ID, s.Run.Seed, s.Run.Duration)
 	ew.printf("engine: %s, dialect %s, %s\n", s.Engine.Kind, orDash(s.Engine.Dialect), s.Engine.BaseURL)
+	for _, n := range s.Engine.Notes {
+		ew.printf("  %s\n", n)
+	}
 	ew.printf("requests: %d ok, %d failed%s\n", c.Requests.OK, c.Requests.Failed, errorList(c.Requests.Errors))
 	for _, class := range sortedKeys(c.Requests.ErrorSamples) {
 		ew.printf("  %s, e.g.: %s\n", class, oneLine(c.Requests.ErrorSamples[class], 160))

@@ -185,10 +185,9 @@ func TestParseErrors(t *testing.T) {
 			want: []string{`f.yaml:6:47: workload.output_tokens.max: not a parameter of dist fixed (it takes [value])`},
 		},
 		{
-			name: "external needs base_url and model",
+			name: "external needs base_url (the model can be asked for)",
 			yaml: "name: x\nengine:\n  kind: external\n  metrics_url: not-a-url\nworkload: {concurrency: 1, duration: 1s}\n",
 			want: []string{
-				`f.yaml:1:1: model: missing required field: an external engine needs the model name to request`,
 				`f.yaml:3:3: engine.base_url: missing required field for kind external`,
 				`f.yaml:4:16: engine.metrics_url: want an absolute http(s) URL, got "not-a-url"`,
 			},

@@ -159,9 +159,6 @@ func (s *Scenario) validate(d *decoder) {
 		l.Model = s.Model // what the engine loads defaults to the model requested
 	}
 	s.Engine.validate(d, "engine")
-	if s.Engine.Kind == KindExternal && s.Model == "" {
-		d.failf("model", "missing required field: an external engine needs the model name to request")
-	}
 
 	if !d.has("workload") {
 		d.failf("workload", "missing required field")

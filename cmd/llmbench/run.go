@@ -134,11 +134,14 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 	if ep.Model == "" {
 		ep.Model = sc.Model
 	}
+	for _, n := range ep.Notes {
+		fmt.Fprintf(cio.stderr, "llmbench: engine: %s\n", n)
+	}
 
 	shard, shards := plan.ShardOf()
 	meta := &runMeta{RunMeta: report.RunMeta{
 		ID: runID, Scenario: sc.Name, Seed: sc.Seed, StartedAt: start, Version: buildVersion(), Shard: shard, Shards: shards,
-		Engine: report.EngineMeta{Kind: sc.Engine.Kind, Dialect: ep.Dialect, BaseURL: ep.BaseURL, MetricsURL: ep.MetricsURL, Model: ep.Model},
+		Engine: report.EngineMeta{Kind: sc.Engine.Kind, Dialect: ep.Dialect, BaseURL: ep.BaseURL, MetricsURL: ep.MetricsURL, Model: ep.Model, Notes: ep.Notes},
 	}}
 	if err := meta.write(rec); err != nil {
 		return dir, err
@@ -429,7 +432,7 @@ func newEngine(sc scenarios.Scenario, runDir, apiKey string) (engine.Engine, err
 	case scenarios.KindExternal:
 		return engine.External{Endpoint: engine.Endpoint{
 			BaseURL: sc.Engine.BaseURL, MetricsURL: sc.Engine.MetricsURL, Dialect: sc.Engine.Dialect, Model: sc.Model,
-		}}, nil
+		}, APIKey: apiKey}, nil
 	default:
 		return nil, fmt.Errorf("engine kind %q is not supported (sim, external)", sc.Engine.Kind)
 	}

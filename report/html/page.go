@@ -109,6 +109,9 @@ func engineFacts(s report.Summary) []fact {
 		{Label: "API", Value: orDash(e.BaseURL)},
 		{Label: "metrics", Value: orDash(e.MetricsURL)},
 	}
+	for _, n := range e.Notes {
+		out = append(out, fact{Label: "found out", Value: n})
+	}
 	if s.Server != nil && len(s.Server.Targets) > 1 {
 		out = append(out, fact{Label: "scrape targets", Value: strings.Join(s.Server.Targets, ", ")})
 	}

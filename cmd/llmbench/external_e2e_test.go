@@ -1,0 +1,45 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/llmbench-org/llmbench/engine/sim"
+	"github.com/llmbench-org/llmbench/report"
+)
+
+// TestExternalEngineFoundOut points a scenario that names only the engine's
+// base URL at a running engine: llmbench asks /v1/models for the model,
+// finds /metrics beside the API, says so, and reports both views.
+func TestExternalEngineFoundOut(t *testing.T) {
+	t.Parallel()
+	_, ep := startSim(t, sim.Config{Dialect: sim.DialectVLLM})
+	path := writeScenario(t, `
+name: found-out
+engine: {kind: external, base_url: "`+ep.BaseURL+`"}
+workload: {concurrency: 2, requests: 12, prompt_tokens: 16, output_tokens: 8}
+scrape: {interval: 200ms}
+`)
+	cio, _, stderr := testIO(nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dir, err := runScenario(ctx, runOpts{scenario: path, runsDir: t.TempDir(), output: "plain", every: time.Hour}, cio)
+	if err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
+	}
+	s, err := report.Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Engine.Model != sim.DefaultModel || s.Engine.MetricsURL != ep.MetricsURL || s.Engine.Dialect != sim.DialectVLLM {
+		t.Errorf("engine %+v, want model %s and metrics %s (vllm)", s.Engine, sim.DefaultModel, ep.MetricsURL)
+	}
+	if len(s.Engine.Notes) != 2 || !strings.Contains(stderr.String(), "llmbench: engine: model "+sim.DefaultModel) {
+		t.Errorf("notes %q; stderr:\n%s", s.Engine.Notes, stderr.String())
+	}
+	if s.Client.Requests.OK != 12 || s.Server == nil || s.Server.Counters["requests_finished"] != 12 {
+		t.Errorf("client ok %d, server view %+v: want 12 on both sides", s.Client.Requests.OK, s.Server)
+	}
+}
