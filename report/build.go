@@ -109,6 +109,7 @@ func Compute(meta RunMeta, records []client.Record, rows []scrape.Row, traces []
 		}
 	}
 	s.Client = clientSide(mrecs, measuredDur)
+	s.Client.Goodput = goodputOf(mrecs, measuredDur, meta.SLO)
 	s.Run.Duration = measuredDur.Seconds()
 
 	for _, ph := range meta.Phases {
@@ -118,10 +119,12 @@ func Compute(meta RunMeta, records []client.Record, rows []scrape.Row, traces []
 				prec = append(prec, r)
 			}
 		}
+		pc := clientSide(prec, ph.End-ph.Start)
+		pc.Goodput = goodputOf(prec, ph.End-ph.Start, meta.SLO)
 		s.Phases = append(s.Phases, PhaseResult{
 			Name: ph.Name, Measured: ph.Measured, Start: ph.Start.Seconds(),
 			Duration: (ph.End - ph.Start).Seconds(), Load: ph.Load, LoadUnit: ph.LoadUnit,
-			Client: clientSide(prec, ph.End-ph.Start),
+			Client: pc,
 			Server: serverSide(meta, []PhaseMeta{ph}, rows, samplesOf(prec)),
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -49,6 +50,15 @@ func Compare(sums ...Summary) Comparison {
 	add("requests failed", "", "lower", func(s Summary) float64 { return float64(s.Client.Requests.Failed) })
 	add("requests/s", "/s", "higher", func(s Summary) float64 { return s.Client.Throughput.RequestsPerSec })
 	add("output tokens/s", "/s", "higher", func(s Summary) float64 { return s.Client.Throughput.OutputTokensPerSec })
+	if slices.ContainsFunc(sums, func(s Summary) bool { return s.Client.Goodput != nil }) {
+		// Runs with different SLOs compare poorly; each run's own SLO is in its summary.
+		add("goodput/s", "/s", "higher", func(s Summary) float64 {
+			if s.Client.Goodput == nil {
+				return math.NaN()
+			}
+			return s.Client.Goodput.RequestsPerS
+		})
+	}
 	lat := []struct {
 		name string
 		get  func(Latencies) Dist

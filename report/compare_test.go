@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -33,6 +34,17 @@ func TestCompare(t *testing.T) {
 	}
 	if ch := row("output tokens/s").Change[1]; math.Abs(ch+0.2) > 1e-9 {
 		t.Errorf("throughput change %v, want -20%%", ch)
+	}
+	for _, l := range c.Rows {
+		if l.Name == "goodput/s" {
+			t.Errorf("runs without an slo have a goodput row: %+v", l)
+		}
+	}
+	b.Client.Goodput = &Goodput{RequestsPerS: 9}
+	if g := Compare(a, b).Rows; !slices.ContainsFunc(g, func(l ComparedLine) bool {
+		return l.Name == "goodput/s" && math.IsNaN(l.Values[0]) && l.Values[1] == 9
+	}) {
+		t.Errorf("a run with an slo beside one without: %+v", g)
 	}
 	if v := row("server TTFT mean").Values[0]; !math.IsNaN(v) {
 		t.Errorf("a run without a server view has server TTFT %v, want absent", v)

@@ -35,6 +35,9 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 	ew.printf("| requests ok | failed | requests/s | output tokens/s | tokens from |\n|---:|---:|---:|---:|---|\n")
 	ew.printf("| %d | %d %s | %.2f | %.1f | %s |\n\n", c.Requests.OK, c.Requests.Failed, mdText(errorList(c.Requests.Errors)),
 		c.Throughput.RequestsPerSec, c.Throughput.OutputTokensPerSec, c.Tokens.Source)
+	if g := c.Goodput; g != nil {
+		ew.printf("**Goodput**: %s.\n\n", mdText(goodputLine(g, c.Requests.Sent)))
+	}
 
 	ew.printf("| latency (ms) | client p50 | p90 | p99 | engine p50 [bucket] | p90 | p99 |\n|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range []struct {
@@ -50,13 +53,17 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 	ew.printf("\nEngine quantiles are interpolated inside its histogram buckets; the true value lies in the bracketed bucket.\n\n")
 
 	if sw := s.Sweep; sw != nil {
-		ew.printf("| sweep phase | offered | requests/s | TTFT p50 ms | TTFT p99 ms |\n|---|---:|---:|---:|---:|\n")
+		ew.printf("| sweep phase | offered | requests/s | goodput/s | TTFT p50 ms | TTFT p99 ms |\n|---|---:|---:|---:|---:|---:|\n")
 		for _, p := range sw.Points {
 			mark := ""
 			if sw.Saturation.Found && p.Phase == sw.Saturation.Phase {
 				mark = " (knee)"
 			}
-			ew.printf("| %s%s | %.4g %s | %.2f | %s | %s |\n", mdText(p.Phase), mark, p.Load, p.LoadUnit, p.RequestsPerS, ms(p.TTFTp50), ms(p.TTFTp99))
+			goodput := "—"
+			if p.GoodputPerS != nil {
+				goodput = fmt.Sprintf("%.2f", *p.GoodputPerS)
+			}
+			ew.printf("| %s%s | %.4g %s | %.2f | %s | %s | %s |\n", mdText(p.Phase), mark, p.Load, p.LoadUnit, p.RequestsPerS, goodput, ms(p.TTFTp50), ms(p.TTFTp99))
 		}
 		ew.printf("\nSaturation: %s.\n\n", mdText(sw.Saturation.Reason))
 	}

@@ -96,7 +96,7 @@ func Merge(out string, dirs []string) error {
 
 	merged := RunMeta{
 		ID: filepath.Base(out), Scenario: first.Scenario, Seed: first.Seed, StartedAt: origin,
-		Version: first.Version, Engine: first.Engine, Shards: first.Shards,
+		Version: first.Version, Engine: first.Engine, SLO: first.SLO, Shards: first.Shards,
 	}
 	phases := map[string]*PhaseMeta{}
 	var order []string

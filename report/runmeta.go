@@ -37,7 +37,9 @@ type RunMeta struct {
 	Shards     int      `json:"shards,omitempty"`
 	MergedFrom []string `json:"merged_from,omitempty"`
 
-	Engine EngineMeta  `json:"engine"`
+	Engine EngineMeta `json:"engine"`
+	// SLO is the scenario's per-request objective, for goodput (nil: none).
+	SLO    *SLO        `json:"slo,omitempty"`
 	Phases []PhaseMeta `json:"phases"`
 
 	// Driver-side honesty: arrivals the driver could not send on time or at all.

@@ -61,6 +61,8 @@ type ClientSide struct {
 	Tokens     TokenCounts   `json:"tokens"`
 	Throughput Throughput    `json:"throughput"`
 	Latency    Latencies     `json:"latency_s"`
+	// Goodput is present when the scenario set an SLO.
+	Goodput *Goodput `json:"goodput,omitempty"`
 }
 
 // RequestCounts counts requests by outcome.
@@ -196,6 +198,9 @@ type SweepPoint struct {
 	TTFTp50       float64 `json:"ttft_p50_s"`
 	TTFTp99       float64 `json:"ttft_p99_s"`
 	QueueMean     float64 `json:"server_queue_mean"` // mean requests_waiting over the phase's scrapes; -1 when the engine does not say
+	// GoodputPerS is the rate of requests that met the scenario's SLO
+	// (absent without one).
+	GoodputPerS *float64 `json:"goodput_requests_per_s,omitempty"`
 }
 
 // Saturation is where throughput stopped following the load

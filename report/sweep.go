@@ -23,6 +23,9 @@ func sweepOf(phases []PhaseResult) *SweepResult {
 			RequestsPerS: ph.Client.Throughput.RequestsPerSec, OutputTokPerS: ph.Client.Throughput.OutputTokensPerSec,
 			TTFTp50: ph.Client.Latency.TTFT.P50, TTFTp99: ph.Client.Latency.TTFT.P99, QueueMean: -1,
 		}
+		if g := ph.Client.Goodput; g != nil {
+			p.GoodputPerS = &g.RequestsPerS
+		}
 		if p.Load == 0 && ph.Duration > 0 {
 			p.Load, p.LoadUnit = float64(ph.Client.Requests.Sent)/ph.Duration, "requests/s (offered)"
 		}

@@ -36,6 +36,9 @@ func RenderText(w io.Writer, s Summary) error {
 	}
 	ew.printf("throughput: %.1f output tokens/s, %.2f requests/s (tokens from %s)\n",
 		c.Throughput.OutputTokensPerSec, c.Throughput.RequestsPerSec, c.Tokens.Source)
+	if g := c.Goodput; g != nil {
+		ew.printf("goodput: %s\n", goodputLine(g, c.Requests.Sent))
+	}
 	ew.printf("tokens: prompt %d (the plan aimed for %d), output %d (max_tokens %d), cached %d\n",
 		c.Tokens.Prompt, c.Tokens.PromptTarget, c.Tokens.Output, c.Tokens.OutputTarget, c.Tokens.Cached)
 
@@ -92,11 +95,19 @@ func RenderText(w io.Writer, s Summary) error {
 
 func renderSweep(w io.Writer, sw *SweepResult) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "sweep phase\toffered\tachieved req/s\toutput tok/s\tTTFT p50 ms\tTTFT p99 ms\tserver queue")
+	goodput := len(sw.Points) > 0 && sw.Points[0].GoodputPerS != nil
+	head := "sweep phase\toffered\tachieved req/s\toutput tok/s\tTTFT p50 ms\tTTFT p99 ms\tserver queue"
+	if goodput {
+		head += "\tgoodput req/s"
+	}
+	fmt.Fprintln(tw, head)
 	for _, p := range sw.Points {
 		queue := "absent"
 		if p.QueueMean >= 0 {
 			queue = fmt.Sprintf("%.1f", p.QueueMean)
+		}
+		if goodput && p.GoodputPerS != nil {
+			queue += fmt.Sprintf("\t%.2f", *p.GoodputPerS)
 		}
 		mark := ""
 		if sw.Saturation.Found && p.Phase == sw.Saturation.Phase {

@@ -21,12 +21,15 @@ type Scenario struct {
 	// Seed drives every random choice of the plan (arrivals, lengths, text).
 	// Same scenario and seed, same plan. Default 1.
 	Seed int64 `yaml:"seed"`
-	// Model is the model name put in requests. Required for an external engine;
-	// "" for the built-in engine means the name it serves by default.
+	// Model is the model name put in requests. "" means the engine's: the
+	// built-in engine's default name, or the one model an external engine's
+	// /v1/models lists.
 	Model    string   `yaml:"model,omitempty"`
 	Engine   Engine   `yaml:"engine"`
 	Workload Workload `yaml:"workload"`
 	Scrape   Scrape   `yaml:"scrape"`
+	// SLO is the per-request objective goodput counts against. Optional.
+	SLO *SLO `yaml:"slo,omitempty"`
 	// Gates are pass/fail thresholds for CI. Their syntax belongs to the gates
 	// package; a scenario only carries them.
 	Gates *Gates `yaml:"gates,omitempty"`
@@ -400,6 +403,14 @@ type PrometheusSource struct {
 	Selector string `yaml:"selector,omitempty"`
 	// By is the label that tells replicas apart. Default instance.
 	By string `yaml:"by,omitempty"`
+}
+
+// SLO bounds one request's latencies: a request is good (counts towards
+// goodput) when it succeeded within every bound that is set.
+type SLO struct {
+	TTFT time.Duration `yaml:"ttft,omitempty"`
+	TPOT time.Duration `yaml:"tpot,omitempty"`
+	E2E  time.Duration `yaml:"e2e,omitempty"`
 }
 
 // Gates carries CI pass/fail thresholds, opaque to scenarios: each is one

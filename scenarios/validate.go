@@ -166,7 +166,25 @@ func (s *Scenario) validate(d *decoder) {
 		s.Workload.validate(d, "workload", s.src)
 	}
 	s.Scrape.validate(d, "scrape")
+	s.SLO.validate(d)
 	s.Gates.validate(d)
+}
+
+func (o *SLO) validate(d *decoder) {
+	if o == nil {
+		return
+	}
+	if *o == (SLO{}) {
+		d.failf("slo", "set at least one of ttft, tpot, e2e, or remove slo")
+	}
+	for _, b := range []struct {
+		name string
+		v    time.Duration
+	}{{"ttft", o.TTFT}, {"tpot", o.TPOT}, {"e2e", o.E2E}} {
+		if b.v < 0 {
+			d.failf("slo."+b.name, "want a positive duration, got %v", b.v)
+		}
+	}
 }
 
 func (g *Gates) validate(d *decoder) {

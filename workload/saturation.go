@@ -88,8 +88,8 @@ func DetectSaturation(points []SweepPoint) Saturation {
 		}
 		return Saturation{
 			Found: true, Knee: i - 1, Phase: prev.Phase, Load: prev.Load, Capacity: capacity,
-			Reason: fmt.Sprintf("from load %g to %g throughput rose %.0f%% of proportionally (%.4g → %.4g) while %s",
-				prev.Load, cur.Load, eff*100, prev.Throughput, cur.Throughput, grew),
+			Reason: fmt.Sprintf("from load %g to %g throughput went %.4g → %.4g, %.0f%% of the rise proportional to the load, while %s",
+				prev.Load, cur.Load, prev.Throughput, cur.Throughput, eff*100, grew),
 		}
 	}
 	return Saturation{Reason: "throughput kept rising with the load: no saturation within the sweep"}

@@ -143,6 +143,9 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 		ID: runID, Scenario: sc.Name, Seed: sc.Seed, StartedAt: start, Version: buildVersion(), Shard: shard, Shards: shards,
 		Engine: report.EngineMeta{Kind: sc.Engine.Kind, Dialect: ep.Dialect, BaseURL: ep.BaseURL, MetricsURL: ep.MetricsURL, Model: ep.Model, Notes: ep.Notes},
 	}}
+	if o := sc.SLO; o != nil {
+		meta.SLO = &report.SLO{TTFT: o.TTFT, TPOT: o.TPOT, E2E: o.E2E}
+	}
 	if err := meta.write(rec); err != nil {
 		return dir, err
 	}

@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"math"
+	"path/filepath"
 	"testing"
 	"time"
 
-	"path/filepath"
-
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/scenarios"
 )
@@ -16,6 +16,13 @@ import (
 // runForSummary runs a scenario file through the whole command and returns
 // the summary it wrote.
 func runForSummary(t *testing.T, yaml string) report.Summary {
+	t.Helper()
+	s, _ := runForSummaryAndDir(t, yaml)
+	return s
+}
+
+// runForSummaryAndDir is runForSummary that also returns the run directory.
+func runForSummaryAndDir(t *testing.T, yaml string) (report.Summary, string) {
 	t.Helper()
 	path := writeScenario(t, yaml)
 	cio, _, stderr := testIO(nil)
@@ -34,7 +41,7 @@ func runForSummary(t *testing.T, yaml string) report.Summary {
 			t.Logf("failed request %s: %s %s (status %d, %d chunks, finish %q)", r.ID, r.ErrorClass, r.Error, r.Status, len(r.Chunks), r.FinishReason)
 		}
 	}
-	return s
+	return s, dir
 }
 
 // TestSweepReportsTheEngineCapacity: a rate sweep through `llmbench run`
@@ -57,6 +64,7 @@ workload:
   duration: 3s
   prompt_tokens: 64
   output_tokens: 32
+slo: {ttft: 150ms}
 scrape:
   interval: 250ms
 `
@@ -65,7 +73,7 @@ scrape:
 		t.Fatal(err)
 	}
 	capacity := sc.Engine.Sim.Capacity(64, 32)
-	s := runForSummary(t, yaml)
+	s, dir := runForSummaryAndDir(t, yaml)
 	if s.Sweep == nil || len(s.Sweep.Points) != 4 {
 		t.Fatalf("sweep %+v, want 4 points", s.Sweep)
 	}
@@ -85,7 +93,41 @@ scrape:
 	if last.QueueMean <= s.Sweep.Points[0].QueueMean {
 		t.Errorf("the server's queue did not grow past saturation: %+v", s.Sweep.Points)
 	}
+
+	// Goodput: below capacity nearly every request meets the 150 ms TTFT
+	// objective; past it the queue makes most of them miss, so goodput falls
+	// far below throughput.
+	first := s.Sweep.Points[0]
+	if first.GoodputPerS == nil || last.GoodputPerS == nil {
+		t.Fatalf("sweep points without goodput: %+v", s.Sweep.Points)
+	}
+	if *first.GoodputPerS < 0.9*first.RequestsPerS {
+		t.Errorf("%s: goodput %.2f/s of %.2f/s below capacity", first.Phase, *first.GoodputPerS, first.RequestsPerS)
+	}
+	if *last.GoodputPerS > 0.6*last.RequestsPerS {
+		t.Errorf("%s: goodput %.2f/s of %.2f/s past capacity: the queue should make most requests miss 150 ms", last.Phase, *last.GoodputPerS, last.RequestsPerS)
+	}
+	// And the count of good requests is the engine's: its ground truth
+	// (arrival to first token flushed) puts the same requests within 150 ms,
+	// give or take those within the client's timing error of the bound.
+	g := s.Client.Goodput
+	if g == nil {
+		t.Fatal("the summary has no goodput though the scenario sets an slo")
+	}
+	truthGood := 0
+	for _, tr := range readJSONL[sim.RequestTruth](t, filepath.Join(dir, report.TruthFile)) {
+		if tr.FirstTokenFlushed > 0 && tr.FirstTokenFlushed-tr.Arrival <= 150*time.Millisecond {
+			truthGood++
+		}
+	}
+	t.Logf("goodput per point: first %.2f of %.2f req/s, last %.2f of %.2f; good %d, ground truth %d", *first.GoodputPerS, first.RequestsPerS,
+		*last.GoodputPerS, last.RequestsPerS, g.Good, truthGood)
+	if tol := max(2, s.Client.Requests.Sent/50); abs(g.Good-truthGood) > tol {
+		t.Errorf("goodput %+v; the engine's ground truth has %d requests within 150 ms (tolerance %d)", g, truthGood, tol)
+	}
 }
+
+func abs(x int) int { return max(x, -x) }
 
 // TestCappedOpenLoopReportsDroppedArrivals: an open loop whose rate needs more
 // concurrency than its cap allows says so in the summary instead of queueing

@@ -24,6 +24,7 @@ func evalSummaries(t *testing.T) (fast, slow, server report.Summary) {
 			P50: report.BucketEstimate{Value: 0.4, Bucket: [2]float64{0.25, 0.5}},
 			P99: report.BucketEstimate{Value: 1, Bucket: [2]float64{1, 1}, AboveTop: true}},
 	}}
+	server.Client.Goodput = &report.Goodput{Good: 190, Fraction: 0.95, RequestsPerS: 19}
 	return fast, slow, server
 }
 
@@ -57,6 +58,9 @@ func TestEvaluate(t *testing.T) {
 		{"tpot in us", "client.tpot.p90 < 1000us", fast, nil, Fail, fast.Client.Latency.TPOT.P90, 0.001, ""},
 		{"e2e mean", "client.e2e.mean < 1s", fast, nil, Pass, fast.Client.Latency.E2E.Mean, 1, ""},
 		{"health valid", "health.valid == true", fast, nil, Pass, 1, 1, "true == true"},
+		{"goodput fraction", "client.goodput.fraction >= 99%", server, nil, Fail, 0.95, 0.99, "95.00% is not >= 99%"},
+		{"goodput rate", "client.goodput.requests_per_s > 10", server, nil, Pass, 19, 10, ""},
+		{"goodput without an slo", "client.goodput.fraction >= 99%", fast, nil, Error, 0, 0, "sets no slo"},
 		{"findings warn", "findings.warn == 0", slow, nil, Fail, 1, 0, ""},
 		{"findings info not counted as warn", "findings.warn == 0", fast, nil, Pass, 0, 0, ""},
 		{"schedule lag of an open loop", "health.schedule_lag.p99 < 10ms", slow, nil, Pass, slow.Health.ScheduleLag.P99, 0.01, ""},

@@ -230,6 +230,24 @@ func buildVocabulary() map[string]metric {
 	plain("client.throughput.requests_per_s", rate, higher, "successful requests per second", func(s *report.Summary) float64 { return s.Client.Throughput.RequestsPerSec })
 	plain("client.throughput.output_tokens_per_s", rate, higher, "output tokens per second", func(s *report.Summary) float64 { return s.Client.Throughput.OutputTokensPerSec })
 	plain("client.throughput.total_tokens_per_s", rate, higher, "prompt + output tokens per second", func(s *report.Summary) float64 { return s.Client.Throughput.TotalTokensPerSec })
+	for _, g := range []struct {
+		name string
+		unit measure
+		doc  string
+		get  func(*report.Goodput) float64
+	}{
+		{"client.goodput.requests_per_s", rate, "requests per second that succeeded and met the scenario's slo", func(g *report.Goodput) float64 { return g.RequestsPerS }},
+		{"client.goodput.fraction", fraction, "good ÷ sent: the share of requests that met the scenario's slo", func(g *report.Goodput) float64 { return g.Fraction }},
+		{"client.goodput.good", count, "requests that succeeded and met the scenario's slo", func(g *report.Goodput) float64 { return float64(g.Good) }},
+	} {
+		add(metric{name: g.name, unit: g.unit, better: higher, doc: g.doc,
+			read: func(s *report.Summary) reading {
+				if s.Client.Goodput == nil {
+					return absent("the scenario sets no slo")
+				}
+				return value(g.get(s.Client.Goodput))
+			}})
+	}
 
 	// client latencies
 	dist("client.ttft", "client TTFT", ttftSamples, func(s *report.Summary) report.Dist { return s.Client.Latency.TTFT }, "no request produced a first token")

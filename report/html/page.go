@@ -200,7 +200,7 @@ func tilesOf(s report.Summary) []tile {
 		req.Sub += fmt.Sprintf(" · %s failed", count(c.Requests.Failed))
 		req.Class = "bad"
 	}
-	return []tile{
+	tiles := []tile{
 		req,
 		{Label: "throughput", Value: num(c.Throughput.RequestsPerSec), Unit: "req/s", Sub: "successful requests per second"},
 		{Label: "output tokens", Value: num(c.Throughput.OutputTokensPerSec), Unit: "tok/s", Sub: fmt.Sprintf("%s tok/s prompt + output", num(c.Throughput.TotalTokensPerSec))},
@@ -208,6 +208,15 @@ func tilesOf(s report.Summary) []tile {
 		{Label: "E2E p50", Value: ms(c.Latency.E2E.P50), Unit: "ms", Sub: "p99 " + ms(c.Latency.E2E.P99) + " ms"},
 		{Label: "measured", Value: dur(s.Run.Duration), Sub: fmt.Sprintf("%d phases, %d measured", len(s.Phases), countMeasured(s.Phases))},
 	}
+	if g := c.Goodput; g != nil {
+		t := tile{Label: "goodput", Value: num(g.RequestsPerS), Unit: "req/s",
+			Sub: fmt.Sprintf("%.1f%% met %s", 100*g.Fraction, g.SLO)}
+		if g.Fraction < 0.9 {
+			t.Class = "bad"
+		}
+		tiles = slices.Insert(tiles, 2, t)
+	}
+	return tiles
 }
 
 func countMeasured(phases []report.PhaseResult) int {

@@ -81,6 +81,18 @@ func sweepThroughput(sw *report.SweepResult) *chart {
 	}
 	c.Paths = append(c.Paths, path{Class: "line c1", D: linePath(pts, x, y)})
 	c.Legend = append(c.Legend, legend{Class: "c1", Kind: "line", Label: "achieved"})
+	if sw.Points[0].GoodputPerS != nil {
+		good := make([]xy, 0, len(sw.Points))
+		for _, p := range sw.Points {
+			if p.GoodputPerS != nil {
+				good = append(good, xy{X: p.Load, Y: *p.GoodputPerS})
+				c.Points = append(c.Points, point{X: x.at(p.Load), Y: y.at(*p.GoodputPerS), R: 3, Class: "c2",
+					Title: fmt.Sprintf("%s: goodput %s req/s met the SLO", p.Phase, num(*p.GoodputPerS))})
+			}
+		}
+		c.Paths = append(c.Paths, path{Class: "line c2", D: linePath(good, x, y)})
+		c.Legend = append(c.Legend, legend{Class: "c2", Kind: "line", Label: "goodput (met the SLO)"})
+	}
 	for _, p := range sw.Points {
 		c.Points = append(c.Points, point{X: x.at(p.Load), Y: y.at(p.RequestsPerS), R: 3.5, Class: "c1",
 			Title: fmt.Sprintf("%s: offered %s, achieved %s req/s", p.Phase, num(p.Load), num(p.RequestsPerS))})

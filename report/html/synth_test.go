@@ -79,6 +79,7 @@ func (s synth) run() (report.RunMeta, []client.Record, []scrape.Row, []trace.Eve
 		ID: "20260314T092653Z-golden", Scenario: "golden", Seed: int64(s.seed), StartedAt: synthStart, Version: "v0.0.0-test",
 		Engine: report.EngineMeta{Kind: "sim", Dialect: "sglang", BaseURL: "http://engine.test:30000/v1", MetricsURL: synthTarget,
 			Model: "meta-llama/Llama-3.1-8B-Instruct"},
+		SLO:          &report.SLO{TTFT: sec(1), TPOT: sec(0.05)},
 		LateArrivals: 2,
 		Client: report.ClientHealth{CPUCores: 2, CPUUtilization: 0.137, SchedLatencyP99_s: 0.00042, GCCycles: 3,
 			GCPolicy: "collect at a 1024 MiB heap (GOGC=off, GOMEMLIMIT)"},

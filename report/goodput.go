@@ -1,0 +1,117 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/llmbench-org/llmbench/client"
+)
+
+// SLO is a per-request service-level objective: a request is good when it
+// succeeded and met every bound that is set (zero: no bound). Goodput, the
+// rate of good requests, is what a deployment can promise its users; plain
+// throughput counts requests nobody would have waited for.
+type SLO struct {
+	TTFT time.Duration `json:"ttft_ns,omitempty"`
+	TPOT time.Duration `json:"tpot_ns,omitempty"`
+	E2E  time.Duration `json:"e2e_ns,omitempty"`
+}
+
+// Goodput is how many requests met the SLO, over the same requests and
+// duration as the throughput beside it.
+type Goodput struct {
+	SLO          SLOSeconds `json:"slo_s"`
+	Good         int        `json:"good"`
+	Fraction     float64    `json:"fraction"` // good ÷ sent: a failed request is not good
+	RequestsPerS float64    `json:"requests_per_s"`
+	// Missed counts the successful requests over each bound (one request
+	// may miss several), so a reader sees which objective costs goodput.
+	Missed map[string]int `json:"missed"`
+}
+
+// SLOSeconds is the SLO as the summary prints it, in seconds (0: no bound).
+type SLOSeconds struct {
+	TTFT float64 `json:"ttft,omitempty"`
+	TPOT float64 `json:"tpot,omitempty"`
+	E2E  float64 `json:"e2e,omitempty"`
+}
+
+// goodputOf measures records against slo over dur; nil without an SLO.
+func goodputOf(records []client.Record, dur time.Duration, slo *SLO) *Goodput {
+	if slo == nil || *slo == (SLO{}) {
+		return nil
+	}
+	g := &Goodput{
+		SLO:    SLOSeconds{TTFT: slo.TTFT.Seconds(), TPOT: slo.TPOT.Seconds(), E2E: slo.E2E.Seconds()},
+		Missed: map[string]int{},
+	}
+	for i := range records {
+		r := &records[i]
+		if !r.OK() {
+			continue
+		}
+		good := true
+		miss := func(name string) {
+			g.Missed[name]++
+			good = false
+		}
+		if slo.TTFT > 0 {
+			// A request that streamed no token never met a first-token bound.
+			if d, ok := r.TTFT(); !ok || d > slo.TTFT {
+				miss("ttft")
+			}
+		}
+		if slo.TPOT > 0 {
+			// TPOT is undefined below two tokens: nothing to miss.
+			if d, ok := r.TPOT(); ok && d > slo.TPOT {
+				miss("tpot")
+			}
+		}
+		if slo.E2E > 0 && r.E2E() > slo.E2E {
+			miss("e2e")
+		}
+		if good {
+			g.Good++
+		}
+	}
+	if n := len(records); n > 0 {
+		g.Fraction = float64(g.Good) / float64(n)
+	}
+	if dur > 0 {
+		g.RequestsPerS = float64(g.Good) / dur.Seconds()
+	}
+	return g
+}
+
+// String is the objective in words, e.g. "TTFT ≤ 200ms, E2E ≤ 2s".
+func (o SLOSeconds) String() string {
+	var parts []string
+	for _, b := range []struct {
+		name string
+		v    float64
+	}{{"TTFT", o.TTFT}, {"TPOT", o.TPOT}, {"E2E", o.E2E}} {
+		if b.v > 0 {
+			parts = append(parts, fmt.Sprintf("%s ≤ %v", b.name, time.Duration(math.Round(b.v*1e9))))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// goodputLine is the goodput in one sentence, for the text and Markdown
+// summaries.
+func goodputLine(g *Goodput, sent int) string {
+	line := fmt.Sprintf("%.2f requests/s; %d of %d requests (%.1f%%) met the SLO (%s)",
+		g.RequestsPerS, g.Good, sent, 100*g.Fraction, g.SLO)
+	if len(g.Missed) > 0 {
+		var missed []string
+		for _, k := range []string{"ttft", "tpot", "e2e"} {
+			if n := g.Missed[k]; n > 0 {
+				missed = append(missed, fmt.Sprintf("%s %d", k, n))
+			}
+		}
+		line += "; over the bound: " + strings.Join(missed, ", ")
+	}
+	return line
+}
