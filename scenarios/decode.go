@@ -34,10 +34,12 @@ type decoder struct {
 	nodes  map[string]*yaml.Node // value node of every path present in the file
 	raw    map[string]string     // scalar text before ${VAR} substitution, by path
 	bad    map[string]bool       // paths whose value could not be decoded: no further errors there
+	origin map[*yaml.Node]string // nodes that came from outside the file (an Override): where, instead of a line
 }
 
 func newDecoder(file string, lookup func(string) (string, bool)) *decoder {
-	return &decoder{file: file, lookup: lookup, nodes: map[string]*yaml.Node{}, raw: map[string]string{}, bad: map[string]bool{}}
+	return &decoder{file: file, lookup: lookup, nodes: map[string]*yaml.Node{}, raw: map[string]string{}, bad: map[string]bool{},
+		origin: map[*yaml.Node]string{}}
 }
 
 var durationType = reflect.TypeFor[time.Duration]()
@@ -46,7 +48,9 @@ var durationType = reflect.TypeFor[time.Duration]()
 func (d *decoder) errorf(n *yaml.Node, path, format string, args ...any) {
 	e := &Error{File: d.file, Field: path, Msg: fmt.Sprintf(format, args...)}
 	d.bad[path] = true
-	if n != nil {
+	if origin, ok := d.origin[n]; ok {
+		e.File = origin
+	} else if n != nil {
 		e.Line, e.Column = n.Line, n.Column
 	}
 	d.errs = append(d.errs, e)

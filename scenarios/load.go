@@ -26,23 +26,24 @@ func Examples() fs.FS { return examples }
 
 // Load reads and validates the scenario file at path. Every problem is
 // reported, each naming file:line and the field, as an ErrorList.
-func Load(path string) (Scenario, error) {
+// Overrides replace fields of the file before it is decoded (--set).
+func Load(path string, overrides ...Override) (Scenario, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Scenario{}, fmt.Errorf("load scenario: %w", err)
 	}
-	return Parse(path, data)
+	return Parse(path, data, overrides...)
 }
 
 // Parse validates a scenario from bytes; name is the file name errors carry,
 // and data files the scenario names are found relative to it on disk.
 // ${VAR} references are expanded from the process environment.
-func Parse(name string, data []byte) (Scenario, error) {
+func Parse(name string, data []byte, overrides ...Override) (Scenario, error) {
 	dir, err := filepath.Abs(filepath.Dir(name))
 	if err != nil {
 		return Scenario{}, fmt.Errorf("load scenario %s: %w", name, err)
 	}
-	return parse(name, data, source{dir: dir}, os.LookupEnv)
+	return parse(name, data, source{dir: dir}, os.LookupEnv, overrides...)
 }
 
 // LoadFS reads and validates the scenario file name in fsys (such as
@@ -55,11 +56,19 @@ func LoadFS(fsys fs.FS, name string) (Scenario, error) {
 	return parse(name, data, source{fsys: fsys, dir: path.Dir(name)}, os.LookupEnv)
 }
 
-func parse(name string, data []byte, src source, lookup func(string) (string, bool)) (Scenario, error) {
+func parse(name string, data []byte, src source, lookup func(string) (string, bool), overrides ...Override) (Scenario, error) {
 	d := newDecoder(name, lookup)
 	root, err := rootMapping(d, data)
 	if err != nil {
 		return Scenario{}, err
+	}
+	for _, o := range overrides {
+		if err := o.apply(d, root); err != nil {
+			d.errs = append(d.errs, &Error{File: o.String(), Msg: err.Error()})
+		}
+	}
+	if len(d.errs) > 0 {
+		return Scenario{}, d.errs
 	}
 	s := Scenario{src: src}
 	d.value(root, "", reflect.ValueOf(&s).Elem())

@@ -127,6 +127,20 @@ func TestParseErrors(t *testing.T) {
 			want: []string{`f.yaml:3:38: workload.duration: want a duration such as "20s" or "1m30s", got the integer 20`},
 		},
 		{
+			name: "slo without a bound",
+			yaml: "name: x\nengine: {kind: sim}\nworkload: {concurrency: 4, duration: 1s}\nslo: {}\n",
+			want: []string{`f.yaml:4:6: slo: set at least one of ttft, tpot, e2e, or remove slo`},
+		},
+		{
+			name: "slo bounds are durations, positive",
+			yaml: "name: x\nengine: {kind: sim}\nworkload: {concurrency: 4, duration: 1s}\nslo: {ttft: fast, e2e: -1s, itl: 5ms}\n",
+			want: []string{
+				`f.yaml:4:13: slo.ttft: want a duration such as "20s" or "1m30s", got the string "fast"`,
+				`f.yaml:4:24: slo.e2e: want a positive duration, got -1s`,
+				`f.yaml:4:29: slo.itl: unknown field (known fields: e2e, tpot, ttft)`,
+			},
+		},
+		{
 			name: "missing required fields",
 			yaml: "seed: 3\n",
 			want: []string{

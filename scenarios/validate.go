@@ -174,7 +174,7 @@ func (o *SLO) validate(d *decoder) {
 	if o == nil {
 		return
 	}
-	if *o == (SLO{}) {
+	if *o == (SLO{}) && !d.has("slo.ttft") && !d.has("slo.tpot") && !d.has("slo.e2e") {
 		d.failf("slo", "set at least one of ttft, tpot, e2e, or remove slo")
 	}
 	for _, b := range []struct {

@@ -136,16 +136,22 @@ func (ph Phase) describeThink() string {
 // Preview returns the first n requests of the plan in index order, as the
 // first phase would send them: Phase set, and for an open loop Intended set
 // to the arrival's offset from the phase start (a run adds the phase's start).
+// It stops where the phase does: at its request limit, or its last arrival.
 func (p *Plan) Preview(n int) []Request {
 	first := p.phases[0]
+	if first.Requests > 0 {
+		n = min(n, first.Requests)
+	}
 	out := make([]Request, 0, n)
 	for i := range n {
 		r := p.Request(i)
 		r.Phase = first.Name
 		if first.Pacer != nil && i%p.turns == 0 {
-			if off, ok := first.Pacer.Offset(i / p.turns); ok {
-				r.Intended = off
+			off, ok := first.Pacer.Offset(i / p.turns)
+			if !ok {
+				break
 			}
+			r.Intended = off
 		}
 		out = append(out, r)
 	}

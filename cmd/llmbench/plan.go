@@ -16,6 +16,7 @@ import (
 func newPlanCmd() *cobra.Command {
 	var n int
 	var asJSON bool
+	var sets []string
 	cmd := &cobra.Command{
 		Use:   "plan FILE",
 		Short: "Dry run: print a scenario's phases, arrival schedule and first requests without sending anything",
@@ -28,7 +29,7 @@ scenario and seed always print the same plan, byte for byte.`,
 			if n < 0 {
 				return configError{errors.New("--requests must be ≥ 0")}
 			}
-			_, plan, err := loadPlan(args[0])
+			_, plan, err := loadPlan(args[0], sets)
 			if err != nil {
 				return err
 			}
@@ -40,6 +41,7 @@ scenario and seed always print the same plan, byte for byte.`,
 	}
 	cmd.Flags().IntVarP(&n, "requests", "n", 10, "how many of the first requests to print")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON: the summary and the first requests in full")
+	addSetFlag(cmd, &sets)
 	return cmd
 }
 

@@ -36,6 +36,7 @@ type runOpts struct {
 	thresholds []string      // gates beyond the scenario's
 	junit      string        // where the gates' JUnit report goes ("" = the run directory's junit.xml)
 	shard      string        // "i/n": send only shard i of n of the plan ("" = all)
+	sets       []string      // --set FIELD=VALUE overrides of the scenario
 }
 
 func newRunCmd(cio *cliIO) *cobra.Command {
@@ -62,6 +63,7 @@ func newRunCmd(cio *cliIO) *cobra.Command {
 	cmd.Flags().StringArrayVar(&opts.thresholds, "threshold", nil, "a gate to check besides the scenario's gates.thresholds (repeatable), e.g. \"client.ttft.p99 < 500ms\"")
 	cmd.Flags().StringVar(&opts.shard, "shard", "", "i/n: send only shard i (0-based) of n of the plan, for n load generators on n machines (merge their runs with llmbench merge)")
 	cmd.Flags().StringVar(&opts.junit, "junit", "", "write the gates' JUnit report here (default: junit.xml in the run directory)")
+	addSetFlag(cmd, &opts.sets)
 	return cmd
 }
 
@@ -72,15 +74,11 @@ var errInterrupted = errors.New("interrupted")
 // runScenario runs one scenario and returns its run directory. It wires the
 // packages: engine → scrape loop + driver → recorder → summary.
 func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) {
-	sc, err := scenarios.Load(opts.scenario)
+	sc, plan, err := loadPlan(opts.scenario, opts.sets)
 	if err != nil {
-		return "", usageError(err)
+		return "", err
 	}
 	resolved, err := sc.Resolved()
-	if err != nil {
-		return "", usageError(err)
-	}
-	plan, err := workload.NewPlan(sc)
 	if err != nil {
 		return "", usageError(err)
 	}

@@ -17,10 +17,19 @@ func (e configError) Error() string { return e.err.Error() }
 func (e configError) Unwrap() error { return e.err }
 func (e configError) ExitCode() int { return 2 }
 
-// loadPlan loads a scenario and builds its plan, which reads and checks the
-// data files it names. Every error is the user's to fix.
-func loadPlan(path string) (scenarios.Scenario, *workload.Plan, error) {
-	sc, err := scenarios.Load(path)
+// loadPlan loads a scenario, with the --set overrides applied, and builds
+// its plan, which reads and checks the data files it names. Every error is
+// the user's to fix.
+func loadPlan(path string, sets []string) (scenarios.Scenario, *workload.Plan, error) {
+	var overrides []scenarios.Override
+	for _, s := range sets {
+		o, err := scenarios.ParseOverride(s)
+		if err != nil {
+			return scenarios.Scenario{}, nil, configError{err}
+		}
+		overrides = append(overrides, o)
+	}
+	sc, err := scenarios.Load(path, overrides...)
 	if err != nil {
 		return sc, nil, configError{err}
 	}
@@ -33,6 +42,7 @@ func loadPlan(path string) (scenarios.Scenario, *workload.Plan, error) {
 
 func newValidateCmd() *cobra.Command {
 	var resolved bool
+	var sets []string
 	cmd := &cobra.Command{
 		Use:   "validate FILE...",
 		Short: "Check scenario files: every error with file:line, and the data files they name",
@@ -45,7 +55,7 @@ as a run directory keeps it.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var errs []error
 			for _, path := range args {
-				sc, plan, err := loadPlan(path)
+				sc, plan, err := loadPlan(path, sets)
 				if err != nil {
 					errs = append(errs, err)
 					continue
@@ -68,5 +78,13 @@ as a run directory keeps it.`,
 		},
 	}
 	cmd.Flags().BoolVar(&resolved, "resolved", false, "print each scenario with every default filled")
+	addSetFlag(cmd, &sets)
 	return cmd
+}
+
+// addSetFlag adds --set FIELD=VALUE, repeatable, to a command that loads a
+// scenario.
+func addSetFlag(cmd *cobra.Command, sets *[]string) {
+	cmd.Flags().StringArrayVar(sets, "set", nil,
+		"override a scenario field (repeatable), e.g. --set workload.rate=20 --set 'workload.prompt_tokens={dist: uniform, min: 64, max: 512}'; an empty value unsets it")
 }
