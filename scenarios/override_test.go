@@ -127,3 +127,19 @@ func TestParseOverride(t *testing.T) {
 		}
 	}
 }
+
+// FuzzOverride applies arbitrary --set text to a scenario: it may be
+// refused, never panic, and an accepted one decodes or fails with errors.
+func FuzzOverride(f *testing.F) {
+	for _, s := range []string{"workload.rate=20", "slo.ttft=1s", "workload.prompt_tokens={dist: uniform, min: 1, max: 9}",
+		"workload=", "engine.sim.kv_blocks=[1, 2]", "a.b.c.d=&x [*x]", "name=${X:-y}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, set string) {
+		o, err := ParseOverride(set)
+		if err != nil {
+			return
+		}
+		_, _ = parse("base.yaml", []byte(overrideBase), source{dir: "."}, noEnv, o)
+	})
+}
