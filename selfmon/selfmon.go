@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"syscall"
 	"time"
 )
 
@@ -94,14 +93,6 @@ func histQuantile(before, after *metrics.Float64Histogram, q float64) time.Durat
 		}
 	}
 	return 0
-}
-
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // DefaultMemoryLimit is the heap size at which the garbage collector runs

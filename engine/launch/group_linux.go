@@ -70,3 +70,8 @@ func parseStat(b []byte) (procStat, bool) {
 	}
 	return procStat{state: f[0][0], pgrp: pgrp}, true
 }
+
+// signalGroup sends sig to every process of the group.
+func signalGroup(pgid int, sig syscall.Signal) error {
+	return syscall.Kill(-pgid, sig)
+}

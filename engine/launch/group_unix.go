@@ -20,3 +20,8 @@ func sysProcAttr() *syscall.SysProcAttr {
 func groupAlive(pgid int) bool {
 	return !errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH)
 }
+
+// signalGroup sends sig to every process of the group.
+func signalGroup(pgid int, sig syscall.Signal) error {
+	return syscall.Kill(-pgid, sig)
+}

@@ -253,8 +253,3 @@ func (s *logSink) close() {
 		s.file = nil
 	}
 }
-
-// signalGroup sends sig to every process of the group.
-func signalGroup(pgid int, sig syscall.Signal) error {
-	return syscall.Kill(-pgid, sig)
-}
