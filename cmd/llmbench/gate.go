@@ -162,5 +162,10 @@ func printGateMetrics(cio *cliIO) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Name, m.Unit, better, m.Doc)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(cio.stdout, "\nEvery client.* and server.* metric also reads one phase alone (a sweep point, say):"+
+		" phase[NAME].<metric>, e.g. phase[rate-8].client.ttft.p99 < 1s.")
+	return err
 }

@@ -200,7 +200,7 @@ gates:
 	t.Run("metrics", func(t *testing.T) {
 		t.Parallel()
 		out, code, err := gate(t, "--metrics")
-		if code != exitOK || !strings.Contains(out, "client.ttft.p99") || !strings.Contains(out, "health.valid") {
+		if code != exitOK || !strings.Contains(out, "client.ttft.p99") || !strings.Contains(out, "health.valid") || !strings.Contains(out, "phase[NAME]") {
 			t.Errorf("exit %d (%v):\n%s", code, err, out)
 		}
 	})

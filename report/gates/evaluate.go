@@ -77,7 +77,7 @@ func (gs Gates) Evaluate(s report.Summary, base *report.Summary) []Result {
 // allowed one. Deterministic: the same runs and b give the same results.
 func (gs Gates) EvaluateRuns(cur Run, base *Run, b Bootstrap) []Result {
 	ev := evaluator{cur: cur, base: base, boot: b.withDefaults(),
-		curSamples: map[family]samples{}, baseSamples: map[family]samples{}}
+		curSamples: map[sampleKey]samples{}, baseSamples: map[sampleKey]samples{}}
 	out := make([]Result, 0, len(gs))
 	for _, g := range gs {
 		out = append(out, ev.gate(g))
@@ -89,8 +89,15 @@ type evaluator struct {
 	cur         Run
 	base        *Run
 	boot        Bootstrap
-	curSamples  map[family]samples // extracted once per family and run
-	baseSamples map[family]samples
+	curSamples  map[sampleKey]samples // extracted once per family, phase and run
+	baseSamples map[sampleKey]samples
+}
+
+// sampleKey names the samples behind a metric: a family, over the run's
+// measured phases ("") or one phase.
+type sampleKey struct {
+	family family
+	phase  string
 }
 
 func (ev *evaluator) gate(g Gate) Result {
@@ -206,7 +213,7 @@ func (ev *evaluator) regression(r Result, g Gate, m metric, cur, base reading) R
 		}
 		return r
 	}
-	cs, bs := ev.samples(m.family)
+	cs, bs := ev.samples(m)
 	lo, hi := interval(cs, bs, m, ev.boot)
 	r.Interval, r.Confidence = &[2]float64{finite(lo), finite(hi)}, ev.boot.Confidence
 	ci := fmt.Sprintf("%g%% CI %s … %s", 100*ev.boot.Confidence, signedPct(lo), signedPct(hi))
@@ -233,25 +240,40 @@ func (ev *evaluator) noInterval(m metric) string {
 	case ev.cur.Records == nil || ev.base.Records == nil:
 		return "no raw records of both runs"
 	}
-	cs, bs := ev.samples(m.family)
+	cs, bs := ev.samples(m)
 	if len(cs.sizes) < minClusters || len(bs.sizes) < minClusters {
 		return fmt.Sprintf("too few requests for an interval (%d and %d)", len(cs.sizes), len(bs.sizes))
 	}
 	return ""
 }
 
-func (ev *evaluator) samples(f family) (cur, base samples) {
-	cs, ok := ev.curSamples[f]
+func (ev *evaluator) samples(m metric) (cur, base samples) {
+	key := sampleKey{m.family, m.phase}
+	cs, ok := ev.curSamples[key]
 	if !ok {
-		cs = samplesOf(ev.cur.Records, f)
-		ev.curSamples[f] = cs
+		cs = samplesOf(inPhase(ev.cur.Records, m.phase), m.family)
+		ev.curSamples[key] = cs
 	}
-	bs, ok := ev.baseSamples[f]
+	bs, ok := ev.baseSamples[key]
 	if !ok {
-		bs = samplesOf(ev.base.Records, f)
-		ev.baseSamples[f] = bs
+		bs = samplesOf(inPhase(ev.base.Records, m.phase), m.family)
+		ev.baseSamples[key] = bs
 	}
 	return cs, bs
+}
+
+// inPhase is the records of one phase ("": all of them).
+func inPhase(records []client.Record, phase string) []client.Record {
+	if phase == "" {
+		return records
+	}
+	var out []client.Record
+	for _, r := range records {
+		if r.Phase == phase {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func signedPct(f float64) string {

@@ -28,7 +28,11 @@
 //	health.valid  health.problems  health.{schedule_lag,connect,send_delay}.{n,mean,p50,...,max}
 //	health.{retries,dropped_arrivals,late_arrivals,scrape_ok,scrape_failures,partial_lines}
 //	health.client.{cpu_utilization,sched_latency_p99,saturated,gc_cycles}
+//	client.goodput.{requests_per_s,fraction,good}
 //	findings.{info,warn,fail}  run.duration  sweep.capacity
+//
+// Any client.* or server.* metric also reads one phase alone, a sweep point
+// say, as phase[NAME].<metric>: phase[rate-8].client.ttft.p99 < 1s.
 //
 // A server quantile is the bucket estimate's value; one that fell above the
 // histogram's top bucket decides a gate only when its lower bound already

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/internal/didyoumean"
@@ -107,6 +108,7 @@ const (
 
 type metric struct {
 	name   string
+	phase  string // "" for the run's measured phases; else the one phase it reads (phase[NAME].…)
 	unit   measure
 	better direction
 	doc    string
@@ -141,21 +143,74 @@ func Metrics() []Metric {
 }
 
 func lookupMetric(name string) (metric, bool) {
-	m, ok := vocabulary[name]
-	return m, ok
+	if m, ok := vocabulary[name]; ok {
+		return m, true
+	}
+	phase, inner, ok := splitPhase(name)
+	if !ok || !perPhase(inner) {
+		return metric{}, false
+	}
+	m, ok := vocabulary[inner]
+	if !ok {
+		return metric{}, false
+	}
+	m.name, m.phase = name, phase
+	read := m.read
+	m.read = func(s *report.Summary) reading {
+		var names []string
+		for _, ph := range s.Phases {
+			if ph.Name == phase {
+				// The phase as a run of its own: the metrics read only
+				// the client and server views.
+				view := report.Summary{Run: s.Run, Engine: s.Engine, Client: ph.Client, Server: ph.Server}
+				return read(&view)
+			}
+			names = append(names, ph.Name)
+		}
+		return absent("the run has no phase %q (its phases: %s)", phase, strings.Join(names, ", "))
+	}
+	return m, true
+}
+
+// phasePrefix opens a metric over one phase: phase[NAME].client.ttft.p99.
+const phasePrefix = "phase["
+
+// splitPhase splits phase[NAME].metric.
+func splitPhase(name string) (phase, inner string, ok bool) {
+	rest, ok := strings.CutPrefix(name, phasePrefix)
+	if !ok {
+		return "", "", false
+	}
+	phase, inner, ok = strings.Cut(rest, "].")
+	return phase, inner, ok && phase != ""
+}
+
+// perPhase reports whether a metric has a value per phase: the client's and
+// the server's views do; health, findings, run and sweep are the run's.
+func perPhase(name string) bool {
+	return strings.HasPrefix(name, "client.") || strings.HasPrefix(name, "server.")
 }
 
 // suggestion is ": did you mean X?" for the nearest known name, if near enough.
 func suggestion(name string) string {
+	prefix := ""
+	if phase, inner, ok := splitPhase(name); ok {
+		prefix, name = phasePrefix+phase+"].", inner
+	}
 	names := make([]string, 0, len(vocabulary))
 	for n := range vocabulary {
-		names = append(names, n)
+		if prefix == "" || perPhase(n) {
+			names = append(names, n)
+		}
 	}
 	best := didyoumean.Closest(name, names, len(name)/3+2)
 	if best == "" {
+		if prefix != "" {
+			return " (a phase reads client.* and server.* metrics; llmbench gate --metrics lists them)"
+		}
 		return " (llmbench gate --metrics lists them)"
 	}
-	return fmt.Sprintf(": did you mean %s?", best)
+	return fmt.Sprintf(": did you mean %s%s?", prefix, best)
 }
 
 // vocabulary is every metric name, derived from report.Summary's fields.

@@ -259,9 +259,19 @@ const (
 	separators = " \t" + opChars + "*+-"
 )
 
-// word consumes up to the next separator.
+// word consumes up to the next separator outside brackets, so that a phase
+// name such as rate-8 in phase[rate-8].client.ttft.p99 stays in the word.
 func (l *lexer) word() {
-	for l.pos < len(l.src) && strings.IndexByte(separators, l.src[l.pos]) < 0 {
+	depth := 0
+	for l.pos < len(l.src) {
+		switch c := l.src[l.pos]; {
+		case c == '[':
+			depth++
+		case c == ']' && depth > 0:
+			depth--
+		case depth == 0 && strings.IndexByte(separators, c) >= 0:
+			return
+		}
 		_, size := utf8.DecodeRuneInString(l.src[l.pos:])
 		l.pos += size
 	}
