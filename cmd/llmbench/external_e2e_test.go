@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/report"
@@ -16,28 +14,22 @@ import (
 func TestExternalEngineFoundOut(t *testing.T) {
 	t.Parallel()
 	_, ep := startSim(t, sim.Config{Dialect: sim.DialectVLLM})
-	path := writeScenario(t, `
+	yaml := `
 name: found-out
-engine: {kind: external, base_url: "`+ep.BaseURL+`"}
+engine: {kind: external, base_url: "` + ep.BaseURL + `"}
 workload: {concurrency: 2, requests: 12, prompt_tokens: 16, output_tokens: 8}
 scrape: {interval: 200ms}
-`)
-	cio, _, stderr := testIO(nil)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	dir, err := runScenario(ctx, runOpts{scenario: path, runsDir: t.TempDir(), output: "plain", every: time.Hour}, cio)
-	if err != nil {
-		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
-	}
-	s, err := report.Build(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+`
+	s := runForSummary(t, yaml)
 	if s.Engine.Model != sim.DefaultModel || s.Engine.MetricsURL != ep.MetricsURL || s.Engine.Dialect != sim.DialectVLLM {
 		t.Errorf("engine %+v, want model %s and metrics %s (vllm)", s.Engine, sim.DefaultModel, ep.MetricsURL)
 	}
-	if len(s.Engine.Notes) != 2 || !strings.Contains(stderr.String(), "llmbench: engine: model "+sim.DefaultModel) {
-		t.Errorf("notes %q; stderr:\n%s", s.Engine.Notes, stderr.String())
+	var text strings.Builder
+	if err := report.RenderText(&text, s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Engine.Notes) != 2 || !strings.Contains(text.String(), "  model "+sim.DefaultModel+": the only one") {
+		t.Errorf("notes %q; the summary:\n%s", s.Engine.Notes, text.String())
 	}
 	if s.Client.Requests.OK != 12 || s.Server == nil || s.Server.Counters["requests_finished"] != 12 {
 		t.Errorf("client ok %d, server view %+v: want 12 on both sides", s.Client.Requests.OK, s.Server)
