@@ -257,7 +257,15 @@ func (d *decoder) scalar(n *yaml.Node, path string, v reflect.Value) {
 	case reflect.Float32, reflect.Float64:
 		var f float64
 		if (tag != "!!int" && tag != "!!float") || n.Decode(&f) != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			d.errorf(n, path, "want a finite number, got %s", describe(n))
+			hint := ""
+			if strings.HasSuffix(path, "rate") || strings.Contains(path, "rates[") {
+				if v := strings.ToLower(strings.TrimPrefix(n.Value, "+")); v == "inf" || v == ".inf" || v == "infinity" {
+					// vLLM's --request-rate inf: everything at once, which
+					// with --max-concurrency is a closed loop.
+					hint = " (for vLLM's --request-rate inf with --max-concurrency N, write concurrency: N with requests: M)"
+				}
+			}
+			d.errorf(n, path, "want a finite number, got %s%s", describe(n), hint)
 			return
 		}
 		v.SetFloat(f)

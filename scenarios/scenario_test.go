@@ -127,6 +127,11 @@ func TestParseErrors(t *testing.T) {
 			want: []string{`f.yaml:3:38: workload.duration: want a duration such as "20s" or "1m30s", got the integer 20`},
 		},
 		{
+			name: "infinite rate points at the closed loop",
+			yaml: "name: x\nengine: {kind: sim}\nworkload: {rate: inf, requests: 100}\n",
+			want: []string{`f.yaml:3:18: workload.rate: want a finite number, got the string "inf" (for vLLM's --request-rate inf with --max-concurrency N, write concurrency: N with requests: M)`},
+		},
+		{
 			name: "slo without a bound",
 			yaml: "name: x\nengine: {kind: sim}\nworkload: {concurrency: 4, duration: 1s}\nslo: {}\n",
 			want: []string{`f.yaml:4:6: slo: set at least one of ttft, tpot, e2e, or remove slo`},
