@@ -38,6 +38,31 @@ type SLOSeconds struct {
 	E2E  float64 `json:"e2e,omitempty"`
 }
 
+// Good reports whether r succeeded within every bound of the SLO.
+func (o SLO) Good(r *client.Record) bool {
+	if !r.OK() {
+		return false
+	}
+	ttft, tpot, e2e := o.misses(r)
+	return !ttft && !tpot && !e2e
+}
+
+// misses says which bounds a successful request r is over.
+func (o SLO) misses(r *client.Record) (ttft, tpot, e2e bool) {
+	if o.TTFT > 0 {
+		// A request that streamed no token never met a first-token bound.
+		d, ok := r.TTFT()
+		ttft = !ok || d > o.TTFT
+	}
+	if o.TPOT > 0 {
+		// TPOT is undefined below two tokens: nothing to miss.
+		d, ok := r.TPOT()
+		tpot = ok && d > o.TPOT
+	}
+	e2e = o.E2E > 0 && r.E2E() > o.E2E
+	return ttft, tpot, e2e
+}
+
 // goodputOf measures records against slo over dur; nil without an SLO.
 func goodputOf(records []client.Record, dur time.Duration, slo *SLO) *Goodput {
 	if slo == nil || *slo == (SLO{}) {
@@ -52,27 +77,16 @@ func goodputOf(records []client.Record, dur time.Duration, slo *SLO) *Goodput {
 		if !r.OK() {
 			continue
 		}
-		good := true
-		miss := func(name string) {
-			g.Missed[name]++
-			good = false
-		}
-		if slo.TTFT > 0 {
-			// A request that streamed no token never met a first-token bound.
-			if d, ok := r.TTFT(); !ok || d > slo.TTFT {
-				miss("ttft")
+		ttft, tpot, e2e := slo.misses(r)
+		for _, m := range []struct {
+			name   string
+			missed bool
+		}{{"ttft", ttft}, {"tpot", tpot}, {"e2e", e2e}} {
+			if m.missed {
+				g.Missed[m.name]++
 			}
 		}
-		if slo.TPOT > 0 {
-			// TPOT is undefined below two tokens: nothing to miss.
-			if d, ok := r.TPOT(); ok && d > slo.TPOT {
-				miss("tpot")
-			}
-		}
-		if slo.E2E > 0 && r.E2E() > slo.E2E {
-			miss("e2e")
-		}
-		if good {
+		if !ttft && !tpot && !e2e {
 			g.Good++
 		}
 	}

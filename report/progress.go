@@ -24,10 +24,16 @@ type Progress struct {
 
 	RequestsPerSec     float64 // over the window
 	OutputTokensPerSec float64 // over the window
-	TTFT               Quantiles
-	ITL                Quantiles
-	E2E                Quantiles
-	ScheduleLagMax     time.Duration // over the window
+	// GoodputPerSec is the rate of requests within the scenario's SLO over
+	// the window, and GoodFraction their share of the window's finished
+	// requests; HasGoodput is false without an SLO.
+	GoodputPerSec  float64
+	GoodFraction   float64
+	HasGoodput     bool
+	TTFT           Quantiles
+	ITL            Quantiles
+	E2E            Quantiles
+	ScheduleLagMax time.Duration // over the window
 
 	Server         ServerLive
 	Findings       []Finding // the live reconciliation over the window (empty before SetDialect)
@@ -56,6 +62,7 @@ type ServerLive struct {
 // plus running totals. Memory stays bounded by the window, not the run.
 type liveWindow struct {
 	span   time.Duration
+	slo    *SLO        // nil: no goodput
 	events []liveEvent // finished requests within span, in arrival order
 
 	finished, ok, failed int
@@ -75,6 +82,7 @@ type liveEvent struct {
 	lag     time.Duration
 	hasLag  bool          // open loop: the request had an intended time
 	itlMean time.Duration // mean ITL of the request (-1 when fewer than two chunks)
+	good    bool          // within the SLO
 }
 
 func newLiveWindow(span time.Duration) liveWindow {
@@ -95,6 +103,9 @@ func (w *liveWindow) addRecord(r *client.Record, now time.Duration) {
 	}
 	if n := len(r.Chunks); n > 1 {
 		ev.itlMean = (r.Chunks[n-1].At - r.Chunks[0].At) / time.Duration(n-1)
+	}
+	if w.slo != nil {
+		ev.good = w.slo.Good(r)
 	}
 	w.events = append(w.events, ev)
 	w.trim(now)
@@ -141,10 +152,13 @@ func (w *liveWindow) progress(now time.Duration) Progress {
 		span = now
 	}
 	var ttft, itl, e2e []time.Duration
-	tokens := 0
+	tokens, good := 0, 0
 	for _, ev := range w.events {
 		if ev.lag > p.ScheduleLagMax && ev.hasLag {
 			p.ScheduleLagMax = ev.lag
+		}
+		if ev.good {
+			good++
 		}
 		if !ev.ok {
 			continue
@@ -161,6 +175,14 @@ func (w *liveWindow) progress(now time.Duration) Progress {
 	if span > 0 {
 		p.RequestsPerSec = float64(len(e2e)) / span.Seconds()
 		p.OutputTokensPerSec = float64(tokens) / span.Seconds()
+	}
+	if p.HasGoodput = w.slo != nil; p.HasGoodput {
+		if span > 0 {
+			p.GoodputPerSec = float64(good) / span.Seconds()
+		}
+		if len(w.events) > 0 {
+			p.GoodFraction = float64(good) / float64(len(w.events))
+		}
 	}
 	p.TTFT, p.ITL, p.E2E = quantilesOf(ttft), quantilesOf(itl), quantilesOf(e2e)
 	return p

@@ -94,6 +94,14 @@ func (r *Recorder) SetDialect(dialect string) {
 	r.mu.Unlock()
 }
 
+// SetSLO makes the live view count goodput against slo; call it before
+// Consume.
+func (r *Recorder) SetSLO(slo SLO) {
+	r.mu.Lock()
+	r.live.slo = &slo
+	r.mu.Unlock()
+}
+
 // SetPhase tells the live view which phase is being driven.
 func (r *Recorder) SetPhase(name string) { r.phase.Store(&name) }
 

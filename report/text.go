@@ -209,6 +209,9 @@ func ProgressLine(p Progress) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[%6.1fs] sent %d, in flight %d, ok %d, failed %d | %.1f req/s, %.0f tok/s",
 		p.Elapsed.Seconds(), p.Sent, p.InFlight, p.OK, p.Failed, p.RequestsPerSec, p.OutputTokensPerSec)
+	if p.HasGoodput {
+		fmt.Fprintf(&b, ", goodput %.1f req/s (%.0f%%)", p.GoodputPerSec, 100*p.GoodFraction)
+	}
 	if p.TTFT.N > 0 {
 		fmt.Fprintf(&b, " | TTFT p50 %s p99 %s", dur(p.TTFT.P50), dur(p.TTFT.P99))
 	}

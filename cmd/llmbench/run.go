@@ -143,6 +143,7 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 	}}
 	if o := sc.SLO; o != nil {
 		meta.SLO = &report.SLO{TTFT: o.TTFT, TPOT: o.TPOT, E2E: o.E2E}
+		rec.SetSLO(*meta.SLO)
 	}
 	if err := meta.write(rec); err != nil {
 		return dir, err

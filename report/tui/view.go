@@ -80,6 +80,13 @@ func (m model) render() string {
 		styleSpark.Render(sparkline(m.reqRate.latest(sparkWidth))))
 	add(7, fmt.Sprintf("  %-*s%*.0f   ", labelWidth-2, "output tokens/s", valueWidth, p.OutputTokensPerSec)+
 		styleSpark.Render(sparkline(m.tokRate.latest(sparkWidth))))
+	if p.HasGoodput {
+		share := fmt.Sprintf("%.0f%% of finished requests met the SLO", 100*p.GoodFraction)
+		if p.GoodFraction < 0.9 {
+			share = styleBad.Render(share)
+		}
+		add(7, fmt.Sprintf("  %-*s%*.1f   ", labelWidth-2, "goodput/s", valueWidth, p.GoodputPerSec)+share)
+	}
 	add(7, styleLabel.Render(fmt.Sprintf("  %-*s%*s  %*s  %*s  %7s", labelWidth-2, "latency",
 		valueWidth, "p50", valueWidth, "p90", valueWidth, "p99", "n")))
 	add(8, quantileRow("TTFT", p.TTFT))

@@ -148,7 +148,13 @@ func TestViewContent(t *testing.T) {
 			"running 14", "waiting 2", "KV cache 63.4%", "1 s ago",
 			"ok 65 · failed 1 · last error: scrape http://127.0.0.1:8000/metrics",
 			"Ctrl-C: stop arrivals and drain · again: abort",
-		}, nil},
+		}, []string{"goodput"}},
+		{"goodput", ansi.Strip(func() model {
+			p := busyProgress(10)
+			p.HasGoodput, p.GoodputPerSec, p.GoodFraction = true, 12.5, 0.85
+			m, _ := step(t, newModel(Header{}, nil), sampleMsg{p})
+			return m
+		}().render()), []string{"goodput/s", "12.5", "85% of finished requests met the SLO"}, nil},
 		{"absent gauges", ansi.Strip(func() model { m, _ := step(t, newModel(Header{}, nil), sampleMsg{absent}); return m }().render()),
 			[]string{"running 0", "waiting not exposed", "KV cache not exposed", "elapsed 00:10"},
 			[]string{"waiting 0", "KV cache 0", "/ "}},
