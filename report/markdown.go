@@ -39,18 +39,18 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 		ew.printf("**Goodput**: %s.\n\n", mdText(goodputLine(g, c.Requests.Sent)))
 	}
 
-	ew.printf("| latency (ms) | client p50 | p90 | p99 | engine p50 [bucket] | p90 | p99 |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	ew.printf("| latency (ms) | client mean | p50 | p90 | p99 | engine mean | p50 [bucket] | p90 | p99 |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range []struct {
 		name, concept string
 		d             Dist
 	}{{"TTFT", "ttft", c.Latency.TTFT}, {"ITL", "itl", c.Latency.ITL}, {"TPOT", "tpot", c.Latency.TPOT}, {"E2E", "e2e", c.Latency.E2E}} {
-		client := "— | — | —"
+		client := "— | — | — | —"
 		if r.d.N > 0 {
-			client = ms(r.d.P50) + " | " + ms(r.d.P90) + " | " + ms(r.d.P99)
+			client = ms(r.d.Mean) + " | " + ms(r.d.P50) + " | " + ms(r.d.P90) + " | " + ms(r.d.P99)
 		}
 		ew.printf("| %s | %s | %s |\n", r.name, client, strings.ReplaceAll(serverCols(s.Server, r.concept), "\t", " | "))
 	}
-	ew.printf("\nEngine quantiles are interpolated inside its histogram buckets; the true value lies in the bracketed bucket.\n\n")
+	ew.printf("\nEngine means are exact (sum ÷ count); engine quantiles are interpolated inside its histogram buckets, and the true value lies in the bracketed bucket.\n\n")
 
 	if sw := s.Sweep; sw != nil {
 		ew.printf("| sweep phase | offered | requests/s | goodput/s | TTFT p50 ms | TTFT p99 ms |\n|---|---:|---:|---:|---:|---:|\n")

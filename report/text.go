@@ -43,7 +43,7 @@ func RenderText(w io.Writer, s Summary) error {
 		c.Tokens.Prompt, c.Tokens.PromptTarget, c.Tokens.Output, c.Tokens.OutputTarget, c.Tokens.Cached)
 
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "latency (ms)\tclient p50\tp90\tp99\t\tserver p50\tp90\tp99")
+	fmt.Fprintln(tw, "latency (ms)\tclient mean\tp50\tp90\tp99\t\tserver mean\tp50\tp90\tp99")
 	rows := []struct {
 		name   string
 		client Dist
@@ -55,9 +55,9 @@ func RenderText(w io.Writer, s Summary) error {
 		{"E2E", c.Latency.E2E, "e2e"},
 	}
 	for _, r := range rows {
-		client := "—\t—\t—"
+		client := "—\t—\t—\t—"
 		if r.client.N > 0 {
-			client = ms(r.client.P50) + "\t" + ms(r.client.P90) + "\t" + ms(r.client.P99)
+			client = ms(r.client.Mean) + "\t" + ms(r.client.P50) + "\t" + ms(r.client.P90) + "\t" + ms(r.client.P99)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t\t%s\n", r.name, client, serverCols(s.Server, r.server))
 	}
@@ -70,7 +70,7 @@ func RenderText(w io.Writer, s Summary) error {
 		}
 	}
 	if s.Server != nil {
-		ew.printf("server quantiles are interpolated inside histogram buckets [low–high ms]; %s\n", serverNote(s.Server))
+		ew.printf("server means are exact (sum ÷ count); server quantiles are interpolated inside histogram buckets [low–high ms]; %s\n", serverNote(s.Server))
 	} else {
 		ew.printf("server: no /metrics view\n")
 	}
@@ -129,13 +129,15 @@ func renderSweep(w io.Writer, sw *SweepResult) error {
 
 func serverCols(s *ServerSide, concept string) string {
 	if s == nil {
-		return "—\t—\t—"
+		return "—\t—\t—\t—"
 	}
 	d, ok := s.Latency[concept]
 	if !ok {
-		return "absent\t\t"
+		return "absent\t\t\t"
 	}
-	return bucketCol(d.P50) + "\t" + bucketCol(d.P90) + "\t" + bucketCol(d.P99)
+	// The mean is exact (the histogram's _sum over _count); the quantiles
+	// are only as good as the buckets.
+	return ms(d.Mean) + "\t" + bucketCol(d.P50) + "\t" + bucketCol(d.P90) + "\t" + bucketCol(d.P99)
 }
 
 func bucketCol(e BucketEstimate) string {

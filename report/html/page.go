@@ -260,6 +260,7 @@ type latRow struct {
 	ClientN     string
 	Client      [4]string // mean p50 p90 p99, in ms
 	ServerN     string
+	ServerMean  string       // ms, exact: the histogram's sum ÷ count
 	Server      []serverCell // p50 p90 p99; empty when ServerState says why
 	ServerState string       // "" | absent | no /metrics
 }
@@ -313,7 +314,7 @@ func serverCells(row *latRow, srv *report.ServerSide, key string) {
 		row.ServerState = "absent"
 		return
 	}
-	row.ServerN = num(d.N)
+	row.ServerN, row.ServerMean = num(d.N), ms(d.Mean)
 	for _, e := range []report.BucketEstimate{d.P50, d.P90, d.P99} {
 		if e.AboveTop {
 			row.Server = append(row.Server, serverCell{Value: "> " + ms(e.Bucket[0]), Bucket: "above the top bucket", Above: true})
