@@ -170,18 +170,19 @@ func (r *Recorder) appendLine(f *os.File, v any) error {
 // Progress is a snapshot of the live window, cheap enough to call at 4 Hz.
 func (r *Recorder) Progress() Progress {
 	now := time.Since(r.start)
+	sent := int(r.sent.Load())
+	inFlight := max(0, sent-int(r.ended.Load()))
 	r.mu.Lock()
 	p := r.live.progress(now)
 	if r.recon != nil {
-		p.Findings = r.recon.Findings(now)
+		p.Findings = r.recon.Findings(now, inFlight)
 	}
 	r.mu.Unlock()
 	p.Elapsed = now
 	if ph := r.phase.Load(); ph != nil {
 		p.Phase = *ph
 	}
-	p.Sent = int(r.sent.Load())
-	p.InFlight = max(0, p.Sent-int(r.ended.Load()))
+	p.Sent, p.InFlight = sent, inFlight
 	return p
 }
 

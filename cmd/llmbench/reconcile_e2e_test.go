@@ -84,7 +84,7 @@ func liveFindings(in reconcile.Input) []reconcile.Finding {
 	for ; i < len(recs); i++ {
 		l.AddRecord(recs[i])
 	}
-	return l.Findings(now + time.Second)
+	return l.Findings(now+time.Second, 0)
 }
 
 // runQuick runs a scenario and returns its run directory.

@@ -37,6 +37,11 @@ type analysis struct {
 	client       clientStats      // the records that ended inside the paired windows' server intervals
 	ambiguous    int              // records that ended too close to a snapshot to say whether it counted them
 	ambiguousTok float64          // their usage tokens (prompt + output)
+	// straddleTok bounds the tokens an engine that counts as it works
+	// (not at finish) may have counted on the other side of a window edge:
+	// those of the requests in flight at an edge (0 for SGLang, and after a
+	// run, whose windows open and close with nothing in flight).
+	straddleTok float64
 
 	origin time.Time
 	flight inflight
@@ -97,7 +102,40 @@ func analyse(in Input) *analysis {
 	}
 	sort.Slice(a.resets, func(i, j int) bool { return a.resets[i] < a.resets[j] })
 	a.client = newClientStats(set)
+	if !a.sem.tokensAtFinish {
+		a.straddleTok = a.straddlingTokens(in.InFlight)
+	}
 	return a
+}
+
+// straddlingTokens sums the usage tokens of the requests in flight at a
+// paired window's edge: sent before it and ended after it. Those still in
+// flight (inFlight, not yet recorded) count at the mean of the rest.
+func (a *analysis) straddlingTokens(inFlight int) float64 {
+	var tok, n float64
+	for _, pw := range a.windows {
+		edges := []time.Duration{pw.Before.At, pw.After.At + pw.After.Duration}
+		for j := range a.in.Records {
+			r := &a.in.Records[j]
+			for _, e := range edges {
+				if r.SentOnWire() < e && r.End > e {
+					tok += float64(r.PromptTokens + r.OutputTokens)
+					n++
+				}
+			}
+		}
+	}
+	if inFlight > 0 {
+		mean := 0.0
+		switch {
+		case n > 0:
+			mean = tok / n
+		case a.client.ok > 0:
+			mean = (a.client.prompt + a.client.output) / float64(a.client.ok)
+		}
+		tok += float64(inFlight) * mean
+	}
+	return tok
 }
 
 // usable reports whether a boundary snapshot can be differenced.

@@ -191,6 +191,11 @@ func (a *analysis) tokenConservation() (f Finding) {
 	defer func() { f.Evidence = ev.orNil() }()
 	ev.set("client_prompt_tokens", a.client.prompt)
 	ev.set("client_output_tokens", a.client.output)
+	if a.straddleTok > 0 {
+		// What the tolerance allows for requests in flight at the window's
+		// edges, which an engine counting as it works has partly counted.
+		ev.set("edge_in_flight_tokens", a.straddleTok)
+	}
 	if hasP {
 		ev.set("server_prompt_delta", sp)
 		ev.set("prompt_difference", sp-a.client.prompt)
@@ -214,8 +219,9 @@ func (a *analysis) tokenConservation() (f Finding) {
 
 	// Both sides count the same tokens with the same tokenizer, so a clean
 	// window balances exactly; the tolerance only absorbs requests that ended
-	// as a snapshot was read, and float rounding on huge counters.
-	tol := func(v float64) float64 { return math.Max(0.5, 1e-3*v) + a.ambiguousTok }
+	// as a snapshot was read, float rounding on huge counters, and for an
+	// engine that counts as it works, the requests in flight at the edges.
+	tol := func(v float64) float64 { return math.Max(0.5, 1e-3*v) + a.ambiguousTok + a.straddleTok }
 	var clauses []string
 	mismatch := false
 	explained := ""

@@ -18,11 +18,16 @@ type semantics struct {
 	ttftSpan string
 	// outsideTTFT names what lies between the engine's TTFT and the client's.
 	outsideTTFT string
+	// tokensAtFinish: the token counters grow only when a request finishes
+	// (SGLang). Otherwise (vLLM at the first token and per step, FastDeploy
+	// per step) a window's counter deltas include part of the tokens of the
+	// requests in flight at its edges.
+	tokensAtFinish bool
 }
 
 var dialectSemantics = map[string]semantics{
 	"sglang": {
-		name: "sglang", itlCountsTokens: true, loggedGauges: true, decodeLogInterval: 40,
+		name: "sglang", itlCountsTokens: true, loggedGauges: true, decodeLogInterval: 40, tokensAtFinish: true,
 		ttftSpan:    "API-server receipt to the first chunk at the tokenizer manager (tokenization, queue, prefill, detokenization, IPC)",
 		outsideTTFT: "network, HTTP and SSE framing, the client's parsing",
 	},

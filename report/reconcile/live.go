@@ -54,15 +54,15 @@ func (l *Live) trim(now time.Duration) {
 	l.rows = slices.DeleteFunc(l.rows, func(r scrape.Row) bool { return r.At < from })
 }
 
-// Findings reconciles the window that ends at now (on the run clock). The
-// closing scrape is the last one that finished at least edgeSlack before now,
-// so requests the engine counted just before it have had time to reach the
-// client. With no two successful scrapes in the window only scrape health is
-// reported.
-func (l *Live) Findings(now time.Duration) []Finding {
+// Findings reconciles the window that ends at now (on the run clock), with
+// inFlight requests sent and not yet finished. The closing scrape is the
+// last one that finished at least edgeSlack before now, so requests the
+// engine counted just before it have had time to reach the client. With no
+// two successful scrapes in the window only scrape health is reported.
+func (l *Live) Findings(now time.Duration, inFlight int) []Finding {
 	l.trim(now)
 	before, after := l.bracket(now)
-	in := Input{Records: l.records, Rows: l.rows, Dialect: l.dialect}
+	in := Input{Records: l.records, Rows: l.rows, Dialect: l.dialect, InFlight: inFlight}
 	if before != nil {
 		in.Windows = []Window{{Name: "live", Measured: true, Start: before.At, End: after.At, Before: before, After: after}}
 	}

@@ -47,6 +47,8 @@ func TestLive(t *testing.T) {
 	}{
 		{name: "clean", id: IDRequestConservation, sev: Info, substr: "agree"},
 		{name: "clean concurrency", id: IDConcurrency, sev: Info, substr: "they agree"},
+		{name: "clean tokens, requests in flight at both edges", id: IDTokenConservation, sev: Info, substr: "agree"},
+		{name: "tokenizer counts differently", world: func(w *world) { w.promptSkew = 30 }, id: IDTokenConservation, sev: Warn, substr: "prompt tokens differ"},
 		{name: "foreign traffic", world: func(w *world) { w.foreign = 30 }, id: IDForeignTraffic, sev: Warn, substr: "did not send"},
 		{name: "hidden cap", world: func(w *world) { w.wait = 200 * time.Millisecond }, id: IDConcurrency, sev: Warn, substr: "not inside the engine"},
 		{name: "dead target", edit: func(r *scrape.Row) {
@@ -63,7 +65,7 @@ func TestLive(t *testing.T) {
 			}
 			l := NewLive(time.Second, "vllm")
 			replay(w, l, now, tc.edit)
-			fs := l.Findings(now)
+			fs := l.Findings(now, 0)
 			f := only(t, fs, tc.id)
 			if f.Severity != tc.sev || !strings.Contains(f.Verdict, tc.substr) {
 				t.Errorf("%s %s, want %s containing %q\n%s", f.Severity, f.Verdict, tc.sev, tc.substr, dump(fs))
@@ -89,7 +91,7 @@ func TestLiveBounded(t *testing.T) {
 	if n := len(l.rows); n > 4 {
 		t.Errorf("%d rows kept in a 300 ms window scraped every 100 ms", n)
 	}
-	if len(l.Findings(2*time.Second)) == 0 {
+	if len(l.Findings(2*time.Second, 0)) == 0 {
 		t.Error("no findings")
 	}
 }
@@ -100,12 +102,12 @@ func TestLiveWithoutScrapes(t *testing.T) {
 	t.Parallel()
 	l := NewLive(time.Second, "")
 	l.AddRecord(client.Record{ID: "a", Sent: time.Millisecond, FirstToken: 5 * time.Millisecond, End: 9 * time.Millisecond})
-	if fs := l.Findings(time.Second); len(fs) != 0 {
+	if fs := l.Findings(time.Second, 0); len(fs) != 0 {
 		t.Errorf("findings without scrapes:\n%s", dump(fs))
 	}
 	l.AddRow(failed(scrape.Row{Target: target, At: 500 * time.Millisecond}, "refused"))
 	l.AddRow(failed(scrape.Row{Target: target, At: 600 * time.Millisecond}, "refused"))
-	fs := l.Findings(time.Second)
+	fs := l.Findings(time.Second, 0)
 	if len(fs) != 1 || fs[0].ID != IDScrapeDead {
 		t.Errorf("want only scrape_dead:\n%s", dump(fs))
 	}

@@ -93,6 +93,10 @@ type Input struct {
 	Rows    []scrape.Row    // every scrape of the run, in order (gauges, staleness, dead targets)
 	Dialect string          // the engine's metrics dialect ("" = the snapshots' own)
 	Traces  []trace.Event   // engine trace events (FastDeploy trace_logger.log, the built-in engine's), if any
+	// InFlight is how many requests were still in flight when the records
+	// were gathered (the live view's; 0 after a run): an engine that counts
+	// tokens as it works has counted part of theirs in the last window.
+	InFlight int
 	// Origin is the wall-clock time of the run clock's zero (RunMeta.StartedAt):
 	// trace events carry wall-clock times, records run-clock offsets. Zero =
 	// estimated from the scrape rows' Wall − At.

@@ -125,6 +125,9 @@ func TestPlanted(t *testing.T) {
 		{name: "tokenizer counts differently from usage", dialect: "sglang", world: func(w *world) { w.promptSkew = 1 },
 			id: IDTokenConservation, sev: Warn, verdict: "+1.0 per request",
 			checks: []check{evidenceNear("prompt_difference", 100, 0)}},
+		{name: "tokenizer counts differently, engine counting as it works", dialect: "vllm", world: func(w *world) { w.promptSkew = 1 },
+			id: IDTokenConservation, sev: Warn, verdict: "+1.0 per request",
+			checks: []check{evidenceNear("prompt_difference", 100, 0)}},
 		{name: "engine counts computed prompt tokens only", dialect: "vllm", world: func(w *world) { w.cached = 32; w.computedOnly = true },
 			id: IDTokenConservation, sev: Info, verdict: "only computed prompt tokens"},
 		{name: "output counted from chunks", dialect: "fastdeploy", edit: func(in *Input) {

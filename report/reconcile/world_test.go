@@ -133,18 +133,31 @@ func (w *world) snapshotAt(t time.Duration) scrape.Snapshot {
 	s := scrape.Snapshot{Dialect: w.dialect, Gauges: map[scrape.Concept]float64{}, Counters: map[scrape.Concept]float64{}, Histograms: map[scrape.Concept]scrape.Histogram{}}
 	var ttft, itl, e2e, queue, prefill, tpot []float64
 	var fin, received, prompt, gen float64
+	// SGLang counts a request's tokens when it finishes; vLLM its prompt at
+	// the first token and its output per step (FastDeploy likewise here).
+	asWorking := w.dialect != "sglang"
 	for _, r := range w.reqs {
 		if r.arrival <= t {
 			received++
+		}
+		p := r.prompt + w.promptSkew
+		if w.computedOnly {
+			p -= w.cached
+		}
+		if asWorking && r.finish > t {
+			if r.first <= t {
+				prompt += float64(p)
+			}
+			for _, at := range r.chunkAt {
+				if at <= t {
+					gen += float64(r.tokensPerChunk)
+				}
+			}
 		}
 		if r.finish > t {
 			continue
 		}
 		fin++
-		p := r.prompt + w.promptSkew
-		if w.computedOnly {
-			p -= w.cached
-		}
 		prompt += float64(p)
 		gen += float64(r.output)
 		ttft = append(ttft, (r.first - r.arrival).Seconds())
