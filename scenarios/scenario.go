@@ -306,6 +306,10 @@ type Abort struct {
 	// MinRequests is how many requests must have finished before ErrorRate
 	// applies. Default 20 when ErrorRate is set.
 	MinRequests int `yaml:"min_requests,omitempty"`
+	// Unreachable aborts once no request could connect to the engine for
+	// this long: it is gone, and closed-loop users would only hammer a
+	// refused port. Default 5s; 0s never aborts (a failover test).
+	Unreachable time.Duration `yaml:"unreachable"`
 }
 
 // Dataset types.

@@ -25,6 +25,7 @@ const (
 	DefaultTimeScale        = 1.0
 	DefaultBlockSize        = 512
 	DefaultAbortMinRequests = 20
+	DefaultAbortUnreachable = 5 * time.Second
 )
 
 var (
@@ -88,6 +89,9 @@ func (w *Workload) fill(d *decoder, path string) {
 	}
 	if w.Abort.ErrorRate > 0 && !d.has(at("abort.min_requests")) {
 		w.Abort.MinRequests = DefaultAbortMinRequests
+	}
+	if !d.has(at("abort.unreachable")) {
+		w.Abort.Unreachable = DefaultAbortUnreachable
 	}
 	if !d.has(at("late_after")) {
 		w.LateAfter = DefaultLateAfter
@@ -418,6 +422,9 @@ func (w *Workload) validate(d *decoder, path string, src source) {
 	}
 	if w.Abort.MinRequests < 0 || (d.has(at("abort.min_requests")) && w.Abort.ErrorRate == 0) {
 		d.failf(at("abort.min_requests"), "only with error_rate, and at least 0")
+	}
+	if w.Abort.Unreachable < 0 {
+		d.failf(at("abort.unreachable"), "want a duration ≥ 0 (0s: never), got %s", w.Abort.Unreachable)
 	}
 	if w.LateAfter < 0 {
 		d.failf(at("late_after"), "want a duration ≥ 0, got %s", w.LateAfter)

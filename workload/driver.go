@@ -189,7 +189,11 @@ type run struct {
 	sessions int // conversations started (requests, when single-turn)
 	finished int // requests that finished, not counting canceled ones
 	failed   int
-	phases   []*phaseRun
+	// unreachableSince is when the current streak of requests that could
+	// not connect began (zero: the last request connected).
+	unreachableSince time.Time
+	unreachable      int // requests in that streak
+	phases           []*phaseRun
 
 	tasks   sync.WaitGroup // every goroutine that may send: users, conversations
 	eventMu sync.Mutex     // serializes OnPhase
@@ -253,7 +257,7 @@ func (r *run) emit(ev PhaseEvent) {
 // record applies a finished request's outcome to the abort conditions.
 func (r *run) record(o Outcome) {
 	ab := r.d.Plan.abort
-	if o.Canceled || (ab.Errors == 0 && ab.ErrorRate == 0) {
+	if o.Canceled || (ab.Errors == 0 && ab.ErrorRate == 0 && ab.Unreachable == 0) {
 		return
 	}
 	r.mu.Lock()
@@ -261,8 +265,21 @@ func (r *run) record(o Outcome) {
 	if !o.OK {
 		r.failed++
 	}
+	var unreachableFor time.Duration
+	switch {
+	case !o.Unreachable:
+		r.unreachableSince, r.unreachable = time.Time{}, 0
+	case r.unreachableSince.IsZero():
+		r.unreachableSince, r.unreachable = time.Now(), 1
+	default:
+		r.unreachable++
+		unreachableFor = time.Since(r.unreachableSince)
+	}
 	var why string
 	switch {
+	case ab.Unreachable > 0 && unreachableFor >= ab.Unreachable:
+		why = fmt.Sprintf("no request could connect to the engine for %s (the last %d): it is gone or unreachable (abort.unreachable is %s)",
+			unreachableFor.Round(100*time.Millisecond), r.unreachable, ab.Unreachable)
 	case ab.Errors > 0 && r.failed >= ab.Errors:
 		why = fmt.Sprintf("%d requests failed (abort.errors is %d)", r.failed, ab.Errors)
 	case ab.ErrorRate > 0 && r.finished >= ab.MinRequests && float64(r.failed)/float64(r.finished) > ab.ErrorRate:

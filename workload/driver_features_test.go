@@ -348,3 +348,56 @@ func TestTraceReplaySendsAtScaledOffsets(t *testing.T) {
 		}
 	})
 }
+
+// TestAbortWhenTheEngineIsGone: closed-loop users whose requests stop
+// connecting would hammer a refused port for the rest of the run; after
+// abort.unreachable (default 5 s) of nothing but connection failures the
+// run stops and says why. A single reachable request resets the streak, and
+// 0s never aborts.
+func TestAbortWhenTheEngineIsGone(t *testing.T) {
+	t.Parallel()
+	gone := func(from int) OutcomeSenderFunc {
+		return func(ctx context.Context, r Request) Outcome {
+			if r.Index < from {
+				time.Sleep(50 * time.Millisecond)
+				return Outcome{OK: true}
+			}
+			time.Sleep(time.Millisecond) // a refused connection fails fast
+			return Outcome{Unreachable: true}
+		}
+	}
+	t.Run("default", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			p := plan(t, "name: gone\nengine: {kind: sim}\nworkload: {concurrency: 2, duration: 1m}\n")
+			start := time.Now()
+			res, err := runPlan(t, p, gone(20), nil)
+			if !errors.Is(err, ErrAborted) || !strings.Contains(res.Reason, "no request could connect to the engine for 5s") {
+				t.Fatalf("Run: %v (%s)", err, res.Reason)
+			}
+			// 20 requests of 50 ms on 2 users: the engine is gone from 0.5 s.
+			if got := time.Since(start); got < 5500*time.Millisecond || got > 5600*time.Millisecond {
+				t.Errorf("aborted after %v, want 5 s after the last success at 0.5 s", got)
+			}
+		})
+	})
+	t.Run("a success resets the streak", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			p := plan(t, "name: flaky\nengine: {kind: sim}\nworkload: {concurrency: 1, duration: 12s}\n")
+			flaky := OutcomeSenderFunc(func(ctx context.Context, r Request) Outcome {
+				time.Sleep(100 * time.Millisecond)
+				return Outcome{OK: r.Index%40 == 0, Unreachable: r.Index%40 != 0} // one success every 4 s
+			})
+			if res, err := runPlan(t, p, flaky, nil); err != nil || res.Stop != StopCompleted {
+				t.Fatalf("Run: %v, stop %q (%s)", err, res.Stop, res.Reason)
+			}
+		})
+	})
+	t.Run("0s never aborts", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			p := plan(t, "name: failover\nengine: {kind: sim}\nworkload: {concurrency: 2, duration: 10s, abort: {unreachable: 0s}}\n")
+			if res, err := runPlan(t, p, gone(0), nil); err != nil || res.Stop != StopCompleted {
+				t.Fatalf("Run: %v, stop %q (%s)", err, res.Stop, res.Reason)
+			}
+		})
+	})
+}

@@ -9,6 +9,9 @@ type Outcome struct {
 	// Canceled says the run itself aborted the request (its context was
 	// canceled): neither a success nor a failure for the abort conditions.
 	Canceled bool
+	// Unreachable says the request never got a connection to the engine
+	// (refused, unroutable): a streak of them means the engine is gone.
+	Unreachable bool
 }
 
 // OutcomeSender is a Sender that says how each request ended. When the

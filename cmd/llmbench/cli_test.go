@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/report"
 )
 
@@ -195,5 +196,47 @@ workload: {concurrency: 2, requests: 6, prompt_tokens: 8, output_tokens: 8}
 	}
 	if sums, _ := filepath.Glob(filepath.Join(runs, "*", report.SummaryFile)); len(sums) != 1 {
 		t.Errorf("summary files %v, want the failed run's", sums)
+	}
+}
+
+// TestEngineDiesMidRun: when the engine goes away, the run stops once
+// nothing could connect for abort.unreachable, exits 1 saying why, and keeps
+// the summary of what it measured before.
+func TestEngineDiesMidRun(t *testing.T) {
+	t.Parallel()
+	e, ep := startSim(t, sim.Config{Dialect: sim.DialectVLLM})
+	path := writeScenario(t, `
+name: dies
+engine: {kind: external, base_url: "`+ep.BaseURL+`", metrics_url: "`+ep.MetricsURL+`"}
+workload: {concurrency: 4, duration: 1m, prompt_tokens: 16, output_tokens: 8, abort: {unreachable: 1s}}
+scrape: {interval: 200ms}
+`)
+	go func() {
+		time.Sleep(time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = e.Stop(ctx)
+	}()
+	runs := t.TempDir()
+	cio, _, stderr := testIO(nil)
+	start := time.Now()
+	code := execute(context.Background(), cio, []string{"run", "--output", "plain", "--runs", runs, path})
+	if code != exitRuntime || !strings.Contains(stderr.String(), "no request could connect to the engine for") {
+		t.Errorf("exit %d, stderr %q: want 1 and the reason", code, stderr.String())
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("the run went on for %v after the engine died", took)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(runs, "*"))
+	if len(dirs) != 1 {
+		t.Fatalf("run directories %v", dirs)
+	}
+	s, err := report.Build(dirs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Client.Requests.OK == 0 || s.Health.Valid || !strings.Contains(s.Run.Stopped, "no request could connect to the engine") {
+		t.Errorf("ok %d, valid %v, stopped %q: want the requests before the death kept and the stop explained",
+			s.Client.Requests.OK, s.Health.Valid, s.Run.Stopped)
 	}
 }

@@ -194,7 +194,8 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 		rec.End()
 		phases.finished(&record)
 		records <- record // the consumer drains until close: never lost, never stuck
-		return workload.Outcome{OK: record.OK(), Canceled: record.ErrorClass == client.ErrCanceled}
+		return workload.Outcome{OK: record.OK(), Canceled: record.ErrorClass == client.ErrCanceled,
+			Unreachable: record.ErrorClass == client.ErrConnect}
 	})
 	driver := &workload.Driver{Plan: plan, Sender: sender, Start: start, OnPhase: phases.onPhase}
 
@@ -251,6 +252,9 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 			m.Stopped = "interrupted"
 		case result.Stop != workload.StopCompleted && result.Stop != "":
 			m.Stopped = string(result.Stop)
+			if result.Reason != "" {
+				m.Stopped += ": " + result.Reason
+			}
 		}
 	})
 	if err := meta.write(rec); err != nil {

@@ -46,6 +46,6 @@ func FuzzReconcile(f *testing.F) {
 		for _, r := range rf.Rows {
 			l.AddRow(r)
 		}
-		_ = l.Findings(last.At + 1<<30, 0)
+		_ = l.Findings(last.At+1<<30, 0)
 	})
 }
