@@ -12,12 +12,13 @@ type sweepView struct {
 	Rows       []sweepRow
 	Saturation string
 	Found      bool
+	Goodput    bool // the points carry goodput (the scenario set an slo)
 	Charts     []*chart
 }
 
 type sweepRow struct {
-	Phase, Load, ReqPerS, TokPerS, TTFTp50, TTFTp99, Queue string
-	Knee                                                   bool
+	Phase, Load, ReqPerS, TokPerS, TTFTp50, TTFTp99, Queue, Goodput string
+	Knee                                                            bool
 }
 
 func sweepOf(sw *report.SweepResult) *sweepView {
@@ -30,14 +31,18 @@ func sweepOf(sw *report.SweepResult) *sweepView {
 		if p.QueueMean >= 0 {
 			queue = num(p.QueueMean)
 		}
+		goodput := "—"
+		if p.GoodputPerS != nil {
+			v.Goodput, goodput = true, num(*p.GoodputPerS)
+		}
 		v.Rows = append(v.Rows, sweepRow{
 			Phase: p.Phase, Load: num(p.Load) + " " + p.LoadUnit, ReqPerS: num(p.RequestsPerS), TokPerS: num(p.OutputTokPerS),
-			TTFTp50: ms(p.TTFTp50), TTFTp99: ms(p.TTFTp99), Queue: queue,
+			TTFTp50: ms(p.TTFTp50), TTFTp99: ms(p.TTFTp99), Queue: queue, Goodput: goodput,
 			Knee: sw.Saturation.Found && p.Phase == sw.Saturation.Phase,
 		})
 	}
 	if sw.Saturation.Found {
-		v.Saturation = fmt.Sprintf("Saturation: the engine stopped scaling after %s (offered %s); capacity about %s requests/s. %s",
+		v.Saturation = fmt.Sprintf("Saturation: the engine stopped scaling after %s (offered %s); capacity about %s requests/s: %s.",
 			sw.Saturation.Phase, num(sw.Saturation.Load), num(sw.Saturation.Capacity), sw.Saturation.Reason)
 	} else {
 		v.Saturation = "Saturation not reached: " + sw.Saturation.Reason
