@@ -66,6 +66,9 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 			ew.printf("| %s%s | %.4g %s | %.2f | %s | %s | %s |\n", mdText(p.Phase), mark, p.Load, p.LoadUnit, p.RequestsPerS, goodput, ms(p.TTFTp50), ms(p.TTFTp99))
 		}
 		ew.printf("\nSaturation: %s.\n\n", mdText(sw.Saturation.Reason))
+		if g := sw.GoodputPeak; g != nil {
+			ew.printf("Goodput: %s.\n\n", mdText(strings.TrimPrefix(g.String(), "goodput ")))
+		}
 	}
 
 	if len(s.Findings) > 0 {

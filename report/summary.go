@@ -186,6 +186,18 @@ type PhaseResult struct {
 type SweepResult struct {
 	Points     []SweepPoint `json:"points"`
 	Saturation Saturation   `json:"saturation"`
+	// GoodputPeak is the point with the most requests within the SLO: the
+	// load to run at when users must be served within it (absent without
+	// an slo).
+	GoodputPeak *GoodputPeak `json:"goodput_peak,omitempty"`
+}
+
+// GoodputPeak is a sweep's best point by goodput.
+type GoodputPeak struct {
+	Phase        string  `json:"phase"`
+	Load         float64 `json:"load"`
+	LoadUnit     string  `json:"load_unit"`
+	RequestsPerS float64 `json:"goodput_requests_per_s"`
 }
 
 // SweepPoint is one measured phase of a sweep.

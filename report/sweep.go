@@ -73,7 +73,18 @@ func sweepOf(phases []PhaseResult) *SweepResult {
 	if !sat.Found && best.Phase != "" {
 		sat.Reason += fmt.Sprintf("; the highest throughput measured was %.2f requests/s, at %s", best.RequestsPerS, best.Phase)
 	}
-	return &SweepResult{Points: pts, Saturation: Saturation{
+	res := &SweepResult{Points: pts, Saturation: Saturation{
 		Found: sat.Found, Phase: sat.Phase, Load: sat.Load, Capacity: sat.Capacity, Reason: sat.Reason,
 	}}
+	for _, p := range pts {
+		if g := p.GoodputPerS; g != nil && (res.GoodputPeak == nil || *g > res.GoodputPeak.RequestsPerS) {
+			res.GoodputPeak = &GoodputPeak{Phase: p.Phase, Load: p.Load, LoadUnit: p.LoadUnit, RequestsPerS: *g}
+		}
+	}
+	return res
+}
+
+// String is the peak in words.
+func (g GoodputPeak) String() string {
+	return fmt.Sprintf("goodput peaks at %s (offered %.4g %s): %.2f requests/s within the SLO", g.Phase, g.Load, g.LoadUnit, g.RequestsPerS)
 }

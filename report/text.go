@@ -119,11 +119,15 @@ func renderSweep(w io.Writer, sw *SweepResult) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	var err error
 	if sw.Saturation.Found {
-		_, err := fmt.Fprintf(w, "saturation: capacity %.2f requests/s, knee at %s (%s)\n", sw.Saturation.Capacity, sw.Saturation.Phase, sw.Saturation.Reason)
-		return err
+		_, err = fmt.Fprintf(w, "saturation: capacity %.2f requests/s, knee at %s (%s)\n", sw.Saturation.Capacity, sw.Saturation.Phase, sw.Saturation.Reason)
+	} else {
+		_, err = fmt.Fprintf(w, "saturation: not reached (%s)\n", sw.Saturation.Reason)
 	}
-	_, err := fmt.Fprintf(w, "saturation: not reached (%s)\n", sw.Saturation.Reason)
+	if g := sw.GoodputPeak; g != nil && err == nil {
+		_, err = fmt.Fprintf(w, "%s\n", g)
+	}
 	return err
 }
 

@@ -104,6 +104,9 @@ scrape:
 	if *first.GoodputPerS < 0.9*first.RequestsPerS {
 		t.Errorf("%s: goodput %.2f/s of %.2f/s below capacity", first.Phase, *first.GoodputPerS, first.RequestsPerS)
 	}
+	if pk := s.Sweep.GoodputPeak; pk == nil || pk.RequestsPerS > capacity*1.15 || pk.Phase == last.Phase {
+		t.Errorf("goodput peak %+v: want one within the engine's capacity %.2f/s, before the overloaded %s", pk, capacity, last.Phase)
+	}
 	if *last.GoodputPerS > 0.6*last.RequestsPerS {
 		t.Errorf("%s: goodput %.2f/s of %.2f/s past capacity: the queue should make most requests miss 150 ms", last.Phase, *last.GoodputPerS, last.RequestsPerS)
 	}

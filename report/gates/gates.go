@@ -29,7 +29,7 @@
 //	health.{retries,dropped_arrivals,late_arrivals,scrape_ok,scrape_failures,partial_lines}
 //	health.client.{cpu_utilization,sched_latency_p99,saturated,gc_cycles}
 //	client.goodput.{requests_per_s,fraction,good}
-//	findings.{info,warn,fail}  run.duration  sweep.capacity
+//	findings.{info,warn,fail}  run.duration  sweep.capacity  sweep.goodput_peak
 //
 // Any client.* or server.* metric also reads one phase alone, a sweep point
 // say, as phase[NAME].<metric>: phase[rate-8].client.ttft.p99 < 1s.

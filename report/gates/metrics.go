@@ -449,6 +449,16 @@ func buildVocabulary() map[string]metric {
 		})
 	}
 	plain("run.duration", seconds, neither, "the measured phases' duration", func(s *report.Summary) float64 { return s.Run.Duration })
+	add(metric{name: "sweep.goodput_peak", unit: rate, better: higher, doc: "a sweep's best goodput: requests/s within the slo at its best point",
+		read: func(s *report.Summary) reading {
+			switch {
+			case s.Sweep == nil:
+				return absent("the run is not a sweep")
+			case s.Sweep.GoodputPeak == nil:
+				return absent("the scenario sets no slo")
+			}
+			return value(s.Sweep.GoodputPeak.RequestsPerS)
+		}})
 	add(metric{name: "sweep.capacity", unit: rate, better: higher, doc: "a sweep's capacity: requests/s at the saturation knee",
 		read: func(s *report.Summary) reading {
 			switch {

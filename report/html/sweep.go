@@ -47,6 +47,9 @@ func sweepOf(sw *report.SweepResult) *sweepView {
 	} else {
 		v.Saturation = "Saturation not reached: " + sw.Saturation.Reason
 	}
+	if g := sw.GoodputPeak; g != nil {
+		v.Saturation += " Goodput " + strings.TrimPrefix(g.String(), "goodput ") + "."
+	}
 	v.Charts = []*chart{sweepThroughput(sw), sweepLatency(sw)}
 	return v
 }
