@@ -25,6 +25,11 @@ const (
 	DefaultSettleEvery   = 100 * time.Millisecond
 )
 
+// giveUpAfterFailures is how many polls in a row may fail before Wait stops:
+// refused connections fail fast, so this is about a second of a dead target;
+// timeouts take a scrape timeout each, so a slow one keeps its whole wait.
+const giveUpAfterFailures = 10
+
 // Settled is how waiting for the engine's count ended.
 type Settled struct {
 	Snapshot Snapshot      `json:"-"`        // the last successful poll: the closing snapshot
@@ -39,7 +44,8 @@ type Settled struct {
 
 // Wait polls until Δrequests_finished since base reaches want, the timeout
 // passes, or ctx ends. It stops at once when the dialect has no finished
-// counter (llama.cpp), saying so, and keeps polling through failed scrapes.
+// counter (llama.cpp), saying so, and keeps polling through failed scrapes
+// unless ten in a row fail (the target is gone).
 // The result always says whether it settled and, if not, why.
 func (s Settler) Wait(ctx context.Context, base Snapshot, want float64) Settled {
 	timeout, every := s.Timeout, s.Every
@@ -53,6 +59,7 @@ func (s Settler) Wait(ctx context.Context, base Snapshot, want float64) Settled 
 	deadline := began.Add(timeout)
 	out := Settled{Want: want}
 	var lastErr error
+	failedInARow := 0
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for {
@@ -82,6 +89,16 @@ func (s Settler) Wait(ctx context.Context, base Snapshot, want float64) Settled 
 			}
 		} else {
 			lastErr = err
+			failedInARow++
+			// A target that refuses every poll is gone (the engine died):
+			// waiting out the timeout would not change what it counted.
+			if failedInARow >= giveUpAfterFailures {
+				out.Reason = fmt.Sprintf("not settled: the last %d polls failed (%v)", failedInARow, err)
+				return out
+			}
+		}
+		if err == nil {
+			failedInARow = 0
 		}
 		if !time.Now().Add(every).Before(deadline) {
 			switch {

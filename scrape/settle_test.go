@@ -33,9 +33,10 @@ func TestSettlerWait(t *testing.T) {
 	t.Parallel()
 	base := Snapshot{Counters: map[Concept]float64{RequestsFinished: 100}}
 	tests := []struct {
-		name string
-		poll Poller
-		want Settled
+		name    string
+		poll    Poller
+		timeout time.Duration // 0: 1 s
+		want    Settled
 	}{
 		{
 			name: "already there",
@@ -70,6 +71,19 @@ func TestSettlerWait(t *testing.T) {
 				Reason: "not settled after 1s: last scrape failed: scrape failed"},
 		},
 		{
+			name:    "a target that refuses every poll is given up on",
+			poll:    finishedAt(419, -1),
+			timeout: 5 * time.Second, // which it would otherwise wait out
+			want: Settled{Finished: 319, Want: 320, Polls: 11, Waited: time.Second,
+				Reason: "not settled: the last 10 polls failed (scrape failed)"},
+		},
+		{
+			name:    "a failure streak broken by a success keeps waiting",
+			poll:    finishedAt(419, -1, -1, -1, -1, -1, -1, -1, -1, -1, 419, -1, -1, -1, -1, -1, -1, -1, -1, -1, 420),
+			timeout: 5 * time.Second,
+			want:    Settled{Finished: 320, Want: 320, OK: true, Polls: 21, Waited: 2 * time.Second},
+		},
+		{
 			name: "no finished counter (llama.cpp)",
 			poll: func(context.Context) (Snapshot, error) {
 				return Snapshot{Counters: map[Concept]float64{GenerationTokens: 5}}, nil
@@ -81,7 +95,7 @@ func TestSettlerWait(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
-				s := Settler{Poll: tt.poll, Timeout: time.Second, Every: 100 * time.Millisecond}
+				s := Settler{Poll: tt.poll, Timeout: max(tt.timeout, time.Second), Every: 100 * time.Millisecond}
 				got := s.Wait(context.Background(), base, 320)
 				if diff := cmp.Diff(tt.want, got, cmpopts.IgnoreFields(Settled{}, "Snapshot")); diff != "" {
 					t.Errorf("Wait (-want +got):\n%s", diff)
