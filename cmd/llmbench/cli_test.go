@@ -227,14 +227,7 @@ scrape: {interval: 200ms}
 	if took := time.Since(start); took > 30*time.Second {
 		t.Errorf("the run went on for %v after the engine died", took)
 	}
-	dirs, _ := filepath.Glob(filepath.Join(runs, "*"))
-	if len(dirs) != 1 {
-		t.Fatalf("run directories %v", dirs)
-	}
-	s, err := report.Build(dirs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _ := onlyRun(t, runs)
 	if s.Client.Requests.OK == 0 || s.Health.Valid || !strings.Contains(s.Run.Stopped, "no request could connect to the engine") {
 		t.Errorf("ok %d, valid %v, stopped %q: want the requests before the death kept and the stop explained",
 			s.Client.Requests.OK, s.Health.Valid, s.Run.Stopped)

@@ -31,19 +31,12 @@ workload:
 	if code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, stderr.String())
 	}
-	dirs, _ := filepath.Glob(filepath.Join(runs, "*"))
-	if len(dirs) != 1 {
-		t.Fatalf("run directories %v", dirs)
-	}
-	s, err := report.Build(dirs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, dir := onlyRun(t, runs)
 	if s.Client.Requests.Sent != 6 || s.Client.Tokens.Output != 18 || s.Client.Goodput == nil {
 		t.Errorf("sent %d requests of %d output tokens in all, goodput %v: want the overrides' 6 × 3 and an slo",
 			s.Client.Requests.Sent, s.Client.Tokens.Output, s.Client.Goodput)
 	}
-	kept, err := os.ReadFile(filepath.Join(dirs[0], report.ScenarioFile))
+	kept, err := os.ReadFile(filepath.Join(dir, report.ScenarioFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,4 +63,18 @@ workload:
 	if !strings.Contains(stdout.String(), "seed 9") || !strings.Contains(stdout.String(), "set-9-2") || strings.Contains(stdout.String(), "set-9-3") {
 		t.Errorf("plan --set requests=3, seed=9:\n%s", stdout.String())
 	}
+}
+
+// onlyRun summarises the one run directory under runs.
+func onlyRun(t *testing.T, runs string) (report.Summary, string) {
+	t.Helper()
+	dirs, _ := filepath.Glob(filepath.Join(runs, "*"))
+	if len(dirs) != 1 {
+		t.Fatalf("run directories %v, want one", dirs)
+	}
+	s, err := report.Build(dirs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, dirs[0]
 }
