@@ -115,6 +115,33 @@ func RenderComparison(w io.Writer, c Comparison) error {
 	return ew.err
 }
 
+// RenderComparisonMarkdown writes the comparison as a Markdown table, for a
+// pull-request comment or a CI job summary.
+func RenderComparisonMarkdown(w io.Writer, c Comparison) error {
+	ew := &errWriter{w: w}
+	for i, r := range c.Runs {
+		ew.printf("- run %d: `%s` (%s, seed %d, %.1f s measured)\n", i+1, mdText(r.ID), mdText(r.Scenario), r.Seed, r.Duration)
+	}
+	head, rule := []string{"", "run 1"}, []string{"---", "---:"}
+	for i := 2; i <= len(c.Runs); i++ {
+		head, rule = append(head, fmt.Sprintf("run %d", i), "change"), append(rule, "---:", "---:")
+	}
+	ew.printf("\n| %s |\n| %s |\n", strings.Join(head, " | "), strings.Join(rule, " | "))
+	for _, l := range c.Rows {
+		cols := []string{l.Name, formatValue(l.Values[0], l.Unit)}
+		for i := 1; i < len(l.Values); i++ {
+			ch := formatChange(l.Change[i], l.Better)
+			if strings.HasSuffix(ch, " (worse)") {
+				ch = "**" + ch + "**"
+			}
+			cols = append(cols, formatValue(l.Values[i], l.Unit), ch)
+		}
+		ew.printf("| %s |\n", strings.Join(cols, " | "))
+	}
+	ew.printf("\nChange is against run 1; **(worse)** marks a change in the unwanted direction beyond 5 %%.\n")
+	return ew.err
+}
+
 func formatValue(v float64, unit string) string {
 	switch {
 	case math.IsNaN(v):

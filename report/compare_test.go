@@ -59,6 +59,16 @@ func TestCompare(t *testing.T) {
 			t.Errorf("comparison lacks %q:\n%s", want, text)
 		}
 	}
+	var md bytes.Buffer
+	if err := RenderComparisonMarkdown(&md, c); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"- run 2: `b`", "|  | run 1 | run 2 | change |\n| --- | ---: | ---: | ---: |",
+		"| client TTFT p99 | 200.0 ms | 300.0 ms | **+50.0% (worse)** |", "| server TTFT mean | absent | absent | — |"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("Markdown comparison lacks %q:\n%s", want, md.String())
+		}
+	}
 	if strings.Contains(strings.Split(text, "client TTFT p50")[1][:80], "worse") {
 		t.Errorf("an unchanged p50 is marked worse:\n%s", text)
 	}

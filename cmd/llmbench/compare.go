@@ -11,11 +11,20 @@ import (
 )
 
 func newCompareCmd(cio *cliIO) *cobra.Command {
-	return &cobra.Command{
+	var format string
+	cmd := &cobra.Command{
 		Use:   "compare RUN_DIR RUN_DIR...",
 		Short: "Put runs side by side: each headline number and its change against the first run",
 		Args:  cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			render := report.RenderComparison
+			switch format {
+			case "text":
+			case "md":
+				render = report.RenderComparisonMarkdown
+			default:
+				return usageError(fmt.Errorf("--format %q: want text or md", format))
+			}
 			var sums []report.Summary
 			for _, dir := range args {
 				if _, err := os.Stat(filepath.Join(dir, report.RunFile)); err != nil {
@@ -27,7 +36,9 @@ func newCompareCmd(cio *cliIO) *cobra.Command {
 				}
 				sums = append(sums, s)
 			}
-			return report.RenderComparison(cio.stdout, report.Compare(sums...))
+			return render(cio.stdout, report.Compare(sums...))
 		},
 	}
+	cmd.Flags().StringVar(&format, "format", "text", "text, or md for a pull-request comment or a CI job summary")
+	return cmd
 }
