@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -85,18 +87,33 @@ func evaluateGates(dir string, cur *gates.Run, baselineDir string, extra []strin
 		}
 		cur = &loaded
 	}
-	var base *gates.Run
-	if baselineDir != "" {
-		if _, err := os.Stat(baselineDir); err != nil {
-			return usageError(fmt.Errorf("--baseline: %w", err))
-		}
-		b, err := gates.LoadRun(baselineDir)
-		if err != nil {
-			return fmt.Errorf("baseline: %w", err)
-		}
-		base = &b
+	base, err := loadBaseline(baselineDir)
+	if err != nil {
+		return err
 	}
-	rep := gates.NewReport(*cur, base, gs.EvaluateRuns(*cur, base, gates.DefaultBootstrap))
+	return reportGates(gs, *cur, base, cio, junitPath)
+}
+
+// loadBaseline loads --baseline (nil when it is not set).
+func loadBaseline(dir string) (*gates.Run, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return nil, usageError(fmt.Errorf("--baseline: %w", err))
+	}
+	b, err := gates.LoadRun(dir)
+	if err != nil {
+		return nil, usageError(fmt.Errorf("--baseline: %w", err))
+	}
+	return &b, nil
+}
+
+// reportGates evaluates gs, prints the results, writes JUnit XML when
+// junitPath is set, and returns exit code 3 when a gate fails or cannot be
+// evaluated.
+func reportGates(gs gates.Gates, cur gates.Run, base *gates.Run, cio *cliIO, junitPath string) error {
+	rep := gates.NewReport(cur, base, gs.EvaluateRuns(cur, base, gates.DefaultBootstrap))
 	if err := gates.RenderText(cio.stdout, rep); err != nil {
 		return err
 	}
@@ -118,17 +135,24 @@ func evaluateGates(dir string, cur *gates.Run, baselineDir string, extra []strin
 
 // readGates parses the scenario's thresholds (when the run directory has its
 // scenario; only its gates section is read, so a run directory copied to
-// another machine still gates) and the extra expressions, reporting every bad one with where it
-// came from.
+// another machine still gates) and the extra expressions, reporting every
+// bad one with where it came from.
 func readGates(dir string, extra []string) (gates.Gates, error) {
+	path := filepath.Join(dir, report.ScenarioFile)
+	g, err := scenarios.LoadGates(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, usageError(fmt.Errorf("read the gates of %s: %w", dir, err))
+	}
+	return parseGates(path, g, extra, nil)
+}
+
+// parseGates parses the scenario's thresholds (from the file at path; g may
+// be nil) and the extra ones. With phases, a gate on a phase the plan does
+// not have is an error too: run checks its gates before it sends anything.
+func parseGates(path string, g *scenarios.Gates, extra []string, phases []string) (gates.Gates, error) {
 	type source struct{ where, expr string }
 	var exprs []source
-	path := filepath.Join(dir, report.ScenarioFile)
-	switch g, err := scenarios.LoadGates(path); {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return nil, usageError(fmt.Errorf("read the gates of %s: %w", dir, err))
-	case g != nil:
+	if g != nil {
 		for i, e := range g.Thresholds {
 			exprs = append(exprs, source{fmt.Sprintf("%s: gates.thresholds[%d]", path, i), e})
 		}
@@ -140,11 +164,15 @@ func readGates(dir string, extra []string) (gates.Gates, error) {
 	var errs []error
 	for _, s := range exprs {
 		g, err := gates.Parse(s.expr)
-		if err != nil {
+		switch {
+		case err != nil:
 			errs = append(errs, fmt.Errorf("%s: %w", s.where, err))
-			continue
+		case phases != nil && g.Phase() != "" && !slices.Contains(phases, g.Phase()):
+			errs = append(errs, fmt.Errorf("%s: gate %q: the plan has no phase %q (its phases: %s)",
+				s.where, s.expr, g.Phase(), strings.Join(phases, ", ")))
+		default:
+			gs = append(gs, g)
 		}
-		gs = append(gs, g)
 	}
 	if len(errs) > 0 {
 		return nil, usageError(errors.Join(errs...))

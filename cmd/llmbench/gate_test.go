@@ -229,3 +229,43 @@ func TestEvaluateGatesWithoutGates(t *testing.T) {
 		t.Errorf("output %q", out.String())
 	}
 }
+
+// TestRunChecksGatesFirst: a gate that does not parse, names a phase the
+// plan lacks, or a baseline that is not there stops `llmbench run` before it
+// starts the engine, rather than after the benchmark.
+func TestRunChecksGatesFirst(t *testing.T) {
+	t.Parallel()
+	path := writeScenario(t, `
+name: early
+engine: {kind: sim, preset: tiny}
+workload:
+  sweep: {rates: [2, 4]}
+  duration: 1h
+gates:
+  thresholds: ["phase[rate-3].client.ttft.p99 < 1s"]
+`)
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"a phase the plan lacks", nil, `gates.thresholds[0]: gate "phase[rate-3].client.ttft.p99 < 1s": the plan has no phase "rate-3" (its phases: rate-2, rate-4)`},
+		{"an expression that does not parse", []string{"--set", "gates.thresholds=[\"phase[rate-2].client.ttft.p99 < 1s\"]", "--threshold", "client.ttft.p99 < 5"},
+			`--threshold: gate "client.ttft.p99 < 5": column 19`},
+		{"a missing baseline", []string{"--set", "gates.thresholds=[\"phase[rate-2].client.ttft.p99 < 1s\"]", "--baseline", filepath.Join(t.TempDir(), "nope")},
+			"--baseline:"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			runs := t.TempDir()
+			cio, _, stderr := testIO(nil)
+			start := time.Now()
+			code := execute(context.Background(), cio, append([]string{"run", "--output", "plain", "--runs", runs, path}, tt.args...))
+			if code != exitUsage || !strings.Contains(stderr.String(), tt.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr.String(), tt.want)
+			}
+			if dirs, _ := filepath.Glob(filepath.Join(runs, "*")); len(dirs) != 0 || time.Since(start) > 10*time.Second {
+				t.Errorf("the run started (%v, after %v) before its gates were checked", dirs, time.Since(start))
+			}
+		})
+	}
+}

@@ -78,6 +78,22 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 	if err != nil {
 		return "", err
 	}
+	// Gates and the baseline are checked before anything is sent: a typo in
+	// one must not cost a whole benchmark.
+	var gs gates.Gates
+	var base *gates.Run
+	if sc.Gates != nil || len(opts.thresholds) > 0 {
+		var phases []string
+		for _, ph := range plan.Phases() {
+			phases = append(phases, ph.Name)
+		}
+		if gs, err = parseGates(opts.scenario, sc.Gates, opts.thresholds, phases); err != nil {
+			return "", err
+		}
+		if base, err = loadBaseline(opts.baseline); err != nil {
+			return "", err
+		}
+	}
 	resolved, err := sc.Resolved()
 	if err != nil {
 		return "", usageError(err)
@@ -292,14 +308,13 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 		return dir, fmt.Errorf("every request failed (%d); see the error samples above and %s", r.Failed, filepath.Join(dir, report.RequestsFile))
 	}
 	// Gates decide the exit code of a complete run (3 when one fails).
-	if sc.Gates != nil || len(opts.thresholds) > 0 {
+	if len(gs) > 0 {
 		junit := opts.junit
 		if junit == "" {
 			junit = filepath.Join(dir, "junit.xml")
 		}
 		// The records were read once already, for the HTML report.
-		cur := gates.NewRun(summary, raw.Records)
-		return dir, evaluateGates(dir, &cur, opts.baseline, opts.thresholds, cio, junit)
+		return dir, reportGates(gs, gates.NewRun(summary, raw.Records), base, cio, junit)
 	}
 	return dir, nil
 }

@@ -127,6 +127,13 @@ type Gate struct {
 	RHS        Operand
 }
 
+// Phase is the phase a phase[NAME].… gate reads ("" for the run's measured
+// phases).
+func (g Gate) Phase() string {
+	phase, _, _ := splitPhase(g.Metric)
+	return phase
+}
+
 // String is the gate in canonical form; parsing it gives back the same gate.
 func (g Gate) String() string {
 	reg := ""
