@@ -254,6 +254,8 @@ gates:
 			`--threshold: gate "client.ttft.p99 < 5": column 19`},
 		{"a missing baseline", []string{"--set", "gates.thresholds=[\"phase[rate-2].client.ttft.p99 < 1s\"]", "--baseline", filepath.Join(t.TempDir(), "nope")},
 			"--baseline:"},
+		{"a JUnit file in no directory", []string{"--set", "gates.thresholds=[\"phase[rate-2].client.ttft.p99 < 1s\"]", "--junit", filepath.Join(t.TempDir(), "no", "junit.xml")},
+			"its directory does not exist"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			runs := t.TempDir()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -92,6 +93,11 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 		}
 		if base, err = loadBaseline(opts.baseline); err != nil {
 			return "", err
+		}
+		if opts.junit != "" {
+			if fi, err := os.Stat(filepath.Dir(opts.junit)); err != nil || !fi.IsDir() {
+				return "", usageError(fmt.Errorf("--junit %s: its directory does not exist", opts.junit))
+			}
 		}
 	}
 	resolved, err := sc.Resolved()
