@@ -104,11 +104,16 @@ func TestValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	badGate := filepath.Join(dir, "bad-gate.yaml")
+	if err := os.WriteFile(badGate, []byte("name: g\nengine: {kind: sim}\nworkload: {concurrency: 1, duration: 1s}\ngates:\n  thresholds: [\"client.ttft.p99 < 5\", \"phase[warmup].client.ttft.p99 < 1s\"]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
 	out, err := runCmd(t, newValidateCmdForTest, "validate", good)
 	if err != nil || !strings.Contains(out, "quickstart.yaml: ok") {
 		t.Errorf("valid file: %q, %v", out, err)
 	}
-	_, err = runCmd(t, newValidateCmdForTest, "validate", good, bad, missing, brokenData)
+	_, err = runCmd(t, newValidateCmdForTest, "validate", good, bad, missing, brokenData, badGate)
 	var ce configError
 	if !errors.As(err, &ce) || ce.ExitCode() != 2 {
 		t.Fatalf("invalid files: error %v, want a config error (exit 2)", err)
@@ -117,6 +122,8 @@ func TestValidate(t *testing.T) {
 		"bad.yaml:6:3: workload.colour: unknown field",
 		"missing-data.yaml:6:32: workload.dataset.path: cannot read prompts.jsonl",
 		"broken.jsonl:2: prompt: want a string, got a JSON number",
+		`bad-gate.yaml: gates.thresholds[0]: gate "client.ttft.p99 < 5": column 19`,
+		`bad-gate.yaml: gates.thresholds[1]: gate "phase[warmup].client.ttft.p99 < 1s": the plan has no phase "warmup" (its phases: main)`,
 	} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)

@@ -84,11 +84,7 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 	var gs gates.Gates
 	var base *gates.Run
 	if sc.Gates != nil || len(opts.thresholds) > 0 {
-		var phases []string
-		for _, ph := range plan.Phases() {
-			phases = append(phases, ph.Name)
-		}
-		if gs, err = parseGates(opts.scenario, sc.Gates, opts.thresholds, phases); err != nil {
+		if gs, err = parseGates(opts.scenario, sc.Gates, opts.thresholds, phaseNames(plan)); err != nil {
 			return "", err
 		}
 		if base, err = loadBaseline(opts.baseline); err != nil {

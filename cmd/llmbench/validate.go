@@ -37,7 +37,23 @@ func loadPlan(path string, sets []string) (scenarios.Scenario, *workload.Plan, e
 	if err != nil {
 		return sc, nil, configError{err}
 	}
+	// The gates' expressions belong to the gates package, not to the
+	// scenario's schema: they are checked here, against the plan's phases.
+	if sc.Gates != nil {
+		if _, err := parseGates(path, sc.Gates, nil, phaseNames(plan)); err != nil {
+			return sc, nil, configError{err}
+		}
+	}
 	return sc, plan, nil
+}
+
+// phaseNames lists the plan's phases, for gates that name one.
+func phaseNames(plan *workload.Plan) []string {
+	var names []string
+	for _, ph := range plan.Phases() {
+		names = append(names, ph.Name)
+	}
+	return names
 }
 
 func newValidateCmd() *cobra.Command {
