@@ -224,7 +224,8 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 	intr := newInterrupter(stop, abort, cio.stderr, !tuiOn)
 	go intr.forward(runCtx, cio.signals)
 
-	header := tui.Header{Scenario: sc.Name, RunDir: dir, Engine: fmt.Sprintf("%s (%s) %s", sc.Engine.Kind, orUnknown(ep.Dialect), ep.BaseURL), Planned: plannedDuration(plan)}
+	header := tui.Header{Scenario: sc.Name, RunDir: dir, Engine: fmt.Sprintf("%s (%s) %s", sc.Engine.Kind, orUnknown(ep.Dialect), ep.BaseURL),
+		Planned: plannedDuration(plan), Phases: phaseNames(plan)}
 	stopView := startProgressView(cio, opts, rec, header, intr.interrupt)
 	restoreGC, quietGC := selfmon.QuietGC(cio.getenv)
 	self0 := selfmon.Take()

@@ -32,6 +32,7 @@ const maxFPS = 15
 type Header struct {
 	Scenario, RunDir, Engine string
 	Planned                  time.Duration // 0 = unknown
+	Phases                   []string      // the plan's phases in order, to show which of them runs
 }
 
 // Options connects the view to the terminal and to the run's stop control.

@@ -119,7 +119,13 @@ func (m model) phaseRow() string {
 	if phase == "" {
 		phase = "starting"
 	}
-	row := styleLabel.Render("phase ") + styleTitle.Render(phase) + styleLabel.Render("   elapsed ") + clock(p.Elapsed)
+	of := ""
+	if n := len(m.header.Phases); n > 1 {
+		if i := slices.Index(m.header.Phases, p.Phase); i >= 0 {
+			of = fmt.Sprintf(" (%d of %d)", i+1, n)
+		}
+	}
+	row := styleLabel.Render("phase ") + styleTitle.Render(phase) + styleLabel.Render(of+"   elapsed ") + clock(p.Elapsed)
 	if m.header.Planned <= 0 {
 		return row
 	}

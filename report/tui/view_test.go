@@ -149,6 +149,10 @@ func TestViewContent(t *testing.T) {
 			"ok 65 · failed 1 · last error: scrape http://127.0.0.1:8000/metrics",
 			"Ctrl-C: stop arrivals and drain · again: abort",
 		}, []string{"goodput"}},
+		{"which phase of several", ansi.Strip(func() model {
+			m, _ := step(t, newModel(Header{Phases: []string{"warmup", "steady", "cooldown"}}, nil), sampleMsg{busyProgress(10)})
+			return m
+		}().render()), []string{"phase steady (2 of 3)"}, nil},
 		{"goodput", ansi.Strip(func() model {
 			p := busyProgress(10)
 			p.HasGoodput, p.GoodputPerSec, p.GoodFraction = true, 12.5, 0.85
