@@ -79,8 +79,12 @@ type WaterfallSummary struct {
 	// ClockOffset is added to the engine's times to put them on the client's
 	// clock: 0 when the two are consistent, otherwise the smallest shift that
 	// puts every engine event inside its request's client span.
-	ClockOffset     float64     `json:"clock_offset_s"`
-	ClockConsistent bool        `json:"clock_consistent"` // some offset puts every event inside its client span
+	ClockOffset float64 `json:"clock_offset_s"`
+	// ClockConflict is by how much no single offset fits every request (0
+	// when one does): the two clocks' disagreement, which timestamps taken a
+	// scheduler wake-up late make a fraction of a millisecond on a busy machine.
+	ClockConflict   float64     `json:"clock_conflict_s"`
+	ClockConsistent bool        `json:"clock_consistent"` // the conflict is within Tolerance
 	Tolerance       float64     `json:"tolerance_s"`      // WaterfallTolerance
 	WithinTolerance int         `json:"within_tolerance"` // joined requests whose phases add up to their E2E within Tolerance
 	ResidualMax     float64     `json:"residual_max_s"`
@@ -167,8 +171,9 @@ func Waterfall(records []client.Record, events []trace.Event, origin time.Time) 
 		return ws
 	}
 
-	offset, consistent := clockOffset(records, traces, joined, origin)
-	ws.ClockOffset, ws.ClockConsistent = offset.Seconds(), consistent
+	offset, conflict := clockOffset(records, traces, joined, origin)
+	ws.ClockOffset, ws.ClockConflict = offset.Seconds(), conflict.Seconds()
+	ws.ClockConsistent = conflict <= WaterfallTolerance
 	perPhase := make([][]float64, len(WaterfallPhases))
 	var e2es []float64
 	for _, i := range joined {
@@ -223,8 +228,9 @@ func (t *traced) add(ev trace.Event) {
 // the first token after the client read it, nor finish inference after the
 // client read the end. When 0 satisfies every bound the clocks agree;
 // otherwise the nearest bound is taken, and when the bounds contradict
-// each other (clock steps, jitter) their midpoint.
-func clockOffset(records []client.Record, traces map[int]*traced, joined []int, origin time.Time) (time.Duration, bool) {
+// each other (clock steps, jitter, a client timestamp taken a wake-up late)
+// their midpoint, with by how much they contradict (conflict, else 0).
+func clockOffset(records []client.Record, traces map[int]*traced, joined []int, origin time.Time) (offset, conflict time.Duration) {
 	lo, hi := time.Duration(math.MinInt64), time.Duration(math.MaxInt64)
 	for _, i := range joined {
 		r, t := &records[i], traces[i]
@@ -240,13 +246,13 @@ func clockOffset(records []client.Record, traces map[int]*traced, joined []int, 
 	}
 	switch {
 	case lo > hi:
-		return lo/2 + hi/2, false
+		return lo/2 + hi/2, lo - hi
 	case lo > 0:
-		return lo, true
+		return lo, 0
 	case hi < 0 && hi != time.Duration(math.MaxInt64):
-		return hi, true
+		return hi, 0
 	}
-	return 0, true
+	return 0, 0
 }
 
 // drawRequest lays one request's milestones on the client's clock and cuts
@@ -321,6 +327,7 @@ func traceJoinFinding(ws WaterfallSummary) Finding {
 	ev.set("foreign_requests", float64(ws.Foreign))
 	ev.set("clock_offset_s", ws.ClockOffset)
 	ev.set("residual_max_s", ws.ResidualMax)
+	ev.set("clock_conflict_s", ws.ClockConflict)
 	for _, p := range ws.Phases {
 		ev.set(p.Name+"_mean_s", p.Mean)
 	}
@@ -340,8 +347,8 @@ func traceJoinFinding(ws WaterfallSummary) Finding {
 		problems = append(problems, fmt.Sprintf("%d requests are missing from the trace", ws.Unjoined))
 	}
 	if over := ws.Joined - ws.WithinTolerance; over > 0 || !ws.ClockConsistent {
-		problems = append(problems, fmt.Sprintf("the engine's clock and the client's disagree: %d requests' phases overrun their E2E by more than %s (up to %s)",
-			over, dur(ws.Tolerance), dur(ws.ResidualMax)))
+		problems = append(problems, fmt.Sprintf("the engine's clock and the client's disagree by %s: %d requests' phases overrun their E2E by more than %s (up to %s)",
+			dur(ws.ClockConflict), over, dur(ws.Tolerance), dur(ws.ResidualMax)))
 	}
 	if ws.Foreign > 0 {
 		clause := fmt.Sprintf("the trace holds %d requests llmbench did not send", ws.Foreign)

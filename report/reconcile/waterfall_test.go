@@ -140,6 +140,37 @@ func TestWaterfallPreemption(t *testing.T) {
 	}
 }
 
+// TestWaterfallSmallConflict: client timestamps taken a wake-up late can
+// leave the bounds on the clock offset contradicting each other by a
+// fraction of a millisecond; within the tolerance that is agreement, and the
+// trace join says nothing is wrong.
+func TestWaterfallSmallConflict(t *testing.T) {
+	t.Parallel()
+	origin := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(us int) time.Time { return origin.Add(time.Duration(us) * time.Microsecond) }
+	ms := time.Millisecond
+	recs := []client.Record{
+		// a's wire write was stamped late: the engine began 1.3 ms "before"
+		// it (1 ms of that is the trace's resolution)…
+		{ID: "a", Sent: 10 * ms, Wrote: 10 * ms, FirstToken: 20 * ms, End: 40 * ms},
+		// … while b's first token was read 0.2 ms after the engine made it.
+		{ID: "b", Sent: 10 * ms, Wrote: 10 * ms, FirstToken: 20 * ms, End: 40 * ms},
+	}
+	ev := func(id, name string, us int) trace.Event {
+		return trace.Event{RequestID: id, Event: name, Wall: at(us)}
+	}
+	ws := Waterfall(recs, []trace.Event{
+		ev("a", "PREPROCESSING_START", 8700), ev("a", "FIRST_TOKEN_GENERATED", 15000), ev("a", "INFERENCE_END", 35000),
+		ev("b", "PREPROCESSING_START", 11000), ev("b", "FIRST_TOKEN_GENERATED", 19800), ev("b", "INFERENCE_END", 35000),
+	}, origin)
+	if c := time.Duration(ws.ClockConflict * 1e9); c != 100*time.Microsecond || !ws.ClockConsistent {
+		t.Errorf("conflict %v, consistent %v: want 0.1 ms, within the tolerance", c, ws.ClockConsistent)
+	}
+	if f := traceJoinFinding(ws); f.Severity != Info {
+		t.Errorf("a 0.1 ms disagreement warns: %s", f.Verdict)
+	}
+}
+
 // TestWaterfallResidual: an engine event after the client read the end (a
 // clock that cannot be reconciled) shows as a residual, never as a
 // negative phase.
