@@ -29,22 +29,14 @@ var _ Engine = External{}
 
 // Start returns the endpoint, with the model and metrics URL discovered when
 // they are not configured. An unknown model is an error (there is nothing to
-// request); a missing /metrics is only a note (the run reports the client's
-// view alone).
+// request), returned with the endpoint as far as it was found out; a missing
+// /metrics is only a note (the run reports the client's view alone).
 func (e External) Start(ctx context.Context) (Endpoint, error) {
 	ep := e.Endpoint
 	ep.Notes = slices.Clone(ep.Notes)
 	hc := e.HTTP
 	if hc == nil {
 		hc = &http.Client{Timeout: 5 * time.Second}
-	}
-	if ep.Model == "" {
-		model, err := e.onlyModel(ctx, hc)
-		if err != nil {
-			return ep, err
-		}
-		ep.Model = model
-		ep.Notes = append(ep.Notes, fmt.Sprintf("model %s: the only one %s/models lists", model, ep.BaseURL))
 	}
 	if ep.MetricsURL == "" {
 		u, err := originMetricsURL(ep.BaseURL)
@@ -57,6 +49,14 @@ func (e External) Start(ctx context.Context) (Endpoint, error) {
 			ep.MetricsURL = u
 			ep.Notes = append(ep.Notes, fmt.Sprintf("metrics at %s, beside the API (engine.metrics_url sets another)", u))
 		}
+	}
+	if ep.Model == "" {
+		model, err := e.onlyModel(ctx, hc)
+		if err != nil {
+			return ep, err
+		}
+		ep.Model = model
+		ep.Notes = append([]string{fmt.Sprintf("model %s: the only one %s/models lists", model, ep.BaseURL)}, ep.Notes...)
 	}
 	return ep, nil
 }

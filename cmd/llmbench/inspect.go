@@ -3,9 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/llmbench-org/llmbench/engine"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
@@ -16,7 +19,9 @@ func newInspectCmd(cio *cliIO) *cobra.Command {
 		Use:   "inspect URL|FILE",
 		Short: "Show what llmbench sees of an engine's /metrics: the dialect and the canonical values",
 		Long: "inspect scrapes a /metrics URL once (or reads an exposition file), detects the engine's dialect\n" +
-			"(or uses --dialect), and prints the canonical values llmbench derives and the metric behind each.",
+			"(or uses --dialect), and prints the canonical values llmbench derives and the metric behind each.\n" +
+			"Given the engine's API root instead (http://host:8000 or http://host:8000/v1), it first finds the\n" +
+			"model and the metrics as a run against an external engine would, and says what it found.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dialect != "" && dialect != scrape.Auto {
@@ -24,7 +29,23 @@ func newInspectCmd(cio *cliIO) *cobra.Command {
 					return usageError(err)
 				}
 			}
-			rep, err := scrape.InspectDialect(cmd.Context(), args[0], dialect)
+			target := args[0]
+			if base, ok := apiRoot(target); ok {
+				// The engine's API root rather than its /metrics: find the
+				// metrics as a run would, and say what was found.
+				ep, err := engine.External{Endpoint: engine.Endpoint{BaseURL: base}}.Start(cmd.Context())
+				for _, n := range ep.Notes {
+					fmt.Fprintf(cio.stderr, "llmbench: engine: %s\n", n)
+				}
+				if err != nil {
+					fmt.Fprintf(cio.stderr, "llmbench: engine: %v\n", err)
+				}
+				if ep.MetricsURL == "" {
+					return fmt.Errorf("inspect %s: found no /metrics beside the API; give the metrics URL itself", target)
+				}
+				target = ep.MetricsURL
+			}
+			rep, err := scrape.InspectDialect(cmd.Context(), target, dialect)
 			if err != nil {
 				return err
 			}
@@ -42,4 +63,22 @@ func newInspectCmd(cio *cliIO) *cobra.Command {
 	cmd.Flags().StringVar(&dialect, "dialect", "", "metric dialect (default: detect from the metric names)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
+}
+
+// apiRoot reports whether target is an engine's API root (an http(s) URL
+// whose path is empty, "/" or ends in /v1) and returns its /v1 base URL.
+func apiRoot(target string) (string, bool) {
+	u, err := url.Parse(target)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", false
+	}
+	switch p := strings.TrimSuffix(u.Path, "/"); {
+	case p == "":
+		u.Path = "/v1"
+	case strings.HasSuffix(p, "/v1"):
+		u.Path = p
+	default:
+		return "", false
+	}
+	return u.String(), true
 }
