@@ -16,6 +16,7 @@ import (
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/gates"
 	"github.com/llmbench-org/llmbench/scenarios"
+	"github.com/llmbench-org/llmbench/workload"
 )
 
 // exitGate is the exit code of a run whose gates did not all pass: the run
@@ -92,6 +93,29 @@ func evaluateGates(dir string, cur *gates.Run, baselineDir string, extra []strin
 		return err
 	}
 	return reportGates(gs, *cur, base, cio, junitPath)
+}
+
+// gatesForRun parses the gates of a run about to start, with the baseline
+// they compare with, and checks where --junit goes: before anything is sent,
+// since a typo in one must not cost a whole benchmark. No gates: nil.
+func gatesForRun(sc scenarios.Scenario, plan *workload.Plan, opts runOpts) (gates.Gates, *gates.Run, error) {
+	if sc.Gates == nil && len(opts.thresholds) == 0 {
+		return nil, nil, nil
+	}
+	gs, err := parseGates(opts.scenario, sc.Gates, opts.thresholds, phaseNames(plan))
+	if err != nil {
+		return nil, nil, err
+	}
+	base, err := loadBaseline(opts.baseline)
+	if err != nil {
+		return nil, nil, err
+	}
+	if opts.junit != "" {
+		if fi, err := os.Stat(filepath.Dir(opts.junit)); err != nil || !fi.IsDir() {
+			return nil, nil, usageError(fmt.Errorf("--junit %s: its directory does not exist", opts.junit))
+		}
+	}
+	return gs, base, nil
 }
 
 // loadBaseline loads --baseline (nil when it is not set).

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -79,22 +78,9 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	// Gates and the baseline are checked before anything is sent: a typo in
-	// one must not cost a whole benchmark.
-	var gs gates.Gates
-	var base *gates.Run
-	if sc.Gates != nil || len(opts.thresholds) > 0 {
-		if gs, err = parseGates(opts.scenario, sc.Gates, opts.thresholds, phaseNames(plan)); err != nil {
-			return "", err
-		}
-		if base, err = loadBaseline(opts.baseline); err != nil {
-			return "", err
-		}
-		if opts.junit != "" {
-			if fi, err := os.Stat(filepath.Dir(opts.junit)); err != nil || !fi.IsDir() {
-				return "", usageError(fmt.Errorf("--junit %s: its directory does not exist", opts.junit))
-			}
-		}
+	gs, base, err := gatesForRun(sc, plan, opts)
+	if err != nil {
+		return "", err
 	}
 	resolved, err := sc.Resolved()
 	if err != nil {
