@@ -162,6 +162,10 @@ scrape:
 		if ttftP <= 2*time.Millisecond && e2eP <= 2*time.Millisecond {
 			break
 		}
+		if raceEnabled {
+			t.Logf("p99 |diff| TTFT %v, E2E %v: the 2 ms bound is not checked under the race detector", ttftP, e2eP)
+			break
+		}
 		if attempt == attempts {
 			t.Errorf("client vs ground truth: p99 |diff| TTFT %v, E2E %v in the last of %d attempts, want <= 2ms", ttftP, e2eP, attempts)
 			break

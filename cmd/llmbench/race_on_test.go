@@ -1,0 +1,7 @@
+//go:build race
+
+package main
+
+// raceEnabled: the race detector slows every goroutine several times over,
+// so a millisecond timing bound measures it rather than llmbench.
+const raceEnabled = true
