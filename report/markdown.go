@@ -79,7 +79,7 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 		ew.printf("\n")
 	}
 	h := s.Health
-	ew.printf("Client: CPU %.0f%% of %d cores, Go scheduler delay p99 %s ms (the error bar on its timestamps), %d GCs; schedule lag p99 %s ms; %d scrapes ok, %d failed.\n",
+	ew.printf("Client: CPU %.0f%% of %d cores, Go scheduler delay p99 %s ms (a lower bound on its timestamps' error), %d GCs; schedule lag p99 %s ms; %d scrapes ok, %d failed.\n",
 		100*h.Client.CPUUtilization, h.Client.CPUCores, ms(h.Client.SchedLatencyP99_s), h.Client.GCCycles, ms(h.ScheduleLag.P99), h.ScrapeOK, h.ScrapeFailures)
 	return ew.err
 }

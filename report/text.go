@@ -78,7 +78,7 @@ func RenderText(w io.Writer, s Summary) error {
 	ew.printf("health: schedule lag p99 %s ms, send delay p99 %s ms, %d retries, %d scrapes ok / %d failed, client CPU %.0f%% of %d cores, %d GCs",
 		ms(h.ScheduleLag.P99), ms(h.SendDelay.P99), h.Retries, h.ScrapeOK, h.ScrapeFailures, 100*h.Client.CPUUtilization, h.Client.CPUCores, h.Client.GCCycles)
 	if h.Client.SchedLatencyP99_s > 0 {
-		ew.printf(", Go scheduler delay p99 %s ms (the error bar on the client's timestamps)", ms(h.Client.SchedLatencyP99_s))
+		ew.printf(", Go scheduler delay p99 %s ms (how late the client's goroutines ran: a lower bound on its timestamps' error)", ms(h.Client.SchedLatencyP99_s))
 	}
 	ew.printf("\n")
 	for _, p := range h.Problems {

@@ -163,7 +163,7 @@ func healthOf(h report.Health) healthView {
 	c := h.Client
 	sched := "not measured"
 	if c.SchedLatencyP99_s > 0 {
-		sched = dur(c.SchedLatencyP99_s) + " (the error bar on the client's timestamps)"
+		sched = dur(c.SchedLatencyP99_s) + " (how late the client's goroutines ran: a lower bound on its timestamps' error)"
 	}
 	saturated := "no"
 	if c.Saturated {
