@@ -310,6 +310,10 @@ type Abort struct {
 	// this long: it is gone, and closed-loop users would only hammer a
 	// refused port. Default 5s; 0s never aborts (a failover test).
 	Unreachable time.Duration `yaml:"unreachable"`
+	// FirstFailures aborts when the first this many finished requests all
+	// failed: nothing works (a wrong model name, a missing API key), and a
+	// long run would only repeat it. Default 20; 0 never aborts.
+	FirstFailures int `yaml:"first_failures"`
 }
 
 // Dataset types.

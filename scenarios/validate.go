@@ -26,6 +26,7 @@ const (
 	DefaultBlockSize        = 512
 	DefaultAbortMinRequests = 20
 	DefaultAbortUnreachable = 5 * time.Second
+	DefaultAbortFirst       = 20
 )
 
 var (
@@ -92,6 +93,9 @@ func (w *Workload) fill(d *decoder, path string) {
 	}
 	if !d.has(at("abort.unreachable")) {
 		w.Abort.Unreachable = DefaultAbortUnreachable
+	}
+	if !d.has(at("abort.first_failures")) {
+		w.Abort.FirstFailures = DefaultAbortFirst
 	}
 	if !d.has(at("late_after")) {
 		w.LateAfter = DefaultLateAfter
@@ -422,6 +426,9 @@ func (w *Workload) validate(d *decoder, path string, src source) {
 	}
 	if w.Abort.MinRequests < 0 || (d.has(at("abort.min_requests")) && w.Abort.ErrorRate == 0) {
 		d.failf(at("abort.min_requests"), "only with error_rate, and at least 0")
+	}
+	if w.Abort.FirstFailures < 0 {
+		d.failf(at("abort.first_failures"), "want at least 0 (0: never), got %d", w.Abort.FirstFailures)
 	}
 	if w.Abort.Unreachable < 0 {
 		d.failf(at("abort.unreachable"), "want a duration ≥ 0 (0s: never), got %s", w.Abort.Unreachable)

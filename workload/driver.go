@@ -257,7 +257,7 @@ func (r *run) emit(ev PhaseEvent) {
 // record applies a finished request's outcome to the abort conditions.
 func (r *run) record(o Outcome) {
 	ab := r.d.Plan.abort
-	if o.Canceled || (ab.Errors == 0 && ab.ErrorRate == 0 && ab.Unreachable == 0) {
+	if o.Canceled || (ab.Errors == 0 && ab.ErrorRate == 0 && ab.Unreachable == 0 && ab.FirstFailures == 0) {
 		return
 	}
 	r.mu.Lock()
@@ -277,6 +277,9 @@ func (r *run) record(o Outcome) {
 	}
 	var why string
 	switch {
+	case ab.FirstFailures > 0 && r.finished == ab.FirstFailures && r.failed == r.finished:
+		why = fmt.Sprintf("the first %d requests all failed: nothing works, see the error samples (abort.first_failures is %d)",
+			r.finished, ab.FirstFailures)
 	case ab.Unreachable > 0 && unreachableFor >= ab.Unreachable:
 		why = fmt.Sprintf("no request could connect to the engine for %s (the last %d): it is gone or unreachable (abort.unreachable is %s)",
 			unreachableFor.Round(100*time.Millisecond), r.unreachable, ab.Unreachable)

@@ -394,9 +394,47 @@ func TestAbortWhenTheEngineIsGone(t *testing.T) {
 	})
 	t.Run("0s never aborts", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			p := plan(t, "name: failover\nengine: {kind: sim}\nworkload: {concurrency: 2, duration: 10s, abort: {unreachable: 0s}}\n")
+			p := plan(t, "name: failover\nengine: {kind: sim}\nworkload: {concurrency: 2, duration: 10s, abort: {unreachable: 0s, first_failures: 0}}\n")
 			if res, err := runPlan(t, p, gone(0), nil); err != nil || res.Stop != StopCompleted {
 				t.Fatalf("Run: %v, stop %q (%s)", err, res.Stop, res.Reason)
+			}
+		})
+	})
+}
+
+// TestAbortWhenNothingWorks: when the first requests all fail (a wrong model
+// name, a missing key), the run stops after abort.first_failures of them
+// (default 20) rather than repeat the failure for its whole duration; one
+// success among them, and it goes on.
+func TestAbortWhenNothingWorks(t *testing.T) {
+	t.Parallel()
+	failing := OutcomeSenderFunc(func(ctx context.Context, r Request) Outcome {
+		time.Sleep(5 * time.Millisecond) // a 404 answers fast
+		return Outcome{}
+	})
+	t.Run("default", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			p := plan(t, "name: typo\nengine: {kind: sim}\nworkload: {concurrency: 4, duration: 10m}\n")
+			res, err := runPlan(t, p, failing, nil)
+			if !errors.Is(err, ErrAborted) || !strings.Contains(res.Reason, "the first 20 requests all failed") {
+				t.Fatalf("Run: %v (%s)", err, res.Reason)
+			}
+			// The 20th failure stops it; the other 3 users' requests end at
+			// the same instant of the fake clock.
+			if ph := res.Phases[0]; ph.Failed < 20 || ph.Failed > 23 {
+				t.Errorf("%d failed before the abort, want 20 to 23", ph.Failed)
+			}
+		})
+	})
+	t.Run("one success", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			p := plan(t, "name: flaky\nengine: {kind: sim}\nworkload: {concurrency: 1, requests: 40}\n")
+			once := OutcomeSenderFunc(func(ctx context.Context, r Request) Outcome {
+				time.Sleep(5 * time.Millisecond)
+				return Outcome{OK: r.Index == 7}
+			})
+			if res, err := runPlan(t, p, once, nil); err != nil || res.Phases[0].Failed != 39 {
+				t.Fatalf("Run: %v, %+v", err, res.Phases)
 			}
 		})
 	})

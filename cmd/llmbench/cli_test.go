@@ -233,3 +233,35 @@ scrape: {interval: 200ms}
 			s.Client.Requests.OK, s.Health.Valid, s.Run.Stopped)
 	}
 }
+
+// TestWrongModelStopsAtOnce: an engine that rejects every request (here, a
+// model it does not serve) stops a ten-minute run after its first 20
+// failures, exit 1, with the engine's own message in the summary.
+func TestWrongModelStopsAtOnce(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"error":{"message":"The model 'llama-typo' does not exist.","type":"NotFoundError","code":404}}`))
+	}))
+	defer srv.Close()
+	path := writeScenario(t, `
+name: typo
+model: llama-typo
+engine: {kind: external, base_url: "`+srv.URL+`/v1"}
+workload: {concurrency: 4, duration: 10m, prompt_tokens: 8, output_tokens: 8}
+`)
+	runs := t.TempDir()
+	cio, stdout, stderr := testIO(nil)
+	start := time.Now()
+	code := execute(context.Background(), cio, []string{"run", "--output", "plain", "--runs", runs, path})
+	if code != exitRuntime || !strings.Contains(stderr.String(), "the first 20 requests all failed") {
+		t.Errorf("exit %d, stderr %q: want 1 and the reason", code, stderr.String())
+	}
+	if took := time.Since(start); took > time.Minute {
+		t.Errorf("took %v", took)
+	}
+	if !strings.Contains(stdout.String(), "does not exist") {
+		t.Errorf("the summary does not show the engine's message:\n%s", stdout.String())
+	}
+}
