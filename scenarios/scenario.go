@@ -154,6 +154,10 @@ type Workload struct {
 	// LateAfter is how far past its intended time an open-loop arrival may be
 	// sent before it counts as late. Default 10ms.
 	LateAfter time.Duration `yaml:"late_after"`
+	// Timeout bounds one request, its whole stream included: a request
+	// still going after it fails with class timeout, so an engine that
+	// hangs cannot hold a run (and a CI job) forever. Default 30m; 0s none.
+	Timeout time.Duration `yaml:"timeout"`
 
 	// Dataset says where prompts come from. Default: synthetic.
 	Dataset Dataset `yaml:"dataset,omitempty"`

@@ -46,6 +46,7 @@ func TestQuickstartLoads(t *testing.T) {
 			LoadSpec:  LoadSpec{Concurrency: 16},
 			Limits:    Limits{Duration: 20 * time.Second},
 			LateAfter: DefaultLateAfter,
+			Timeout:   DefaultRequestTimeout,
 			Abort:     Abort{Unreachable: DefaultAbortUnreachable, FirstFailures: DefaultAbortFirst},
 			IgnoreEOS: ptr(true),
 			Dataset:   Dataset{Type: DatasetSynthetic},
@@ -86,6 +87,7 @@ func TestParseDefaults(t *testing.T) {
 			LoadSpec:  LoadSpec{Rate: 4, Arrival: ArrivalPoisson},
 			Limits:    Limits{Requests: 10},
 			LateAfter: DefaultLateAfter,
+			Timeout:   DefaultRequestTimeout,
 			Abort:     Abort{Unreachable: DefaultAbortUnreachable, FirstFailures: DefaultAbortFirst},
 			IgnoreEOS: ptr(true),
 			Dataset:   Dataset{Type: DatasetSynthetic},
@@ -111,7 +113,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown key",
 			yaml: "name: x\nengine: {kind: sim}\nworkload:\n  concurrency: 1\n  duration: 1s\n  colour: red\n",
-			want: []string{`f.yaml:6:3: workload.colour: unknown field (known fields: abort, arrival, concurrency, cooldown, cv, dataset, duration, ignore_eos, late_after, max_concurrency, output_tokens, phases, prompt_tokens, rate, requests, stages, sweep, think_time, trace, warmup, when_capped)`},
+			want: []string{`f.yaml:6:3: workload.colour: unknown field (known fields: abort, arrival, concurrency, cooldown, cv, dataset, duration, ignore_eos, late_after, max_concurrency, output_tokens, phases, prompt_tokens, rate, requests, stages, sweep, think_time, timeout, trace, warmup, when_capped)`},
 		},
 		{
 			name: "wrong type",

@@ -27,6 +27,7 @@ const (
 	DefaultAbortMinRequests = 20
 	DefaultAbortUnreachable = 5 * time.Second
 	DefaultAbortFirst       = 20
+	DefaultRequestTimeout   = 30 * time.Minute
 )
 
 var (
@@ -99,6 +100,9 @@ func (w *Workload) fill(d *decoder, path string) {
 	}
 	if !d.has(at("late_after")) {
 		w.LateAfter = DefaultLateAfter
+	}
+	if !d.has(at("timeout")) {
+		w.Timeout = DefaultRequestTimeout
 	}
 	if w.IgnoreEOS == nil {
 		w.IgnoreEOS = ptr(true)
@@ -432,6 +436,9 @@ func (w *Workload) validate(d *decoder, path string, src source) {
 	}
 	if w.Abort.Unreachable < 0 {
 		d.failf(at("abort.unreachable"), "want a duration ≥ 0 (0s: never), got %s", w.Abort.Unreachable)
+	}
+	if w.Timeout < 0 {
+		d.failf(at("timeout"), "want a duration ≥ 0 (0s: none), got %s", w.Timeout)
 	}
 	if w.LateAfter < 0 {
 		d.failf(at("late_after"), "want a duration ≥ 0, got %s", w.LateAfter)

@@ -265,3 +265,33 @@ workload: {concurrency: 4, duration: 10m, prompt_tokens: 8, output_tokens: 8}
 		t.Errorf("the summary does not show the engine's message:\n%s", stdout.String())
 	}
 }
+
+// TestStalledEngineTimesOut: an engine that stops streaming mid-answer
+// holds each request only until workload.timeout, which then fails with
+// class timeout, and the run ends instead of waiting forever.
+func TestStalledEngineTimesOut(t *testing.T) {
+	t.Parallel()
+	path := writeScenario(t, `
+name: stalled
+engine:
+  kind: sim
+  preset: tiny
+  process: inline
+  faults: {stall_rate: 1, stall_for: 10m, after_tokens: 2}
+workload: {concurrency: 2, requests: 4, prompt_tokens: 8, output_tokens: 16, timeout: 300ms}
+`)
+	runs := t.TempDir()
+	cio, _, stderr := testIO(nil)
+	start := time.Now()
+	code := execute(context.Background(), cio, []string{"run", "--output", "plain", "--runs", runs, path})
+	if code != exitRuntime || !strings.Contains(stderr.String(), "every request failed (4)") {
+		t.Errorf("exit %d, stderr %q: want 1, every request failed", code, stderr.String())
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("took %v: the timeout did not end the stalled requests", took)
+	}
+	s, _ := onlyRun(t, runs)
+	if s.Client.Requests.Errors["timeout"] != 4 {
+		t.Errorf("errors %v, want 4 timeouts", s.Client.Requests.Errors)
+	}
+}

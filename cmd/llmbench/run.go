@@ -156,7 +156,7 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 	conc := expectedConcurrency(plan)
 	cl, err := client.New(client.Config{
 		BaseURL: ep.BaseURL, APIKey: apiKey, Model: ep.Model, Dialect: ep.Dialect,
-		Start: start, MaxConns: conc, IncludeUsage: true,
+		Start: start, MaxConns: conc, IncludeUsage: true, Timeout: sc.Workload.Timeout,
 	})
 	if err != nil {
 		return dir, usageError(err)
