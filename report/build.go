@@ -81,7 +81,7 @@ func Compute(meta RunMeta, records []client.Record, rows []scrape.Row, traces []
 
 	s := Summary{
 		Schema: SummarySchema,
-		Run: RunInfo{ID: meta.ID, Scenario: meta.Scenario, Seed: meta.Seed, StartedAt: meta.StartedAt,
+		Run: RunInfo{ID: meta.ID, Scenario: meta.Scenario, Description: meta.Description, Seed: meta.Seed, StartedAt: meta.StartedAt,
 			Version: meta.Version, Stopped: meta.Stopped},
 		Engine:   meta.Engine,
 		Findings: []Finding{},

@@ -19,6 +19,9 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 	ew := &errWriter{w: w}
 	c := s.Client
 	ew.printf("## llmbench: %s\n\n", mdText(s.Run.Scenario))
+	if d := s.Run.Description; d != "" {
+		ew.printf("%s\n\n", mdText(oneLine(d, 500)))
+	}
 	ew.printf("Run `%s`, seed %d, %.1f s measured; engine %s (%s) at `%s`.\n\n",
 		mdText(s.Run.ID), s.Run.Seed, s.Run.Duration, mdText(s.Engine.Kind), mdText(orDash(s.Engine.Dialect)), mdText(s.Engine.BaseURL))
 	for _, n := range s.Engine.Notes {

@@ -95,7 +95,7 @@ func Merge(out string, dirs []string) error {
 	recEnc, scrEnc := json.NewEncoder(rec), json.NewEncoder(scr)
 
 	merged := RunMeta{
-		ID: filepath.Base(out), Scenario: first.Scenario, Seed: first.Seed, StartedAt: origin,
+		ID: filepath.Base(out), Scenario: first.Scenario, Description: first.Description, Seed: first.Seed, StartedAt: origin,
 		Version: first.Version, Engine: first.Engine, SLO: first.SLO, Shards: first.Shards,
 	}
 	phases := map[string]*PhaseMeta{}

@@ -39,7 +39,7 @@ func fixedRun() (RunMeta, []client.Record, []scrape.Row) {
 		Counters: map[scrape.Concept]float64{scrape.RequestsFinished: 10, scrape.PromptTokens: 320, scrape.GenerationTokens: 40}, Histograms: hist(10)}}
 	after := scrape.Row{Target: "http://e/metrics", At: 600 * ms, OK: true, Snapshot: &scrape.Snapshot{Dialect: "sglang",
 		Counters: map[scrape.Concept]float64{scrape.RequestsFinished: 15, scrape.PromptTokens: 480, scrape.GenerationTokens: 60}, Histograms: hist(15)}}
-	meta := RunMeta{ID: "fixed-run", Scenario: "fixed", Seed: 1, StartedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+	meta := RunMeta{ID: "fixed-run", Scenario: "fixed", Description: "A fixed run for the golden files.\nIts second line.", Seed: 1, StartedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 		Engine: EngineMeta{Kind: "sim", Dialect: "sglang", BaseURL: "http://e/v1"},
 		Phases: []PhaseMeta{{Name: "main", Measured: true, Start: 100 * ms, End: 500 * ms, Before: &before, After: &after}}}
 	return meta, recs, []scrape.Row{before, after}

@@ -26,11 +26,12 @@ const (
 // /metrics snapshots taken at their boundaries. It is written when the run starts
 // and rewritten as phases end, so a crash leaves the phases finished so far.
 type RunMeta struct {
-	ID        string    `json:"id"`
-	Scenario  string    `json:"scenario"`
-	Seed      int64     `json:"seed"`
-	StartedAt time.Time `json:"started_at"` // wall clock of the run clock's origin
-	Version   string    `json:"version"`
+	ID          string    `json:"id"`
+	Scenario    string    `json:"scenario"`
+	Description string    `json:"description,omitempty"` // the scenario's free text
+	Seed        int64     `json:"seed"`
+	StartedAt   time.Time `json:"started_at"` // wall clock of the run clock's origin
+	Version     string    `json:"version"`
 	// Shard of Shards: this run sent only its share of the plan (run
 	// --shard); merged runs list the runs they came from in MergedFrom.
 	Shard      int      `json:"shard,omitempty"`

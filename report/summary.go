@@ -30,13 +30,14 @@ type Summary struct {
 
 // RunInfo identifies the run.
 type RunInfo struct {
-	ID        string    `json:"id"`
-	Scenario  string    `json:"scenario"`
-	Seed      int64     `json:"seed"`
-	StartedAt time.Time `json:"started_at"`
-	Duration  float64   `json:"duration_s"` // measured phases, summed
-	Version   string    `json:"version"`
-	Stopped   string    `json:"stopped,omitempty"`
+	ID          string    `json:"id"`
+	Scenario    string    `json:"scenario"`
+	Description string    `json:"description,omitempty"` // the scenario's, for people
+	Seed        int64     `json:"seed"`
+	StartedAt   time.Time `json:"started_at"`
+	Duration    float64   `json:"duration_s"` // measured phases, summed
+	Version     string    `json:"version"`
+	Stopped     string    `json:"stopped,omitempty"`
 }
 
 // Health says how far the run's own numbers can be trusted.

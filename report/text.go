@@ -26,6 +26,9 @@ func RenderText(w io.Writer, s Summary) error {
 	ew := &errWriter{w: w}
 	c := s.Client
 	ew.printf("llmbench %s — %s (seed %d), %.1f s measured\n", s.Run.Scenario, s.Run.ID, s.Run.Seed, s.Run.Duration)
+	if d := s.Run.Description; d != "" {
+		ew.printf("%s\n", oneLine(d, 200))
+	}
 	ew.printf("engine: %s, dialect %s, %s\n", s.Engine.Kind, orDash(s.Engine.Dialect), s.Engine.BaseURL)
 	for _, n := range s.Engine.Notes {
 		ew.printf("  %s\n", n)

@@ -142,7 +142,7 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 
 	shard, shards := plan.ShardOf()
 	meta := &runMeta{RunMeta: report.RunMeta{
-		ID: runID, Scenario: sc.Name, Seed: sc.Seed, StartedAt: start, Version: buildVersion(), Shard: shard, Shards: shards,
+		ID: runID, Scenario: sc.Name, Description: sc.Description, Seed: sc.Seed, StartedAt: start, Version: buildVersion(), Shard: shard, Shards: shards,
 		Engine: report.EngineMeta{Kind: sc.Engine.Kind, Dialect: ep.Dialect, BaseURL: ep.BaseURL, MetricsURL: ep.MetricsURL, Model: ep.Model, Notes: ep.Notes},
 	}}
 	if o := sc.SLO; o != nil {

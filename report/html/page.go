@@ -87,6 +87,9 @@ func runFacts(s report.Summary) []fact {
 		{Label: "measured", Value: dur(r.Duration)},
 		{Label: "llmbench", Value: orDash(r.Version)},
 	}
+	if r.Description != "" {
+		out = slices.Insert(out, 1, fact{Label: "about", Value: r.Description})
+	}
 	if r.Stopped != "" {
 		out = append(out, fact{Label: "stopped early", Value: r.Stopped, Class: "bad"})
 	}

@@ -76,7 +76,8 @@ func sec(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
 func (s synth) run() (report.RunMeta, []client.Record, []scrape.Row, []trace.Event) {
 	rng := rand.New(rand.NewPCG(s.seed, s.seed^0x9e3779b97f4a7c15))
 	meta := report.RunMeta{
-		ID: "20260314T092653Z-golden", Scenario: "golden", Seed: int64(s.seed), StartedAt: synthStart, Version: "v0.0.0-test",
+		ID: "20260314T092653Z-golden", Scenario: "golden", Description: "A sweep of four rates against a synthetic engine.",
+		Seed: int64(s.seed), StartedAt: synthStart, Version: "v0.0.0-test",
 		Engine: report.EngineMeta{Kind: "sim", Dialect: "sglang", BaseURL: "http://engine.test:30000/v1", MetricsURL: synthTarget,
 			Model: "meta-llama/Llama-3.1-8B-Instruct"},
 		SLO:          &report.SLO{TTFT: sec(1), TPOT: sec(0.05)},
@@ -85,7 +86,7 @@ func (s synth) run() (report.RunMeta, []client.Record, []scrape.Row, []trace.Eve
 			GCPolicy: "collect at a 1024 MiB heap (GOGC=off, GOMEMLIMIT)"},
 	}
 	if s.hostile {
-		meta.Scenario, meta.ID, meta.Engine.Model = "golden"+hostileText, meta.ID+hostileText, hostileText
+		meta.Scenario, meta.ID, meta.Engine.Model, meta.Description = "golden"+hostileText, meta.ID+hostileText, hostileText, hostileText
 	}
 
 	var records []client.Record
