@@ -31,10 +31,12 @@ type page struct {
 	Waterfall *waterfallView
 	Findings  findingsView
 	Phases    []phaseRow
-	Server    *serverView
-	Errors    errorsView
-	Notes     []string // how the page was drawn from the data: buckets, downsampling
-	Footer    string
+	// PhaseGoodput: the scenario set an slo, so the phases carry goodput.
+	PhaseGoodput bool
+	Server       *serverView
+	Errors       errorsView
+	Notes        []string // how the page was drawn from the data: buckets, downsampling
+	Footer       string
 }
 
 type fact struct {
@@ -54,18 +56,19 @@ func build(in Input) page {
 	slices.SortStableFunc(records, func(a, b client.Record) int { return cmp.Compare(a.Index, b.Index) })
 
 	p := page{
-		Title:    "llmbench report: " + orDash(s.Run.Scenario),
-		Subtitle: s.Run.ID,
-		Run:      runFacts(s),
-		Engine:   engineFacts(s),
-		Health:   healthOf(s.Health),
-		Tiles:    tilesOf(s),
-		Tokens:   tokenFacts(s.Client.Tokens),
-		Latency:  latencyOf(s),
-		Findings: findingsOf(s.Findings),
-		Phases:   phaseRows(s.Phases),
-		Server:   serverOf(s.Server),
-		Errors:   errorsOf(records),
+		Title:        "llmbench report: " + orDash(s.Run.Scenario),
+		Subtitle:     s.Run.ID,
+		Run:          runFacts(s),
+		Engine:       engineFacts(s),
+		Health:       healthOf(s.Health),
+		Tiles:        tilesOf(s),
+		Tokens:       tokenFacts(s.Client.Tokens),
+		Latency:      latencyOf(s),
+		Findings:     findingsOf(s.Findings),
+		Phases:       phaseRows(s.Phases),
+		PhaseGoodput: slices.ContainsFunc(s.Phases, func(ph report.PhaseResult) bool { return ph.Client.Goodput != nil }),
+		Server:       serverOf(s.Server),
+		Errors:       errorsOf(records),
 		Footer: fmt.Sprintf("llmbench %s · run %s · schema %s. This file is self-contained: no script, no font, no image or style sheet is fetched when it opens.",
 			orDash(s.Run.Version), orDash(s.Run.ID), orDash(s.Schema)),
 	}
@@ -361,8 +364,8 @@ func findingsOf(fs []report.Finding) findingsView {
 }
 
 type phaseRow struct {
-	Name, Measured, Start, Duration, Load         string
-	Sent, OK, Failed, ReqPerS, TokPerS, TTFT, E2E string
+	Name, Measured, Start, Duration, Load                  string
+	Sent, OK, Failed, ReqPerS, TokPerS, TTFT, E2E, Goodput string
 }
 
 func phaseRows(phases []report.PhaseResult) []phaseRow {
@@ -374,7 +377,10 @@ func phaseRows(phases []report.PhaseResult) []phaseRow {
 			Sent: count(c.Requests.Sent), OK: count(c.Requests.OK), Failed: count(c.Requests.Failed),
 			ReqPerS: num(c.Throughput.RequestsPerSec), TokPerS: num(c.Throughput.OutputTokensPerSec),
 			TTFT: ms(c.Latency.TTFT.P50) + " / " + ms(c.Latency.TTFT.P99),
-			E2E:  ms(c.Latency.E2E.P50) + " / " + ms(c.Latency.E2E.P99),
+			E2E:  ms(c.Latency.E2E.P50) + " / " + ms(c.Latency.E2E.P99), Goodput: "—",
+		}
+		if g := c.Goodput; g != nil {
+			row.Goodput = fmt.Sprintf("%s (%s)", num(g.RequestsPerS), pct(g.Fraction))
 		}
 		if ph.Measured {
 			row.Measured = "yes"
