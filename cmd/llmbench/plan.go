@@ -9,6 +9,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/scenarios"
 	"github.com/llmbench-org/llmbench/workload"
 	"github.com/spf13/cobra"
 )
@@ -29,14 +31,18 @@ scenario and seed always print the same plan, byte for byte.`,
 			if n < 0 {
 				return configError{errors.New("--requests must be ≥ 0")}
 			}
-			_, plan, err := loadPlan(args[0], sets)
+			sc, plan, err := loadPlan(args[0], sets)
 			if err != nil {
 				return err
 			}
 			if asJSON {
 				return writePlanJSON(cmd.OutOrStdout(), plan, n)
 			}
-			return writePlanText(cmd.OutOrStdout(), plan, n)
+			if err := writePlanText(cmd.OutOrStdout(), plan, n); err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "\n%s\n", runLimits(sc))
+			return err
 		},
 	}
 	cmd.Flags().IntVarP(&n, "requests", "n", 10, "how many of the first requests to print")
@@ -149,4 +155,40 @@ func excerpt(text string, n int) string {
 		return fmt.Sprintf("%q", text)
 	}
 	return fmt.Sprintf("%q…", string(r[:n]))
+}
+
+// runLimits says in one line what bounds the run besides its phases: the
+// per-request timeout, the abort conditions and the SLO goodput counts.
+func runLimits(sc scenarios.Scenario) string {
+	w := sc.Workload
+	timeout := "none"
+	if w.Timeout > 0 {
+		timeout = w.Timeout.String()
+	}
+	var stops []string
+	a := w.Abort
+	if a.Errors > 0 {
+		stops = append(stops, fmt.Sprintf("after %d failures", a.Errors))
+	}
+	if a.ErrorRate > 0 {
+		stops = append(stops, fmt.Sprintf("above %g%% failed (from %d requests)", 100*a.ErrorRate, a.MinRequests))
+	}
+	if a.FirstFailures > 0 {
+		stops = append(stops, fmt.Sprintf("if the first %d requests all fail", a.FirstFailures))
+	}
+	if a.Unreachable > 0 {
+		stops = append(stops, fmt.Sprintf("after %s with no connection", a.Unreachable))
+	}
+	line := "request timeout " + timeout + "; stops early " + orNever(strings.Join(stops, ", "))
+	if o := sc.SLO; o != nil {
+		line += "; goodput within " + report.SLOSeconds{TTFT: o.TTFT.Seconds(), TPOT: o.TPOT.Seconds(), E2E: o.E2E.Seconds()}.String()
+	}
+	return line
+}
+
+func orNever(s string) string {
+	if s == "" {
+		return "never"
+	}
+	return s
 }

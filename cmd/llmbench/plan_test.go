@@ -78,7 +78,8 @@ func TestPlanIsByteIdentical(t *testing.T) {
 						t.Errorf("JSON plan shows %d requests; the first phase %+v sends more", len(v.Requests), first)
 					}
 					shown = len(v.Requests)
-				} else if !strings.Contains(a, "PHASE") || !strings.Contains(a, fmt.Sprintf("first %d requests", shown)) {
+				} else if !strings.Contains(a, "PHASE") || !strings.Contains(a, fmt.Sprintf("first %d requests", shown)) ||
+					!strings.Contains(a, "request timeout ") || !strings.Contains(a, "stops early ") {
 					t.Errorf("text plan lacks its tables:\n%s", a)
 				}
 			}
