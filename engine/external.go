@@ -79,7 +79,8 @@ func (e External) onlyModel(ctx context.Context, hc *http.Client) (string, error
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return fail("failed: %v", unwrapURLError(err))
+		// Nothing answered: the model is not the problem.
+		return "", fmt.Errorf("GET %s: %v: is the engine running at %s?", u, unwrapURLError(err), e.Endpoint.BaseURL)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))

@@ -45,6 +45,15 @@ func TestExternalDiscovers(t *testing.T) {
 		{name: "behind a gateway path", model: "m", basePath: "/llm/v1", metrics: textMetrics(metricsText), wantModel: "m", wantNote: "a gateway?"},
 		{name: "configured metrics URL is kept", model: "m", metricsURL: "http://elsewhere:9400/metrics", wantModel: "m"},
 	}
+	t.Run("nothing answers", func(t *testing.T) {
+		srv := httptest.NewServer(http.NotFoundHandler())
+		base := srv.URL + "/v1"
+		srv.Close()
+		_, err := External{Endpoint: Endpoint{BaseURL: base}}.Start(t.Context())
+		if err == nil || !strings.Contains(err.Error(), "is the engine running at "+base) || strings.Contains(err.Error(), "set model") {
+			t.Errorf("error %v, want one asking whether the engine runs", err)
+		}
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var auth []string
