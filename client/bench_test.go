@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/llmbench-org/llmbench/workload"
 )
 
 // Benchmarks of the per-chunk path; client/BENCHMARKS.md has the numbers
@@ -24,7 +22,7 @@ func benchStream(n int) []byte {
 }
 
 // benchRequest is a request whose chunk slice is preallocated as in a run.
-func benchRequest(n int) workload.Request {
+func benchRequest(n int) Request {
 	r := request("bench")
 	r.MaxTokens = n
 	return r

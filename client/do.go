@@ -10,8 +10,6 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
-
-	"github.com/llmbench-org/llmbench/workload"
 )
 
 const (
@@ -45,7 +43,7 @@ type call struct {
 
 // Do sends r and returns what happened as one Record. It never fails: a
 // failure is a Record with an ErrorClass, holding whatever arrived before it.
-func (c *Client) Do(ctx context.Context, r workload.Request) Record {
+func (c *Client) Do(ctx context.Context, r Request) Record {
 	rec := Record{ID: r.ID, Index: r.Index, Phase: r.Phase, Intended: r.Intended,
 		TargetPromptTokens: r.PromptTokens, MaxTokens: r.MaxTokens}
 	if r.MaxTokens > 0 {
@@ -77,7 +75,7 @@ func (c *Client) Do(ctx context.Context, r workload.Request) Record {
 
 // chatRequest is the part of the request go-openai knows how to express.
 // max_tokens is not among it: see extras.
-func (c *Client) chatRequest(r workload.Request) openai.ChatCompletionRequest {
+func (c *Client) chatRequest(r Request) openai.ChatCompletionRequest {
 	msgs := make([]openai.ChatCompletionMessage, len(r.Messages))
 	for i, m := range r.Messages {
 		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
@@ -94,7 +92,7 @@ func (c *Client) chatRequest(r workload.Request) openai.ChatCompletionRequest {
 // go-openai refuses MaxTokens for model names it takes for OpenAI reasoning
 // models (o1…, gpt-5…), and llmbench must send max_tokens whatever the model
 // is called (Ollama, for one, ignores max_completion_tokens).
-func (c *Client) extras(r workload.Request) []byte {
+func (c *Client) extras(r Request) []byte {
 	b := make([]byte, 0, 96)
 	if r.MaxTokens > 0 {
 		b = strconv.AppendInt(append(b, `,"max_tokens":`...), int64(r.MaxTokens), 10)

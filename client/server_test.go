@@ -8,8 +8,6 @@ import (
 	"net/http/httptest"
 	"testing"
 	"time"
-
-	"github.com/llmbench-org/llmbench/workload"
 )
 
 // This file holds the SSE servers the tests talk to: real httptest servers
@@ -128,13 +126,13 @@ func newTestClient(t *testing.T, baseURL string, edit func(*Config)) *Client {
 }
 
 // request is a typical planned request.
-func request(id string) workload.Request {
-	return workload.Request{
+func request(id string) Request {
+	return Request{
 		ID:        id,
 		Index:     7,
 		Phase:     "main",
 		Intended:  time.Nanosecond,
-		Messages:  []workload.Message{{Role: "user", Content: "hello"}},
+		Messages:  []Message{{Role: "user", Content: "hello"}},
 		MaxTokens: 16,
 		MinTokens: 16,
 		IgnoreEOS: true,

@@ -58,7 +58,7 @@ func runAgainstSim(t *testing.T, sc scenarios.Scenario) bench {
 	var b bench
 	b.plan = plan
 	send := workload.OutcomeSenderFunc(func(ctx context.Context, r workload.Request) workload.Outcome {
-		rec := cl.Do(ctx, r)
+		rec := cl.Do(ctx, asClientRequest(r))
 		mu.Lock()
 		b.records = append(b.records, rec)
 		mu.Unlock()
@@ -302,4 +302,14 @@ workload:
 			}
 		})
 	}
+}
+
+// asClientRequest is the client's view of a planned request.
+func asClientRequest(r workload.Request) client.Request {
+	msgs := make([]client.Message, len(r.Messages))
+	for i, m := range r.Messages {
+		msgs[i] = client.Message{Role: m.Role, Content: m.Content}
+	}
+	return client.Request{ID: r.ID, Index: r.Index, Phase: r.Phase, Intended: r.Intended, Messages: msgs,
+		PromptTokens: r.PromptTokens, MaxTokens: r.MaxTokens, MinTokens: r.MinTokens, IgnoreEOS: r.IgnoreEOS}
 }

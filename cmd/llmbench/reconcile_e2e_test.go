@@ -30,7 +30,6 @@ import (
 	"github.com/llmbench-org/llmbench/report/reconcile"
 	"github.com/llmbench-org/llmbench/scrape"
 	"github.com/llmbench-org/llmbench/scrape/trace"
-	"github.com/llmbench-org/llmbench/workload"
 )
 
 // These tests drive real runs (runScenario) against the built-in engine and
@@ -265,8 +264,8 @@ func TestReconcileForeignTraffic(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; ctx.Err() == nil; i++ {
-				other.Do(ctx, workload.Request{ID: fmt.Sprintf("other-%d-%d", u, i), MaxTokens: 16, IgnoreEOS: true,
-					Messages: []workload.Message{{Role: "user", Content: "somebody else is using this engine too"}}})
+				other.Do(ctx, client.Request{ID: fmt.Sprintf("other-%d-%d", u, i), MaxTokens: 16, IgnoreEOS: true,
+					Messages: []client.Message{{Role: "user", Content: "somebody else is using this engine too"}}})
 				sent.Add(1)
 			}
 		}()

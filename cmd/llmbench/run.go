@@ -194,7 +194,7 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 	// automatic sweeps.
 	sender := workload.OutcomeSenderFunc(func(ctx context.Context, r workload.Request) workload.Outcome {
 		rec.Begin()
-		record := cl.Do(ctx, r)
+		record := cl.Do(ctx, clientRequest(r))
 		rec.End()
 		phases.finished(&record)
 		records <- record // the consumer drains until close: never lost, never stuck
@@ -465,4 +465,14 @@ func (m *runMeta) write(rec *report.Recorder) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return rec.WriteJSON(report.RunFile, m.RunMeta)
+}
+
+// clientRequest is the client's view of a planned request.
+func clientRequest(r workload.Request) client.Request {
+	msgs := make([]client.Message, len(r.Messages))
+	for i, m := range r.Messages {
+		msgs[i] = client.Message{Role: m.Role, Content: m.Content}
+	}
+	return client.Request{ID: r.ID, Index: r.Index, Phase: r.Phase, Intended: r.Intended, Messages: msgs,
+		PromptTokens: r.PromptTokens, MaxTokens: r.MaxTokens, MinTokens: r.MinTokens, IgnoreEOS: r.IgnoreEOS}
 }
