@@ -217,7 +217,7 @@ type SweepPoint struct {
 }
 
 // Saturation is where throughput stopped following the load
-// (workload.DetectSaturation over the points).
+// (saturation.Detect over the points).
 type Saturation struct {
 	Found    bool    `json:"found"`
 	Phase    string  `json:"phase,omitempty"` // the knee: the last point still scaling

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/llmbench-org/llmbench/scrape"
-	"github.com/llmbench-org/llmbench/workload"
+	"github.com/llmbench-org/llmbench/report/saturation"
 )
 
 // sweepOf lines up two or more measured phases by offered load and detects
@@ -49,7 +49,7 @@ func sweepOf(phases []PhaseResult) *SweepResult {
 			unit = p.LoadUnit
 		}
 	}
-	var in []workload.SweepPoint
+	var in []saturation.Point
 	var left []string
 	best := SweepPoint{}
 	for _, p := range pts {
@@ -64,9 +64,9 @@ func sweepOf(phases []PhaseResult) *SweepResult {
 		if q < 0 {
 			q = math.NaN()
 		}
-		in = append(in, workload.SweepPoint{Phase: p.Phase, Load: p.Load, Throughput: p.RequestsPerS, Latency: p.TTFTp50, Queue: q})
+		in = append(in, saturation.Point{Phase: p.Phase, Load: p.Load, Throughput: p.RequestsPerS, Latency: p.TTFTp50, Queue: q})
 	}
-	sat := workload.DetectSaturation(in)
+	sat := saturation.Detect(in)
 	if len(left) > 0 {
 		sat.Reason += fmt.Sprintf("; compared the %d points offered in %s, not %s (another unit)", len(in), unit, strings.Join(left, ", "))
 	}

@@ -7,6 +7,7 @@ package workload_test
 
 import (
 	"context"
+	"github.com/llmbench-org/llmbench/report/saturation"
 	"math"
 	"slices"
 	"sort"
@@ -165,7 +166,7 @@ func median(xs []float64) float64 {
 
 // TestSweepSaturatesAtTheEngineCapacity: a rate sweep against an engine of
 // 4 running requests shows throughput following the rate, then flattening;
-// DetectSaturation reports a capacity within 15 % of the engine's.
+// saturation.Detect reports a capacity within 15 % of the engine's.
 func TestSweepSaturatesAtTheEngineCapacity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end against the built-in engine")
@@ -197,9 +198,9 @@ workload:
 			ttft[rec.Phase] = append(ttft[rec.Phase], d.Seconds())
 		}
 	}
-	var points []workload.SweepPoint
+	var points []saturation.Point
 	for _, ph := range b.result.Phases {
-		points = append(points, workload.SweepPoint{Phase: ph.Name, Load: ph.Rate, Throughput: ph.Throughput(),
+		points = append(points, saturation.Point{Phase: ph.Name, Load: ph.Rate, Throughput: ph.Throughput(),
 			Latency: median(ttft[ph.Name]), Queue: math.NaN()})
 		t.Logf("%s: offered %g/s, achieved %.2f/s, TTFT p50 %.3fs, sent %d", ph.Name, ph.Rate, ph.Throughput(), median(ttft[ph.Name]), ph.Sent)
 	}
@@ -209,7 +210,7 @@ workload:
 			t.Errorf("%s: %.2f/s achieved for %g/s offered, below capacity", p.Phase, p.Throughput, p.Load)
 		}
 	}
-	sat := workload.DetectSaturation(points)
+	sat := saturation.Detect(points)
 	t.Logf("saturation: %+v; engine capacity %.2f/s", sat, capacity)
 	if !sat.Found || sat.Phase != "rate-10" {
 		t.Fatalf("saturation %+v, want found with the knee at rate-10", sat)

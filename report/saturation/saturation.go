@@ -1,4 +1,6 @@
-package workload
+// Package saturation finds where a sweep stopped scaling: the point past which
+// throughput no longer follows the offered load while latency or the queue grows.
+package saturation
 
 import (
 	"fmt"
@@ -6,8 +8,8 @@ import (
 	"slices"
 )
 
-// SweepPoint is one sweep phase's outcome as the report measured it.
-type SweepPoint struct {
+// Point is one sweep phase's outcome as the report measured it.
+type Point struct {
 	Phase string
 	// Load is the offered load: the open-loop rate (requests/s) or the
 	// closed-loop users. Points are compared in increasing Load.
@@ -22,8 +24,8 @@ type SweepPoint struct {
 	Queue float64
 }
 
-// Saturation is where a sweep stopped scaling.
-type Saturation struct {
+// Result is where a sweep stopped scaling.
+type Result struct {
 	Found bool `json:"found"`
 	// Knee is the last point (index into the points in increasing Load)
 	// whose throughput still followed the load; Phase and Load are its.
@@ -36,7 +38,7 @@ type Saturation struct {
 	Reason   string  `json:"reason"`
 }
 
-// Thresholds of DetectSaturation.
+// Thresholds of Detect.
 const (
 	// Below this fraction of proportional growth, throughput has stopped rising.
 	saturatedEfficiency = 0.5
@@ -46,7 +48,7 @@ const (
 	queueGrowth = 0.5
 )
 
-// DetectSaturation finds the first point where throughput stops rising with
+// Detect finds the first point where throughput stops rising with
 // the load while latency or the server's queue keeps growing.
 //
 // Between consecutive points (in increasing load) the efficiency is the
@@ -55,9 +57,9 @@ const (
 // saturated at the first point whose efficiency is below 0.5 while its
 // latency grew by more than 25 % or its mean queue by more than half a
 // request. The knee is the point before it.
-func DetectSaturation(points []SweepPoint) Saturation {
+func Detect(points []Point) Result {
 	pts := slices.Clone(points)
-	slices.SortStableFunc(pts, func(a, b SweepPoint) int {
+	slices.SortStableFunc(pts, func(a, b Point) int {
 		switch {
 		case a.Load < b.Load:
 			return -1
@@ -86,11 +88,11 @@ func DetectSaturation(points []SweepPoint) Saturation {
 		if !latencyUp {
 			grew = fmt.Sprintf("queue %.3g → %.3g", prev.Queue, cur.Queue)
 		}
-		return Saturation{
+		return Result{
 			Found: true, Knee: i - 1, Phase: prev.Phase, Load: prev.Load, Capacity: capacity,
 			Reason: fmt.Sprintf("from load %g to %g throughput went %.4g → %.4g, %.0f%% of the rise proportional to the load, while %s",
 				prev.Load, cur.Load, prev.Throughput, cur.Throughput, eff*100, grew),
 		}
 	}
-	return Saturation{Reason: "throughput kept rising with the load: no saturation within the sweep"}
+	return Result{Reason: "throughput kept rising with the load: no saturation within the sweep"}
 }

@@ -1,4 +1,4 @@
-package workload
+package saturation
 
 import (
 	"math"
@@ -10,14 +10,14 @@ func TestDetectSaturation(t *testing.T) {
 	nan := math.NaN()
 	tests := []struct {
 		name     string
-		points   []SweepPoint
+		points   []Point
 		found    bool
 		knee     string
 		capacity float64
 	}{
 		{
 			name: "rate sweep saturating near 14/s",
-			points: []SweepPoint{
+			points: []Point{
 				{"rate-2", 2, 2, 0.05, nan}, {"rate-4", 4, 4, 0.05, nan}, {"rate-8", 8, 7.9, 0.06, nan},
 				{"rate-12", 12, 11.8, 0.08, nan}, {"rate-16", 16, 13.9, 0.9, nan}, {"rate-24", 24, 14.1, 4.2, nan},
 			},
@@ -26,57 +26,43 @@ func TestDetectSaturation(t *testing.T) {
 		},
 		{
 			name: "order of points does not matter",
-			points: []SweepPoint{
+			points: []Point{
 				{"c-32", 32, 60, 2.0, 24}, {"c-1", 1, 3, 0.02, 0}, {"c-8", 8, 22, 0.03, 0}, {"c-16", 16, 41, 0.05, 0.2},
 			},
 			found: true, knee: "c-16", capacity: 60,
 		},
 		{
 			name: "queue growth alone counts when latency is flat",
-			points: []SweepPoint{
+			points: []Point{
 				{"a", 10, 10, 0.1, 0}, {"b", 20, 19.5, 0.1, 0.1}, {"c", 40, 21, 0.11, 9},
 			},
 			found: true, knee: "b", capacity: 21,
 		},
 		{
 			name: "still scaling",
-			points: []SweepPoint{
+			points: []Point{
 				{"a", 1, 1, 0.1, nan}, {"b", 2, 2, 0.1, nan}, {"c", 4, 3.9, 0.12, nan},
 			},
 		},
 		{
 			name: "flat throughput without queueing is not saturation",
-			points: []SweepPoint{
+			points: []Point{
 				{"a", 1, 5, 0.1, 0}, {"b", 2, 5, 0.1, 0},
 			},
 		},
-		{name: "one point", points: []SweepPoint{{"a", 1, 1, 0.1, nan}}},
+		{name: "one point", points: []Point{{"a", 1, 1, 0.1, nan}}},
 		{name: "no points"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := DetectSaturation(tt.points)
+			got := Detect(tt.points)
 			if got.Found != tt.found || got.Phase != tt.knee || got.Capacity != tt.capacity {
-				t.Errorf("DetectSaturation = %+v; want found %v, knee %q, capacity %g", got, tt.found, tt.knee, tt.capacity)
+				t.Errorf("Detect = %+v; want found %v, knee %q, capacity %g", got, tt.found, tt.knee, tt.capacity)
 			}
 			if got.Reason == "" {
 				t.Error("no reason given")
 			}
 		})
-	}
-}
-
-func TestAutoRates(t *testing.T) {
-	t.Parallel()
-	got := AutoRates(2, 10, 4)
-	for i, want := range []float64{4, 6, 8, 10} {
-		if math.Abs(got[i]-want) > 1e-12 {
-			t.Errorf("AutoRates(2, 10, 4) = %v", got)
-		}
-	}
-	// An engine that does not batch: the probe is no faster than the baseline.
-	if got := AutoRates(5, 5, 2); got[0] != 2.5 || got[1] != 5 {
-		t.Errorf("AutoRates(5, 5, 2) = %v, want [2.5 5]", got)
 	}
 }
