@@ -30,7 +30,7 @@ func Concepts() []Concept {
 var allConcepts = []Concept{
 	RequestsRunning, RequestsWaiting, KVCacheUsage, PrefixCacheHit, GenThroughput, BatchSize,
 	PromptTokens, GenerationTokens, CachedTokens, PrefixQueries, PrefixHits,
-	RequestsReceived, RequestsFinished, RequestsAborted, Preemptions,
+	RequestsReceived, RequestsFinished, RequestsAborted, Preemptions, DecodeSeconds, PrefillSeconds,
 	TTFT, ITL, TPOT, E2E, Queue, Prefill, Decode, Inference,
 }
 
@@ -39,7 +39,7 @@ var allConcepts = []Concept{
 func (c Concept) Kind() Kind {
 	switch c {
 	case PromptTokens, GenerationTokens, CachedTokens, PrefixQueries, PrefixHits,
-		RequestsReceived, RequestsFinished, RequestsAborted, Preemptions:
+		RequestsReceived, RequestsFinished, RequestsAborted, Preemptions, DecodeSeconds, PrefillSeconds:
 		return KindCounter
 	case TTFT, ITL, TPOT, E2E, Queue, Prefill, Decode, Inference:
 		return KindHistogram

@@ -304,8 +304,17 @@ func TestOtherDialects(t *testing.T) {
 		},
 		{
 			name: "llama.cpp", fixture: "llamacpp.txt", contentType: ctText, wantDialect: "llamacpp",
-			gauges:   map[Concept]float64{RequestsRunning: 4, RequestsWaiting: 1, KVCacheUsage: 0.18, GenThroughput: 84.88, BatchSize: 3.56},
-			counters: map[Concept]float64{PromptTokens: 4096, GenerationTokens: 8192},
+			gauges: map[Concept]float64{RequestsRunning: 4, RequestsWaiting: 1, KVCacheUsage: 0.18, GenThroughput: 84.88, BatchSize: 3.56},
+			counters: map[Concept]float64{PromptTokens: 4096, GenerationTokens: 8192,
+				DecodeSeconds: 96.512, PrefillSeconds: 1.372},
+		},
+		{
+			// A real llama-server (upstream 0253fb21f595) after three
+			// requests: n_busy_slots_per_decode is a gauge there.
+			name: "llama.cpp, real capture", fixture: "llamacpp_real_after.txt", contentType: ctText, wantDialect: "llamacpp",
+			gauges: map[Concept]float64{RequestsRunning: 0, RequestsWaiting: 0, GenThroughput: 4571.43, BatchSize: 1},
+			counters: map[Concept]float64{PromptTokens: 45, GenerationTokens: 32,
+				DecodeSeconds: 0.007, PrefillSeconds: 0.003},
 		},
 		{
 			// The ensemble counts each request once per composing model:
@@ -328,6 +337,92 @@ func TestOtherDialects(t *testing.T) {
 			},
 		},
 	})
+}
+
+// TestLlamaCppRealDelta: the real server's counters between a fresh start
+// and three requests (chat streamed with 39 prompt tokens and 12 generated,
+// the same unstreamed with 38 of its 39 prompt tokens from the prompt cache,
+// a completion of 6 prompt tokens, 1 cached, and 8 generated). Its prompt
+// counter counts processed tokens only (39 + 1 + 5 = 45, not the usage's
+// 84), and its time counters keep each request's time in whole
+// milliseconds: prompt times of 3.056, 0.296 and 0.422 ms added 3 ms,
+// generation times of 3.937, 2.894 and 2.293 ms added 7 ms.
+func TestLlamaCppRealDelta(t *testing.T) {
+	t.Parallel()
+	snap := func(name string) Snapshot {
+		fams, err := Parse(fixture(t, name), ctText)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := Detect(fams); d == nil || d.Name() != "llamacpp" {
+			t.Fatalf("%s: detected %v, want llamacpp", name, d)
+		}
+		return llamacpp.Map(fams)
+	}
+	d := Delta(snap("llamacpp_real_before.txt"), snap("llamacpp_real_after.txt"))
+	want := map[Concept]float64{PromptTokens: 45, GenerationTokens: 32, DecodeSeconds: 0.007, PrefillSeconds: 0.003}
+	if diff := cmp.Diff(want, d.Counters, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+		t.Errorf("Δ counters (-want +got):\n%s", diff)
+	}
+	if len(d.Resets) > 0 {
+		t.Errorf("resets %v", d.Resets)
+	}
+	if _, ok := d.Counters[RequestsFinished]; ok {
+		t.Error("llama.cpp has no finished-request counter, yet one is mapped")
+	}
+	if perToken := d.Counters[DecodeSeconds] / d.Counters[GenerationTokens]; math.Abs(perToken-0.007/32) > 1e-12 {
+		t.Errorf("engine time per generated token %v", perToken)
+	}
+}
+
+// TestConceptKinds: the time counters are counters (differenced), listed
+// among the concepts with the other counters.
+func TestConceptKinds(t *testing.T) {
+	t.Parallel()
+	for _, c := range []Concept{DecodeSeconds, PrefillSeconds} {
+		if c.Kind() != KindCounter {
+			t.Errorf("%s is a %s, want a counter", c, c.Kind())
+		}
+		found := false
+		for _, x := range Concepts() {
+			found = found || x == c
+		}
+		if !found {
+			t.Errorf("%s missing from Concepts()", c)
+		}
+	}
+}
+
+// TestDialectNames: the names scenario validation offers are the dialects
+// DialectFor accepts, every engine of engine-metrics.md among them, and
+// the unknown-name error lists them.
+func TestDialectNames(t *testing.T) {
+	t.Parallel()
+	names := DialectNames()
+	for _, want := range []string{"sglang", "vllm", "fastdeploy", "tgi", "llamacpp", "triton", "trtllm"} {
+		found := false
+		for _, n := range names {
+			found = found || n == want
+		}
+		if !found {
+			t.Errorf("DialectNames() = %v lacks %q", names, want)
+		}
+	}
+	seen := map[string]bool{}
+	for _, n := range names {
+		if n == "" || n == Auto || seen[n] {
+			t.Errorf("DialectNames() = %v: %q is empty, auto or repeated", names, n)
+		}
+		seen[n] = true
+	}
+	names[0] = "changed"
+	if DialectNames()[0] == "changed" {
+		t.Error("DialectNames returns the package's own slice")
+	}
+	_, err := DialectFor("ollama")
+	if err == nil || !strings.Contains(err.Error(), strings.Join(DialectNames(), ", ")) {
+		t.Errorf("DialectFor(ollama) = %v, want the known names listed", err)
+	}
 }
 
 // TestDialectCounterReset maps a vLLM scrape and one after a restart: every

@@ -32,6 +32,15 @@ const (
 	RequestsFinished Concept = "requests_finished"
 	RequestsAborted  Concept = "requests_aborted"
 	Preemptions      Concept = "preemptions"
+	// DecodeSeconds and PrefillSeconds are the engine's own time spent
+	// generating and prefilling, summed over requests, in seconds: counters
+	// of cumulative time, for an engine that keeps no latency histograms
+	// (llama.cpp's tokens_predicted_seconds_total and prompt_seconds_total).
+	// ΔDecodeSeconds / ΔGenerationTokens is the engine's time per generated
+	// token; ΔPrefillSeconds over the requests prefilled, its prefill time
+	// per request.
+	DecodeSeconds  Concept = "decode_seconds"
+	PrefillSeconds Concept = "prefill_seconds"
 )
 
 // Histograms (seconds).
