@@ -72,10 +72,11 @@ func BenchmarkStreamTokens(b *testing.B) {
 
 // BenchmarkChunkEncode is the per-token rendering cost.
 func BenchmarkChunkEncode(b *testing.B) {
-	enc := newChunkEncoder("0123456789abcdef0123456789abcdef", "llmbench-sim", 1700000000)
+	enc := newEncoder("0123456789abcdef0123456789abcdef", "llmbench-sim", 1700000000, false, false, true)
+	a := answer{base: 42}
 	buf := make([]byte, 0, 512)
 	for i := 0; b.Loop(); i++ {
-		buf = enc.content(buf[:0], 42, i, 1)
+		buf = enc.tokens(buf[:0], &a, i, i+1, false, nil)
 	}
 }
 

@@ -29,7 +29,11 @@ const (
 	DialectSGLang     = "sglang"
 	DialectVLLM       = "vllm"
 	DialectFastDeploy = "fastdeploy"
+	DialectLlamaCpp   = "llamacpp"
 )
+
+// Dialects lists the dialects New accepts.
+var Dialects = []string{DialectSGLang, DialectVLLM, DialectFastDeploy, DialectLlamaCpp}
 
 // DefaultModel is the served model name when Config.Model is empty.
 const DefaultModel = "llmbench-sim"
@@ -37,7 +41,7 @@ const DefaultModel = "llmbench-sim"
 // Config configures an Engine.
 type Config struct {
 	Addr    string // listen address for Start; "" = "127.0.0.1:0"
-	Dialect string // "sglang" (default) | "vllm" | "fastdeploy"
+	Dialect string // "sglang" (default) | "vllm" | "fastdeploy" | "llamacpp"
 	Model   string // served model name; "" = DefaultModel
 	Params  Params
 	Faults  Faults
@@ -140,9 +144,11 @@ func New(cfg Config) (*Engine, error) {
 		e.newMetrics = func() dialectMetrics { return newVLLMMetrics(cfg.Model, cfg.Params, time.Now()) }
 	case DialectFastDeploy:
 		e.newMetrics = func() dialectMetrics { return newFastDeployMetrics(cfg.Params) }
+	case DialectLlamaCpp:
+		e.newMetrics = func() dialectMetrics { return newLlamaCppMetrics(time.Now()) }
 	default:
-		return nil, fmt.Errorf("sim engine: unknown dialect %q (want %s, %s or %s)",
-			cfg.Dialect, DialectSGLang, DialectVLLM, DialectFastDeploy)
+		return nil, fmt.Errorf("sim engine: unknown dialect %q (want %s, %s, %s or %s)",
+			cfg.Dialect, DialectSGLang, DialectVLLM, DialectFastDeploy, DialectLlamaCpp)
 	}
 	e.setMetrics(e.newMetrics())
 	if cfg.Dialect == DialectFastDeploy {
@@ -186,7 +192,8 @@ func (e *Engine) Restarts() int { return int(e.restarts.Load()) }
 // now is the engine clock: an offset from its start, monotonic.
 func (e *Engine) now() time.Duration { return time.Since(e.epoch) }
 
-// Handler serves /v1/chat/completions, /v1/models, /health and /metrics.
+// Handler serves /v1/chat/completions, /v1/completions, /v1/models,
+// /health, /metrics, and the dialect's tokenizer endpoints.
 // The batching loop starts with the first call.
 func (e *Engine) Handler() http.Handler {
 	e.startLoop()
@@ -218,6 +225,10 @@ func (e *Engine) Start(ctx context.Context) (engine.Endpoint, error) {
 		Handler:           e.Handler(),
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       5 * time.Minute,
+		ConnContext:       connContext,
+	}
+	if idle, _ := e.keepAlive(); idle > 0 {
+		e.srv.IdleTimeout = idle
 	}
 	// HTTP/1.1 as every engine speaks it, plus HTTP/2 with prior knowledge
 	// (h2c) so that one process can hold more concurrent streams than it

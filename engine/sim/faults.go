@@ -37,6 +37,11 @@ type Faults struct {
 	MalformedRate float64 `yaml:"malformed_rate"`
 	// MissingDoneRate ends streams cleanly but without "data: [DONE]".
 	MissingDoneRate float64 `yaml:"missing_done_rate"`
+	// StreamErrorRate ends streams after AfterTokens tokens with an error
+	// event (data: {"error": {...}}) and no [DONE], as llama.cpp does when
+	// its output parser fails; the engine goes on generating the request
+	// to its end (RequestTruth.GeneratedTokens).
+	StreamErrorRate float64 `yaml:"stream_error_rate"`
 	// AfterTokens is where mid-stream faults strike (default 1: after the
 	// first token).
 	AfterTokens int `yaml:"after_tokens"`
@@ -71,6 +76,7 @@ const (
 	FaultMissingDone   = "missing_done"
 	FaultSlowFirstByte = "slow_first_byte"
 	FaultRestart       = "restart"
+	FaultStreamError   = "stream_error"
 )
 
 // Validate reports every invalid field at once.
@@ -86,6 +92,7 @@ func (f Faults) Validate() error {
 	rate("stall_rate", f.StallRate)
 	rate("malformed_rate", f.MalformedRate)
 	rate("missing_done_rate", f.MissingDoneRate)
+	rate("stream_error_rate", f.StreamErrorRate)
 	rate("slow_first_byte_rate", f.SlowFirstByteRate)
 	rate("metrics_fail_rate", f.MetricsFailRate)
 	for _, s := range f.ErrorStatuses {
@@ -131,6 +138,7 @@ type requestFaults struct {
 	stall         time.Duration
 	malformed     bool
 	missingDone   bool
+	streamError   bool
 	slowFirstByte time.Duration
 	after         int
 }
@@ -166,6 +174,7 @@ func (f *Faults) draw(seed int64, id string) requestFaults {
 	}
 	r.malformed = hit(FaultMalformed, f.MalformedRate)
 	r.missingDone = hit(FaultMissingDone, f.MissingDoneRate)
+	r.streamError = hit(FaultStreamError, f.StreamErrorRate)
 	if hit(FaultSlowFirstByte, f.SlowFirstByteRate) {
 		r.slowFirstByte = f.SlowFirstByte
 	}

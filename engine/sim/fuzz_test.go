@@ -14,7 +14,7 @@ func FuzzParseChatRequest(f *testing.F) {
 	f.Add([]byte(`{"messages":[{"role":"user","content":null}],"n":2}`))
 	f.Add([]byte(`{`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, err := parseChatRequest(body)
+		req, err := parseChatRequest(body, false)
 		if err != nil {
 			return
 		}

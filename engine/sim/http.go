@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 
@@ -21,13 +22,27 @@ const maxBody = 16 << 20
 func (e *Engine) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/v1/chat/completions", e.handleChat)
+	mux.HandleFunc("/v1/completions", e.handleCompletions)
 	mux.HandleFunc("/v1/models", e.handleModels)
 	mux.HandleFunc("/health", e.handleHealth)
 	mux.HandleFunc("/metrics", e.handleMetrics)
+	switch e.cfg.Dialect {
+	case DialectLlamaCpp:
+		// llama.cpp serves the OpenAI routes without /v1 too.
+		mux.HandleFunc("/chat/completions", e.handleChat)
+		mux.HandleFunc("/completions", e.handleCompletions)
+		mux.HandleFunc("/tokenize", e.handleTokenizeLlama)
+		mux.HandleFunc("/apply-template", e.handleApplyTemplate)
+	case DialectVLLM:
+		mux.HandleFunc("/tokenize", e.handleTokenize)
+	case DialectSGLang:
+		mux.HandleFunc("/tokenize", e.handleTokenize)
+		mux.HandleFunc("/v1/tokenize", e.handleTokenize)
+	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 	})
-	return mux
+	return e.withKeepAlive(mux)
 }
 
 func (e *Engine) handleHealth(w http.ResponseWriter, r *http.Request) {
@@ -118,8 +133,31 @@ func (e *Engine) reject(w http.ResponseWriter, t *RequestTruth, status int, msg 
 	e.truth.addRequest(*t)
 }
 
-func (e *Engine) handleChat(w http.ResponseWriter, r *http.Request) {
-	t := RequestTruth{Arrival: e.now(), HeaderID: r.Header.Get("X-Request-Id")}
+func (e *Engine) handleChat(w http.ResponseWriter, r *http.Request) { e.handleGenerate(w, r, false) }
+
+func (e *Engine) handleCompletions(w http.ResponseWriter, r *http.Request) {
+	e.handleGenerate(w, r, true)
+}
+
+// Endpoints, as RequestTruth.Endpoint names them.
+const (
+	EndpointChat        = "/v1/chat/completions"
+	EndpointCompletions = "/v1/completions"
+)
+
+// respOpts is what a request asked of its response.
+type respOpts struct {
+	includeUsage, continuousUsage bool
+}
+
+func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, completions bool) {
+	t := RequestTruth{Arrival: e.now(), HeaderID: r.Header.Get("X-Request-Id"), Endpoint: EndpointChat}
+	if completions {
+		t.Endpoint = EndpointCompletions
+	}
+	if c := connOf(r); c != nil {
+		t.ConnRequest, t.ConnClosed = c.request, c.closed
+	}
 	e.inflight.Add(1)
 	defer e.inflight.Add(-1)
 	if r.Method != http.MethodPost {
@@ -145,9 +183,9 @@ func (e *Engine) handleChat(w http.ResponseWriter, r *http.Request) {
 		e.reject(w, &t, http.StatusRequestEntityTooLarge, errBodyTooLarge.Error())
 		return
 	}
-	req, err := parseChatRequest(body)
+	req, err := parseChatRequest(body, completions)
 	if err == nil {
-		err = e.resolveIDs(&t, req, r.Header)
+		err = e.resolveIDs(&t, req, r.Header, completions)
 	}
 	if err != nil {
 		e.reject(w, &t, http.StatusBadRequest, err.Error())
@@ -169,16 +207,25 @@ func (e *Engine) handleChat(w http.ResponseWriter, r *http.Request) {
 	s.arrival = t.Arrival
 	s.streaming = req.Stream
 	s.wordBase = batch.HashString(t.ID)
+	s.ans.base = s.wordBase
 	p := e.cfg.Params
 	h := batch.NewHasher(p.KVBlockSize)
 	prompt := 0
-	for _, m := range req.Messages {
-		text, err := messageText(m.Content)
+	if completions {
+		var text string
+		_ = json.Unmarshal(req.Prompt, &text) // checked by parseChatRequest
+		prompt = promptTokens("", text, h)
+	} else {
+		prompt, t.TemplateTokens, err = chatTokens(p, req.Messages, h)
 		if err != nil {
 			e.reject(w, &t, http.StatusBadRequest, err.Error())
 			return
 		}
-		prompt += promptTokens(m.Role, text, h)
+		s.ans.reasoning = p.ReasoningTokens
+		if name := req.toolName(); name != "" && e.drawToolCall(t.ID) {
+			s.ans.tool = name
+			s.ans.toolID = "call_" + hex.EncodeToString(binary.LittleEndian.AppendUint64(nil, batch.Mix64(s.wordBase^0x746f6f6c)))
+		}
 	}
 	t.PromptTokens = prompt
 	if prompt == 0 {
@@ -214,7 +261,11 @@ func (e *Engine) handleChat(w http.ResponseWriter, r *http.Request) {
 		IgnoreEOS:    req.IgnoreEOS,
 		Owner:        s,
 	}
-	includeUsage := req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	var opts respOpts
+	if so := req.StreamOptions; so != nil {
+		opts.includeUsage = so.IncludeUsage
+		opts.continuousUsage = so.IncludeUsage && so.ContinuousUsageStats
+	}
 	e.trace.event(evPreprocessingStart, s.chunkID, t.Arrival)
 	e.post(opAdd, s)
 	if faults.slowFirstByte > 0 {
@@ -228,10 +279,20 @@ func (e *Engine) handleChat(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if req.Stream {
-		e.serveStream(w, r, s, &t, includeUsage, faults)
+		e.serveStream(w, r, s, &t, opts, faults, completions)
 	} else {
-		e.serveWhole(w, r, s, &t)
+		e.serveWhole(w, r, s, &t, completions)
 	}
+}
+
+// drawToolCall decides whether a request offering tools gets a tool call.
+func (e *Engine) drawToolCall(id string) bool {
+	rate := e.cfg.Params.ToolCallRate
+	if rate <= 0 {
+		return false
+	}
+	u := float64(batch.Mix64(uint64(e.cfg.Params.Seed)^batch.HashString("tool_call\x00"+id))>>11) / (1 << 53)
+	return u < rate
 }
 
 // sleepCtx waits d unless the client goes away first; false if it did.
@@ -247,7 +308,11 @@ func sleepCtx(r *http.Request, d time.Duration) bool {
 }
 
 // resolveIDs picks the request id the way the dialect's engine does.
-func (e *Engine) resolveIDs(t *RequestTruth, req *chatRequest, hdr http.Header) error {
+func (e *Engine) resolveIDs(t *RequestTruth, req *chatRequest, hdr http.Header, completions bool) error {
+	prefix := "chatcmpl-"
+	if completions {
+		prefix = "cmpl-"
+	}
 	switch e.cfg.Dialect {
 	case DialectSGLang:
 		rid, err := ridString(req.RID)
@@ -266,18 +331,23 @@ func (e *Engine) resolveIDs(t *RequestTruth, req *chatRequest, hdr http.Header) 
 		if id == "" {
 			id = e.ids.hex32()
 		}
-		t.ID, t.ChunkID = id, "chatcmpl-"+id
+		t.ID, t.ChunkID = id, prefix+id
 	case DialectFastDeploy:
 		id := req.RequestID
 		if id == "" {
 			t.ID = e.ids.uuid4()
-			t.ChunkID = "chatcmpl-" + t.ID
+			t.ChunkID = prefix + t.ID
 			break
 		}
 		t.ID, t.ChunkID = id, id
 		if !strings.HasPrefix(id, "chatcmpl-") && !strings.HasPrefix(id, "cmpl-") {
-			t.ChunkID = "chatcmpl-" + id
+			t.ChunkID = prefix + id
 		}
+	case DialectLlamaCpp:
+		// llama.cpp takes no request id: chatcmpl- and 32 random
+		// alphanumerics, on /v1/completions too.
+		t.ID = e.ids.alnum32()
+		t.ChunkID = "chatcmpl-" + t.ID
 	}
 	return nil
 }
@@ -299,15 +369,24 @@ func (e *Engine) waitEvent(r *http.Request, s *stream) (clientGone bool) {
 // so the loop-owned fields are safe to read.
 func (e *Engine) abortAndWait(s *stream) {
 	e.post(opAbort, s)
+	e.waitFinal(s)
+}
+
+// waitFinal waits until the loop is done with the request (the loop-owned
+// fields are then safe to read) and returns its final outcome.
+func (e *Engine) waitFinal(s *stream) string {
 	for {
 		if _, final := s.take(nil); final != "" {
-			return
+			return final
 		}
 		select {
 		case <-s.notify:
 		case <-e.loopDone:
-			// The loop aborted every request before it closed loopDone.
-			return
+			// The loop ended every request before it closed loopDone.
+			if _, final := s.take(nil); final != "" {
+				return final
+			}
+			return batch.FinishAbort
 		}
 	}
 }
@@ -315,24 +394,78 @@ func (e *Engine) abortAndWait(s *stream) {
 func (e *Engine) finishTruth(t *RequestTruth, s *stream, written int, reason string) {
 	t.QueueEnter, t.QueueLeave = s.queueEnter, s.queueLeave
 	t.PrefillStart, t.PrefillEnd = s.prefillStart, s.prefillEnd
+	if s.delivered > 0 {
+		t.DecodeEnd = s.lastDelivery
+	}
 	t.OutputTokens = written
+	t.GeneratedTokens = s.seq.Output
 	t.CachedTokens = s.seq.CachedTokens
 	t.Preemptions = s.seq.Preemptions
 	t.FinishReason = reason
+	if t.FinishReason != batch.FinishAbort && t.FinishReason != "" {
+		t.FinishReason = s.ans.finishReason(reason, written)
+	}
+	if s.ans.reasoning > 0 {
+		t.ReasoningTokens = s.ans.reasoningOf(written)
+	}
+	if s.ans.calls(written) {
+		t.ToolCall = s.ans.tool
+	}
 	e.truth.addRequest(*t)
 }
 
-func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request, s *stream, t *RequestTruth, includeUsage bool, faults requestFaults) {
+// usageOf is the usage of a response after written tokens.
+func (e *Engine) usageOf(s *stream, written int) usage {
+	return usage{
+		prompt: s.seq.PromptLen, completion: written, cached: s.seq.CachedTokens,
+		reasoning: s.ans.reasoningOf(written), details: s.ans.reasoning > 0,
+	}
+}
+
+// timingsOf renders llama.cpp's timings of a finished request: prompt
+// processing from the start of its prefill to its first token, generation
+// from the first token to the last.
+func timingsOf(s *stream) []byte {
+	var promptMS, predictedMS float64
+	if s.prefillEnd > 0 {
+		promptMS = float64(s.prefillEnd-s.prefillStart) / 1e6
+	}
+	if s.delivered > 0 {
+		predictedMS = float64(s.lastDelivery-s.firstDelivery) / 1e6
+	}
+	return appendTimings(nil, s.seq.CachedTokens, s.seq.PromptLen-s.seq.CachedTokens, promptMS, s.seq.Output, predictedMS)
+}
+
+func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request, s *stream, t *RequestTruth, opts respOpts, faults requestFaults, completions bool) {
 	rc := http.NewResponseController(w)
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	t.Status = http.StatusOK
-	enc := newChunkEncoder(s.chunkID, e.cfg.Model, time.Now().Unix())
+	p := &e.cfg.Params
+	llama := e.cfg.Dialect == DialectLlamaCpp
+	enc := newEncoder(s.chunkID, e.cfg.Model, time.Now().Unix(), llama, completions, true)
 	buf := make([]byte, 0, 1024)
+	var ubuf []byte
 	var spare []int32
-	written := 0
+	written, held := 0, 0
+	interval := max(p.StreamInterval, 1)
+	ping := func(dst []byte) []byte {
+		if !p.SSEPing {
+			return dst
+		}
+		t.Comments++
+		return append(dst, ssePing...)
+	}
+	// usageNow is the usage of a chunk: continuous usage stats after n tokens.
+	usageNow := func(n int) []byte {
+		if !opts.continuousUsage {
+			return nil
+		}
+		ubuf = e.usageOf(s, n).appendJSON(ubuf[:0])
+		return ubuf
+	}
 	fail := func(outcome, msg string) {
 		e.abortAndWait(s)
 		t.Outcome, t.Error = outcome, msg
@@ -355,50 +488,83 @@ func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request, s *stream, 
 		return
 	}
 	stalled, malformed := false, false
+	// emit writes the held tokens as one chunk; false when the handler is done.
+	emit := func(last bool) bool {
+		n := held
+		if faults.stall > 0 && !stalled && written >= faults.after {
+			stalled = true
+			t.Faults = append(t.Faults, FaultStall)
+			if !sleepCtx(r, faults.stall) {
+				fail(OutcomeAborted, "client went away during a stall")
+				return false
+			}
+		}
+		buf = buf[:0]
+		if written == 0 && !completions {
+			buf = ping(buf)
+			buf = enc.role(buf, usageNow(0))
+		}
+		if faults.malformed && !malformed && written >= faults.after {
+			malformed = true
+			t.Faults = append(t.Faults, FaultMalformed)
+			buf = append(buf, "data: {\"id\": \"broken\", \"choices\": [\n\n"...)
+		}
+		buf = ping(buf)
+		buf = enc.tokens(buf, &s.ans, written, written+n, last, usageNow(written+n))
+		if _, err := w.Write(buf); err != nil {
+			fail(OutcomeAborted, fmt.Sprintf("write: %v", err))
+			return false
+		}
+		if err := rc.Flush(); err != nil {
+			fail(OutcomeAborted, fmt.Sprintf("flush: %v", err))
+			return false
+		}
+		at := e.now()
+		if written == 0 {
+			t.FirstTokenFlushed = at
+		}
+		if written < s.ans.reasoning && t.FirstReasoningFlushed == 0 {
+			t.FirstReasoningFlushed = at
+		}
+		if written+n > s.ans.reasoning {
+			switch {
+			case completions || s.ans.tool == "":
+				if t.FirstContentFlushed == 0 {
+					t.FirstContentFlushed = at
+				}
+			case t.FirstToolCallFlushed == 0:
+				t.FirstToolCallFlushed = at
+			}
+		}
+		for range n {
+			t.TokenFlushes = append(t.TokenFlushes, at)
+		}
+		t.ChunkTokens = append(t.ChunkTokens, n)
+		written += n
+		held = 0
+		if faults.reset && written >= faults.after {
+			e.abortAndWait(s)
+			cut(OutcomeBroken, FaultReset, "injected fault: connection reset mid-stream")
+		}
+		if faults.streamError && written >= faults.after {
+			e.streamError(w, rc, s, t, written, ping)
+			return false
+		}
+		return true
+	}
 	for {
 		if e.waitEvent(r, s) {
 			fail(OutcomeAborted, "client went away")
 			return
 		}
 		pending, final := s.take(spare)
-		for _, n := range pending {
-			if faults.stall > 0 && !stalled && written >= faults.after {
-				stalled = true
-				t.Faults = append(t.Faults, FaultStall)
-				if !sleepCtx(r, faults.stall) {
-					fail(OutcomeAborted, "client went away during a stall")
+		for i, n := range pending {
+			held += int(n)
+			last := final != "" && i == len(pending)-1
+			if written == 0 || held >= interval || last {
+				if !emit(last && final != batch.FinishAbort && final != finishRestart) {
 					return
 				}
-			}
-			buf = buf[:0]
-			if written == 0 {
-				buf = enc.role(buf)
-			}
-			if faults.malformed && !malformed && written >= faults.after {
-				malformed = true
-				t.Faults = append(t.Faults, FaultMalformed)
-				buf = append(buf, "data: {\"id\": \"broken\", \"choices\": [\n\n"...)
-			}
-			buf = enc.content(buf, s.wordBase, written, int(n))
-			if _, err := w.Write(buf); err != nil {
-				fail(OutcomeAborted, fmt.Sprintf("write: %v", err))
-				return
-			}
-			if err := rc.Flush(); err != nil {
-				fail(OutcomeAborted, fmt.Sprintf("flush: %v", err))
-				return
-			}
-			at := e.now()
-			if written == 0 {
-				t.FirstTokenFlushed = at
-			}
-			for range n {
-				t.TokenFlushes = append(t.TokenFlushes, at)
-			}
-			written += int(n)
-			if faults.reset && written >= faults.after {
-				e.abortAndWait(s)
-				cut(OutcomeBroken, FaultReset, "injected fault: connection reset mid-stream")
 			}
 		}
 		spare = pending
@@ -422,16 +588,36 @@ func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request, s *stream, 
 		case finishRestart:
 			cut(OutcomeBroken, FaultRestart, "engine restarted")
 		}
+		if held > 0 && !emit(true) {
+			return
+		}
 		defer e.settle.exit(e.settle.enter())
 		e.trace.event(evPostprocessingStart, s.chunkID, e.now())
-		buf = enc.finish(buf[:0], final)
-		if includeUsage {
-			buf = enc.usage(buf, usage{prompt: s.seq.PromptLen, completion: written, cached: s.seq.CachedTokens})
+		var timings []byte
+		if llama {
+			timings = timingsOf(s)
 		}
-		if faults.missingDone {
+		reason := s.ans.finishReason(final, written)
+		buf = ping(buf[:0])
+		switch {
+		case llama && completions:
+			// llama.cpp ends a completion with usage and timings in the finish chunk.
+			buf = enc.finish(buf, reason, e.usageOf(s, written).appendJSON(nil), timings)
+		case opts.includeUsage:
+			buf = enc.finish(buf, reason, usageNow(written), nil)
+			buf = ping(buf)
+			buf = enc.usage(buf, e.usageOf(s, written).appendJSON(ubuf[:0]), timings)
+		default:
+			buf = enc.finish(buf, reason, nil, timings)
+		}
+		switch {
+		case faults.missingDone:
 			t.Faults = append(t.Faults, FaultMissingDone)
-		} else {
+		case p.NoDone:
+		default:
+			buf = ping(buf)
 			buf = append(buf, sseDone...)
+			t.Done = true
 		}
 		_, werr := w.Write(buf)
 		if werr == nil {
@@ -451,7 +637,42 @@ func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request, s *stream, 
 	}
 }
 
-func (e *Engine) serveWhole(w http.ResponseWriter, r *http.Request, s *stream, t *RequestTruth) {
+// streamError ends a stream with an error event after written tokens, as
+// llama.cpp does when its output parser fails: the engine goes on generating
+// the request to its end, unseen, and its truth is recorded then.
+func (e *Engine) streamError(w http.ResponseWriter, rc *http.ResponseController, s *stream, t *RequestTruth, written int, ping func([]byte) []byte) {
+	ep := e.settle.enter()
+	msg := "injected fault: error event mid-stream"
+	buf := ping(nil)
+	buf = append(buf, "data: "...)
+	if e.cfg.Dialect == DialectLlamaCpp {
+		b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": 500, "message": msg, "type": "server_error"}})
+		buf = append(buf, b...)
+		buf = append(buf, '\n')
+	} else {
+		buf = append(buf, errorJSON(http.StatusInternalServerError, msg)...)
+	}
+	buf = append(buf, '\n')
+	_, werr := w.Write(buf)
+	if werr == nil {
+		werr = rc.Flush()
+	}
+	t.Finish = e.now()
+	t.Faults = append(t.Faults, FaultStreamError)
+	t.Outcome, t.Error = OutcomeBroken, msg
+	if werr != nil {
+		t.Outcome, t.Error = OutcomeAborted, fmt.Sprintf("write error event: %v", werr)
+	}
+	e.inflight.Add(1)
+	go func() {
+		defer e.inflight.Add(-1)
+		defer e.settle.exit(ep)
+		final := e.waitFinal(s)
+		e.finishTruth(t, s, written, final)
+	}()
+}
+
+func (e *Engine) serveWhole(w http.ResponseWriter, r *http.Request, s *stream, t *RequestTruth, completions bool) {
 	var final string
 	for final == "" {
 		if e.waitEvent(r, s) {
@@ -480,8 +701,13 @@ func (e *Engine) serveWhole(w http.ResponseWriter, r *http.Request, s *stream, t
 	defer e.settle.exit(e.settle.enter())
 	e.trace.event(evPostprocessingStart, s.chunkID, e.now())
 	n := s.seq.Output
-	body := completionBody(s.chunkID, e.cfg.Model, time.Now().Unix(), s.wordBase, n, final,
-		usage{prompt: s.seq.PromptLen, completion: n, cached: s.seq.CachedTokens})
+	llama := e.cfg.Dialect == DialectLlamaCpp
+	var timings []byte
+	if llama {
+		timings = timingsOf(s)
+	}
+	enc := newEncoder(s.chunkID, e.cfg.Model, time.Now().Unix(), llama, completions, false)
+	body := enc.whole(nil, &s.ans, n, s.ans.finishReason(final, n), e.usageOf(s, n).appendJSON(nil), timings)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, werr := w.Write(body)
@@ -492,6 +718,16 @@ func (e *Engine) serveWhole(w http.ResponseWriter, r *http.Request, s *stream, t
 	t.Finish = e.now()
 	e.trace.event(evPostprocessingEnd, s.chunkID, t.Finish)
 	t.FirstTokenFlushed = t.Finish
+	if s.ans.reasoningOf(n) > 0 {
+		t.FirstReasoningFlushed = t.Finish
+	}
+	if n > s.ans.reasoning {
+		if s.ans.calls(n) {
+			t.FirstToolCallFlushed = t.Finish
+		} else {
+			t.FirstContentFlushed = t.Finish
+		}
+	}
 	t.TokenFlushes = make([]time.Duration, n)
 	for i := range t.TokenFlushes {
 		t.TokenFlushes[i] = t.Finish
@@ -527,6 +763,18 @@ func (g *idSource) next128() [16]byte {
 func (g *idSource) hex32() string {
 	b := g.next128()
 	return hex.EncodeToString(b[:])
+}
+
+// alnum32 is 32 random alphanumerics, as llama.cpp's completion ids.
+func (g *idSource) alnum32() string {
+	const chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	a, b := g.next128(), g.next128()
+	out := make([]byte, 32)
+	for i := range 16 {
+		out[i] = chars[int(a[i])%len(chars)]
+		out[16+i] = chars[int(b[i])%len(chars)]
+	}
+	return string(out)
 }
 
 // uuid4 is a dashed version-4 UUID, like Python's str(uuid4()).

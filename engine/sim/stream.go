@@ -19,6 +19,7 @@ type stream struct {
 	arrival   time.Duration
 	maxParam  int // the max_tokens the client asked for (0 = none)
 	streaming bool
+	ans       answer // how the generated tokens are rendered
 
 	// Loop-owned until final.
 	queueEnter, queueLeave   time.Duration

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -70,4 +71,105 @@ var genVocab = [64]string{
 // genWord is the i-th generated word of a request whose id hashes to base.
 func genWord(base uint64, i int) string {
 	return genVocab[(base+uint64(i)*7)%uint64(len(genVocab))]
+}
+
+// The chat template (Params.ChatTemplateTokens, ChatTemplateMessageTokens)
+// is rendered ChatML-like so that its text has exactly the tokens it adds:
+// each message becomes "<|im_start|>ROLE" [<|pad|> ...] CONTENT [<|im_end|>]
+// (ChatTemplateMessageTokens words around the content), and the request ends
+// with the generation prompt "<|im_start|>assistant" [<|pad|> ...]
+// (ChatTemplateTokens words). The marker words are tokens like any other for
+// the prefix cache, so requests with equal leading messages still share it.
+
+// templated reports whether the params add a chat template.
+func templated(p Params) bool { return p.ChatTemplateTokens > 0 || p.ChatTemplateMessageTokens > 0 }
+
+// templateMessage renders one message through the template.
+func templateMessage(b []byte, p Params, role, content string) []byte {
+	m := p.ChatTemplateMessageTokens
+	if m == 0 {
+		b = append(b, content...)
+		return append(b, '\n')
+	}
+	b = append(b, "<|im_start|>"...)
+	for _, f := range strings.Fields(role) {
+		b = append(b, f...)
+	}
+	for range m - 2 {
+		b = append(b, " <|pad|>"...)
+	}
+	b = append(b, '\n')
+	b = append(b, content...)
+	if m >= 2 {
+		b = append(b, "\n<|im_end|>"...)
+	}
+	return append(b, '\n')
+}
+
+// templateEnd renders the generation prompt.
+func templateEnd(b []byte, p Params) []byte {
+	if p.ChatTemplateTokens == 0 {
+		return b
+	}
+	b = append(b, "<|im_start|>assistant"...)
+	for range p.ChatTemplateTokens - 1 {
+		b = append(b, " <|pad|>"...)
+	}
+	return append(b, '\n')
+}
+
+// templateEndRole salts the generation prompt's tokens for the prefix cache.
+const templateEndRole = "assistant"
+
+// chatTokens counts the prompt tokens of a chat request and feeds their ids
+// to h (nil = count only): the messages' words, and the template's when the
+// params set one. template is the part the template added.
+func chatTokens(p Params, msgs []chatMessage, h *batch.Hasher) (total, template int, err error) {
+	var buf []byte
+	for _, m := range msgs {
+		text, err := messageText(m.Content)
+		if err != nil {
+			return 0, 0, err
+		}
+		if !templated(p) {
+			total += promptTokens(m.Role, text, h)
+			continue
+		}
+		words := promptTokens(m.Role, text, nil)
+		buf = templateMessage(buf[:0], p, m.Role, text)
+		n := promptTokens(m.Role, string(buf), h)
+		total += n
+		template += n - words
+	}
+	if templated(p) {
+		n := promptTokens(templateEndRole, string(templateEnd(nil, p)), h)
+		total += n
+		template += n
+	}
+	return total, template, nil
+}
+
+// applyTemplate renders a chat request's whole prompt text.
+func applyTemplate(p Params, msgs []chatMessage) (string, error) {
+	var b []byte
+	for _, m := range msgs {
+		text, err := messageText(m.Content)
+		if err != nil {
+			return "", err
+		}
+		b = templateMessage(b, p, m.Role, text)
+	}
+	return string(templateEnd(b, p)), nil
+}
+
+// tokenIDs are the ids /tokenize answers for a text: one per word, a hash of
+// the word in a 32,000-token vocabulary (ids 3 and up, as a Llama
+// vocabulary's first ids are special).
+func tokenIDs(text string) []int {
+	fields := strings.Fields(text)
+	ids := make([]int, len(fields))
+	for i, f := range fields {
+		ids[i] = 3 + int(batch.HashString(f)%31997)
+	}
+	return ids
 }

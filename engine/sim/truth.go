@@ -17,6 +17,13 @@ type RequestTruth struct {
 	ChunkID  string `json:"chunk_id"`            // the id the engine put in the chunks' "id"
 	HeaderID string `json:"header_id,omitempty"` // the X-Request-Id header, when sent
 	Stream   bool   `json:"stream"`
+	Endpoint string `json:"endpoint"` // EndpointChat or EndpointCompletions
+	// ConnRequest is the request's rank on its connection (1 = the
+	// connection's first), and ConnClosed says the engine closed the
+	// connection after this response (Params.KeepAliveMax reached). Known
+	// only when the engine serves its own socket (Start).
+	ConnRequest int  `json:"conn_request,omitempty"`
+	ConnClosed  bool `json:"conn_closed,omitempty"`
 
 	Arrival           time.Duration   `json:"arrival_ns"`             // the handler started on the request
 	QueueEnter        time.Duration   `json:"queue_enter_ns"`         // the scheduler put it in the waiting queue
@@ -26,17 +33,45 @@ type RequestTruth struct {
 	FirstTokenFlushed time.Duration   `json:"first_token_flushed_ns"` // the chunk with the first content token was written and flushed
 	Finish            time.Duration   `json:"finish_ns"`              // the last bytes (data: [DONE], or the JSON body) were flushed
 	TokenFlushes      []time.Duration `json:"token_flushes_ns"`       // flush time of every generated token's chunk, first included
+	// ChunkTokens is the number of tokens each streamed chunk carried, in
+	// order: one per forward pass, 1 + accepted drafts with speculative
+	// decoding, at least Params.StreamInterval when that coalesces them.
+	ChunkTokens []int `json:"chunk_tokens,omitempty"`
+	// The first chunk carrying reasoning (delta.reasoning_content), a tool
+	// call (delta.tool_calls) or content (delta.content, or a completion's
+	// text) was flushed; FirstTokenFlushed is the earliest of them.
+	FirstReasoningFlushed time.Duration `json:"first_reasoning_flushed_ns,omitempty"`
+	FirstToolCallFlushed  time.Duration `json:"first_tool_call_flushed_ns,omitempty"`
+	FirstContentFlushed   time.Duration `json:"first_content_flushed_ns,omitempty"`
+	// DecodeEnd is the end of the pass that made the request's last token
+	// (llama.cpp's timings.predicted_ms = DecodeEnd − PrefillEnd).
+	DecodeEnd time.Duration `json:"decode_end_ns,omitempty"`
 
 	PromptTokens int `json:"prompt_tokens"`
-	OutputTokens int `json:"output_tokens"`
-	CachedTokens int `json:"cached_tokens"`
-	MaxTokens    int `json:"max_tokens"`
-	Preemptions  int `json:"preemptions"`
+	OutputTokens int `json:"output_tokens"` // tokens sent to the client
+	// GeneratedTokens is the tokens the engine generated for the request:
+	// OutputTokens, unless the stream ended early (an error event mid-stream
+	// leaves the engine generating to the end).
+	GeneratedTokens int `json:"generated_tokens"`
+	// TemplateTokens is the part of PromptTokens the chat template added.
+	TemplateTokens int `json:"template_tokens,omitempty"`
+	// ReasoningTokens is the part of OutputTokens sent as reasoning.
+	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
+	// ToolCall is the function the answer called ("" = none); its arguments
+	// carry the tokens after the reasoning.
+	ToolCall     string `json:"tool_call,omitempty"`
+	CachedTokens int    `json:"cached_tokens"`
+	MaxTokens    int    `json:"max_tokens"`
+	Preemptions  int    `json:"preemptions"`
 
-	FinishReason string `json:"finish_reason,omitempty"` // stop | length | abort
-	Status       int    `json:"status"`                  // HTTP status sent
-	Outcome      string `json:"outcome"`                 // see the Outcome constants
-	Error        string `json:"error,omitempty"`
+	FinishReason string `json:"finish_reason,omitempty"` // stop | length | tool_calls | abort: what the client was told (the engine's reason after a mid-stream error)
+	// Done says a stream ended with "data: [DONE]".
+	Done bool `json:"done,omitempty"`
+	// Comments is the number of SSE comment lines (": ping") written.
+	Comments int    `json:"comments,omitempty"`
+	Status   int    `json:"status"`  // HTTP status sent
+	Outcome  string `json:"outcome"` // see the Outcome constants
+	Error    string `json:"error,omitempty"`
 	// Faults lists the faults applied to this request (see Faults).
 	Faults []string `json:"faults,omitempty"`
 }

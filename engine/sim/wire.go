@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 )
 
 // chatRequest is the part of an OpenAI chat-completions body the engine reads.
@@ -23,10 +22,46 @@ type chatRequest struct {
 	N                   *int            `json:"n"`
 	RID                 json.RawMessage `json:"rid"`        // SGLang
 	RequestID           string          `json:"request_id"` // vLLM, FastDeploy
+	Tools               []tool          `json:"tools"`
+	ToolChoice          json.RawMessage `json:"tool_choice"`
+	// Prompt is /v1/completions' prompt (a string).
+	Prompt json.RawMessage `json:"prompt"`
 }
 
 type streamOptions struct {
 	IncludeUsage bool `json:"include_usage"`
+	// ContinuousUsageStats (vLLM) puts usage in every chunk when IncludeUsage is set too.
+	ContinuousUsageStats bool `json:"continuous_usage_stats"`
+}
+
+// tool is one entry of a request's tools.
+type tool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name string `json:"name"`
+	} `json:"function"`
+}
+
+// toolName is the function a tool-call answer calls: the one tool_choice
+// names, else the first offered; "" when tools are absent or tool_choice is
+// "none".
+func (r *chatRequest) toolName() string {
+	choice := bytes.TrimSpace(r.ToolChoice)
+	if bytes.Equal(choice, []byte(`"none"`)) {
+		return ""
+	}
+	if len(choice) > 0 && choice[0] == '{' {
+		var c tool
+		if json.Unmarshal(choice, &c) == nil && c.Function.Name != "" {
+			return c.Function.Name
+		}
+	}
+	for _, t := range r.Tools {
+		if t.Function.Name != "" {
+			return t.Function.Name
+		}
+	}
+	return ""
 }
 
 type chatMessage struct {
@@ -46,13 +81,19 @@ func (e *badRequest) Error() string { return e.msg }
 
 func badf(format string, args ...any) error { return &badRequest{fmt.Sprintf(format, args...)} }
 
-// parseChatRequest decodes and checks a body.
-func parseChatRequest(body []byte) (*chatRequest, error) {
+// parseChatRequest decodes and checks a body (of /v1/completions when
+// completions is set).
+func parseChatRequest(body []byte, completions bool) (*chatRequest, error) {
 	var req chatRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		return nil, badf("invalid JSON body: %v", err)
 	}
-	if len(req.Messages) == 0 {
+	if completions {
+		p := bytes.TrimSpace(req.Prompt)
+		if len(p) == 0 || p[0] != '"' {
+			return nil, badf("prompt must be a string")
+		}
+	} else if len(req.Messages) == 0 {
 		return nil, badf("messages must be a non-empty list")
 	}
 	if req.N != nil && *req.N != 1 {
@@ -116,90 +157,6 @@ func ridString(raw json.RawMessage) (string, error) {
 		return "", badf("rid must be a string")
 	}
 	return s, nil
-}
-
-// chunkEncoder renders the SSE chunks of one response with plain appends:
-// the per-token path must stay cheap (engine speed goal), and every value
-// that needs escaping (id, model) is escaped once up front.
-type chunkEncoder struct {
-	head []byte // data: {"id":...,"model":...,"choices":[{"index":0,
-}
-
-func newChunkEncoder(id, model string, created int64) chunkEncoder {
-	var h []byte
-	h = append(h, `data: {"id":`...)
-	h = appendJSONString(h, id)
-	h = append(h, `,"object":"chat.completion.chunk","created":`...)
-	h = strconv.AppendInt(h, created, 10)
-	h = append(h, `,"model":`...)
-	h = appendJSONString(h, model)
-	h = append(h, `,"choices":[`...)
-	return chunkEncoder{head: h}
-}
-
-func (c *chunkEncoder) role(dst []byte) []byte {
-	dst = append(dst, c.head...)
-	return append(dst, `{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}],"usage":null}`+"\n\n"...)
-}
-
-// content appends a chunk carrying words [from, from+n) of the answer.
-func (c *chunkEncoder) content(dst []byte, base uint64, from, n int) []byte {
-	dst = append(dst, c.head...)
-	dst = append(dst, `{"index":0,"delta":{"content":"`...)
-	for i := from; i < from+n; i++ {
-		dst = append(dst, genWord(base, i)...)
-	}
-	return append(dst, `"},"logprobs":null,"finish_reason":null}],"usage":null}`+"\n\n"...)
-}
-
-func (c *chunkEncoder) finish(dst []byte, reason string) []byte {
-	dst = append(dst, c.head...)
-	dst = append(dst, `{"index":0,"delta":{},"logprobs":null,"finish_reason":`...)
-	dst = appendJSONString(dst, reason)
-	return append(dst, `}],"usage":null}`+"\n\n"...)
-}
-
-func (c *chunkEncoder) usage(dst []byte, u usage) []byte {
-	dst = append(dst, c.head...)
-	dst = append(dst, `],"usage":`...)
-	dst = u.appendJSON(dst)
-	return append(dst, "}\n\n"...)
-}
-
-var sseDone = []byte("data: [DONE]\n\n")
-
-type usage struct{ prompt, completion, cached int }
-
-func (u usage) appendJSON(dst []byte) []byte {
-	dst = append(dst, `{"prompt_tokens":`...)
-	dst = strconv.AppendInt(dst, int64(u.prompt), 10)
-	dst = append(dst, `,"completion_tokens":`...)
-	dst = strconv.AppendInt(dst, int64(u.completion), 10)
-	dst = append(dst, `,"total_tokens":`...)
-	dst = strconv.AppendInt(dst, int64(u.prompt+u.completion), 10)
-	dst = append(dst, `,"prompt_tokens_details":{"cached_tokens":`...)
-	dst = strconv.AppendInt(dst, int64(u.cached), 10)
-	return append(dst, `}}`...)
-}
-
-// completionBody renders a non-streaming response.
-func completionBody(id, model string, created int64, base uint64, n int, reason string, u usage) []byte {
-	var b []byte
-	b = append(b, `{"id":`...)
-	b = appendJSONString(b, id)
-	b = append(b, `,"object":"chat.completion","created":`...)
-	b = strconv.AppendInt(b, created, 10)
-	b = append(b, `,"model":`...)
-	b = appendJSONString(b, model)
-	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":"`...)
-	for i := range n {
-		b = append(b, genWord(base, i)...)
-	}
-	b = append(b, `"},"logprobs":null,"finish_reason":`...)
-	b = appendJSONString(b, reason)
-	b = append(b, `}],"usage":`...)
-	b = u.appendJSON(b)
-	return append(b, "}\n"...)
 }
 
 // apiError is OpenAI's error shape: {"error": {"message", "type", "param", "code"}}.

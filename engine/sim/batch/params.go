@@ -75,6 +75,46 @@ type Params struct {
 
 	// Seed seeds jitter, speculative acceptance and natural lengths.
 	Seed int64 `yaml:"seed"`
+
+	// The fields below shape what the engine's HTTP front end (package
+	// engine/sim) sends; the scheduler does not read them. Each zero value
+	// keeps the behaviour they were added to.
+
+	// ChatTemplateTokens is how many tokens the chat template adds to every
+	// chat request (the generation prompt, BOS, ...), and
+	// ChatTemplateMessageTokens how many it adds per message (role markers):
+	// usage.prompt_tokens = the messages' words + both. /apply-template and
+	// /tokenize render and count the same template.
+	ChatTemplateTokens        int `yaml:"chat_template_tokens"`
+	ChatTemplateMessageTokens int `yaml:"chat_template_message_tokens"`
+
+	// ReasoningTokens makes the first this many generated tokens of every
+	// chat answer reasoning (delta.reasoning_content, counted in
+	// usage.completion_tokens_details.reasoning_tokens), the rest content.
+	ReasoningTokens int `yaml:"reasoning_tokens"`
+	// ToolCallRate is the fraction of chat requests offering tools (and not
+	// tool_choice "none") whose answer, after any reasoning, is a call of the
+	// first offered tool (or the one tool_choice names): delta.tool_calls
+	// with the arguments streamed in pieces, finish_reason "tool_calls".
+	ToolCallRate float64 `yaml:"tool_call_rate"`
+
+	// StreamInterval coalesces tokens into SSE chunks as SGLang's and vLLM's
+	// --stream-interval do: after the first token (sent at once), a chunk is
+	// sent when at least this many tokens are pending, and at the end. 0 or
+	// 1 = one chunk per forward pass (several tokens with speculative
+	// decoding).
+	StreamInterval int `yaml:"stream_interval"`
+	// NoDone ends streams after finish_reason (and usage) without
+	// "data: [DONE]", as some servers do (not a fault: the outcome is ok).
+	NoDone bool `yaml:"no_done"`
+	// SSEPing writes an SSE comment line (": ping") before every event.
+	SSEPing bool `yaml:"sse_ping"`
+	// KeepAliveTimeout closes a connection idle this long, and KeepAliveMax
+	// closes one after this many requests; when either is set every HTTP/1.1
+	// response carries "Keep-Alive: timeout=S, max=N". 0 = the dialect's
+	// default: llama.cpp's 5s and 100, none for the others.
+	KeepAliveTimeout time.Duration `yaml:"keep_alive_timeout"`
+	KeepAliveMax     int           `yaml:"keep_alive_max"`
 }
 
 // Validate reports every invalid field at once.
@@ -113,6 +153,21 @@ func (p Params) Validate() error {
 	}
 	if p.SpecAcceptRate < 0 || p.SpecAcceptRate > 1 {
 		errs = append(errs, fmt.Errorf("spec_accept_rate must be in [0, 1], got %g", p.SpecAcceptRate))
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{
+		{"chat_template_tokens", p.ChatTemplateTokens}, {"chat_template_message_tokens", p.ChatTemplateMessageTokens},
+		{"reasoning_tokens", p.ReasoningTokens}, {"stream_interval", p.StreamInterval}, {"keep_alive_max", p.KeepAliveMax},
+	} {
+		if f.v < 0 {
+			errs = append(errs, fmt.Errorf("%s must be >= 0, got %d", f.name, f.v))
+		}
+	}
+	nonNegative("keep_alive_timeout", p.KeepAliveTimeout)
+	if p.ToolCallRate < 0 || p.ToolCallRate > 1 || p.ToolCallRate != p.ToolCallRate {
+		errs = append(errs, fmt.Errorf("tool_call_rate must be in [0, 1], got %g", p.ToolCallRate))
 	}
 	if p.KVBlockSize > 0 && p.MaxModelLen > 0 && p.KVBlocks > 0 &&
 		p.KVBlocks < blocksFor(p.MaxModelLen+1, p.KVBlockSize) {

@@ -1,0 +1,141 @@
+package sim
+
+import (
+	"math"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/llmbench-org/llmbench/engine/sim/batch"
+)
+
+// llamacppMetrics speaks llama.cpp's server (--metrics): eleven unlabelled
+// series written by hand, counters before gauges, no histograms and no
+// finished-request counter. As llama.cpp does:
+//   - prompt_tokens_total counts the prompt tokens processed, not those
+//     the prompt cache held, when the prompt is done (first token);
+//   - prompt_seconds_total and tokens_predicted_seconds_total add each
+//     request's time in whole milliseconds (truncated), prompt time from the
+//     start of its prefill to its first token, generation time from its
+//     first token to its last, at its end (aborted requests add nothing);
+//   - n_decode_total counts forward passes, n_busy_slots_per_decode is the
+//     mean number of busy slots (running requests) per pass, n_tokens_max the
+//     largest context a request reached (prompt + output − 1);
+//   - the throughput gauges are the totals' ratios (0 before any request);
+//   - every value is printed as a C++ ostream prints a double: six
+//     significant digits, so a counter past 999,999 loses its low digits
+//     (1234567 prints 1.23457e+06).
+//
+// Served as text/plain; version=0.0.4 with a Process-Start-Time-Unix header.
+type llamacppMetrics struct {
+	start time.Time
+
+	mu                       sync.Mutex
+	promptTokens, promptMS   uint64
+	predictedN, predictedMS  uint64
+	nDecode, nBusy, tokenMax uint64
+	processing, deferred     int
+}
+
+func newLlamaCppMetrics(start time.Time) *llamacppMetrics { return &llamacppMetrics{start: start} }
+
+// cppDouble formats v as std::ostream << double does by default (%g, precision 6).
+func cppDouble(v float64) string {
+	switch {
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsInf(v, -1):
+		return "-inf"
+	case math.IsNaN(v):
+		return "nan"
+	}
+	return strconv.FormatFloat(v, 'g', 6, 64)
+}
+
+func (m *llamacppMetrics) handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		m.mu.Lock()
+		rate := func(n, ms uint64) float64 {
+			if n == 0 {
+				return 0
+			}
+			return 1e3 / float64(ms) * float64(n)
+		}
+		busy := 0.0
+		if m.nDecode > 0 {
+			busy = float64(m.nBusy) / float64(m.nDecode)
+		}
+		items := []struct {
+			name, typ, help string
+			v               float64
+		}{
+			{"prompt_tokens_total", "counter", "Number of prompt tokens processed.", float64(m.promptTokens)},
+			{"prompt_seconds_total", "counter", "Prompt process time", float64(m.promptMS) / 1e3},
+			{"tokens_predicted_total", "counter", "Number of generation tokens processed.", float64(m.predictedN)},
+			{"tokens_predicted_seconds_total", "counter", "Predict process time", float64(m.predictedMS) / 1e3},
+			{"n_decode_total", "counter", "Total number of llama_decode() calls", float64(m.nDecode)},
+			{"n_tokens_max", "counter", "Largest observed n_tokens.", float64(m.tokenMax)},
+			{"prompt_tokens_seconds", "gauge", "Average prompt throughput in tokens/s.", rate(m.promptTokens, m.promptMS)},
+			{"predicted_tokens_seconds", "gauge", "Average generation throughput in tokens/s.", rate(m.predictedN, m.predictedMS)},
+			{"requests_processing", "gauge", "Number of requests processing.", float64(m.processing)},
+			{"requests_deferred", "gauge", "Number of requests deferred.", float64(m.deferred)},
+			{"n_busy_slots_per_decode", "gauge", "Average number of busy slots per llama_decode() call", busy},
+		}
+		m.mu.Unlock()
+		var b []byte
+		for _, it := range items {
+			b = append(b, "# HELP llamacpp:"+it.name+" "+it.help+"\n# TYPE llamacpp:"+it.name+" "+it.typ+"\nllamacpp:"+it.name+" "+cppDouble(it.v)+"\n"...)
+		}
+		w.Header().Set("Process-Start-Time-Unix", strconv.FormatInt(m.start.Unix(), 10))
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = w.Write(b)
+	})
+}
+
+func (m *llamacppMetrics) received(*stream) {}
+
+func (m *llamacppMetrics) queued(*stream, time.Duration) {}
+
+func (m *llamacppMetrics) scheduled(_ *batch.Batch, sch *batch.Scheduler, _ time.Duration) {
+	m.mu.Lock()
+	m.nDecode++
+	m.nBusy += uint64(sch.Running())
+	m.processing, m.deferred = sch.Running(), sch.Waiting()
+	m.mu.Unlock()
+}
+
+func (m *llamacppMetrics) passed(b *batch.Batch, sch *batch.Scheduler, _ time.Duration, _ int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.processing, m.deferred = sch.Running(), sch.Waiting()
+	for _, q := range b.Seqs {
+		if q.Output > 0 {
+			m.tokenMax = max(m.tokenMax, uint64(q.PromptLen+q.Output-1))
+		}
+	}
+}
+
+// wholeMS is a duration in whole milliseconds, truncated.
+func wholeMS(d time.Duration) uint64 { return uint64(max(d, 0) / time.Millisecond) }
+
+func (m *llamacppMetrics) delivered(s *stream, _ int, at time.Duration) {
+	if s.delivered > 0 {
+		return
+	}
+	m.mu.Lock()
+	m.promptTokens += uint64(s.seq.PromptLen - s.seq.CachedTokens)
+	m.promptMS += wholeMS(at - s.prefillStart)
+	m.mu.Unlock()
+}
+
+func (m *llamacppMetrics) finished(s *stream, _ time.Duration) {
+	m.mu.Lock()
+	m.predictedN += uint64(s.seq.Output)
+	if s.delivered > 0 {
+		m.predictedMS += wholeMS(s.lastDelivery - s.firstDelivery)
+	}
+	m.mu.Unlock()
+}
+
+func (m *llamacppMetrics) aborted(*stream, time.Duration) {}
