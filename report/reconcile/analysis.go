@@ -42,6 +42,9 @@ type analysis struct {
 	// those of the requests in flight at an edge (0 for SGLang, and after a
 	// run, whose windows open and close with nothing in flight).
 	straddleTok float64
+	// tokForeign is foreign traffic inferred from the generated-token
+	// counter, for an engine that counts no requests.
+	tokForeign tokenForeign
 
 	origin time.Time
 	flight inflight
@@ -105,6 +108,7 @@ func analyse(in Input) *analysis {
 	if !a.sem.tokensAtFinish {
 		a.straddleTok = a.straddlingTokens(in.InFlight)
 	}
+	a.tokForeign = a.inferTokenForeign()
 	return a
 }
 

@@ -26,6 +26,20 @@ type clientStats struct {
 	ttftSum float64
 	ttftN   int
 	e2eSum  float64 // OK records
+	// busySum is Σ(end − send on the wire) over every record that reached
+	// the engine, failed ones included for the time they were in flight:
+	// what occupied the engine, by Little's law its mean in-flight count
+	// times the window.
+	busySum float64
+	// prefilled counts the records, failed or not, that received a first
+	// token: the requests the engine prefilled.
+	prefilled int
+	// failedTokenBound bounds the tokens the engine may have generated for
+	// failed requests that reached it (an engine may go on to max_tokens
+	// after the client's stream broke: llama.cpp does); failedUnbounded says
+	// one of them had no max_tokens, so no bound is known.
+	failedTokenBound float64
+	failedUnbounded  bool
 
 	// Inter-token gaps, over OK records with at least two content chunks:
 	// gapSum is Σ(last chunk − first chunk), chunkGaps the number of gaps
@@ -34,6 +48,10 @@ type clientStats struct {
 	gapSum    float64
 	chunkGaps int
 	tokenGaps float64
+	// gapOutput is the usage output tokens of those same records: gapSum /
+	// gapOutput is the client's counterpart of an engine's decode time per
+	// generated token (first to last token, over every token).
+	gapOutput float64
 
 	tpotSum float64
 	tpotN   int
@@ -45,9 +63,22 @@ func newClientStats(records []*client.Record) clientStats {
 		c.sent++
 		if r.ErrorClass != client.ErrConnect {
 			c.reached++
+			if d := r.E2E(); d > 0 {
+				c.busySum += d.Seconds()
+			}
+		}
+		if r.FirstToken > 0 {
+			c.prefilled++
 		}
 		if !r.OK() {
 			c.failed++
+			if r.ErrorClass != client.ErrConnect {
+				if r.MaxTokens > 0 {
+					c.failedTokenBound += float64(max(r.MaxTokens, r.OutputTokens))
+				} else {
+					c.failedUnbounded = true
+				}
+			}
 			switch r.ErrorClass {
 			case client.ErrTimeout, client.ErrCanceled, client.ErrStreamBroken, client.ErrMalformedChunk:
 				c.abandoned++
@@ -69,6 +100,7 @@ func newClientStats(records []*client.Record) clientStats {
 		if n := len(r.Chunks); n > 1 {
 			c.gapSum += (r.Chunks[n-1].At - r.Chunks[0].At).Seconds()
 			c.chunkGaps += n - 1
+			c.gapOutput += float64(r.OutputTokens)
 			for _, ch := range r.Chunks[1:] {
 				c.tokenGaps += float64(max(1, ch.Tokens))
 			}

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/llmbench-org/llmbench/scrape"
 )
@@ -24,23 +25,39 @@ const (
 // the engine's, by Little's law over its e2e histogram (exact: a sum of
 // times) and, as a cross-check, the time average of its running + waiting
 // gauges (sampled, and stale on SGLang).
+//
+// The client's count covers every request that occupied the engine, failed
+// ones too for the time they were in flight (clientInflight): counting
+// successes only made a run with 37 % failures read 2.3 requests in flight
+// against the engine's 4.0, and blame the engine. An e2e histogram that
+// observed only the successful requests is compared with the successes'
+// count instead.
 func (a *analysis) concurrency() (f Finding) {
 	f = Finding{ID: IDConcurrency, Severity: Info}
 	ev := evidence{}
 	defer func() { f.Evidence = ev.orNil() }()
 	T := a.span.Seconds()
-	if T <= 0 || a.client.ok == 0 {
+	if T <= 0 || a.client.reached == 0 {
 		f.Verdict = "no completed request in the compared windows: concurrency is not compared"
 		return f
 	}
-	clientL := a.client.e2eSum / T
+	allL, okL := a.client.busySum/T, a.client.e2eSum/T
+	clientL, who := allL, ""
 	ev.set("window_s", T)
-	ev.set("client_inflight_mean", clientL)
+	ev.set("client_inflight_mean", allL)
+	if failedIn := a.client.failed - (a.client.sent - a.client.reached); failedIn > 0 {
+		ev.set("client_ok_inflight_mean", okL)
+		who = fmt.Sprintf(" (%d failed requests included for the time they were in flight)", failedIn)
+	}
 
 	serverL, basis := 0.0, ""
 	if h, ok := a.server.Histograms[scrape.E2E]; ok && h.Count > 0 {
 		serverL, basis = h.Sum/T, "its e2e histogram"
 		ev.set("server_inflight_mean", serverL)
+		if successesOnly(h.Count, a.client.ok, a.client.reached) {
+			clientL = okL
+			who = fmt.Sprintf(" (its %d successful requests: the engine's e2e histogram counts %s, as many as succeeded)", a.client.ok, count(h.Count))
+		}
 	}
 	gaugeL, n := a.gaugeInflight()
 	if n > 0 {
@@ -50,17 +67,21 @@ func (a *analysis) concurrency() (f Finding) {
 			serverL, basis = gaugeL, "its running + waiting gauges"
 		}
 	}
+	if clientL <= 0 {
+		f.Verdict = "the client's requests spent no measurable time in flight: concurrency is not compared"
+		return f
+	}
 	if basis == "" {
 		why := "the engine exposes neither an e2e histogram nor running/waiting gauges"
 		if n > 0 {
 			why = fmt.Sprintf("the engine has no e2e histogram, and its gauges (mean %.1f) are written only every few decode steps, too stale to judge by", gaugeL)
 		}
-		f.Verdict = fmt.Sprintf("the client kept %.1f requests in flight on average; %s", clientL, why)
+		f.Verdict = fmt.Sprintf("the client kept %.1f requests in flight on average%s; %s", clientL, who, why)
 		return f
 	}
 	r := serverL / clientL
 	ev.set("ratio", r)
-	desc := fmt.Sprintf("the client kept %.1f requests in flight on average, the engine held %.1f (Little's law over %s)", clientL, serverL, basis)
+	desc := fmt.Sprintf("the client kept %.1f requests in flight on average%s, the engine held %.1f (Little's law over %s)", clientL, who, serverL, basis)
 	if excess, _ := a.foreignExcess(); excess >= 1 {
 		f.Verdict = joinClauses(desc, "the engine's count includes foreign requests")
 		return f
@@ -77,6 +98,15 @@ func (a *analysis) concurrency() (f Finding) {
 		f.Verdict = desc + ": they agree"
 	}
 	return f
+}
+
+// successesOnly reports whether an engine histogram of n observations
+// counted the client's ok successful requests rather than all the reached
+// ones that occupied it (the engine observes a request's e2e when it
+// finishes it; some never observe failed ones): the nearer count wins, a
+// tie meaning they are the same.
+func successesOnly(n float64, ok, reached int) bool {
+	return reached > ok && math.Abs(n-float64(ok)) < math.Abs(n-float64(reached))
 }
 
 // gaugeInflight is the time average of running + waiting over the

@@ -64,10 +64,25 @@ func (a *analysis) settleProblem() string {
 
 func (a *analysis) reset(c scrape.Concept) bool { return slices.Contains(a.resets, c) }
 
-// foreignExcess is how many requests the engine finished (or received)
+// foreignExcess is how many requests of other clients the engine served in
+// the paired windows: counted by its finished or received counter
+// (requestExcess), or, for an engine that counts no requests (llama.cpp),
+// estimated from its generated-token counter (tokenForeign); ok is false
+// when neither can tell.
+func (a *analysis) foreignExcess() (excess float64, ok bool) {
+	if excess, ok := a.requestExcess(); ok {
+		return excess, true
+	}
+	if a.tokForeign.known {
+		return a.tokForeign.requests, true
+	}
+	return 0, false
+}
+
+// requestExcess is how many requests the engine finished (or received)
 // beyond every request of ours that could have been counted in the paired
 // windows; ok is false when the engine has neither counter or one reset.
-func (a *analysis) foreignExcess() (excess float64, ok bool) {
+func (a *analysis) requestExcess() (excess float64, ok bool) {
 	bound := float64(a.client.reached + a.ambiguous)
 	for _, c := range []scrape.Concept{scrape.RequestsFinished, scrape.RequestsReceived} {
 		v, has := a.server.Counters[c]
@@ -162,6 +177,11 @@ func (a *analysis) foreignTraffic() (f Finding) {
 	if v, has := a.server.Counters[scrape.RequestsReceived]; has {
 		ev.set("server_received_delta", v)
 	}
+	if _, counted := a.requestExcess(); !counted {
+		if a.tokForeign.known || a.tokForeign.why != "" {
+			return a.foreignFromTokens(f, ev)
+		}
+	}
 	if !ok {
 		f.Verdict = "the engine exposes no usable request counter (or it reset): foreign traffic cannot be ruled out"
 		return f
@@ -175,6 +195,124 @@ func (a *analysis) foreignTraffic() (f Finding) {
 	ev.set("foreign_share_ratio", share)
 	f.Verdict = fmt.Sprintf("the engine served %s requests llmbench did not send (%s of ours): other clients share it, so its latency histograms, gauges and token counters include their traffic",
 		count(excess), pct(share))
+	if share >= foreignShareWarn {
+		f.Severity = Warn
+	}
+	return f
+}
+
+// maxCountingPerRequest is the largest whole number of tokens per request
+// by which an engine's generated-token counter may exceed the usage it
+// returns because the two count differently (an end-of-sequence token
+// counted on one side only), rather than because of other clients' traffic.
+const maxCountingPerRequest = 2
+
+// tokenForeign is other clients' traffic inferred from the generated-token
+// counter, for an engine that counts no requests (llama.cpp). The usage an
+// engine returns is its own count of the tokens it generated, so in a clean
+// window the two agree exactly: an excess beyond what the window's edges
+// and the failed requests may have generated is other clients' tokens,
+// unless it is a whole number of tokens per request (a counting difference).
+type tokenForeign struct {
+	known bool   // the inference was made
+	why   string // why it could not be, when the engine has the counter but the client's side cannot bound it
+
+	excess     float64 // Δgeneration_tokens − the client's usage sum (may be ≤ 0)
+	allowance  float64 // what edge and failed requests may account for
+	tokens     float64 // the excess beyond the allowance: other clients' tokens (0 when none)
+	requests   float64 // tokens ÷ the client's mean output length (at least 1 when tokens > 0)
+	meanOutput float64 // the client's mean output tokens per successful request
+	perRequest float64 // the excess is this many tokens per request exactly: a counting difference (0 when not)
+}
+
+// inferTokenForeign computes tokenForeign; only for an engine without a
+// usable request counter.
+func (a *analysis) inferTokenForeign() (tf tokenForeign) {
+	if _, counted := a.requestExcess(); counted {
+		return tf
+	}
+	sg, has := a.server.Counters[scrape.GenerationTokens]
+	switch {
+	case !has || a.client.ok == 0 || a.client.output <= 0:
+		return tf
+	case a.reset(scrape.GenerationTokens):
+		tf.why = "its generated-token counter went backwards inside the window (a restart)"
+		return tf
+	case a.client.estimatedTokens > 0:
+		tf.why = fmt.Sprintf("%d of the client's output counts were estimated from chunks, not taken from usage", a.client.estimatedTokens)
+		return tf
+	case a.client.failedUnbounded:
+		tf.why = "failed requests without max_tokens may have generated any number of tokens the client never saw"
+		return tf
+	}
+	cl := a.client.output
+	tf.known = true
+	tf.meanOutput = cl / float64(a.client.ok)
+	tf.excess = sg - cl
+	tol := a.tokenTolerance(cl)
+	tf.allowance = tol + a.client.failedTokenBound
+	if k := math.Round(tf.excess / float64(a.client.ok)); k >= 1 && k <= maxCountingPerRequest &&
+		math.Abs(tf.excess-k*float64(a.client.ok)) <= tol {
+		tf.perRequest = k
+		return tf
+	}
+	// Beyond the allowance, the excess is foreign: all of it but what the
+	// failed requests may have generated (the edges' tolerance absorbs
+	// noise, it is not a loss to subtract).
+	if tf.excess-tf.allowance >= 1 {
+		tf.tokens = tf.excess - a.client.failedTokenBound
+		tf.requests = math.Max(1, tf.tokens/tf.meanOutput)
+	}
+	return tf
+}
+
+// tokenTolerance is how far a token counter may stray from the client's sum
+// cl in a clean window: requests that ended as a snapshot was read, float
+// rounding on huge counters, and for an engine that counts as it works, the
+// requests in flight at the edges.
+func (a *analysis) tokenTolerance(cl float64) float64 {
+	return math.Max(0.5, 1e-3*cl) + a.ambiguousTok + a.straddleTok
+}
+
+// foreignFromTokens is the foreign-traffic finding of an engine that counts
+// no requests: what its generated-token counter says.
+func (a *analysis) foreignFromTokens(f Finding, ev evidence) Finding {
+	defer func() { f.Evidence = ev.orNil() }()
+	tf := a.tokForeign
+	sg := a.server.Counters[scrape.GenerationTokens]
+	ev.set("server_generation_delta", sg)
+	ev.set("client_output_tokens", a.client.output)
+	if !tf.known {
+		f.Verdict = "the engine counts no requests, and its generated tokens cannot tell other clients' traffic apart: " + tf.why + "; foreign traffic cannot be ruled out"
+		return f
+	}
+	ev.set("client_output_mean_tokens", tf.meanOutput)
+	ev.set("generation_excess_tokens", tf.excess)
+	if a.client.failedTokenBound > 0 {
+		ev.set("failed_output_allowance_tokens", a.client.failedTokenBound)
+	}
+	ev.set("foreign_output_tokens", tf.tokens)
+	ev.set("foreign_requests_estimated", tf.requests)
+	switch {
+	case tf.perRequest > 0:
+		f.Verdict = fmt.Sprintf("no foreign traffic inferred: the engine generated %s tokens against the client's usage of %s, exactly %s more per request, which is a counting difference, not other clients (see token_conservation)",
+			count(sg), count(a.client.output), count(tf.perRequest))
+		return f
+	case tf.tokens < 1:
+		f.Verdict = fmt.Sprintf("no foreign traffic: the engine counts no requests, and the %s tokens it generated are the client's %s", count(sg), count(a.client.output))
+		if tf.excess >= 1 {
+			f.Verdict += fmt.Sprintf(" plus %s that the requests at the window's edges or the %d failed ones account for", count(tf.excess), a.client.failed)
+		}
+		return f
+	}
+	share := tf.requests / math.Max(1, float64(a.client.reached))
+	ev.set("foreign_share_ratio", share)
+	atLeast := ""
+	if a.client.failedTokenBound > 0 {
+		atLeast = "at least "
+	}
+	f.Verdict = fmt.Sprintf("the engine generated %s%s tokens beyond the usage of llmbench's requests (its generated-token counter Δ %s, the client's usage %s): other clients' traffic, about %s requests at the client's mean of %s tokens (%s of ours; the engine counts no requests, so they are inferred from its tokens), and its gauges and token counters include them",
+		atLeast, count(math.Round(tf.tokens)), count(sg), count(a.client.output), count(math.Round(tf.requests)), count(math.Round(tf.meanOutput)), pct(share))
 	if share >= foreignShareWarn {
 		f.Severity = Warn
 	}
@@ -208,8 +346,15 @@ func (a *analysis) tokenConservation() (f Finding) {
 		f.Verdict = "the engine exposes no token counters: tokens cannot be conserved against it"
 		return f
 	}
+	if a.client.cached > 0 {
+		ev.set("client_cached_tokens", a.client.cached)
+	}
 	if excess, _ := a.foreignExcess(); excess >= 1 {
 		f.Verdict = "not comparable: the engine's token counters include foreign traffic (see foreign_traffic)"
+		if tf := a.tokForeign; tf.tokens >= 1 {
+			f.Verdict = fmt.Sprintf("not comparable: the engine generated %s tokens more than the client's usage, other clients' traffic rather than a tokenizer difference, since the usage is the engine's own count of what it generated (see foreign_traffic)",
+				count(math.Round(tf.excess)))
+		}
 		return f
 	}
 	if a.reset(scrape.PromptTokens) || a.reset(scrape.GenerationTokens) {
@@ -221,7 +366,7 @@ func (a *analysis) tokenConservation() (f Finding) {
 	// window balances exactly; the tolerance only absorbs requests that ended
 	// as a snapshot was read, float rounding on huge counters, and for an
 	// engine that counts as it works, the requests in flight at the edges.
-	tol := func(v float64) float64 { return math.Max(0.5, 1e-3*v) + a.ambiguousTok + a.straddleTok }
+	tol := a.tokenTolerance
 	var clauses []string
 	mismatch := false
 	explained := ""
@@ -243,6 +388,11 @@ func (a *analysis) tokenConservation() (f Finding) {
 		switch {
 		case what == "prompt" && a.client.cached > 0 && math.Abs(server-(cl-a.client.cached)) <= tol(cl):
 			explained = "the engine counts only computed prompt tokens, not prefix-cache hits"
+		case what == "prompt" && a.sem.promptComputedOnly && d < 0 && a.client.cached == 0 && a.client.failed == 0:
+			// llama.cpp counts only the prompt tokens it processed; the
+			// client knows the cached ones only when the usage says.
+			ev.set("prompt_cache_tokens_inferred", -d)
+			explained = fmt.Sprintf("the engine counts only the prompt tokens it processed, so the %s-token deficit is its prompt cache at work, not a tokenizer difference (the usage reported no cached_tokens to check it against)", count(-d))
 		case a.client.failed > 0:
 			explained = fmt.Sprintf("%d requests failed, and engines count a failed request's tokens at different moments (vLLM at prefill and per step, SGLang only at finish)", a.client.failed)
 		case what == "generation" && a.client.estimatedTokens > 0:

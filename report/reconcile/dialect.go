@@ -23,6 +23,18 @@ type semantics struct {
 	// per step) a window's counter deltas include part of the tokens of the
 	// requests in flight at its edges.
 	tokensAtFinish bool
+	// promptComputedOnly: the prompt-token counter counts only the prompt
+	// tokens the engine processed, not those it reused from its prompt cache
+	// (llama.cpp), so it falls short of the usage by the cached tokens.
+	promptComputedOnly bool
+	// timeResolution is what each request's time is truncated to before
+	// the engine adds it to its cumulative time counters (decode_seconds,
+	// prefill_seconds): llama.cpp keeps whole milliseconds. 0 = exact.
+	timeResolution float64
+	// prefillSpan says what the engine's prefill time covers, and
+	// outsidePrefill what lies between it and the client's TTFT, for an
+	// engine whose TTFT is known only through its prefill-time counter.
+	prefillSpan, outsidePrefill string
 }
 
 var dialectSemantics = map[string]semantics{
@@ -41,6 +53,18 @@ var dialectSemantics = map[string]semantics{
 		ttftSpan:    "API-server arrival to the token processor's first token (older releases start at inference start and exclude the queue)",
 		outsideTTFT: "postprocessing, the SSE write, network, the client's parsing",
 	},
+	// llama.cpp has no histograms and counts no requests: its latency is in
+	// two cumulative-time counters, each request adding whole milliseconds
+	// (truncated; a real server's prompt times of 3.056, 0.296 and 0.422 ms
+	// added 3 ms). Prompt tokens and prompt time are counted at a request's
+	// first token, generated tokens and generation time at its finish.
+	"llamacpp": {
+		name: "llamacpp", promptComputedOnly: true, timeResolution: 0.001,
+		ttftSpan:       "the engine's own TTFT",
+		outsideTTFT:    "whatever lies between the engine's measuring point and the client",
+		prefillSpan:    "from its slot starting the prompt to the first token sampled",
+		outsidePrefill: "waiting for a free slot (requests_deferred), tokenization, HTTP, the network and the first token's delivery",
+	},
 }
 
 // semanticsOf returns the dialect's semantics, or neutral ones for a dialect
@@ -51,8 +75,10 @@ func semanticsOf(dialect string) semantics {
 		return s
 	}
 	return semantics{
-		name:        dialect,
-		ttftSpan:    "the engine's own TTFT",
-		outsideTTFT: "whatever lies between the engine's measuring point and the client",
+		name:           dialect,
+		ttftSpan:       "the engine's own TTFT",
+		outsideTTFT:    "whatever lies between the engine's measuring point and the client",
+		prefillSpan:    "the engine's own prefill time",
+		outsidePrefill: "the queue and whatever lies between the engine's prefill and the client",
 	}
 }

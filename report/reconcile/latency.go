@@ -47,6 +47,9 @@ func (a *analysis) ttftDecomposition() (f Finding) {
 	ev.set("client_ttft_count", float64(a.client.ttftN))
 	h, has := a.server.Histograms[scrape.TTFT]
 	if !has || h.Count == 0 {
+		if ps, ok := a.server.Counters[scrape.PrefillSeconds]; ok && !a.reset(scrape.PrefillSeconds) && a.client.prefilled > 0 {
+			return a.prefillDecomposition(f, ev, cm, ps)
+		}
 		f.Verdict = fmt.Sprintf("the engine exposes no TTFT histogram: the client's mean TTFT %s cannot be split into engine and outside time", dur(cm))
 		return f
 	}
@@ -158,6 +161,11 @@ func (a *analysis) perTokenLatency() (f Finding) {
 	}
 	h, has := a.server.Histograms[scrape.ITL]
 	if !has || h.Count == 0 {
+		if ds, ok := a.server.Counters[scrape.DecodeSeconds]; ok && !a.reset(scrape.DecodeSeconds) && !a.reset(scrape.GenerationTokens) {
+			if sg := a.server.Counters[scrape.GenerationTokens]; sg > 0 && a.client.gapOutput > 0 {
+				return a.decodePerToken(f, ev, cm, unit, ds, sg)
+			}
+		}
 		f.Verdict = joinClauses(fmt.Sprintf("the engine exposes no inter-token latency histogram: client ITL %s per %s is not compared", dur(cm), unit), tpotClause)
 		return f
 	}
@@ -203,6 +211,141 @@ func (a *analysis) perTokenLatency() (f Finding) {
 		f.Verdict = joinClauses("per-token latency agrees: "+base, tpotClause)
 	}
 	return f
+}
+
+// prefillDecomposition splits the client's mean TTFT cm by the engine's
+// cumulative prefill time ps (llama.cpp's prompt_seconds_total), for an
+// engine without a TTFT histogram: its mean per request is ps over the
+// requests the client saw prefilled (the engine counts none), and the rest
+// of the client's TTFT lies outside the prefill (for llama.cpp: waiting for
+// a free slot, tokenization, HTTP, the network). Each request's time is
+// truncated to the dialect's resolution before it is added, so the mean
+// reads low by up to that resolution.
+func (a *analysis) prefillDecomposition(f Finding, ev evidence, cm, ps float64) Finding {
+	defer func() { f.Evidence = ev.orNil() }()
+	n := float64(a.client.prefilled)
+	who := fmt.Sprintf("the %s requests the client saw prefilled", count(n))
+	foreign, _ := a.foreignExcess()
+	if foreign >= 1 {
+		// other clients' requests were prefilled too: count them in
+		n += math.Round(foreign)
+		who = fmt.Sprintf("the %s requests it prefilled, the client's %d and about %s foreign ones", count(n), a.client.prefilled, count(math.Round(foreign)))
+	}
+	pm := ps / n
+	outside := cm - pm
+	res := a.sem.timeResolution
+	ev.set("server_prefill_seconds_delta", ps)
+	ev.set("server_prefill_requests", n)
+	ev.set("server_prefill_mean_s", pm)
+	ev.set("outside_prefill_s", outside)
+	ev.set("outside_share_ratio", outside/cm)
+	kept := ""
+	if res > 0 {
+		ev.set("server_time_resolution_s", res)
+		kept = fmt.Sprintf("; the engine keeps each request's prefill time in whole %s, truncated, so this mean may read up to %s low", resolutionUnit(res), dur(res))
+		if ps == 0 {
+			kept = fmt.Sprintf("; the engine keeps each request's prefill time in whole %s, truncated, and every one of these took less than %s", resolutionUnit(res), dur(res))
+		}
+	}
+	f.Verdict = fmt.Sprintf("client TTFT %s = engine prefill %s per request (Δ%s over %s: %s%s) %s outside the prefill (%s); the engine has no TTFT histogram",
+		dur(cm), dur(pm), scrape.PrefillSeconds, who, a.sem.prefillSpan, kept, signedDur(outside), a.sem.outsidePrefill)
+	if foreign >= 1 {
+		f.Verdict = joinClauses(f.Verdict, "the engine's prefill time includes foreign requests, so the split is approximate")
+		return f
+	}
+	// The engine's prefill ends before the client's first token arrives,
+	// so its mean (at its lowest reading, truncation aside) above the
+	// client's TTFT means the two do not describe the same requests.
+	if -outside > math.Max(negativeOutsideWarnAbs, negativeOutsideWarnShare*cm) {
+		f.Severity = Warn
+		f.Verdict = fmt.Sprintf("the engine's prefill time per request %s exceeds the client's mean TTFT %s: it measured other requests (traffic the engine cannot tell apart, since it counts no requests) or another span",
+			dur(pm), dur(cm))
+	}
+	return f
+}
+
+// decodePerToken compares the engine's own generation time per generated
+// token, Δdecode_seconds / Δgeneration_tokens (llama.cpp's
+// tokens_predicted_seconds_total / tokens_predicted_total), with the
+// client's counterpart over the same span: each streamed request's first to
+// last content chunk (a constant delivery delay cancels out) over its usage
+// tokens. Both divide a request's n − 1 decode steps by its n tokens, so
+// they compare like for like; the client's TPOT and ITL are stated beside
+// them. Each request's time is truncated to the dialect's resolution before
+// the engine adds it, so its figure reads low by up to that resolution per
+// request over the tokens, and only a gap beyond it counts.
+func (a *analysis) decodePerToken(f Finding, ev evidence, itl float64, unit string, ds, sg float64) Finding {
+	defer func() { f.Evidence = ev.orNil() }()
+	sp := ds / sg
+	cp := a.client.gapSum / a.client.gapOutput
+	// requests whose decode time the engine added: every one that reached it
+	trunc := a.sem.timeResolution * float64(a.client.reached) / sg
+	ev.set("server_decode_seconds_delta", ds)
+	ev.set("server_decode_per_token_s", sp)
+	ev.set("client_decode_per_token_s", cp)
+	if trunc > 0 {
+		ev.set("server_decode_truncation_max_s", trunc)
+	}
+	// the distance from the client's figure to the interval the engine's
+	// true figure lies in, [sp, sp + trunc]
+	diff := 0.0
+	switch {
+	case cp > sp+trunc:
+		diff = cp - (sp + trunc)
+	case cp < sp:
+		diff = cp - sp
+	}
+	rel := diff / sp
+	ev.set("difference_s", diff)
+	ev.set("difference_ratio", rel)
+
+	refs := fmt.Sprintf("client ITL %s per %s", dur(itl), unit)
+	if tm, ok := a.client.tpotMean(); ok {
+		refs = fmt.Sprintf("client TPOT %s, ITL %s per %s", dur(tm), dur(itl), unit)
+		// The engine's TPOT counterpart divides by the tokens after each
+		// request's first, when the requests it counted are ours alone.
+		if excess, _ := a.foreignExcess(); excess < 1 && a.client.failed == 0 && sg > float64(a.client.ok) {
+			st := ds / (sg - float64(a.client.ok))
+			ev.set("server_decode_tpot_s", st)
+			refs = fmt.Sprintf("client TPOT %s against the engine's %s (its decode time over the tokens after each request's first), ITL %s per %s", dur(tm), dur(st), dur(itl), unit)
+		}
+	}
+	kept := ""
+	if a.sem.timeResolution > 0 {
+		kept = fmt.Sprintf("; the engine keeps each request's generation time in whole %s, truncated, so its figure may read up to %s low", resolutionUnit(a.sem.timeResolution), dur(trunc))
+	}
+	base := fmt.Sprintf("engine decode time %s per generated token (Δ%s %s / Δ%s %s%s), client %s (first to last content chunk over the usage tokens)",
+		dur(sp), scrape.DecodeSeconds, dur(ds), scrape.GenerationTokens, count(sg), kept, dur(cp))
+	if excess, _ := a.foreignExcess(); excess >= 1 {
+		f.Verdict = joinClauses(base, "not judged: the engine's counters include foreign requests", refs)
+		return f
+	}
+	switch {
+	case rel > itlWarnRel && diff > itlWarnAbs:
+		f.Severity = Warn
+		f.Verdict = joinClauses(fmt.Sprintf("the client receives tokens %s slower than the engine generates them (%s vs %s per token): a client-side bottleneck (a slow reader, a saturated client CPU, a buffering proxy)",
+			pct(rel), dur(cp), dur(sp)), base, refs)
+	case rel < -itlWarnRel && -diff > itlWarnAbs:
+		f.Severity = Warn
+		f.Verdict = joinClauses(fmt.Sprintf("the engine's decode time per token (%s) is above what the client observed (%s): its counters cover other requests or another span",
+			dur(sp), dur(cp)), base, refs)
+	default:
+		f.Verdict = joinClauses("per-token latency agrees: "+base, refs)
+	}
+	return f
+}
+
+// resolutionUnit names a time resolution for a verdict.
+func resolutionUnit(res float64) string {
+	switch res {
+	case 0.001:
+		return "milliseconds"
+	case 1e-6:
+		return "microseconds"
+	case 1:
+		return "seconds"
+	}
+	return "steps of " + dur(res)
 }
 
 // cdfDistance is the largest gap between two histograms' CDFs over their

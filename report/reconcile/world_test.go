@@ -132,10 +132,14 @@ var (
 func (w *world) snapshotAt(t time.Duration) scrape.Snapshot {
 	s := scrape.Snapshot{Dialect: w.dialect, Gauges: map[scrape.Concept]float64{}, Counters: map[scrape.Concept]float64{}, Histograms: map[scrape.Concept]scrape.Histogram{}}
 	var ttft, itl, e2e, queue, prefill, tpot []float64
-	var fin, received, prompt, gen float64
+	var fin, received, prompt, gen, prefillMs, decodeMs float64
 	// SGLang counts a request's tokens when it finishes; vLLM its prompt at
-	// the first token and its output per step (FastDeploy likewise here).
-	asWorking := w.dialect != "sglang"
+	// the first token and its output per step (FastDeploy likewise here);
+	// llama.cpp its prompt and prefill time at the first token, its output
+	// and generation time at finish, each time in whole milliseconds.
+	asWorking := w.dialect != "sglang" && w.dialect != "llamacpp"
+	llama := w.dialect == "llamacpp"
+	wholeMs := func(d time.Duration) float64 { return float64(d / time.Millisecond) }
 	for _, r := range w.reqs {
 		if r.arrival <= t {
 			received++
@@ -143,6 +147,13 @@ func (w *world) snapshotAt(t time.Duration) scrape.Snapshot {
 		p := r.prompt + w.promptSkew
 		if w.computedOnly {
 			p -= w.cached
+		}
+		if llama && r.first <= t {
+			prompt += float64(p)
+			prefillMs += wholeMs(r.prefill)
+		}
+		if llama && r.finish <= t {
+			decodeMs += wholeMs(r.finish - r.first)
 		}
 		if asWorking && r.finish > t {
 			if r.first <= t {
@@ -158,7 +169,9 @@ func (w *world) snapshotAt(t time.Duration) scrape.Snapshot {
 			continue
 		}
 		fin++
-		prompt += float64(p)
+		if !llama {
+			prompt += float64(p)
+		}
 		gen += float64(r.output)
 		ttft = append(ttft, (r.first - r.arrival).Seconds())
 		e2e = append(e2e, (r.finish - r.arrival).Seconds())
@@ -199,6 +212,11 @@ func (w *world) snapshotAt(t time.Duration) scrape.Snapshot {
 		s.Histograms[scrape.E2E] = scrape.Bin(vllmREQ, e2e)
 		s.Histograms[scrape.Queue] = scrape.Bin(vllmREQ, queue)
 		s.Histograms[scrape.Prefill] = scrape.Bin(vllmREQ, prefill)
+	case "llamacpp": // no histograms, no request counters
+		delete(s.Counters, scrape.RequestsFinished)
+		delete(s.Counters, scrape.Preemptions)
+		s.Counters[scrape.PrefillSeconds] = prefillMs / 1000
+		s.Counters[scrape.DecodeSeconds] = decodeMs / 1000
 	case "fastdeploy":
 		s.Counters[scrape.RequestsReceived] = received
 		s.Histograms[scrape.TTFT] = scrape.Bin(fdTTFT, ttft)
