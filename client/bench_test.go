@@ -139,17 +139,21 @@ func BenchmarkRawLines(b *testing.B) {
 	_ = last
 }
 
-// BenchmarkChunkDecode is the client's own work per chunk: the [DONE]
-// detector over the line and the decode of the line.
+// BenchmarkChunkDecode is the client's own work per chunk: the SSE reader
+// over the line and the blank line after it, and the decode of the line.
 func BenchmarkChunkDecode(b *testing.B) {
-	line := []byte(strings.TrimSuffix(contentEvent("chatcmpl-0123456789abcdef", "tok "), "\n\n"))
-	data := line[len("data: "):]
-	var det doneDetector
+	event := []byte(contentEvent("chatcmpl-0123456789abcdef", "tok "))
+	r := bytes.NewReader(event)
+	sr := newSSEReader(r)
 	var dec chunkDecoder
 	b.ReportAllocs()
 	for b.Loop() {
-		det.scan(line)
-		det.scan([]byte{'\n', '\n'})
+		r.Reset(event)
+		sr.br.Reset(r)
+		kind, data, err := sr.next()
+		if err != nil || kind != sseData {
+			b.Fatal("not a data line", err)
+		}
 		v, err := dec.decode(data)
 		if err != nil || !v.content {
 			b.Fatal("not a content chunk", err)

@@ -25,26 +25,48 @@ type wireUsage struct {
 	PromptTokensDetails struct {
 		CachedTokens int `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails struct {
+		ReasoningTokens int `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
 }
 
 // chunkView is what one chunk said. Its slices point into the decoded line
 // and usage into the decoder: it is valid until the next decode.
 type chunkView struct {
-	id       []byte     // the raw JSON string of the chunk's id, nil when absent, null or ""
-	content  bool       // a choice carried generated text
-	finish   []byte     // the raw JSON string of the first non-empty finish_reason, nil when none
-	usage    *wireUsage // set when hasUsage
-	hasUsage bool
+	id        []byte     // the raw JSON string of the chunk's id, nil when absent, null or ""
+	content   bool       // a choice carried generated text: delta.content, message.content or text
+	reasoning bool       // a choice carried reasoning text: reasoning_content or reasoning
+	tool      bool       // a choice carried a non-empty tool_calls array
+	finish    []byte     // the raw JSON string of the first non-empty finish_reason, nil when none
+	usage     *wireUsage // set when hasUsage
+	hasUsage  bool
+	err       []byte // the raw value of a top-level "error" member other than null: an error event
+	timings   []byte // the raw "timings" object (llama.cpp), nil when absent or not an object
 }
+
+// output reports whether the chunk carried generated output of any kind.
+func (v *chunkView) output() bool { return v.content || v.reasoning || v.tool }
 
 // chunkDecoder reads one chunk's JSON the way json.Unmarshal would read it
 // into this shape, fields not listed being skipped (but still validated):
 //
 //	{ "id": string|null,
-//	  "choices": [ { "delta": { "content", "reasoning_content", "reasoning": string|null } | null,
+//	  "choices": [ { "delta"|"message": { "content", "reasoning_content", "reasoning": string|null,
+//	                                      "tool_calls": any } | null,
+//	                 "text": string|null,
 //	                 "finish_reason": string|null } | null ] | null,
 //	  "usage": { "prompt_tokens", "completion_tokens": int|null,
-//	             "prompt_tokens_details": { "cached_tokens": int|null } | null } | null }
+//	             "prompt_tokens_details": { "cached_tokens": int|null } | null,
+//	             "completion_tokens_details": { "reasoning_tokens": int|null } | null } | null,
+//	  "error": any,
+//	  "timings": any }
+//
+// The same shape covers a streamed chat chunk (delta), a non-streamed chat
+// response (message), a completions chunk or response (text), an error event
+// ({"error": …}) and llama.cpp's timings. tool_calls counts as output when
+// it is a non-empty array, whatever its elements; error is kept raw when it
+// is not null, timings when it is an object; any other value of these three
+// is read (and validated) but ignored.
 //
 // As in encoding/json, keys match case-insensitively (bytes.EqualFold, after
 // decoding escapes), a repeated key's last value wins (a repeated object
@@ -105,6 +127,24 @@ func (d *chunkDecoder) chunk(v *chunkView) error {
 			return d.choices(v)
 		case bytes.EqualFold(key, []byte("usage")):
 			return d.usage(v)
+		case bytes.EqualFold(key, []byte("error")):
+			start := d.i
+			v.err = nil
+			if d.null() {
+				return nil
+			}
+			err := d.skip(2)
+			v.err = d.b[start:d.i]
+			return err
+		case bytes.EqualFold(key, []byte("timings")):
+			start := d.i
+			isObj := d.is('{')
+			err := d.skip(2)
+			v.timings = nil
+			if isObj {
+				v.timings = d.b[start:d.i]
+			}
+			return err
 		}
 		return d.skip(2)
 	})
@@ -125,12 +165,19 @@ func (d *chunkDecoder) choices(v *chunkView) error {
 		if !d.is('{') {
 			return d.fail("a choice is not an object")
 		}
-		var text [3]bool // content, reasoning_content, reasoning
+		var delta, message [4]bool // content, reasoning_content, reasoning, tool_calls
+		var text bool
 		var finish []byte
 		err := d.object(3, func(key []byte) error {
 			switch {
 			case bytes.EqualFold(key, []byte("delta")):
-				return d.delta(&text)
+				return d.delta(&delta)
+			case bytes.EqualFold(key, []byte("message")):
+				return d.delta(&message)
+			case bytes.EqualFold(key, []byte("text")):
+				raw, err := d.stringOrNull("text")
+				text = nonEmptyString(raw)
+				return err
 			case bytes.EqualFold(key, []byte("finish_reason")):
 				raw, err := d.stringOrNull("finish_reason")
 				finish = raw
@@ -138,9 +185,9 @@ func (d *chunkDecoder) choices(v *chunkView) error {
 			}
 			return d.skip(4)
 		})
-		if text[0] || text[1] || text[2] {
-			v.content = true
-		}
+		v.content = v.content || delta[0] || message[0] || text
+		v.reasoning = v.reasoning || delta[1] || delta[2] || message[1] || message[2]
+		v.tool = v.tool || delta[3] || message[3]
 		if v.finish == nil && nonEmptyString(finish) {
 			v.finish = finish
 		}
@@ -148,8 +195,10 @@ func (d *chunkDecoder) choices(v *chunkView) error {
 	})
 }
 
-// delta reads a choice's delta at depth 4, noting which text fields hold text.
-func (d *chunkDecoder) delta(text *[3]bool) error {
+// delta reads a choice's delta (or message) at depth 4, noting which text
+// fields hold text and whether tool_calls holds a call. As in encoding/json,
+// a repeated delta merges into the earlier one and null leaves it alone.
+func (d *chunkDecoder) delta(text *[4]bool) error {
 	if d.null() {
 		return nil
 	}
@@ -165,6 +214,15 @@ func (d *chunkDecoder) delta(text *[3]bool) error {
 			f = 1
 		case bytes.EqualFold(key, []byte("reasoning")):
 			f = 2
+		case bytes.EqualFold(key, []byte("tool_calls")):
+			text[3] = false
+			if !d.is('[') {
+				return d.skip(5)
+			}
+			return d.array(5, func() error {
+				text[3] = true
+				return d.skip(6)
+			})
 		default:
 			return d.skip(5)
 		}
@@ -201,6 +259,19 @@ func (d *chunkDecoder) usage(v *chunkView) error {
 			return d.object(3, func(key []byte) error {
 				if bytes.EqualFold(key, []byte("cached_tokens")) {
 					return d.intOrNull(&d.u.PromptTokensDetails.CachedTokens)
+				}
+				return d.skip(4)
+			})
+		case bytes.EqualFold(key, []byte("completion_tokens_details")):
+			if d.null() {
+				return nil
+			}
+			if !d.is('{') {
+				return d.fail("completion_tokens_details is not an object")
+			}
+			return d.object(3, func(key []byte) error {
+				if bytes.EqualFold(key, []byte("reasoning_tokens")) {
+					return d.intOrNull(&d.u.CompletionTokensDetails.ReasoningTokens)
 				}
 				return d.skip(4)
 			})

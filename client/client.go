@@ -2,12 +2,15 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,8 +25,9 @@ type Config struct {
 	APIKey  string // sent as a bearer token when not empty
 	Model   string
 	// Dialect decides the body field that carries the request id:
-	// sglang "rid"; vllm and fastdeploy "request_id"; "" none (the
-	// X-Request-Id header is sent in every dialect).
+	// sglang "rid"; vllm and fastdeploy "request_id"; tgi, llamacpp,
+	// triton, trtllm, auto and "" none (the X-Request-Id header is sent in
+	// every dialect). DialectNames lists them, IDField tells the field.
 	Dialect string
 	// Start is the run clock's origin: every Record time is time.Since(Start),
 	// read on the monotonic clock. Zero means "when New was called".
@@ -36,6 +40,28 @@ type Config struct {
 	// IncludeUsage asks for stream_options.include_usage, so the output token
 	// count comes from the server rather than from counting chunks.
 	IncludeUsage bool
+	// Endpoint is EndpointChat ("" means the same: POST /chat/completions
+	// with the messages) or EndpointCompletions (POST /completions with a
+	// prompt string: the messages' contents joined by newlines, no chat
+	// template).
+	Endpoint string
+	// NoStream sends stream:false: the response comes whole, so only E2E
+	// and usage are measured (no TTFT, ITL or chunks); records say NoStream.
+	// stream_options is not sent then.
+	NoStream bool
+	// ExtraBody is merged into every request body: sampling parameters,
+	// logprobs, ignore_eos, min_tokens, SGLang's lora_path… A key the
+	// request sets itself wins: stream_options is merged member by member
+	// (include_usage from IncludeUsage wins; dropped when NoStream), and
+	// max_tokens, min_tokens, ignore_eos and the dialect's id field are sent
+	// from ExtraBody only for requests that do not set them. model, stream,
+	// messages (chat) and prompt (completions) are refused: set Model (a
+	// vLLM LoRA adapter is selected by its name as the model) or NoStream.
+	ExtraBody map[string]any
+	// Headers are sent with every request (Warm's too), after go-openai's
+	// own (so they may replace Authorization or Accept); X-Request-Id is
+	// always the request's id. "Host" sets the request's Host.
+	Headers map[string]string
 	// HTTPClient replaces the client built from the settings above (tests
 	// inject one). MaxConns then has no effect on pooling.
 	HTTPClient *http.Client
@@ -46,9 +72,29 @@ type Config struct {
 type Client struct {
 	cfg     Config
 	http    *http.Client
+	doer    *extrasDoer
 	api     *openai.Client
 	idField string // the dialect's body field for the request id, "" for none
 	models  string // the URL Warm requests
+
+	endpoint       string // EndpointChat or EndpointCompletions
+	chatURL        string
+	completionsURL string
+	streamOptions  []byte        // the stream_options object sent, nil for none
+	extraBody      []extraMember // Config.ExtraBody but stream_options, by key
+	extraLen       int           // the bytes of extraBody's members
+}
+
+// Endpoints Config.Endpoint accepts.
+const (
+	EndpointChat        = "chat"        // POST {BaseURL}/chat/completions
+	EndpointCompletions = "completions" // POST {BaseURL}/completions
+)
+
+// extraMember is one Config.ExtraBody member, rendered `,"key":value`.
+type extraMember struct {
+	key    string
+	member []byte
 }
 
 const (
@@ -57,18 +103,51 @@ const (
 	dialTimeout = 10 * time.Second
 	// idleTimeout is how long an unused connection stays in the pool.
 	idleTimeout = 90 * time.Second
-	// emptyLinesLimit raises go-openai's cap on consecutive non-data lines
-	// (default 300), which SSE comments sent as keep-alives while a request
-	// waits in a long queue would otherwise exceed.
+	// emptyLinesLimit caps consecutive skipped lines in a stream (go-openai's
+	// default of 300 would be exceeded by SSE comments sent as keep-alives
+	// while a request waits in a long queue).
 	emptyLinesLimit = 1 << 20
 )
 
-// idFields maps a dialect to the body field that carries the request id.
-var idFields = map[string]string{
-	"":           "",
-	"sglang":     "rid",
-	"vllm":       "request_id",
-	"fastdeploy": "request_id",
+// dialects maps every dialect name scrape knows (scrape.DialectNames, and
+// its "auto") to the body field that carries the request id, "" where the
+// engine takes none: TGI, llama.cpp, Triton and TensorRT-LLM's trtllm-serve
+// read no request id from the body (the X-Request-Id header still goes).
+// The list is copied, not imported, so that client needs nothing of scrape;
+// a test keeps the two in step.
+var dialects = []struct{ name, idField string }{
+	{"sglang", "rid"},
+	{"vllm", "request_id"},
+	{"fastdeploy", "request_id"},
+	{"tgi", ""},
+	{"llamacpp", ""},
+	{"triton", ""},
+	{"trtllm", ""},
+	{"auto", ""},
+}
+
+// DialectNames lists the dialects Config.Dialect accepts besides "".
+func DialectNames() []string {
+	names := make([]string, len(dialects))
+	for i, d := range dialects {
+		names[i] = d.name
+	}
+	return names
+}
+
+// IDField returns the request body field that carries the request id in
+// dialect ("" when the engine takes none, and for the empty dialect), or an
+// error naming the known dialects.
+func IDField(dialect string) (string, error) {
+	if dialect == "" {
+		return "", nil
+	}
+	for _, d := range dialects {
+		if d.name == dialect {
+			return d.idField, nil
+		}
+	}
+	return "", fmt.Errorf("client: unknown dialect %q (want one of %s, or empty)", dialect, strings.Join(DialectNames(), ", "))
 }
 
 // New checks cfg and builds a Client.
@@ -80,9 +159,20 @@ func New(cfg Config) (*Client, error) {
 	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
 		return nil, fmt.Errorf("client: base URL %q: want http(s)://host[:port]/path", cfg.BaseURL)
 	}
-	idField, ok := idFields[cfg.Dialect]
-	if !ok {
-		return nil, fmt.Errorf("client: unknown dialect %q (want sglang, vllm, fastdeploy or empty)", cfg.Dialect)
+	idField, err := IDField(cfg.Dialect)
+	if err != nil {
+		return nil, err
+	}
+	endpoint := cfg.Endpoint
+	switch endpoint {
+	case "":
+		endpoint = EndpointChat
+	case EndpointChat, EndpointCompletions:
+	default:
+		return nil, fmt.Errorf("client: unknown endpoint %q (want %s or %s)", cfg.Endpoint, EndpointChat, EndpointCompletions)
+	}
+	if err := checkHeaders(cfg.Headers); err != nil {
+		return nil, err
 	}
 	if cfg.Model == "" {
 		return nil, errors.New("client: model is empty")
@@ -100,15 +190,82 @@ func New(cfg Config) (*Client, error) {
 
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
-	oc.HTTPClient = &extrasDoer{next: hc}
-	oc.EmptyMessagesLimit = emptyLinesLimit
-	return &Client{
-		cfg:     cfg,
-		http:    hc,
-		api:     openai.NewClientWithConfig(oc),
-		idField: idField,
-		models:  oc.BaseURL + "/models",
-	}, nil
+	doer := &extrasDoer{next: hc, headers: cfg.Headers}
+	oc.HTTPClient = doer
+	c := &Client{
+		cfg:            cfg,
+		http:           hc,
+		doer:           doer,
+		api:            openai.NewClientWithConfig(oc),
+		idField:        idField,
+		models:         oc.BaseURL + "/models",
+		endpoint:       endpoint,
+		chatURL:        oc.BaseURL + "/chat/completions",
+		completionsURL: oc.BaseURL + "/completions",
+	}
+	if err := c.renderExtraBody(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// renderExtraBody renders Config.ExtraBody once: its members but
+// stream_options as `,"key":value` in key order, and the stream_options
+// object streamed requests send.
+func (c *Client) renderExtraBody() error {
+	raw, err := json.Marshal(c.cfg.ExtraBody)
+	if err != nil {
+		return fmt.Errorf("client: extra body: %w", err)
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil {
+		return fmt.Errorf("client: extra body: %w", err)
+	}
+	reserved := []string{"model", "stream", "messages"}
+	if c.endpoint == EndpointCompletions {
+		reserved[2] = "prompt"
+	}
+	for _, k := range reserved {
+		if _, ok := members[k]; ok {
+			return fmt.Errorf("client: extra body sets %q, which the client always sends itself (set the model, or NoStream, in the client's own configuration)", k)
+		}
+	}
+	opts := map[string]json.RawMessage{}
+	if o, ok := members["stream_options"]; ok {
+		delete(members, "stream_options")
+		if err := json.Unmarshal(o, &opts); err != nil || opts == nil {
+			return fmt.Errorf("client: extra body: stream_options is not an object: %s", o)
+		}
+	}
+	if c.cfg.IncludeUsage {
+		opts["include_usage"] = json.RawMessage("true")
+	}
+	if len(opts) > 0 && !c.cfg.NoStream {
+		c.streamOptions, _ = json.Marshal(opts) // sorted keys, raw values
+	}
+	for _, k := range slices.Sorted(maps.Keys(members)) {
+		key, _ := json.Marshal(k)
+		m := append(append(append([]byte{','}, key...), ':'), members[k]...)
+		c.extraBody = append(c.extraBody, extraMember{key: k, member: m})
+		c.extraLen += len(m)
+	}
+	return nil
+}
+
+// checkHeaders refuses header names and values net/http would refuse at
+// every request.
+func checkHeaders(h map[string]string) error {
+	for k, v := range h {
+		if k == "" || strings.ContainsFunc(k, func(r rune) bool {
+			return r > 0x7e || r <= ' ' || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r)
+		}) {
+			return fmt.Errorf("client: header name %q is not a valid HTTP token", k)
+		}
+		if strings.ContainsAny(v, "\r\n\x00") {
+			return fmt.Errorf("client: header %s: value holds a line break or NUL", k)
+		}
+	}
+	return nil
 }
 
 // newTransport tunes an HTTP/1.1 transport for many long-lived streams.
@@ -162,6 +319,7 @@ func (c *Client) Warm(ctx context.Context, n int) error {
 			if c.cfg.APIKey != "" {
 				req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
 			}
+			setHeaders(req, c.cfg.Headers)
 			resps[i], errs[i] = c.http.Do(req)
 		})
 	}

@@ -18,7 +18,7 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		{"no scheme", func(c *Config) { c.BaseURL = "127.0.0.1:8000/v1" }, "base URL"},
 		{"not http", func(c *Config) { c.BaseURL = "ftp://host/v1" }, "base URL"},
 		{"unparseable", func(c *Config) { c.BaseURL = "http://[::1" }, "base URL"},
-		{"unknown dialect", func(c *Config) { c.Dialect = "tgi" }, "unknown dialect"},
+		{"unknown dialect", func(c *Config) { c.Dialect = "nonesuch" }, "unknown dialect"},
 		{"no model", func(c *Config) { c.Model = "" }, "model"},
 		{"negative timeout", func(c *Config) { c.Timeout = -1 }, "negative"},
 	}

@@ -1,12 +1,16 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
@@ -29,24 +33,25 @@ type call struct {
 	rec    *Record
 	ctx    context.Context // the request's own context: Timeout and the caller's cancel
 	id     string
-	extras []byte   // JSON members appended to go-openai's body
-	body   *sseBody // the response body, set by extrasDoer
+	extras []byte        // JSON members appended to the marshalled body
+	body   io.ReadCloser // the response body, set by extrasDoer
 	callTrace
 
-	streamed   bool   // a 2xx response arrived and the stream was read
+	streamed   bool   // a 2xx streamed response arrived and its body was read
 	finish     []byte // raw JSON string of the first finish_reason
 	usage      wireUsage
 	hasUsage   bool
-	completion int  // the last usage.completion_tokens seen
-	allUsage   bool // every content chunk so far carried usage
+	completion int    // the last usage.completion_tokens seen
+	allUsage   bool   // every output chunk so far carried usage
+	timings    []byte // the last raw timings object, copied
 }
 
 // Do sends r and returns what happened as one Record. It never fails: a
 // failure is a Record with an ErrorClass, holding whatever arrived before it.
 func (c *Client) Do(ctx context.Context, r Request) Record {
 	rec := Record{ID: r.ID, Index: r.Index, Phase: r.Phase, Intended: r.Intended,
-		TargetPromptTokens: r.PromptTokens, MaxTokens: r.MaxTokens}
-	if r.MaxTokens > 0 {
+		TargetPromptTokens: r.PromptTokens, MaxTokens: r.MaxTokens, NoStream: c.cfg.NoStream}
+	if r.MaxTokens > 0 && !c.cfg.NoStream {
 		rec.Chunks = make([]Chunk, 0, min(r.MaxTokens, maxChunkPrealloc))
 	}
 	reqCtx, cancel := context.WithCancelCause(ctx)
@@ -57,13 +62,25 @@ func (c *Client) Do(ctx context.Context, r Request) Record {
 		defer stop()
 	}
 	cl := &call{c: c, rec: &rec, ctx: reqCtx, id: r.ID, extras: c.extras(r), allUsage: true}
+	callCtx := context.WithValue(reqCtx, callKey{}, cl)
 
-	stream, err := c.api.CreateChatCompletionStream(context.WithValue(reqCtx, callKey{}, cl), c.chatRequest(r))
-	if err != nil {
-		cl.failOpen(err)
+	var err error
+	if c.endpoint == EndpointChat && !c.cfg.NoStream {
+		// go-openai sends the request and turns a non-2xx answer into an
+		// error; the body is read by sseReader (see sse.go), not by the
+		// stream go-openai returns.
+		_, err = c.api.CreateChatCompletionStream(callCtx, c.chatRequest(r))
 	} else {
+		err = c.post(callCtx, r)
+	}
+	switch {
+	case err != nil:
+		cl.failOpen(err)
+	case c.cfg.NoStream:
+		cl.readWhole(cancel)
+	default:
 		cl.streamed = true
-		cl.read(stream, cancel)
+		cl.read(cancel)
 	}
 	if cl.body != nil {
 		_ = cl.body.Close()
@@ -73,27 +90,169 @@ func (c *Client) Do(ctx context.Context, r Request) Record {
 	return rec
 }
 
-// chatRequest is the part of the request go-openai knows how to express.
-// max_tokens is not among it: see extras.
+// chatRequest is the part of a streamed chat request go-openai knows how to
+// express. max_tokens and stream_options are not among it: see extras.
 func (c *Client) chatRequest(r Request) openai.ChatCompletionRequest {
 	msgs := make([]openai.ChatCompletionMessage, len(r.Messages))
 	for i, m := range r.Messages {
 		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
 	}
-	req := openai.ChatCompletionRequest{Model: c.cfg.Model, Messages: msgs, Stream: true}
-	if c.cfg.IncludeUsage {
-		req.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
-	}
-	return req
+	return openai.ChatCompletionRequest{Model: c.cfg.Model, Messages: msgs, Stream: true}
 }
 
-// extras renders the body members go-openai cannot carry, each as
-// `,"key":value`. max_tokens is here too, not in ChatCompletionRequest:
-// go-openai refuses MaxTokens for model names it takes for OpenAI reasoning
-// models (o1…, gpt-5…), and llmbench must send max_tokens whatever the model
-// is called (Ollama, for one, ignores max_completion_tokens).
+// chatBody and completionBody are the bodies the client marshals itself:
+// non-streamed chat (whose response go-openai would decode into a type that
+// drops llama.cpp's timings) and completions, streamed or not (go-openai
+// refuses /v1/completions for model names it takes for OpenAI chat models,
+// which a local engine may well serve under). extras follow as for chat.
+type chatBody struct {
+	Model    string    `json:"model"`
+	Messages []Message `json:"messages"`
+	Stream   bool      `json:"stream"`
+}
+
+type completionBody struct {
+	Model  string `json:"model"`
+	Prompt string `json:"prompt"`
+	Stream bool   `json:"stream"`
+}
+
+// prompt is the completions prompt of r: its messages' contents, joined by
+// newlines (no chat template: the engine sees exactly this text).
+func prompt(r Request) string {
+	parts := make([]string, len(r.Messages))
+	for i, m := range r.Messages {
+		parts[i] = m.Content
+	}
+	return strings.Join(parts, "\n")
+}
+
+// post sends r without go-openai, through the same extrasDoer, and leaves a
+// 2xx response's body in the call. A non-2xx answer becomes a statusError.
+func (c *Client) post(ctx context.Context, r Request) error {
+	var v any
+	url := c.chatURL
+	if c.endpoint == EndpointCompletions {
+		v, url = completionBody{Model: c.cfg.Model, Prompt: prompt(r), Stream: !c.cfg.NoStream}, c.completionsURL
+	} else {
+		msgs := r.Messages
+		if msgs == nil {
+			msgs = []Message{}
+		}
+		v = chatBody{Model: c.cfg.Model, Messages: msgs, Stream: !c.cfg.NoStream}
+	}
+	body, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("client: marshal request: %w", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.cfg.NoStream {
+		req.Header.Set("Accept", "application/json")
+	} else {
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Cache-Control", "no-cache")
+	}
+	if c.cfg.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+	resp, err := c.doer.Do(req)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode < http.StatusOK || resp.StatusCode >= http.StatusBadRequest {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, errBodyLimit))
+		return &statusError{code: resp.StatusCode, msg: errorMessage(msg)}
+	}
+	return nil
+}
+
+// errBodyLimit bounds the error body read from a non-2xx answer.
+const errBodyLimit = 64 << 10
+
+// statusError is a non-2xx answer on the client's own path.
+type statusError struct {
+	code int
+	msg  string
+}
+
+func (e *statusError) Error() string {
+	return fmt.Sprintf("status %d %s: %s", e.code, http.StatusText(e.code), e.msg)
+}
+
+// errorMessage is what a server said in an error body or event: the message
+// of an OpenAI-style {"error": {"message": …}} (with its type and code), of
+// {"error": "…"} (TGI), {"message": …} or {"detail": …} (FastAPI), or else
+// the text itself, shortened. It runs once per failed request.
+func errorMessage(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	var top struct {
+		Error   json.RawMessage `json:"error"`
+		Message json.RawMessage `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(raw, &top) == nil {
+		for _, r := range []json.RawMessage{top.Error, top.Message, top.Detail} {
+			if m := errorValue(r); m != "" {
+				return m
+			}
+		}
+	}
+	if m := errorValue(raw); m != "" {
+		return m
+	}
+	const max = 500
+	if len(raw) > max {
+		return strings.ToValidUTF8(string(raw[:max]), "\uFFFD") + "…"
+	}
+	return strings.ToValidUTF8(string(raw), "\uFFFD")
+}
+
+// errorValue reads one error value: a string, or an object with a message
+// (and maybe a type and code). It returns "" for anything else.
+func errorValue(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var obj struct {
+		Message string          `json:"message"`
+		Type    string          `json:"type"`
+		Code    json.RawMessage `json:"code"`
+	}
+	if json.Unmarshal(raw, &obj) != nil || obj.Message == "" {
+		return ""
+	}
+	var tags []string
+	if obj.Type != "" {
+		tags = append(tags, "type "+obj.Type)
+	}
+	if c := string(obj.Code); c != "" && c != "null" {
+		tags = append(tags, "code "+strings.Trim(c, `"`))
+	}
+	if len(tags) == 0 {
+		return obj.Message
+	}
+	return obj.Message + " (" + strings.Join(tags, ", ") + ")"
+}
+
+// extras renders the body members the marshalled request does not carry,
+// each as `,"key":value`: stream_options (streamed requests only: include_usage
+// merged with Config.ExtraBody's stream_options), max_tokens, min_tokens,
+// ignore_eos, the dialect's id field, then every Config.ExtraBody member whose
+// key the request does not set itself. max_tokens is here, not in
+// ChatCompletionRequest: go-openai refuses MaxTokens for model names it takes
+// for OpenAI reasoning models (o1…, gpt-5…), and llmbench must send
+// max_tokens whatever the model is called (Ollama, for one, ignores
+// max_completion_tokens).
 func (c *Client) extras(r Request) []byte {
-	b := make([]byte, 0, 96)
+	b := make([]byte, 0, 96+c.extraLen)
+	if c.streamOptions != nil {
+		b = append(append(b, `,"stream_options":`...), c.streamOptions...)
+	}
 	if r.MaxTokens > 0 {
 		b = strconv.AppendInt(append(b, `,"max_tokens":`...), int64(r.MaxTokens), 10)
 	}
@@ -103,41 +262,72 @@ func (c *Client) extras(r Request) []byte {
 	if r.IgnoreEOS {
 		b = append(b, `,"ignore_eos":true`...)
 	}
-	if c.idField != "" && r.ID != "" {
+	sendsID := c.idField != "" && r.ID != ""
+	if sendsID {
 		id, _ := json.Marshal(r.ID) // a string always marshals
 		b = append(append(b, `,"`+c.idField+`":`...), id...)
+	}
+	for _, m := range c.extraBody {
+		switch {
+		case m.key == "max_tokens" && r.MaxTokens > 0,
+			m.key == "min_tokens" && r.MinTokens > 0,
+			m.key == "ignore_eos" && r.IgnoreEOS,
+			m.key == c.idField && sendsID:
+			continue
+		}
+		b = append(b, m.member...)
 	}
 	return b
 }
 
-// failOpen records a request that got no stream.
+// failOpen records a request that got no response body to read.
 func (cl *call) failOpen(err error) {
 	rec := cl.rec
 	rec.End = cl.c.since()
 	rec.Error = err.Error()
 	switch {
-	case rec.Status != 0:
+	case rec.Status != 0 && (rec.Status < http.StatusOK || rec.Status >= http.StatusBadRequest):
 		rec.ErrorClass = ErrHTTPStatus
 	case cl.ctx.Err() != nil:
 		rec.ErrorClass = contextClass(cl.ctx)
+	case rec.Status != 0:
+		rec.ErrorClass = ErrStreamBroken
 	default:
 		rec.ErrorClass = ErrConnect
 	}
 }
 
 // read consumes the stream. This is the per-chunk path: the time is taken as
-// soon as RecvRaw returns, and a chunk costs one decode into reused memory
-// and, when it carries content, one append into preallocated space.
-func (cl *call) read(stream *openai.ChatCompletionStream, cancel context.CancelCauseFunc) {
+// soon as a data line is read, and a chunk costs one decode into reused
+// memory and, when it carries output, one append into preallocated space.
+func (cl *call) read(cancel context.CancelCauseFunc) {
 	rec := cl.rec
+	sr := newSSEReader(cl.body)
 	var dec chunkDecoder
 	for {
-		data, err := stream.RecvRaw()
+		kind, data, err := sr.next()
 		at := cl.c.since()
 		if err != nil {
 			rec.End = at
-			cl.end(err, cancel)
+			if cl.tail(&dec, sr.tail, at, cancel) {
+				return
+			}
+			cl.end(err)
 			return
+		}
+		switch kind {
+		case sseDone:
+			rec.End = at
+			cl.done(cancel)
+			return
+		case sseBare:
+			// Not SSE: only a JSON error object means anything here.
+			if v, err := dec.decode(data); err == nil && v.err != nil {
+				rec.End = at
+				cl.errorEvent(v.err, cancel)
+				return
+			}
+			continue
 		}
 		v, err := dec.decode(data)
 		if err != nil {
@@ -146,103 +336,234 @@ func (cl *call) read(stream *openai.ChatCompletionStream, cancel context.CancelC
 			rec.Error = fmt.Sprintf("chunk %d: %v: %.200q", len(rec.Chunks), err, data)
 			return
 		}
-		if v.id != nil && rec.ServerID == "" {
-			rec.ServerID = unquote(v.id)
+		if v.err != nil {
+			rec.End = at
+			cl.errorEvent(v.err, cancel)
+			return
 		}
-		if v.content {
-			rec.Chunks = append(rec.Chunks, Chunk{At: at, Tokens: cl.chunkTokens(v)})
-			if rec.FirstToken == 0 {
-				rec.FirstToken = at
-			}
-		}
-		if v.hasUsage {
-			cl.usage, cl.hasUsage = *v.usage, true
-			cl.completion = v.usage.CompletionTokens
-		}
-		if v.finish != nil && cl.finish == nil {
-			cl.finish = append([]byte(nil), v.finish...)
-		}
+		cl.take(&v, at)
 	}
 }
 
-// chunkTokens is how many tokens a content chunk carried. A server that puts
-// a running usage in every chunk (vLLM's continuous_usage_stats) tells it by
-// the growth of completion_tokens; that is trusted only while every content
-// chunk carried usage, so a usage that arrives only on the last content chunk
-// is not taken for that chunk's own count. Otherwise a chunk is one token.
-func (cl *call) chunkTokens(v chunkView) int32 {
+// take adds what a chunk said to the record.
+func (cl *call) take(v *chunkView, at time.Duration) {
+	rec := cl.rec
+	if v.id != nil && rec.ServerID == "" {
+		rec.ServerID = unquote(v.id)
+	}
+	if v.output() {
+		rec.Chunks = append(rec.Chunks, Chunk{At: at, Tokens: cl.chunkTokens(v)})
+		if rec.FirstToken == 0 {
+			rec.FirstToken = at
+		}
+	}
+	if v.content && rec.FirstContent == 0 {
+		rec.FirstContent = at
+	}
+	if v.hasUsage {
+		cl.usage, cl.hasUsage = *v.usage, true
+		cl.completion = v.usage.CompletionTokens
+	}
+	if v.finish != nil && cl.finish == nil {
+		cl.finish = append([]byte(nil), v.finish...)
+	}
+	if v.timings != nil {
+		cl.timings = append(cl.timings[:0], v.timings...)
+	}
+}
+
+// tail handles the last line of a body that ended without '\n' after it. A
+// complete `data: [DONE]` is [DONE]; a data line that is valid JSON is whole
+// (a JSON object cut short is never valid), so it is read as any chunk; a
+// line cut mid-way is ignored, the stream being cut. It reports whether the
+// record is settled.
+func (cl *call) tail(dec *chunkDecoder, data []byte, at time.Duration, cancel context.CancelCauseFunc) bool {
+	if data == nil {
+		return false
+	}
+	if string(data) == doneMarker {
+		cl.done(cancel)
+		return true
+	}
+	v, err := dec.decode(data)
+	if err != nil {
+		return false
+	}
+	if v.err != nil {
+		cl.errorEvent(v.err, cancel)
+		return true
+	}
+	cl.take(&v, at)
+	return false
+}
+
+// chunkTokens is how many tokens an output chunk carried, as far as the
+// chunk itself tells. A server that puts a running usage in every chunk
+// (vLLM's continuous_usage_stats) tells it by the growth of
+// completion_tokens; that is trusted only while every output chunk carried
+// usage, so a usage that arrives only on the last output chunk is not taken
+// for that chunk's own count. Otherwise a chunk is one token until settle
+// spreads the final usage over the chunks.
+func (cl *call) chunkTokens(v *chunkView) int32 {
 	if !v.hasUsage {
 		cl.allUsage = false
 		return 1
 	}
 	if d := v.usage.CompletionTokens - cl.completion; cl.allUsage && d > 0 {
-		return int32(d)
+		return int32(min(d, math.MaxInt32))
 	}
 	return 1
 }
 
-// end classifies the error that ended the stream. io.EOF is a success only
-// after a [DONE] line and a finish_reason.
-func (cl *call) end(err error, cancel context.CancelCauseFunc) {
-	rec := cl.rec
-	done := cl.body != nil && cl.body.done()
-	var apiErr *openai.APIError
-	switch {
-	case errors.Is(err, io.EOF) && done && cl.finish != nil:
-		cl.drain(cancel)
+// done ends a stream at [DONE]: a success when a finish_reason came.
+func (cl *call) done(cancel context.CancelCauseFunc) {
+	if cl.finish == nil {
+		cl.rec.ErrorClass = ErrStreamBroken
+		cl.rec.Error = fmt.Sprintf("stream ended with [DONE] but no finish_reason, after %d output chunks", len(cl.rec.Chunks))
 		return
-	case errors.Is(err, io.EOF) && done:
-		rec.ErrorClass = ErrStreamBroken
-		rec.Error = fmt.Sprintf("stream ended with [DONE] but no finish_reason, after %d content chunks", len(rec.Chunks))
+	}
+	cl.drain(cancel)
+}
+
+// errorEvent ends a stream at a `data: {"error": …}` event (or a 2xx body
+// holding an error object): a failure keeping the server's message and the
+// chunks already received.
+func (cl *call) errorEvent(raw []byte, cancel context.CancelCauseFunc) {
+	rec := cl.rec
+	rec.ErrorClass = ErrStreamBroken
+	what := "response"
+	if !rec.NoStream {
+		what = "event"
+	}
+	rec.Error = fmt.Sprintf("server sent an error %s after %d output chunks: %s", what, len(rec.Chunks), errorMessage(raw))
+	cl.drain(cancel)
+}
+
+// end classifies the error that ended the stream before [DONE]. A clean end
+// of the body after a finish_reason is a success (some servers never send
+// [DONE]); the record says NoDone.
+func (cl *call) end(err error) {
+	rec := cl.rec
+	switch {
+	case errors.Is(err, io.EOF) && cl.finish != nil:
+		rec.NoDone = true
 		return
 	case cl.ctx.Err() != nil:
 		rec.ErrorClass = contextClass(cl.ctx)
-	case errors.Is(err, openai.ErrTooManyEmptyStreamMessages):
+	case errors.Is(err, errTooManyEmptyLines):
 		rec.ErrorClass = ErrMalformedChunk
-	case errors.As(err, &apiErr):
-		// go-openai turns a `data: {"error": …}` event into an error.
-		rec.ErrorClass = ErrStreamBroken
-		rec.Error = fmt.Sprintf("server sent an error event after %d content chunks: %v", len(rec.Chunks), err)
-		return
 	case errors.Is(err, io.EOF):
 		rec.ErrorClass = ErrStreamBroken
-		rec.Error = fmt.Sprintf("stream ended without [DONE] after %d content chunks", len(rec.Chunks))
+		rec.Error = fmt.Sprintf("stream ended without [DONE] or a finish_reason after %d output chunks", len(rec.Chunks))
 		return
 	default:
 		rec.ErrorClass = ErrStreamBroken
 	}
-	rec.Error = fmt.Sprintf("after %d content chunks: %v", len(rec.Chunks), err)
+	rec.Error = fmt.Sprintf("after %d output chunks: %v", len(rec.Chunks), err)
 }
 
-// drain reads what follows [DONE] (usually only the chunked encoding's
-// terminator) so that the connection goes back to the pool: Go closes a
-// connection whose body was closed before its end. A server that keeps the
-// stream open after [DONE] gets drainGrace, then the request is canceled;
-// the Record is already complete by then.
+// maxBodyBytes bounds a non-streamed response.
+const maxBodyBytes = 64 << 20
+
+// readWhole reads a non-streamed response: only its end (E2E) and usage are
+// measured.
+func (cl *call) readWhole(cancel context.CancelCauseFunc) {
+	rec := cl.rec
+	body, err := io.ReadAll(io.LimitReader(cl.body, maxBodyBytes+1))
+	rec.End = cl.c.since()
+	switch {
+	case err != nil && cl.ctx.Err() != nil:
+		rec.ErrorClass = contextClass(cl.ctx)
+		rec.Error = fmt.Sprintf("reading the response: %v", err)
+		return
+	case err != nil:
+		rec.ErrorClass = ErrStreamBroken
+		rec.Error = fmt.Sprintf("reading the response: %v", err)
+		return
+	case len(body) > maxBodyBytes:
+		rec.ErrorClass = ErrMalformedChunk
+		rec.Error = fmt.Sprintf("response longer than %d bytes", maxBodyBytes)
+		return
+	}
+	var dec chunkDecoder
+	v, err := dec.decode(body)
+	if err != nil {
+		rec.ErrorClass = ErrMalformedChunk
+		rec.Error = fmt.Sprintf("response: %v: %.200q", err, body)
+		return
+	}
+	if v.err != nil {
+		cl.errorEvent(v.err, cancel)
+		return
+	}
+	cl.take(&v, rec.End)
+	rec.Chunks, rec.FirstToken, rec.FirstContent = nil, 0, 0 // a whole response has no timeline
+	if cl.finish == nil {
+		rec.ErrorClass = ErrStreamBroken
+		rec.Error = "response without a finish_reason"
+	}
+}
+
+// drain reads what follows the end of a stream (usually only the chunked
+// encoding's terminator) so that the connection goes back to the pool: Go
+// closes a connection whose body was closed before its end. A server that
+// keeps the stream open gets drainGrace, then the request is canceled; the
+// Record is already complete by then.
 func (cl *call) drain(cancel context.CancelCauseFunc) {
 	t := time.AfterFunc(drainGrace, func() { cancel(errDrainTimeout) })
 	defer t.Stop()
-	_, _ = io.Copy(io.Discard, io.LimitReader(cl.body.rc, drainLimit))
+	_, _ = io.Copy(io.Discard, io.LimitReader(cl.body, drainLimit))
 }
 
-// settle fills the token counts and the finish reason.
+// settle fills the token counts, the chunks' token counts, the finish
+// reason and the timings.
 func (cl *call) settle() {
 	rec := cl.rec
 	if cl.finish != nil {
 		rec.FinishReason = unquote(cl.finish)
 	}
-	switch {
-	case cl.hasUsage:
+	if cl.timings != nil {
+		var t Timings
+		if err := json.Unmarshal(cl.timings, &t); err == nil || errors.As(err, new(*json.UnmarshalTypeError)) {
+			rec.Timings = &t
+		}
+	}
+	if cl.hasUsage {
 		rec.PromptTokens = cl.usage.PromptTokens
 		rec.OutputTokens = cl.usage.CompletionTokens
 		rec.CachedTokens = cl.usage.PromptTokensDetails.CachedTokens
+		rec.ReasoningTokens = cl.usage.CompletionTokensDetails.ReasoningTokens
 		rec.TokenSource = TokensFromUsage
-	case cl.streamed:
-		n := 0
-		for _, ch := range rec.Chunks {
-			n += int(max(ch.Tokens, 1))
+	}
+	n := len(rec.Chunks)
+	switch {
+	case n == 0:
+	case cl.hasUsage && cl.allUsage:
+		rec.TokensPerChunkSource = ChunkTokensUsageGrowth
+	case cl.hasUsage && cl.usage.CompletionTokens >= n:
+		spreadTokens(rec.Chunks, cl.usage.CompletionTokens)
+		rec.TokensPerChunkSource = ChunkTokensUsageTotal
+	default:
+		for i := range rec.Chunks {
+			rec.Chunks[i].Tokens = 1
 		}
+		rec.TokensPerChunkSource = ChunkTokensChunks
+	}
+	if !cl.hasUsage && cl.streamed {
 		rec.OutputTokens = n
 		rec.TokenSource = TokensFromChunks
+	}
+}
+
+// spreadTokens gives the chunks total tokens, as evenly as whole tokens
+// allow: the first c chunks hold round(c·total/n) tokens. total ≥ n, so
+// every chunk gets at least one.
+func spreadTokens(chunks []Chunk, total int) {
+	n := int64(len(chunks))
+	prev := int64(0)
+	for i := range chunks {
+		upTo := ((int64(i)+1)*int64(total) + n/2) / n
+		chunks[i].Tokens = int32(min(upTo-prev, math.MaxInt32))
+		prev = upTo
 	}
 }

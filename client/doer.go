@@ -18,9 +18,10 @@ import (
 // headers. Its one seam is ClientConfig.HTTPClient, an HTTPDoer. extrasDoer
 // sits there: Do finds the request's *call in the context (put there by
 // Client.Do), appends the extra JSON members to the body go-openai marshalled,
-// sets X-Request-Id, attaches an httptrace.ClientTrace, resends when a
-// kept-alive connection turns out dead, and wraps the response body to notice
-// `data: [DONE]`. See docs/decisions/0200-client-request-extras.md.
+// sets Config.Headers and X-Request-Id, attaches an httptrace.ClientTrace,
+// resends when a kept-alive connection turns out dead, and keeps the response
+// body for the client's own SSE reader (sse.go). See
+// docs/decisions/0200-client-request-extras.md.
 
 // maxRetries bounds resends on dead kept-alive connections. Each resend needs
 // the failed attempt to have used a reused connection, so the loop also ends
@@ -30,9 +31,22 @@ const maxRetries = 3
 // callKey is the context key under which Client.Do stores its *call.
 type callKey struct{}
 
-// extrasDoer is the HTTPDoer given to go-openai; see the comment above.
+// extrasDoer is the HTTPDoer given to go-openai (and used by the client's
+// own requests, Client.post); see the comment above.
 type extrasDoer struct {
-	next *http.Client
+	next    *http.Client
+	headers map[string]string // Config.Headers
+}
+
+// setHeaders applies Config.Headers to h (and to the request's Host).
+func setHeaders(req *http.Request, headers map[string]string) {
+	for k, v := range headers {
+		if http.CanonicalHeaderKey(k) == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
 }
 
 // Do sends req, adapted for the call found in its context.
@@ -49,6 +63,7 @@ func (d *extrasDoer) Do(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	setHeaders(req, d.headers)
 	if cl.id != "" {
 		req.Header.Set("X-Request-Id", cl.id)
 	}
@@ -73,8 +88,7 @@ func (d *extrasDoer) Do(req *http.Request) (*http.Response, error) {
 		}
 		if err == nil {
 			cl.rec.Status = resp.StatusCode
-			cl.body = &sseBody{rc: resp.Body}
-			resp.Body = cl.body
+			cl.body = resp.Body
 			return resp, nil
 		}
 		if !cl.resendable() || cl.rec.Retries >= maxRetries {
@@ -103,9 +117,10 @@ func readBody(req *http.Request) ([]byte, error) {
 }
 
 // addMembers appends members, a run of `,"key":value` pairs, to the JSON
-// object body. go-openai marshals the request with encoding/json, so body is
-// one compact object; none of the extra keys is a field it knows, so no key
-// is duplicated.
+// object body. go-openai (or Client.post) marshals the request with
+// encoding/json, so body is one compact object; Client.extras never renders
+// a key the marshalled body has (model, messages or prompt, stream), so no
+// key is duplicated.
 func addMembers(body, members []byte) ([]byte, error) {
 	if len(members) == 0 {
 		return body, nil

@@ -84,14 +84,14 @@ func TestDoFailures(t *testing.T) {
 			class:   ErrMalformedChunk, chunks: 1, status: 200, firstByte: true, tokenSrc: TokensFromChunks, outputToks: 1,
 		},
 		{
-			name:    "no [DONE]",
-			handler: streamOf(append(good, finishEvent(id, "stop"), usageEvent(id, 5, 2, 0))...),
-			class:   ErrStreamBroken, chunks: 2, status: 200, errHas: "without [DONE]", firstByte: true, tokenSrc: TokensFromUsage, outputToks: 2,
+			name:    "closed cleanly before a finish_reason",
+			handler: streamOf(good...),
+			class:   ErrStreamBroken, chunks: 2, status: 200, errHas: "without [DONE] or a finish_reason", firstByte: true, tokenSrc: TokensFromChunks, outputToks: 2,
 		},
 		{
-			name:    "[DONE] without a newline",
-			handler: streamOf(append(good, finishEvent(id, "stop"), "data: [DONE]")...),
-			class:   ErrStreamBroken, chunks: 2, status: 200, errHas: "without [DONE]", firstByte: true, tokenSrc: TokensFromChunks, outputToks: 2,
+			name:    "cut mid-line before a finish_reason",
+			handler: streamOf(append(good, `data: {"id":"s","choices":[{"delta":{"content":"c"},"finish_reason":"st`)...),
+			class:   ErrStreamBroken, chunks: 2, status: 200, errHas: "without [DONE] or a finish_reason", firstByte: true, tokenSrc: TokensFromChunks, outputToks: 2,
 		},
 		{
 			name:    "[DONE] without a finish_reason",

@@ -1,11 +1,13 @@
 package client
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,17 +16,37 @@ import (
 // goOpenAIData is go-openai's own data-line pattern (stream_reader.go).
 var goOpenAIData = regexp.MustCompile(`^data:\s*`)
 
-// refDone is the plain statement of what doneDetector computes: some
-// complete line, trimmed of ASCII whitespace, is `data:`, RE2 \s*, "[DONE]".
-func refDone(data []byte) bool {
+// sseEvent is one thing sseReader hands out.
+type sseEvent struct {
+	kind    sseKind
+	payload string
+}
+
+// refSSE is the plain statement of what sseReader computes, line by line as
+// go-openai judges lines: the events of the complete lines, and the payload
+// of a last data line without '\n' (nil when there is none).
+func refSSE(data []byte) (events []sseEvent, tail []byte) {
 	lines := bytes.Split(data, []byte("\n"))
-	for _, l := range lines[:len(lines)-1] { // the last piece has no '\n'
-		l = bytes.Trim(l, " \t\v\f\r")
-		if goOpenAIData.Match(l) && string(goOpenAIData.ReplaceAll(l, nil)) == doneMarker {
-			return true
+	for i, l := range lines {
+		l = bytes.TrimSpace(l)
+		isData := goOpenAIData.Match(l)
+		p := goOpenAIData.ReplaceAll(l, nil)
+		if i == len(lines)-1 { // the last piece has no '\n'
+			if isData {
+				tail = append([]byte{}, p...) // non-nil even when empty
+			}
+			break
+		}
+		switch {
+		case isData && string(p) == doneMarker:
+			events = append(events, sseEvent{kind: sseDone})
+		case isData:
+			events = append(events, sseEvent{kind: sseData, payload: string(p)})
+		case len(l) > 0 && l[0] == '{':
+			events = append(events, sseEvent{kind: sseBare, payload: string(l)})
 		}
 	}
-	return false
+	return events, tail
 }
 
 var sseSeeds = []string{
@@ -38,22 +60,59 @@ var sseSeeds = []string{
 	": ping\n\ndata: {\"id\":\"x\"}\n\ndata: [DONE]\n\n",
 	"event: message\ndata: [DONE] [DONE]\n",
 	"dat: [DONE]\n",
+	": ping\n\ndata: {\"error\":{\"message\":\"m\"}}\n\n",
+	"{\"error\":\"not SSE\"}",
+	"{\"error\":\"not SSE\"}\n",
+	"data: {\"choices\":[{\"delta\":{\"content\":\"a very long line, longer than the sixteen-byte buffer\"}}]}\n\n",
+	"data: {\"x\":1}",
 }
 
-func FuzzDoneDetector(f *testing.F) {
+// chunkedReader hands out data in pieces of the given sizes, then the rest.
+type chunkedReader struct {
+	data  []byte
+	sizes []int
+}
+
+func (r *chunkedReader) Read(p []byte) (int, error) {
+	if len(r.data) == 0 {
+		return 0, io.EOF
+	}
+	n := len(r.data)
+	if len(r.sizes) > 0 {
+		n = max(1, min(n, r.sizes[0]))
+		r.sizes = r.sizes[1:]
+	}
+	n = copy(p, r.data[:n])
+	r.data = r.data[n:]
+	return n, nil
+}
+
+func FuzzSSEReader(f *testing.F) {
 	for _, s := range sseSeeds {
 		f.Add([]byte(s), uint16(3), uint16(7))
 	}
 	f.Fuzz(func(t *testing.T, data []byte, cut1, cut2 uint16) {
-		// Feed the bytes in three pieces, as reads would.
-		a := min(int(cut1), len(data))
-		b := min(a+int(cut2), len(data))
-		var d doneDetector
-		d.scan(data[:a])
-		d.scan(data[a:b])
-		d.scan(data[b:])
-		if want := refDone(data); d.done != want {
-			t.Errorf("done = %v, reference says %v for %q (cuts %d, %d)", d.done, want, data, a, b)
+		// Reads in pieces, and the smallest buffer bufio allows, so that
+		// lines span reads and overflow the buffer.
+		r := &chunkedReader{data: data, sizes: []int{int(cut1), int(cut2)}}
+		sr := &sseReader{br: bufio.NewReaderSize(r, 16)}
+		var got []sseEvent
+		for {
+			kind, p, err := sr.next()
+			if err != nil {
+				if err != io.EOF {
+					t.Fatalf("next: %v", err)
+				}
+				break
+			}
+			got = append(got, sseEvent{kind: kind, payload: string(p)})
+		}
+		want, tail := refSSE(data)
+		if len(got) != len(want) || (len(got) > 0 && !slices.Equal(got, want)) {
+			t.Fatalf("events %q, reference says %q, for %q", got, want, data)
+		}
+		if !bytes.Equal(sr.tail, tail) || (sr.tail == nil) != (tail == nil) {
+			t.Fatalf("tail %q, reference says %q, for %q", sr.tail, tail, data)
 		}
 	})
 }
@@ -81,6 +140,20 @@ var chunkSeeds = []string{
 	`{"x":[[[{"y":[true,false,null,-0.5e+3,"\ud83d\ude00"]}]]]}`,
 	`{"\u212a":1,"id":"\ud800"}`,
 	`{"choices":[{"finish_reason":""},{"finish_reason":"stop"},{"finish_reason":"length"}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"f","arguments":""}}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[]}},{"delta":{"tool_calls":{}}},{"delta":{"tool_calls":null}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[1],"tool_calls":[]}}]}`,
+	`{"choices":[{"message":{"role":"assistant","content":"x"},"finish_reason":"length"}],"usage":{"completion_tokens":12,"completion_tokens_details":{"reasoning_tokens":5}}}`,
+	`{"choices":[{"text":"x","index":0,"logprobs":null,"finish_reason":null}]}`,
+	`{"choices":[{"text":7}]}`,
+	`{"error":{"code":500,"message":"m","type":"server_error"}}`,
+	`{"error":null}`,
+	`{"error":"s","error":null}`,
+	`{"error":[1]}`,
+	`{"choices":[],"timings":{"prompt_n":1,"prompt_ms":0.5},"usage":{"completion_tokens":1}}`,
+	`{"timings":[1],"TIMINGS":{"a":1}}`,
+	`{"timings":{"a":1},"timings":2}`,
+	`{"choices":[{"delta":{"reasoning":"r"},"message":{"content":""}}]}`,
 }
 
 // The reference for chunkDecoder: encoding/json into the shape it reads.
@@ -88,15 +161,32 @@ type refChunk struct {
 	ID      json.RawMessage `json:"id"`
 	Choices []refChoice     `json:"choices"`
 	Usage   json.RawMessage `json:"usage"`
+	Error   json.RawMessage `json:"error"`
+	Timings json.RawMessage `json:"timings"`
 }
 
 type refChoice struct {
-	Delta struct {
-		Content          json.RawMessage `json:"content"`
-		ReasoningContent json.RawMessage `json:"reasoning_content"`
-		Reasoning        json.RawMessage `json:"reasoning"`
-	} `json:"delta"`
+	Delta        refDelta        `json:"delta"`
+	Message      refDelta        `json:"message"`
+	Text         json.RawMessage `json:"text"`
 	FinishReason json.RawMessage `json:"finish_reason"`
+}
+
+type refDelta struct {
+	Content          json.RawMessage `json:"content"`
+	ReasoningContent json.RawMessage `json:"reasoning_content"`
+	Reasoning        json.RawMessage `json:"reasoning"`
+	ToolCalls        json.RawMessage `json:"tool_calls"`
+}
+
+func (d refDelta) strings() bool {
+	return stringOrNull(d.Content) && stringOrNull(d.ReasoningContent) && stringOrNull(d.Reasoning)
+}
+
+// hasCall reports a tool_calls array with an element.
+func (d refDelta) hasCall() bool {
+	var calls []json.RawMessage
+	return len(d.ToolCalls) > 0 && d.ToolCalls[0] == '[' && json.Unmarshal(d.ToolCalls, &calls) == nil && len(calls) > 0
 }
 
 func stringOrNull(raw json.RawMessage) bool {
@@ -113,12 +203,21 @@ func refDecode(data []byte) snapshot {
 	if nonEmptyString(c.ID) {
 		s.id = string(c.ID)
 	}
+	if len(c.Error) > 0 && string(c.Error) != "null" {
+		s.err = string(c.Error)
+	}
+	if len(c.Timings) > 0 && c.Timings[0] == '{' {
+		s.timings = string(c.Timings)
+	}
 	for _, ch := range c.Choices {
-		d := ch.Delta
-		if !stringOrNull(d.Content) || !stringOrNull(d.ReasoningContent) || !stringOrNull(d.Reasoning) || !stringOrNull(ch.FinishReason) {
+		d, m := ch.Delta, ch.Message
+		if !d.strings() || !m.strings() || !stringOrNull(ch.Text) || !stringOrNull(ch.FinishReason) {
 			return snapshot{}
 		}
-		s.content = s.content || nonEmptyString(d.Content) || nonEmptyString(d.ReasoningContent) || nonEmptyString(d.Reasoning)
+		s.content = s.content || nonEmptyString(d.Content) || nonEmptyString(m.Content) || nonEmptyString(ch.Text)
+		s.reasoning = s.reasoning || nonEmptyString(d.ReasoningContent) || nonEmptyString(d.Reasoning) ||
+			nonEmptyString(m.ReasoningContent) || nonEmptyString(m.Reasoning)
+		s.tool = s.tool || d.hasCall() || m.hasCall()
 		if s.finish == "" && nonEmptyString(ch.FinishReason) {
 			s.finish = string(ch.FinishReason)
 		}
@@ -158,19 +257,24 @@ func repeatsChoices(data []byte) bool {
 
 // snapshot copies a view out of the decoder's reused memory.
 type snapshot struct {
-	ok      bool
-	content bool
-	finish  string
-	id      string
-	usage   wireUsage
-	hasUse  bool
+	ok        bool
+	content   bool
+	reasoning bool
+	tool      bool
+	finish    string
+	id        string
+	usage     wireUsage
+	hasUse    bool
+	err       string
+	timings   string
 }
 
 func snap(v chunkView, err error) snapshot {
 	if err != nil {
 		return snapshot{}
 	}
-	s := snapshot{ok: true, content: v.content, finish: string(v.finish), id: string(v.id), hasUse: v.hasUsage}
+	s := snapshot{ok: true, content: v.content, reasoning: v.reasoning, tool: v.tool, finish: string(v.finish), id: string(v.id),
+		hasUse: v.hasUsage, err: string(v.err), timings: string(v.timings)}
 	if v.hasUsage {
 		s.usage = *v.usage
 	}
@@ -260,6 +364,8 @@ func FuzzStream(f *testing.F) {
 	f.Add([]byte(strings.Join(fullStream("s", 1)[:3], "")))
 	f.Add([]byte(contentEvent("s", "a") + "data: {\"choices\":[{\"delta\":{\"content\":\"b\"}}]}\n\n" + finishEvent("s", "stop") + doneEvent))
 	f.Add([]byte(": keep-alive\n\n" + contentEvent("s", "a") + "data: {\"error\":{\"message\":\"x\"}}\n\n"))
+	f.Add([]byte(contentEvent("s", "a") + contentEvent("s", "b") + finishEvent("s", "stop") + usageEvent("s", 3, 5, 0)))
+	f.Add([]byte(`data: {"choices":[{"delta":{"reasoning_content":"r"}}]}` + "\n\n" + contentEvent("s", "a") + finishEvent("s", "stop") + doneEvent))
 	for _, s := range sseSeeds {
 		f.Add([]byte(s))
 	}
@@ -284,8 +390,23 @@ func FuzzStream(f *testing.F) {
 				t.Fatalf("chunk %d out of order or without tokens: %+v", i, rec.Chunks)
 			}
 		}
-		if rec.OK() && (rec.FinishReason == "" || !bytes.Contains(body, []byte(doneMarker))) {
-			t.Fatalf("success without a finish reason or [DONE]: %+v", rec)
+		if rec.OK() && (rec.FinishReason == "" || !bytes.Contains(body, []byte(doneMarker)) && !rec.NoDone) {
+			t.Fatalf("success without a finish reason, or without [DONE] and not saying so: %+v", rec)
+		}
+		if rec.NoDone && !rec.OK() {
+			t.Fatalf("NoDone on a failure: %+v", rec)
+		}
+		if rec.FirstContent != 0 && (rec.FirstContent < rec.FirstToken || rec.FirstToken == 0) {
+			t.Fatalf("first content %v before first token %v", rec.FirstContent, rec.FirstToken)
+		}
+		if rec.TokenSource == TokensFromUsage && rec.TokensPerChunkSource == ChunkTokensUsageTotal {
+			sum := 0
+			for _, ch := range rec.Chunks {
+				sum += int(ch.Tokens)
+			}
+			if sum != rec.OutputTokens {
+				t.Fatalf("chunks hold %d tokens, usage says %d", sum, rec.OutputTokens)
+			}
 		}
 		if rec.TokenSource == TokensFromChunks && rec.OutputTokens < len(rec.Chunks) {
 			t.Fatalf("%d tokens counted from %d chunks", rec.OutputTokens, len(rec.Chunks))

@@ -13,7 +13,7 @@ const (
 	ErrConnect        ErrorClass = "connect"         // no connection, or it broke before any response byte
 	ErrHTTPStatus     ErrorClass = "http_status"     // the server answered with a non-2xx status
 	ErrTimeout        ErrorClass = "timeout"         // the request's own deadline passed
-	ErrStreamBroken   ErrorClass = "stream_broken"   // the stream ended early: closed mid-way, or no [DONE]
+	ErrStreamBroken   ErrorClass = "stream_broken"   // the stream ended early (cut before a finish_reason), or the server sent an error event
 	ErrMalformedChunk ErrorClass = "malformed_chunk" // a data line that is not a valid chunk
 	ErrCanceled       ErrorClass = "canceled"        // the run was stopped while the request was in flight
 )
@@ -26,9 +26,45 @@ const (
 	TokensFromChunks TokenSource = "chunks" // counted content chunks (one token each, or the chunk's own count)
 )
 
-// Chunk is one streamed chunk that carried generated content.
-// At is its arrival on the run clock; Tokens is how many tokens it carried
-// (1 unless the server said otherwise, e.g. speculative decoding).
+// ChunkTokenSource says where the chunks' token counts (Chunk.Tokens) came
+// from.
+type ChunkTokenSource string
+
+const (
+	// ChunkTokensUsageGrowth: every output chunk carried a running usage
+	// (vLLM's continuous_usage_stats); each chunk's count is the growth of
+	// completion_tokens. Exact.
+	ChunkTokensUsageGrowth ChunkTokenSource = "usage_growth"
+	// ChunkTokensUsageTotal: only a final usage; its completion_tokens are
+	// spread as evenly as whole tokens allow over the chunks (an estimate:
+	// a chunk of two tokens may sit anywhere).
+	ChunkTokensUsageTotal ChunkTokenSource = "usage_total"
+	// ChunkTokensChunks: no usage, or fewer tokens than chunks: one token
+	// per chunk.
+	ChunkTokensChunks ChunkTokenSource = "chunks"
+)
+
+// Timings is llama.cpp's own account of a request, from the `timings` object
+// of its last chunk or of a non-streamed response (server-side times, in
+// milliseconds).
+type Timings struct {
+	CacheN              int     `json:"cache_n,omitempty"`   // prompt tokens reused from the cache
+	PromptN             int     `json:"prompt_n,omitempty"`  // prompt tokens processed
+	PromptMS            float64 `json:"prompt_ms,omitempty"` // prefill time
+	PromptPerTokenMS    float64 `json:"prompt_per_token_ms,omitempty"`
+	PromptPerSecond     float64 `json:"prompt_per_second,omitempty"`
+	PredictedN          int     `json:"predicted_n,omitempty"`  // tokens generated
+	PredictedMS         float64 `json:"predicted_ms,omitempty"` // decode time
+	PredictedPerTokenMS float64 `json:"predicted_per_token_ms,omitempty"`
+	PredictedPerSecond  float64 `json:"predicted_per_second,omitempty"`
+	DraftN              int     `json:"draft_n,omitempty"`          // speculative decoding: tokens drafted
+	DraftNAccepted      int     `json:"draft_n_accepted,omitempty"` // and accepted
+}
+
+// Chunk is one streamed chunk that carried generated output (content,
+// reasoning or a tool call). At is its arrival on the run clock; Tokens is
+// how many tokens it carried: see Record.TokensPerChunkSource (0 in old
+// records means 1).
 type Chunk struct {
 	At     time.Duration `json:"at_ns"`
 	Tokens int32         `json:"tokens,omitempty"`
@@ -50,10 +86,18 @@ type Record struct {
 	ConnectDur time.Duration `json:"connect_dur_ns,omitempty"` // dial + handshake time of a new connection
 	Reused     bool          `json:"reused"`                   // the request went out on a kept-alive connection
 	FirstByte  time.Duration `json:"first_byte_ns,omitempty"`  // first response byte
-	FirstToken time.Duration `json:"first_token_ns,omitempty"` // first chunk carrying generated content
+	FirstToken time.Duration `json:"first_token_ns,omitempty"` // first chunk carrying generated output: content, reasoning or a tool call
 	End        time.Duration `json:"end_ns"`                   // end of stream, or the moment of failure
+	// FirstContent is the first chunk carrying content proper (not
+	// reasoning, not a tool call); 0 when none came (or in records written
+	// before it existed).
+	FirstContent time.Duration `json:"first_content_ns,omitempty"`
 
 	Chunks []Chunk `json:"chunks,omitempty"`
+	// TokensPerChunkSource says where Chunks' token counts came from; empty
+	// without chunks (and in older records: one token per chunk unless the
+	// chunk says otherwise).
+	TokensPerChunkSource ChunkTokenSource `json:"tokens_per_chunk_source,omitempty"`
 
 	// What the plan aimed for, kept beside what the server counted: the
 	// dataset builds prompts for a tokenizer it does not have.
@@ -70,6 +114,15 @@ type Record struct {
 	ErrorClass ErrorClass `json:"error_class,omitempty"`
 	Error      string     `json:"error,omitempty"`
 	Retries    int        `json:"retries,omitempty"` // resends after a kept-alive connection died before any response byte
+
+	ReasoningTokens int      `json:"reasoning_tokens,omitempty"` // usage.completion_tokens_details.reasoning_tokens (part of OutputTokens)
+	Timings         *Timings `json:"timings,omitempty"`          // llama.cpp's timings, when the server sent them
+	// NoDone: the stream ended cleanly after a finish_reason but without
+	// `data: [DONE]`; it counts as a success.
+	NoDone bool `json:"no_done,omitempty"`
+	// NoStream: the request was sent with stream:false (Config.NoStream):
+	// only E2E and usage were measured, there is no TTFT, ITL or chunk.
+	NoStream bool `json:"no_stream,omitempty"`
 }
 
 // OK reports whether the request succeeded.
@@ -91,13 +144,23 @@ func (r *Record) SentOnWire() time.Duration {
 // last byte on the wire: connection wait and set-up, and request writing.
 func (r *Record) SendDelay() time.Duration { return r.SentOnWire() - r.Sent }
 
-// TTFT is the time from the actual send to the first content chunk; ok is
-// false when no content arrived.
+// TTFT is the time from the actual send to the first chunk of generated
+// output (content, reasoning or a tool call); ok is false when none arrived.
 func (r *Record) TTFT() (d time.Duration, ok bool) {
 	if r.FirstToken == 0 {
 		return 0, false
 	}
 	return r.FirstToken - r.SentOnWire(), true
+}
+
+// TTFC is the time from the actual send to the first chunk of content proper;
+// it differs from TTFT when a model reasons (or calls a tool) first. ok is
+// false when no content arrived.
+func (r *Record) TTFC() (d time.Duration, ok bool) {
+	if r.FirstContent == 0 {
+		return 0, false
+	}
+	return r.FirstContent - r.SentOnWire(), true
 }
 
 // E2E is the time from the actual send to the end of the stream.
@@ -115,8 +178,11 @@ func (r *Record) TPOT() (d time.Duration, ok bool) {
 	return (r.E2E() - ttft) / time.Duration(r.OutputTokens-1), true
 }
 
-// ITLs appends the inter-token latencies of the record to dst: the gap between
-// consecutive content chunks, a chunk carrying k tokens counting as k tokens of gap/k each.
+// ITLs appends the record's per-token inter-token latencies to dst: a chunk
+// carrying k tokens (Chunk.Tokens, see TokensPerChunkSource) that came a gap
+// g after the previous output chunk contributes k latencies of g/k; the
+// first chunk contributes none. With one token per chunk these are the gaps
+// between consecutive chunks.
 func (r *Record) ITLs(dst []time.Duration) []time.Duration {
 	for i := 1; i < len(r.Chunks); i++ {
 		gap := r.Chunks[i].At - r.Chunks[i-1].At
@@ -130,4 +196,19 @@ func (r *Record) ITLs(dst []time.Duration) []time.Duration {
 		}
 	}
 	return dst
+}
+
+// TokensPerChunk is the mean number of tokens an output chunk carried (the
+// chunks' token counts over the chunks): 1 when every chunk is one token,
+// more with speculative decoding or coalesced deltas. ok is false without
+// chunks.
+func (r *Record) TokensPerChunk() (float64, bool) {
+	if len(r.Chunks) == 0 {
+		return 0, false
+	}
+	n := 0
+	for _, ch := range r.Chunks {
+		n += int(max(ch.Tokens, 1))
+	}
+	return float64(n) / float64(len(r.Chunks)), true
 }

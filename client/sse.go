@@ -1,125 +1,127 @@
 package client
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"io"
 )
 
-// go-openai's stream reader returns io.EOF both for the `data: [DONE]` line
-// and for a body that simply ends, so on its own a truncated stream looks
-// finished. sseBody wraps the response body and lets a doneDetector see every
-// byte go-openai reads, so Client.Do can tell the two apart.
+// go-openai's stream reader (RecvRaw) loses what real engines send: it
+// returns io.EOF both for `data: [DONE]` and for a body that simply ends, and
+// it accumulates every non-data line of the stream (SSE comments such as
+// `: ping`, event lines) into one buffer that it parses as JSON when a
+// `data: {"error": …}` line arrives, so an error event after a comment comes
+// back as an empty data line, its message lost. It also allocates per line
+// (ReadBytes, regexp). The client therefore lets go-openai send the request
+// and check the status, and reads the body itself with sseReader.
 
-// sseBody is the response body as go-openai reads it.
-type sseBody struct {
-	rc  io.ReadCloser
-	det doneDetector
+// sseReader splits an SSE body into lines and hands out the data payloads.
+// A line is judged as go-openai judges it: trimmed of ASCII whitespace
+// (bytes.TrimSpace), a data line is `data:` then RE2 \s* then the payload,
+// and the payload `[DONE]` ends the stream; a line counts only once its '\n'
+// arrived. Every other line (blank lines, `: comment`, `event:`, `id:`,
+// `retry:`) is skipped, except a bare line that starts with '{', which is
+// handed out too: a server that answers 200 with a JSON error instead of a
+// stream says why there. Reading allocates nothing unless a line is longer
+// than the buffer.
+type sseReader struct {
+	br    *bufio.Reader
+	long  []byte // a line longer than br's buffer, assembled here
+	tail  []byte // the payload of an unterminated last data line, set at EOF
+	empty int    // consecutive lines skipped
 }
 
-// Read reads from the real body and shows the bytes to the detector.
-func (b *sseBody) Read(p []byte) (int, error) {
-	n, err := b.rc.Read(p)
-	b.det.scan(p[:n])
-	return n, err
-}
-
-// Close closes the real body.
-func (b *sseBody) Close() error { return b.rc.Close() }
-
-// done reports whether a complete `data: [DONE]` line went by.
-func (b *sseBody) done() bool { return b.det.done }
-
-// doneDetector remembers whether a complete line `data: [DONE]` went by in
-// the bytes given to scan, in any number of pieces. It applies go-openai's own
-// test — bytes.TrimSpace of the line, then `^data:\s*`, then exactly "[DONE]"
-// — for ASCII whitespace (Unicode spaces around [DONE] are not recognised). A
-// line counts only once its '\n' arrived, as in go-openai, which drops a last
-// line without one. It keeps a few bytes of state and never allocates.
-type doneDetector struct {
-	state detState
-	pos   int // bytes of the current literal matched so far
-	done  bool
-}
-
-type detState uint8
+// sseKind says what sseReader.next found.
+type sseKind uint8
 
 const (
-	detLead   detState = iota // start of line: skipping whitespace
-	detPrefix                 // matching "data:"
-	detGap                    // after "data:": skipping \s
-	detMarker                 // matching "[DONE]"
-	detTail                   // after "[DONE]": only whitespace may follow
-	detSkip                   // this line cannot be [DONE]: wait for '\n'
+	sseData sseKind = iota // a data line's payload
+	sseDone                // data: [DONE]
+	sseBare                // a non-SSE line starting with '{'
 )
+
+// sseBufSize is the read buffer: real chunks (llama.cpp's last, with
+// timings, is the longest seen) fit in it.
+const sseBufSize = 8 << 10
+
+// errTooManyEmptyLines ends a stream that sends nothing but skipped lines
+// for longer than emptyLinesLimit lines.
+var errTooManyEmptyLines = errors.New("too many consecutive non-data lines")
+
+func newSSEReader(r io.Reader) *sseReader {
+	return &sseReader{br: bufio.NewReaderSize(r, sseBufSize)}
+}
+
+// next returns the next payload and its kind; the payload is valid until the
+// following call. At the end of the body it returns the read error (io.EOF
+// for a clean end), and s.tail holds the payload of a last data line that
+// had no '\n' (go-openai drops such a line; the caller may still look at
+// it).
+func (s *sseReader) next() (sseKind, []byte, error) {
+	for {
+		line, err := s.line()
+		if err != nil {
+			s.tail = nil
+			if p, ok := dataPayload(bytes.TrimSpace(line)); ok {
+				s.tail = p
+			}
+			return 0, nil, err
+		}
+		line = bytes.TrimSpace(line)
+		if p, ok := dataPayload(line); ok {
+			s.empty = 0
+			if string(p) == doneMarker {
+				return sseDone, nil, nil
+			}
+			return sseData, p, nil
+		}
+		if len(line) > 0 && line[0] == '{' {
+			s.empty = 0
+			return sseBare, line, nil
+		}
+		s.empty++
+		if s.empty > emptyLinesLimit {
+			return 0, nil, errTooManyEmptyLines
+		}
+	}
+}
+
+// line reads one line, '\n' included; on an error it returns what it read
+// of an unterminated line.
+func (s *sseReader) line() ([]byte, error) {
+	b, err := s.br.ReadSlice('\n')
+	if err != bufio.ErrBufferFull {
+		return b, err
+	}
+	s.long = append(s.long[:0], b...)
+	for {
+		b, err = s.br.ReadSlice('\n')
+		s.long = append(s.long, b...)
+		if err != bufio.ErrBufferFull {
+			return s.long, err
+		}
+	}
+}
 
 const (
 	dataPrefix = "data:"
 	doneMarker = "[DONE]"
 )
 
-// isTrimSpace reports the ASCII bytes bytes.TrimSpace removes ('\n' aside).
-func isTrimSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r'
+// dataPayload strips `data:` and RE2 \s* from a trimmed line.
+func dataPayload(line []byte) ([]byte, bool) {
+	if !bytes.HasPrefix(line, []byte(dataPrefix)) {
+		return nil, false
+	}
+	p := line[len(dataPrefix):]
+	for len(p) > 0 && isRE2Space(p[0]) {
+		p = p[1:]
+	}
+	return p, true
 }
 
-// isRE2Space reports the bytes of RE2's \s ('\n' aside): no '\v'.
+// isRE2Space reports the bytes of RE2's \s: no '\v'.
 func isRE2Space(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\f' || c == '\r'
-}
-
-// scan moves the detector over p.
-func (d *doneDetector) scan(p []byte) {
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		if c == '\n' {
-			if d.state == detTail {
-				d.done = true
-			}
-			d.state, d.pos = detLead, 0
-			continue
-		}
-		switch d.state {
-		case detLead:
-			if isTrimSpace(c) {
-				continue
-			}
-			d.state, d.pos = detPrefix, 0
-			d.matchLiteral(c, dataPrefix, detGap)
-		case detPrefix:
-			d.matchLiteral(c, dataPrefix, detGap)
-		case detGap:
-			if isRE2Space(c) {
-				continue
-			}
-			d.state, d.pos = detMarker, 0
-			d.matchLiteral(c, doneMarker, detTail)
-		case detMarker:
-			d.matchLiteral(c, doneMarker, detTail)
-		case detTail:
-			if !isTrimSpace(c) {
-				d.state = detSkip
-			}
-		}
-		if d.state == detSkip {
-			// Most lines are chunks: jump straight to the next line.
-			j := bytes.IndexByte(p[i+1:], '\n')
-			if j < 0 {
-				return
-			}
-			i += j // the loop's i++ lands on the '\n'
-		}
-	}
-}
-
-// matchLiteral advances through lit with c; on a mismatch the line is
-// skipped, on the literal's end the detector moves to next.
-func (d *doneDetector) matchLiteral(c byte, lit string, next detState) {
-	if c != lit[d.pos] {
-		d.state = detSkip
-		return
-	}
-	d.pos++
-	if d.pos == len(lit) {
-		d.state, d.pos = next, 0
-	}
+	return c == ' ' || c == '\t' || c == '\f' || c == '\r' || c == '\n'
 }
