@@ -58,4 +58,3 @@ func actAsServe(args []string) int {
 	}
 	return 0
 }
-

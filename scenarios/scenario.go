@@ -6,7 +6,6 @@ package scenarios
 
 import (
 	"time"
-
 )
 
 // Scenario is one validated scenario file with defaults filled.
