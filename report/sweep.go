@@ -5,8 +5,8 @@ import (
 	"math"
 	"strings"
 
-	"github.com/llmbench-org/llmbench/scrape"
 	"github.com/llmbench-org/llmbench/report/saturation"
+	"github.com/llmbench-org/llmbench/scrape"
 )
 
 // sweepOf lines up two or more measured phases by offered load and detects

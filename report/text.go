@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sort"
@@ -277,4 +278,24 @@ func renderWaterfall(ew *errWriter, w *reconcile.WaterfallSummary) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%.0f%%\n", p.Name, ms(p.Mean), ms(p.P50), ms(p.P99), 100*p.Share)
 	}
 	tw.Flush()
+}
+
+// PrintProgress writes a ProgressLine of progress() on w every interval
+// until ctx is done, then a last one: the live view of a run whose output is
+// not a terminal.
+func PrintProgress(ctx context.Context, w io.Writer, every time.Duration, progress func() Progress) {
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(w, ProgressLine(progress()))
+			return
+		case <-t.C:
+			fmt.Fprintln(w, ProgressLine(progress()))
+		}
+	}
 }

@@ -35,6 +35,7 @@ type decoder struct {
 	raw    map[string]string     // scalar text before ${VAR} substitution, by path
 	bad    map[string]bool       // paths whose value could not be decoded: no further errors there
 	origin map[*yaml.Node]string // nodes that came from outside the file (an Override): where, instead of a line
+	engine *engineOverrides      // the built-in engine's settings, kept for Scenario.ResolveEngine
 }
 
 func newDecoder(file string, lookup func(string) (string, bool)) *decoder {

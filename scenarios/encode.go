@@ -57,6 +57,11 @@ func (e *encoder) value(v reflect.Value, path string) *yaml.Node {
 		return &yaml.Node{Kind: yaml.ScalarNode, Value: time.Duration(v.Int()).String()}
 	}
 	switch v.Kind() {
+	case reflect.Interface: // plain data (the built-in engine's settings)
+		if v.IsNil() {
+			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}
+		}
+		return e.value(v.Elem(), path)
 	case reflect.Pointer:
 		if v.IsNil() {
 			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}
@@ -67,7 +72,7 @@ func (e *encoder) value(v reflect.Value, path string) *yaml.Node {
 		for _, f := range fieldsOf(v.Type()).list {
 			fv := v.FieldByIndex(f.index)
 			fpath := joinPath(path, f.name)
-			if f.omitEmpty && fv.IsZero() {
+			if f.omitEmpty && isEmpty(fv) {
 				if _, substituted := e.raw[fpath]; !substituted {
 					continue
 				}
@@ -101,4 +106,16 @@ func (e *encoder) value(v reflect.Value, path string) *yaml.Node {
 		panic(fmt.Sprintf("scenarios: cannot encode %s (field %s): %v", v.Type(), path, err))
 	}
 	return &n
+}
+
+// isEmpty is IsZero, looking through the interface and pointer that carry
+// plain data (no faults set is as empty as no faults field).
+func isEmpty(v reflect.Value) bool {
+	if v.Kind() == reflect.Interface && !v.IsNil() {
+		v = v.Elem()
+		if v.Kind() == reflect.Pointer && !v.IsNil() {
+			v = v.Elem()
+		}
+	}
+	return v.IsZero()
 }

@@ -78,6 +78,7 @@ func parse(name string, data []byte, src source, lookup func(string) (string, bo
 		return Scenario{}, d.errs.sorted()
 	}
 	s.raw = d.raw
+	s.src.engine = d.engine
 	s.absolutize()
 	return s, nil
 }

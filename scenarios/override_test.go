@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmbench-org/llmbench/engine/sim"
 )
 
 const overrideBase = `name: base
@@ -44,8 +46,8 @@ func TestOverrides(t *testing.T) {
 			if s.SLO == nil || s.SLO.TTFT != 200*time.Millisecond {
 				t.Errorf("slo %+v, want ttft 200ms", s.SLO)
 			}
-			if s.Engine.Sim.MaxRunningRequests != 2 {
-				t.Errorf("max_running_requests %d, want 2", s.Engine.Sim.MaxRunningRequests)
+			if s.Engine.Sim.(*sim.Params).MaxRunningRequests != 2 {
+				t.Errorf("max_running_requests %d, want 2", s.Engine.Sim.(*sim.Params).MaxRunningRequests)
 			}
 		}},
 		{name: "later wins", sets: []string{"seed=3", "seed=9"}, check: func(t *testing.T, s Scenario) {
@@ -73,6 +75,9 @@ func TestOverrides(t *testing.T) {
 				os = append(os, o)
 			}
 			s, err := Parse("base.yaml", []byte(overrideBase), os...)
+			if err == nil {
+				err = s.ResolveEngine(sim.Model{})
+			}
 			if len(tt.wantErr) > 0 {
 				if err == nil {
 					t.Fatalf("no error, want %q", tt.wantErr)
@@ -94,6 +99,9 @@ func TestOverrides(t *testing.T) {
 				t.Fatal(err)
 			}
 			again, err := Parse("resolved.yaml", out)
+			if err == nil {
+				err = again.ResolveEngine(sim.Model{})
+			}
 			if err != nil {
 				t.Fatalf("the resolved scenario does not load: %v\n%s", err, out)
 			}

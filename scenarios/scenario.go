@@ -6,8 +6,6 @@ package scenarios
 
 import (
 	"time"
-
-	"github.com/llmbench-org/llmbench/engine/sim"
 )
 
 // Scenario is one validated scenario file with defaults filled.
@@ -68,15 +66,17 @@ type Engine struct {
 	APIKeyEnv string `yaml:"api_key_env,omitempty"`
 
 	// Preset names the built-in engine's performance model (sim only):
-	// one of sim.PresetNames(); default sim.DefaultPreset.
+	// one of the model's presets; "" = its default.
 	Preset string `yaml:"preset,omitempty"`
-	// Sim is the built-in engine's performance model: the preset's values with
-	// the file's overrides decoded onto them (sim only). In the file, name only
-	// the parameters to change; Resolved writes them all.
-	Sim sim.Params `yaml:"sim,omitempty"`
-	// Faults are deliberate misbehaviours of the built-in engine (sim only);
-	// none by default.
-	Faults sim.Faults `yaml:"faults,omitempty"`
+	// Sim is the built-in engine's performance model (sim only), carried as
+	// plain data: as loaded, the file's overrides by YAML name; once
+	// ResolveEngine has run, the model's parameters (the preset's values with
+	// the overrides decoded onto them). In the file, name only the parameters
+	// to change; Resolved writes them all.
+	Sim any `yaml:"sim,omitempty"`
+	// Faults are deliberate misbehaviours of the built-in engine (sim only),
+	// carried like Sim; none by default.
+	Faults any `yaml:"faults,omitempty"`
 	// Process says where the built-in engine runs (sim only): separate
 	// (default), a child process, so its CPU and garbage collector stay out
 	// of the client's timestamps and self-measurement; or inline, in

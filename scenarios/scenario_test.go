@@ -15,33 +15,46 @@ import (
 func noEnv(string) (string, bool) { return "", false }
 
 // parseIn parses a scenario as if it were the file name in testdata/.
+// The built-in engine's settings are resolved with its model, as run.Load
+// does (scenarios itself carries them as plain data).
 func parseIn(name string, data []byte, lookup func(string) (string, bool)) (Scenario, error) {
-	return parse(name, data, source{dir: "testdata"}, lookup)
+	return withEngine(parse(name, data, source{dir: "testdata"}, lookup))
+}
+
+// withEngine resolves a loaded scenario's built-in engine settings.
+func withEngine(s Scenario, err error) (Scenario, error) {
+	if err != nil {
+		return s, err
+	}
+	return s, s.ResolveEngine(sim.Model{})
 }
 
 // sameScenario compares scenarios including the ${VAR} texts they keep,
 // but not where they were read from.
 var sameScenario = cmp.Options{cmp.AllowUnexported(Scenario{}, Stage{}), cmpopts.IgnoreFields(Scenario{}, "src")}
 
-func defaultSim(t *testing.T) sim.Params {
+func defaultSim(t *testing.T) *sim.Params {
 	t.Helper()
 	p, err := sim.Preset(sim.DefaultPreset)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p
+	return &p
 }
 
 func TestQuickstartLoads(t *testing.T) {
 	t.Parallel()
 	s, err := LoadFS(Examples(), "quickstart.yaml")
+	if err == nil {
+		err = s.ResolveEngine(sim.Model{})
+	}
 	if err != nil {
 		t.Fatalf("quickstart does not load:\n%v", err)
 	}
 	want := Scenario{
 		Name:   "quickstart",
 		Seed:   42,
-		Engine: Engine{Kind: KindSim, Dialect: "sglang", Preset: sim.DefaultPreset, Sim: defaultSim(t), Process: ProcessSeparate},
+		Engine: Engine{Kind: KindSim, Dialect: "sglang", Preset: sim.DefaultPreset, Sim: defaultSim(t), Faults: &sim.Faults{}, Process: ProcessSeparate},
 		Workload: Workload{
 			LoadSpec:  LoadSpec{Concurrency: 16},
 			Limits:    Limits{Duration: 20 * time.Second},
@@ -82,7 +95,7 @@ func TestParseDefaults(t *testing.T) {
 	want := Scenario{
 		Name:   "m",
 		Seed:   DefaultSeed,
-		Engine: Engine{Kind: KindSim, Dialect: DefaultSimDialect, Preset: sim.DefaultPreset, Sim: defaultSim(t), Process: ProcessSeparate},
+		Engine: Engine{Kind: KindSim, Dialect: DefaultSimDialect, Preset: sim.DefaultPreset, Sim: defaultSim(t), Faults: &sim.Faults{}, Process: ProcessSeparate},
 		Workload: Workload{
 			LoadSpec:  LoadSpec{Rate: 4, Arrival: ArrivalPoisson},
 			Limits:    Limits{Requests: 10},
@@ -355,7 +368,7 @@ func TestExamplesLoadAndRoundTrip(t *testing.T) {
 	for _, name := range names {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			s, err := LoadFS(Examples(), name)
+			s, err := withEngine(LoadFS(Examples(), name))
 			if err != nil {
 				t.Fatalf("example does not load:\n%v", err)
 			}
@@ -363,7 +376,7 @@ func TestExamplesLoadAndRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			back, err := parse("resolved-"+name, out, s.src, noEnv)
+			back, err := withEngine(parse("resolved-"+name, out, s.src, noEnv))
 			if err != nil {
 				t.Fatalf("resolved example does not parse:\n%v\n%s", err, out)
 			}

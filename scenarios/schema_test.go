@@ -120,7 +120,7 @@ func TestSimOverridesApplyOntoThePreset(t *testing.T) {
 	}
 	want, _ := sim.Preset("tiny")
 	want.MaxRunningRequests, want.DecodeBase = 8, 3*time.Millisecond
-	if diff := cmp.Diff(want, s.Engine.Sim); diff != "" {
+	if diff := cmp.Diff(&want, s.Engine.Sim); diff != "" {
 		t.Errorf("sim params (-want +got):\n%s", diff)
 	}
 }
@@ -168,7 +168,7 @@ func TestValidWorkloadShapes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			back, err := parse("resolved.yaml", out, s.src, noEnv)
+			back, err := withEngine(parse("resolved.yaml", out, s.src, noEnv))
 			if err != nil {
 				t.Fatalf("resolved form does not load:\n%v\n%s", err, out)
 			}

@@ -13,6 +13,9 @@ import (
 type source struct {
 	fsys fs.FS  // nil: the local disk
 	dir  string // the scenario file's directory: absolute on disk, slash-separated in fsys
+	// engine holds the built-in engine's settings as the file gave them,
+	// for ResolveEngine.
+	engine *engineOverrides
 }
 
 // ReadFile reads a data file the scenario names (Trace.Path, Dataset.Path,

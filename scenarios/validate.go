@@ -231,12 +231,6 @@ func (e *Engine) validate(d *decoder, path string) {
 				d.failf(at(f), "only for kind external: the built-in engine listens where llmbench starts it")
 			}
 		}
-		if d.has(at("sim")) && !d.bad[at("preset")] {
-			placeErrors(d, at("sim"), "", e.Sim.Validate())
-		}
-		if d.has(at("faults")) {
-			placeErrors(d, at("faults"), "faults.", e.Faults.Validate())
-		}
 		switch e.Process {
 		case "":
 			e.Process = ProcessSeparate

@@ -38,7 +38,7 @@ func runAgainstSim(t *testing.T, sc scenarios.Scenario) bench {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := sim.New(sim.Config{Dialect: sc.Engine.Dialect, Params: sc.Engine.Sim})
+	eng, err := sim.New(sim.Config{Dialect: sc.Engine.Dialect, Params: *sc.Engine.Sim.(*sim.Params)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,6 +72,9 @@ func runAgainstSim(t *testing.T, sc scenarios.Scenario) bench {
 func exampleScenario(t *testing.T, name string) scenarios.Scenario {
 	t.Helper()
 	sc, err := scenarios.LoadFS(scenarios.Examples(), name)
+	if err == nil {
+		err = sc.ResolveEngine(sim.Model{})
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,6 +84,9 @@ func exampleScenario(t *testing.T, name string) scenarios.Scenario {
 func inlineScenario(t *testing.T, src string) scenarios.Scenario {
 	t.Helper()
 	sc, err := scenarios.Parse("e2e.yaml", []byte(src))
+	if err == nil {
+		err = sc.ResolveEngine(sim.Model{})
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +192,7 @@ workload:
   prompt_tokens: 64
   output_tokens: 32
 `)
-	capacity := sc.Engine.Sim.Capacity(64, 32) // ≈ 15.3 requests/s
+	capacity := sc.Engine.Sim.(*sim.Params).Capacity(64, 32) // ≈ 15.3 requests/s
 	b := runAgainstSim(t, sc)
 	if b.runErr != nil {
 		t.Fatal(b.runErr)

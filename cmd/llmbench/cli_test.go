@@ -15,6 +15,7 @@ import (
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/run"
 )
 
 func TestExitCodes(t *testing.T) {
@@ -87,7 +88,7 @@ scrape:
 func TestFirstInterruptDrainsInFlightRequests(t *testing.T) {
 	t.Parallel()
 	dir, err := runInterrupted(t, 1, "64")
-	if !errors.Is(err, errInterrupted) {
+	if !errors.Is(err, run.ErrInterrupted) {
 		t.Fatalf("run error %v, want it to say it was interrupted", err)
 	}
 	if exitCode(err) != exitRuntime {
@@ -118,7 +119,7 @@ func TestSecondInterruptAbortsAndKeepsRecords(t *testing.T) {
 	t.Parallel()
 	// Requests of 4,000 tokens last far longer than the test: only an abort ends them.
 	dir, err := runInterrupted(t, 2, "4000")
-	if !errors.Is(err, errInterrupted) {
+	if !errors.Is(err, run.ErrInterrupted) {
 		t.Fatalf("run error %v, want it to say it was interrupted", err)
 	}
 	records := readJSONL[client.Record](t, filepath.Join(dir, report.RequestsFile))

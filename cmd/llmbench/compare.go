@@ -23,12 +23,12 @@ func newCompareCmd(cio *cliIO) *cobra.Command {
 			case "md":
 				render = report.RenderComparisonMarkdown
 			default:
-				return usageError(fmt.Errorf("--format %q: want text or md", format))
+				return asUsage(fmt.Errorf("--format %q: want text or md", format))
 			}
 			var sums []report.Summary
 			for _, dir := range args {
 				if _, err := os.Stat(filepath.Join(dir, report.RunFile)); err != nil {
-					return usageError(fmt.Errorf("%s is not a run directory: %w", dir, err))
+					return asUsage(fmt.Errorf("%s is not a run directory: %w", dir, err))
 				}
 				s, err := report.Build(dir)
 				if err != nil {

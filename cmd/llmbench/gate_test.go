@@ -217,19 +217,6 @@ func hasGateLine(out, status, expr string) bool {
 	return false
 }
 
-// evaluateGates is what `llmbench run` calls at its end: with no gates it
-// says so and passes.
-func TestEvaluateGatesWithoutGates(t *testing.T) {
-	t.Parallel()
-	cio, out, _ := testIO(nil)
-	if err := evaluateGates(t.TempDir(), nil, "", nil, cio, ""); err != nil {
-		t.Fatalf("no gates: %v", err)
-	}
-	if !strings.Contains(out.String(), "gates: none") {
-		t.Errorf("output %q", out.String())
-	}
-}
-
 // TestRunChecksGatesFirst: a gate that does not parse, names a phase the
 // plan lacks, or a baseline that is not there stops `llmbench run` before it
 // starts the engine, rather than after the benchmark.

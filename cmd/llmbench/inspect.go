@@ -26,7 +26,7 @@ func newInspectCmd(cio *cliIO) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if dialect != "" && dialect != scrape.Auto {
 				if _, err := scrape.DialectFor(dialect); err != nil {
-					return usageError(err)
+					return asUsage(err)
 				}
 			}
 			target := args[0]

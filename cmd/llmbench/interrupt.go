@@ -58,10 +58,3 @@ func (i *interrupter) forward(ctx context.Context, sigs <-chan os.Signal) {
 		}
 	}
 }
-
-// happened reports whether any interrupt arrived.
-func (i *interrupter) happened() bool {
-	i.mu.Lock()
-	defer i.mu.Unlock()
-	return i.n > 0
-}

@@ -1,8 +1,8 @@
 // Command llmbench drives streaming chat load at an LLM serving engine, scrapes
 // the engine's own metrics all along, and reports both views side by side.
 //
-// This package only parses flags and wires packages together; the logic lives
-// in the packages it imports.
+// This package only parses flags, picks the live view, turns signals into
+// stops and outcomes into exit codes; the run itself is the run package's.
 package main
 
 import (
@@ -12,11 +12,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/llmbench-org/llmbench/run"
 )
 
 // Exit codes.
@@ -24,37 +25,37 @@ const (
 	exitOK      = 0
 	exitRuntime = 1 // the run could not be carried out
 	exitUsage   = 2 // bad flags, arguments or scenario file
-	// exitGate = 3 (a gate failed or could not be evaluated) is in gate.go.
+	exitGate    = 3 // the run worked, but a gate failed or could not be evaluated
 )
 
-// exitCoder is an error that knows its exit code.
-type exitCoder interface{ ExitCode() int }
+// usageError marks a bad command line or input: the user's to fix, exit 2.
+type usageError struct{ err error }
 
-type codedError struct {
-	code int
-	err  error
-}
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
 
-func (e codedError) Error() string { return e.err.Error() }
-func (e codedError) Unwrap() error { return e.err }
-func (e codedError) ExitCode() int { return e.code }
-
-// usageError marks err as the user's to fix: exit code 2.
-func usageError(err error) error {
+func asUsage(err error) error {
 	if err == nil {
 		return nil
 	}
-	return codedError{code: exitUsage, err: err}
+	return usageError{err}
 }
 
-// exitCode maps an error returned by a command to the process's exit code.
+// exitCode maps an error returned by a command to the process's exit code,
+// by the error's type.
 func exitCode(err error) int {
-	if err == nil {
+	var (
+		usage  usageError
+		config *run.ConfigError
+		gate   *run.GatesFailed
+	)
+	switch {
+	case err == nil:
 		return exitOK
-	}
-	var ec exitCoder
-	if errors.As(err, &ec) {
-		return ec.ExitCode()
+	case errors.As(err, &usage), errors.As(err, &config):
+		return exitUsage
+	case errors.As(err, &gate):
+		return exitGate
 	}
 	return exitRuntime
 }
@@ -67,6 +68,13 @@ type cliIO struct {
 	isTTY          bool
 	signals        <-chan os.Signal
 	getenv         func(string) string
+	self           []string // runs llmbench itself: its own executable
+	selfEnv        []string // added to llmbench's own child processes (tests make the test binary act as llmbench)
+}
+
+// runIO is what a run gets of the outside world.
+func (c *cliIO) runIO() run.IO {
+	return run.IO{Stdout: c.stdout, Stderr: c.stderr, Getenv: c.getenv, Self: c.self, SelfEnv: c.selfEnv}
 }
 
 func newRootCmd(cio *cliIO) *cobra.Command {
@@ -75,13 +83,34 @@ func newRootCmd(cio *cliIO) *cobra.Command {
 		Short:         "Benchmark LLM serving engines: client timings beside the engine's own metrics",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Without this, cobra reports an unknown command as an error of no
+		// type of its own.
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	root.SetOut(cio.stdout)
 	root.SetErr(cio.stderr)
-	// Flag and argument errors are usage errors (exit 2).
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError(err) })
+	// Flag errors are usage errors (exit 2).
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return asUsage(err) })
 	root.AddCommand(newRunCmd(cio), newValidateCmd(), newPlanCmd(), newReportCmd(cio), newCompareCmd(cio), newMergeCmd(cio), newGateCmd(cio), newServeCmd(), newInspectCmd(cio), newVersionCmd(cio))
+	typeArgErrors(root)
 	return root
+}
+
+// typeArgErrors makes the argument checks of cmd and its subcommands return
+// usage errors, so that a wrong number of arguments exits 2.
+func typeArgErrors(cmd *cobra.Command) {
+	if check := cmd.Args; check != nil {
+		cmd.Args = func(c *cobra.Command, args []string) error { return asUsage(check(c, args)) }
+	}
+	for _, sub := range cmd.Commands() {
+		typeArgErrors(sub)
+	}
 }
 
 func main() {
@@ -93,6 +122,10 @@ func main() {
 		signals: sigs,
 		getenv:  os.Getenv,
 	}
+	// The built-in engine runs as `llmbench serve` in a child process (0005).
+	if self, err := os.Executable(); err == nil {
+		cio.self = []string{self}
+	}
 	os.Exit(execute(context.Background(), cio, os.Args[1:]))
 }
 
@@ -102,23 +135,7 @@ func execute(ctx context.Context, cio *cliIO, args []string) int {
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err != nil {
-		// cobra reports unknown commands and bad args as plain errors.
-		if isCobraUsage(err) {
-			err = usageError(err)
-		}
 		fmt.Fprintf(cio.stderr, "llmbench: %v\n", err)
 	}
 	return exitCode(err)
-}
-
-// isCobraUsage recognises the errors cobra itself returns for a bad command
-// line (unknown command, wrong number of arguments), which carry no type.
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, s := range []string{"unknown command", "arg(s)", "unknown flag", "unknown shorthand", "flag needs an argument", "invalid argument"} {
-		if strings.Contains(msg, s) {
-			return true
-		}
-	}
-	return false
 }

@@ -28,7 +28,7 @@ func TestMain(m *testing.M) {
 		os.Exit(execute(context.Background(), cio, args))
 	}
 	// The built-in engine runs as `llmbench serve` in a child process: here
-	// that child is this test binary, acting as the command.
-	selfEnv = []string{envAsCLI + "=1"}
+	// that child is this test binary, acting as the command (testIO sets
+	// envAsCLI for it).
 	os.Exit(m.Run())
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/run"
 )
 
 func newMergeCmd(cio *cliIO) *cobra.Command {
@@ -16,26 +17,12 @@ func newMergeCmd(cio *cliIO) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := args[0]
 			if err := report.Merge(out, args[1:]); err != nil {
-				return usageError(err)
+				return asUsage(err)
 			}
-			s, err := report.Build(out)
-			if err != nil {
-				return fmt.Errorf("summarise %s: %w", out, err)
-			}
-			b, err := jsonIndent(s)
-			if err != nil {
+			if _, err := run.Finalize(out, cio.stdout); err != nil {
 				return err
 			}
-			if err := writeRunFile(out, report.SummaryFile, b); err != nil {
-				return err
-			}
-			if _, err := writeHTMLReport(out, s); err != nil {
-				return err
-			}
-			if err := report.RenderText(cio.stdout, s); err != nil {
-				return err
-			}
-			_, err = fmt.Fprintf(cio.stdout, "run directory: %s\n", out)
+			_, err := fmt.Fprintf(cio.stdout, "run directory: %s\n", out)
 			return err
 		},
 	}

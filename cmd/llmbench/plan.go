@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/run"
 	"github.com/llmbench-org/llmbench/scenarios"
 	"github.com/llmbench-org/llmbench/workload"
 	"github.com/spf13/cobra"
@@ -29,9 +30,9 @@ scenario and seed always print the same plan, byte for byte.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if n < 0 {
-				return configError{errors.New("--requests must be ≥ 0")}
+				return asUsage(errors.New("--requests must be ≥ 0"))
 			}
-			sc, plan, err := loadPlan(args[0], sets)
+			sc, plan, err := run.Load(args[0], sets)
 			if err != nil {
 				return err
 			}

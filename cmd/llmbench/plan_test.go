@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -115,8 +114,7 @@ func TestValidate(t *testing.T) {
 		t.Errorf("valid file: %q, %v", out, err)
 	}
 	_, err = runCmd(t, newValidateCmdForTest, "validate", good, bad, missing, brokenData, badGate)
-	var ce configError
-	if !errors.As(err, &ce) || ce.ExitCode() != 2 {
+	if exitCode(err) != exitUsage {
 		t.Fatalf("invalid files: error %v, want a config error (exit 2)", err)
 	}
 	for _, want := range []string{

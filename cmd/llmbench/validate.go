@@ -4,57 +4,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/llmbench-org/llmbench/scenarios"
-	"github.com/llmbench-org/llmbench/workload"
+	"github.com/llmbench-org/llmbench/run"
 	"github.com/spf13/cobra"
 )
-
-// configError is a scenario the user must fix: exit code 2 (the root
-// command reads ExitCode).
-type configError struct{ err error }
-
-func (e configError) Error() string { return e.err.Error() }
-func (e configError) Unwrap() error { return e.err }
-func (e configError) ExitCode() int { return 2 }
-
-// loadPlan loads a scenario, with the --set overrides applied, and builds
-// its plan, which reads and checks the data files it names. Every error is
-// the user's to fix.
-func loadPlan(path string, sets []string) (scenarios.Scenario, *workload.Plan, error) {
-	var overrides []scenarios.Override
-	for _, s := range sets {
-		o, err := scenarios.ParseOverride(s)
-		if err != nil {
-			return scenarios.Scenario{}, nil, configError{err}
-		}
-		overrides = append(overrides, o)
-	}
-	sc, err := scenarios.Load(path, overrides...)
-	if err != nil {
-		return sc, nil, configError{err}
-	}
-	plan, err := workload.NewPlan(sc)
-	if err != nil {
-		return sc, nil, configError{err}
-	}
-	// The gates' expressions belong to the gates package, not to the
-	// scenario's schema: they are checked here, against the plan's phases.
-	if sc.Gates != nil {
-		if _, err := parseGates(path, sc.Gates, nil, phaseNames(plan)); err != nil {
-			return sc, nil, configError{err}
-		}
-	}
-	return sc, plan, nil
-}
-
-// phaseNames lists the plan's phases, for gates that name one.
-func phaseNames(plan *workload.Plan) []string {
-	var names []string
-	for _, ph := range plan.Phases() {
-		names = append(names, ph.Name)
-	}
-	return names
-}
 
 func newValidateCmd() *cobra.Command {
 	var resolved bool
@@ -71,7 +23,7 @@ as a run directory keeps it.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var errs []error
 			for _, path := range args {
-				sc, plan, err := loadPlan(path, sets)
+				sc, plan, err := run.Load(path, sets)
 				if err != nil {
 					errs = append(errs, err)
 					continue
@@ -88,7 +40,7 @@ as a run directory keeps it.`,
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%s: %d phase(s), %s)\n", path, sc.Name, len(sum.Phases), sum.Dataset)
 			}
 			if len(errs) > 0 {
-				return configError{errors.Join(errs...)}
+				return asUsage(errors.Join(errs...))
 			}
 			return nil
 		},

@@ -1,6 +1,7 @@
-package main
+package run
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -252,9 +253,12 @@ scrape: {interval: 250ms}
 		}
 	}
 	out := filepath.Join(t.TempDir(), "merged")
-	cio, stdout, stderr := testIO(nil)
-	if code := execute(context.Background(), cio, append([]string{"merge", out}, dirs...)); code != exitOK {
-		t.Fatalf("merge exit %d: %s", code, stderr.String())
+	var stdout bytes.Buffer
+	if err := report.Merge(out, dirs); err != nil {
+		t.Fatalf("merge: %v", err)
+	}
+	if _, err := Finalize(out, &stdout); err != nil {
+		t.Fatalf("finalize the merged run: %v", err)
 	}
 	s, err := report.Build(out)
 	if err != nil {
@@ -280,8 +284,7 @@ scrape: {interval: 250ms}
 		t.Errorf("merge printed:\n%s", stdout.String())
 	}
 	// Merging fewer than all shards is refused.
-	cio, _, stderr = testIO(nil)
-	if code := execute(context.Background(), cio, []string{"merge", filepath.Join(t.TempDir(), "m"), dirs[0], dirs[1]}); code != exitUsage || !strings.Contains(stderr.String(), "shard 2 of 3 is missing") {
-		t.Errorf("merging 2 of 3 shards: exit %d, %s", code, stderr.String())
+	if err := report.Merge(filepath.Join(t.TempDir(), "m"), dirs[:2]); err == nil || !strings.Contains(err.Error(), "shard 2 of 3 is missing") {
+		t.Errorf("merging 2 of 3 shards: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/report"
-	"github.com/llmbench-org/llmbench/scenarios"
 )
 
 // runForSummary runs a scenario file through the whole command and returns
@@ -68,11 +67,12 @@ slo: {ttft: 150ms}
 scrape:
   interval: 250ms
 `
-	sc, err := scenarios.Parse("sweep-e2e.yaml", []byte(yaml))
+	sc, _, err := Load(writeScenario(t, yaml), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	capacity := sc.Engine.Sim.Capacity(64, 32)
+	params, _ := simSettings(sc)
+	capacity := params.Capacity(64, 32)
 	s, dir := runForSummaryAndDir(t, yaml)
 	if s.Sweep == nil || len(s.Sweep.Points) != 4 {
 		t.Fatalf("sweep %+v, want 4 points", s.Sweep)

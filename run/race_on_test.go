@@ -1,6 +1,6 @@
 //go:build race
 
-package main
+package run
 
 // raceEnabled: the race detector slows every goroutine several times over,
 // so a millisecond timing bound measures it rather than llmbench.

@@ -1,15 +1,11 @@
-package main
+package run
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,57 +14,6 @@ import (
 	"github.com/llmbench-org/llmbench/internal/quiet"
 	"github.com/llmbench-org/llmbench/report"
 )
-
-// syncBuffer is a bytes.Buffer safe for the progress goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func testIO(sigs <-chan os.Signal) (*cliIO, *syncBuffer, *syncBuffer) {
-	out, errb := &syncBuffer{}, &syncBuffer{}
-	return &cliIO{stdout: out, stderr: errb, signals: sigs, getenv: func(string) string { return "" }}, out, errb
-}
-
-func writeScenario(t testing.TB, yaml string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "scenario.yaml")
-	if err := os.WriteFile(p, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func readJSONL[T any](t testing.TB, path string) []T {
-	t.Helper()
-	var out []T
-	if _, err := report.ReadJSONL(path, func(v *T) error { out = append(out, *v); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// p99 of the absolute values.
-func p99Abs(xs []time.Duration) time.Duration {
-	abs := make([]time.Duration, len(xs))
-	for i, x := range xs {
-		abs[i] = max(x, -x)
-	}
-	slices.Sort(abs)
-	return abs[int(math.Ceil(0.99*float64(len(abs))))-1]
-}
 
 // TestRunAgainstGroundTruth is the walking skeleton's promise: a scenario runs
 // end to end against the built-in engine, and what the client measured agrees

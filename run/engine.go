@@ -1,0 +1,202 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/llmbench-org/llmbench/engine"
+	"github.com/llmbench-org/llmbench/engine/launch"
+	"github.com/llmbench-org/llmbench/engine/sim"
+	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/scenarios"
+	"github.com/llmbench-org/llmbench/scrape"
+	"github.com/llmbench-org/llmbench/scrape/promapi"
+	"github.com/llmbench-org/llmbench/selfmon"
+)
+
+// newEngine builds the engine the scenario names.
+func newEngine(sc scenarios.Scenario, runDir, apiKey string, sys IO) (engine.Engine, error) {
+	switch sc.Engine.Kind {
+	case scenarios.KindSim:
+		if sc.Engine.Process != scenarios.ProcessInline && len(sys.Self) > 0 {
+			return simProcess(sc, runDir, sys)
+		}
+		params, faults := simSettings(sc)
+		cfg := sim.Config{
+			Dialect:   sc.Engine.Dialect,
+			Model:     sc.Model,
+			Params:    params, // the preset with the scenario's overrides
+			Faults:    faults,
+			TruthPath: filepath.Join(runDir, report.TruthFile),
+		}
+		if cfg.Dialect == sim.DialectFastDeploy {
+			cfg.TraceLogPath = filepath.Join(runDir, report.TraceLogFile)
+		}
+		return sim.New(cfg)
+	case scenarios.KindLaunch:
+		l := sc.Engine.Launch
+		return launch.New(launch.Config{
+			Kind: l.Kind, Command: l.Command, Model: l.Model, Host: l.Host, Port: l.Port, MetricsPort: l.MetricsPort,
+			Env: l.Env, Extra: l.Extra, Ready: l.ReadyTimeout, ReadyPath: l.ReadyPath, Dir: l.Dir, NoMetrics: l.NoMetrics,
+			Dialect: sc.Engine.Dialect, APIKey: apiKey, LogPath: filepath.Join(runDir, report.EngineLogFile),
+		})
+	case scenarios.KindExternal:
+		return engine.External{Endpoint: engine.Endpoint{
+			BaseURL: sc.Engine.BaseURL, MetricsURL: sc.Engine.MetricsURL, Dialect: sc.Engine.Dialect, Model: sc.Model,
+		}, APIKey: apiKey}, nil
+	default:
+		return nil, fmt.Errorf("engine kind %q is not supported (sim, external)", sc.Engine.Kind)
+	}
+}
+
+// simSettings are the built-in engine's parameters and faults, as Load
+// resolved them onto sim.Model.
+func simSettings(sc scenarios.Scenario) (sim.Params, sim.Faults) {
+	var p sim.Params
+	var f sim.Faults
+	if v, ok := sc.Engine.Sim.(*sim.Params); ok {
+		p = *v
+	}
+	if v, ok := sc.Engine.Faults.(*sim.Faults); ok {
+		f = *v
+	}
+	return p, f
+}
+
+// startEngine starts the engine; a stop while it starts (a real engine can
+// take minutes to load its model) cancels the start.
+func startEngine(ctx context.Context, eng engine.Engine, stop <-chan struct{}, log io.Writer) (engine.Endpoint, error) {
+	startCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	started := make(chan struct{})
+	var watching sync.WaitGroup
+	watching.Go(func() {
+		select {
+		case <-started:
+		case <-stop:
+			fmt.Fprintln(log, "llmbench: interrupted while the engine was starting")
+			cancel()
+		}
+	})
+	ep, err := eng.Start(startCtx)
+	close(started)
+	watching.Wait()
+	if err != nil && startCtx.Err() != nil {
+		err = fmt.Errorf("%w: %w", ErrInterrupted, err)
+	}
+	return ep, err
+}
+
+// metricsSource is where the run reads the engine's metrics: a Prometheus
+// server, several replicas' /metrics, one URL, or the engine's own metrics
+// URL; nil when there is none.
+func metricsSource(cfg scenarios.Scrape, ep engine.Endpoint) scrape.Source {
+	if p := cfg.Prometheus; p != nil {
+		return promapi.Source{URL: p.URL, Selector: p.Selector, By: p.By, Dialect: ep.Dialect, Timeout: cfg.Timeout}
+	}
+	urls := cfg.Targets
+	switch {
+	case len(urls) > 0:
+	case cfg.URL != "":
+		urls = []string{cfg.URL}
+	case ep.MetricsURL != "":
+		urls = []string{ep.MetricsURL}
+	default:
+		return nil
+	}
+	ts := make(scrape.Targets, len(urls))
+	for i, u := range urls {
+		ts[i] = scrape.Target{URL: u, Dialect: ep.Dialect, Timeout: cfg.Timeout}
+	}
+	return ts
+}
+
+// simProcess runs the built-in engine as `llmbench serve` in a child process
+// (docs/decisions/0005): the engine's CPU, goroutines and garbage collector
+// then stay out of the client's process, whose timestamps and self-measured
+// CPU are what a run reports. Its output goes to engine.log.
+func simProcess(sc scenarios.Scenario, runDir string, sys IO) (engine.Engine, error) {
+	args := append(append([]string(nil), sys.Self...), "serve", "--addr", "{host}:{port}", "--dialect", sc.Engine.Dialect,
+		"--truth", filepath.Join(runDir, report.TruthFile))
+	if sc.Model != "" {
+		args = append(args, "--model", sc.Model)
+	}
+	if sc.Engine.Dialect == sim.DialectFastDeploy {
+		args = append(args, "--trace-log", filepath.Join(runDir, report.TraceLogFile))
+	}
+	preset, err := sim.Preset(sc.Engine.Preset)
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, "--preset", sc.Engine.Preset)
+	simParams, simFaults := simSettings(sc)
+	params, err := overrideFlags("--param", simParams, preset)
+	if err != nil {
+		return nil, err
+	}
+	faults, err := overrideFlags("--fault", simFaults, sim.Faults{})
+	if err != nil {
+		return nil, err
+	}
+	args = append(append(args, params...), faults...)
+	// The engine's truth stamps are taken right after each flush: its
+	// collector, like the client's, is kept out of the measurement (0004).
+	env := append([]string(nil), sys.SelfEnv...)
+	if sys.Getenv("GOGC") == "" && sys.Getenv("GOMEMLIMIT") == "" {
+		env = append(env, "GOGC=off", fmt.Sprintf("GOMEMLIMIT=%d", selfmon.DefaultMemoryLimit))
+	}
+	return launch.New(launch.Config{
+		Kind: launch.KindCommand, Command: args, Dialect: sc.Engine.Dialect, Env: env,
+		LogPath: filepath.Join(runDir, report.EngineLogFile),
+	})
+}
+
+// overrideFlags spells every field of v (yaml-tagged) that differs from base
+// as `flag key=value`, so the child engine gets exactly the scenario's
+// resolved values; values are JSON, which YAML reads back as they were
+// (durations as "2ms", lists).
+func overrideFlags(flag string, v, base any) ([]string, error) {
+	fields, err := yamlFields(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s values: %w", flag, err)
+	}
+	baseFields, err := yamlFields(base)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s values: %w", flag, err)
+	}
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []string
+	for _, k := range keys {
+		j, err := json.Marshal(fields[k])
+		if err != nil {
+			return nil, fmt.Errorf("encode %s %s: %w", flag, k, err)
+		}
+		if b, _ := json.Marshal(baseFields[k]); string(b) == string(j) {
+			continue
+		}
+		out = append(out, flag, k+"="+string(j))
+	}
+	return out, nil
+}
+
+// yamlFields is v's fields by their YAML names.
+func yamlFields(v any) (map[string]any, error) {
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	fields := map[string]any{}
+	err = yaml.Unmarshal(b, &fields)
+	return fields, err
+}

@@ -1,0 +1,162 @@
+package run
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/report/gates"
+	"github.com/llmbench-org/llmbench/scenarios"
+	"github.com/llmbench-org/llmbench/workload"
+)
+
+// GateConfig says how to gate a finished run.
+type GateConfig struct {
+	Baseline   string   // a run directory or summary.json for baseline and regression gates ("" = none)
+	Thresholds []string // gates beyond the scenario's
+	JUnit      string   // also write the results as JUnit XML here ("" = no)
+}
+
+// Gate checks the run in dir against its scenario's thresholds and cfg's,
+// against the baseline when one is given; prints the results on w, and
+// returns *GatesFailed when a gate fails or cannot be evaluated (a
+// *ConfigError for an expression that does not parse). Without any gate it
+// says so and returns a nil report.
+func Gate(dir string, cfg GateConfig, w io.Writer) (*gates.Report, error) {
+	if _, err := os.Stat(filepath.Join(dir, report.RunFile)); err != nil {
+		return nil, configError(fmt.Errorf("%s is not a run directory: %w", dir, err))
+	}
+	gs, err := readGates(dir, cfg.Thresholds)
+	if err != nil {
+		return nil, err
+	}
+	if len(gs) == 0 {
+		fmt.Fprintln(w, "gates: none (the scenario has no gates.thresholds and no --threshold was given)")
+		return nil, nil
+	}
+	cur, err := gates.LoadRun(dir)
+	if err != nil {
+		return nil, err
+	}
+	base, err := loadBaseline(cfg.Baseline)
+	if err != nil {
+		return nil, err
+	}
+	return reportGates(gs, cur, base, w, cfg.JUnit)
+}
+
+// gatesForRun parses the gates of a run about to start, with the baseline
+// they compare with, and checks where the JUnit report goes: before anything
+// is sent, since a typo in one must not cost a whole benchmark. No gates: nil.
+func gatesForRun(cfg Config, g *scenarios.Gates, plan *workload.Plan) (gates.Gates, *gates.Run, error) {
+	if g == nil && len(cfg.Thresholds) == 0 {
+		return nil, nil, nil
+	}
+	gs, err := parseGates(cfg.Scenario, g, cfg.Thresholds, PhaseNames(plan))
+	if err != nil {
+		return nil, nil, err
+	}
+	base, err := loadBaseline(cfg.Baseline)
+	if err != nil {
+		return nil, nil, err
+	}
+	if cfg.JUnit != "" {
+		if fi, err := os.Stat(filepath.Dir(cfg.JUnit)); err != nil || !fi.IsDir() {
+			return nil, nil, configError(fmt.Errorf("--junit %s: its directory does not exist", cfg.JUnit))
+		}
+	}
+	return gs, base, nil
+}
+
+// loadBaseline loads the baseline run (nil when dir is "").
+func loadBaseline(dir string) (*gates.Run, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return nil, configError(fmt.Errorf("--baseline: %w", err))
+	}
+	b, err := gates.LoadRun(dir)
+	if err != nil {
+		return nil, configError(fmt.Errorf("--baseline: %w", err))
+	}
+	return &b, nil
+}
+
+// reportGates evaluates gs, prints the results, writes JUnit XML when
+// junitPath is set, and returns *GatesFailed when a gate fails or cannot be
+// evaluated.
+func reportGates(gs gates.Gates, cur gates.Run, base *gates.Run, w io.Writer, junitPath string) (*gates.Report, error) {
+	rep := gates.NewReport(cur, base, gs.EvaluateRuns(cur, base, gates.DefaultBootstrap))
+	if err := gates.RenderText(w, rep); err != nil {
+		return &rep, err
+	}
+	if junitPath != "" {
+		var buf bytes.Buffer
+		if err := gates.RenderJUnit(&buf, rep); err != nil {
+			return &rep, err
+		}
+		if err := os.WriteFile(junitPath, buf.Bytes(), 0o644); err != nil {
+			return &rep, fmt.Errorf("write JUnit report: %w", err)
+		}
+	}
+	if !rep.Passed() {
+		_, failed, unevaluable := rep.Counts()
+		return &rep, &GatesFailed{Failed: failed, Unevaluable: unevaluable}
+	}
+	return &rep, nil
+}
+
+// readGates parses the scenario's thresholds (when the run directory has its
+// scenario; only its gates section is read, so a run directory copied to
+// another machine still gates) and the extra expressions, reporting every
+// bad one with where it came from.
+func readGates(dir string, extra []string) (gates.Gates, error) {
+	path := filepath.Join(dir, report.ScenarioFile)
+	g, err := scenarios.LoadGates(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, configError(fmt.Errorf("read the gates of %s: %w", dir, err))
+	}
+	return parseGates(path, g, extra, nil)
+}
+
+// parseGates parses the scenario's thresholds (from the file at path; g may
+// be nil) and the extra ones. With phases, a gate on a phase the plan does
+// not have is an error too: run checks its gates before it sends anything.
+func parseGates(path string, g *scenarios.Gates, extra []string, phases []string) (gates.Gates, error) {
+	type source struct{ where, expr string }
+	var exprs []source
+	if g != nil {
+		for i, e := range g.Thresholds {
+			exprs = append(exprs, source{fmt.Sprintf("%s: gates.thresholds[%d]", path, i), e})
+		}
+	}
+	for _, e := range extra {
+		exprs = append(exprs, source{"--threshold", e})
+	}
+	var gs gates.Gates
+	var errs []error
+	for _, s := range exprs {
+		g, err := gates.Parse(s.expr)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%s: %w", s.where, err))
+		case phases != nil && g.Phase() != "" && !slices.Contains(phases, g.Phase()):
+			errs = append(errs, fmt.Errorf("%s: gate %q: the plan has no phase %q (its phases: %s)",
+				s.where, s.expr, g.Phase(), strings.Join(phases, ", ")))
+		default:
+			gs = append(gs, g)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, configError(errors.Join(errs...))
+	}
+	return gs, nil
+}

@@ -1,0 +1,105 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/llmbench-org/llmbench/report"
+)
+
+// cliIO is a run's outside world as the tests give it: the IO, and signals
+// that runScenario turns into the two-stage stop as the command line does.
+type cliIO struct {
+	io      IO
+	signals <-chan os.Signal
+}
+
+// runOpts are the settings the tests vary.
+type runOpts struct {
+	scenario, runsDir, output, shard string
+	every                            time.Duration
+}
+
+// runScenario runs a scenario as `llmbench run` does, with plain progress
+// lines: the first signal stops arrivals, the second aborts. It returns the
+// run directory.
+func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) {
+	ctx, abort := context.WithCancel(ctx)
+	defer abort()
+	stop := make(chan struct{})
+	go func() {
+		for n := 0; ; n++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-cio.signals:
+				if n == 0 {
+					close(stop)
+				} else {
+					abort()
+				}
+			}
+		}
+	}()
+	plain := func(ctx context.Context, l Live) { report.PrintProgress(ctx, cio.io.Stderr, opts.every, l.Progress) }
+	res, err := Run(ctx, Config{Scenario: opts.scenario, RunsDir: opts.runsDir, Shard: opts.shard, Stop: stop, Views: []View{plain}}, cio.io)
+	return res.Dir, err
+}
+
+// syncBuffer is a bytes.Buffer safe for the progress goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func testIO(sigs <-chan os.Signal) (*cliIO, *syncBuffer, *syncBuffer) {
+	out, errb := &syncBuffer{}, &syncBuffer{}
+	return &cliIO{io: IO{Stdout: out, Stderr: errb, Getenv: func(string) string { return "" }, Self: testBinary, SelfEnv: []string{envAsCLI + "=1"}}, signals: sigs}, out, errb
+}
+
+func writeScenario(t testing.TB, yaml string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "scenario.yaml")
+	if err := os.WriteFile(p, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func readJSONL[T any](t testing.TB, path string) []T {
+	t.Helper()
+	var out []T
+	if _, err := report.ReadJSONL(path, func(v *T) error { out = append(out, *v); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// p99 of the absolute values.
+func p99Abs(xs []time.Duration) time.Duration {
+	abs := make([]time.Duration, len(xs))
+	for i, x := range xs {
+		abs[i] = max(x, -x)
+	}
+	slices.Sort(abs)
+	return abs[int(math.Ceil(0.99*float64(len(abs))))-1]
+}

@@ -1,0 +1,443 @@
+// Package run carries out one benchmark run end to end: it loads the
+// scenario, starts (or finds) the engine, opens connections, drives the
+// phases through the client, scrapes the engine's metrics, settles each
+// phase's closing snapshot, records everything in a run directory and
+// finalizes it into summary.json, report.html, report.md and the text
+// summary. Finalize is the one way any run directory, from a run, a rebuilt
+// report or merged shards, becomes those files.
+//
+// It parses no flags and renders nothing itself: the command line (or any Go
+// program) fills a Config, hands it the outside world as an IO, watches the
+// run through Views and turns the Result and error into what it needs.
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/internal/version"
+	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/report/gates"
+	"github.com/llmbench-org/llmbench/scenarios"
+	"github.com/llmbench-org/llmbench/scrape"
+	"github.com/llmbench-org/llmbench/selfmon"
+	"github.com/llmbench-org/llmbench/workload"
+)
+
+// Config is one run: the scenario and what to do with its results.
+type Config struct {
+	Scenario string   // path of the scenario file
+	Sets     []string // FIELD=VALUE overrides of the scenario (--set)
+	RunsDir  string   // parent of the run directory ("" = "runs")
+
+	Baseline   string   // a run directory or summary.json for baseline and regression gates
+	Thresholds []string // gates beyond the scenario's
+	JUnit      string   // where the gates' JUnit report goes ("" = junit.xml in the run directory)
+	Shard      string   // "i/n": send only shard i of n of the plan ("" = all)
+
+	// Stop, when closed, stops arrivals and lets the requests in flight
+	// finish: the first stage of a two-stage stop. Cancelling Run's context
+	// is the second: it aborts the requests in flight. What was measured is
+	// written and summarised either way.
+	Stop <-chan struct{}
+	// Views watch the run while the load runs; each is called in its own
+	// goroutine and must return once its context is done.
+	Views []View
+}
+
+// View is a subscriber to a run's progress (the live TUI, plain progress
+// lines): it reads Live until ctx is done. It drives nothing.
+type View func(ctx context.Context, live Live)
+
+// Live is what a run publishes while the load runs.
+type Live struct {
+	Scenario, RunDir, Engine string
+	Planned                  time.Duration // the plan's duration; 0 = unknown
+	Phases                   []string      // the plan's phases in order
+	// Progress is a snapshot of the run so far; safe from any goroutine.
+	Progress func() report.Progress
+}
+
+// IO is everything a run touches of the process around it, so that a test
+// or a Go program runs a scenario without one.
+type IO struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	// Self is the command line that runs llmbench itself, to which run
+	// appends "serve …" to start the built-in engine in a child process
+	// (the command sets it to its own executable). Without it, the built-in
+	// engine runs in this process, and the run's notes say so.
+	Self []string
+	// SelfEnv is added to that child's environment.
+	SelfEnv []string
+}
+
+func (o IO) withDefaults() IO {
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	if o.Getenv == nil {
+		o.Getenv = func(string) string { return "" }
+	}
+	return o
+}
+
+// Result is what a run left.
+type Result struct {
+	Dir     string         // the run directory ("" when none was made)
+	Summary report.Summary // the finalized summary (zero when the run did not get that far)
+	Gates   *gates.Report  // the gates' verdicts; nil without gates
+}
+
+// ErrInterrupted is returned (wrapped) when Stop or a cancelled context ended
+// the run early; what was measured is still written and summarised.
+var ErrInterrupted = errors.New("interrupted")
+
+// ConfigError is a run the user must fix before it can start: a scenario
+// that does not load, a bad gate, shard or baseline.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+func configError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var ce *ConfigError
+	if errors.As(err, &ce) {
+		return err
+	}
+	return &ConfigError{Err: err}
+}
+
+// GatesFailed is returned when the run worked but a gate failed or could not
+// be evaluated.
+type GatesFailed struct{ Failed, Unevaluable int }
+
+func (e *GatesFailed) Error() string {
+	return fmt.Sprintf("gates failed: %d failed, %d could not be evaluated", e.Failed, e.Unevaluable)
+}
+
+// Run carries out cfg: see the package comment. The returned Result holds the
+// run directory as soon as one was made, also with an error.
+func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
+	sys = sys.withDefaults()
+	sc, plan, err := Load(cfg.Scenario, cfg.Sets)
+	if err != nil {
+		return Result{}, err
+	}
+	gs, base, err := gatesForRun(cfg, sc.Gates, plan)
+	if err != nil {
+		return Result{}, err
+	}
+	resolved, err := sc.Resolved()
+	if err != nil {
+		return Result{}, configError(err)
+	}
+	shardSuffix := ""
+	if cfg.Shard != "" {
+		var i, n int
+		if _, err := fmt.Sscanf(cfg.Shard, "%d/%d", &i, &n); err != nil || fmt.Sprintf("%d/%d", i, n) != cfg.Shard {
+			return Result{}, configError(fmt.Errorf("--shard %q: want i/n, e.g. 0/4", cfg.Shard))
+		}
+		if plan, err = plan.Shard(i, n); err != nil {
+			return Result{}, configError(err)
+		}
+		shardSuffix = fmt.Sprintf("-shard%dof%d", i, n)
+	}
+	runsDir := cfg.RunsDir
+	if runsDir == "" {
+		runsDir = "runs"
+	}
+
+	start := time.Now()
+	runID := start.UTC().Format("20060102T150405Z") + "-" + sc.Name + shardSuffix
+	rec, err := report.NewRecorder(filepath.Join(runsDir, runID), start)
+	if err != nil {
+		return Result{}, err
+	}
+	res := Result{Dir: rec.Dir()}
+	dir := res.Dir
+	runID = filepath.Base(dir)
+	if err := rec.WriteFile(report.ScenarioFile, resolved); err != nil {
+		return res, err
+	}
+
+	apiKey := ""
+	if sc.Engine.APIKeyEnv != "" {
+		if apiKey = sys.Getenv(sc.Engine.APIKeyEnv); apiKey == "" {
+			fmt.Fprintf(sys.Stderr, "llmbench: engine.api_key_env names %s, which is not set: sending no API key\n", sc.Engine.APIKeyEnv)
+		}
+	}
+	eng, err := newEngine(sc, dir, apiKey, sys)
+	if err != nil {
+		return res, configError(err)
+	}
+	ep, err := startEngine(ctx, eng, cfg.Stop, sys.Stderr)
+	if err != nil {
+		return res, fmt.Errorf("start engine: %w", err)
+	}
+	defer func() {
+		// A real engine may take a while to shut down (vLLM, SGLang); after
+		// this it is killed.
+		stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := eng.Stop(stopCtx); err != nil {
+			fmt.Fprintf(sys.Stderr, "llmbench: stop engine: %v\n", err)
+		}
+	}()
+	if ep.Model == "" {
+		ep.Model = sc.Model
+	}
+	if sc.Engine.Kind == scenarios.KindSim && sc.Engine.Process != scenarios.ProcessInline && len(sys.Self) == 0 {
+		ep.Notes = append(ep.Notes, "the built-in engine ran in this process, not apart (no llmbench executable was given to start it): its CPU and collector share the client's")
+	}
+	for _, n := range ep.Notes {
+		fmt.Fprintf(sys.Stderr, "llmbench: engine: %s\n", n)
+	}
+
+	shard, shards := plan.ShardOf()
+	meta := &runMeta{RunMeta: report.RunMeta{
+		ID: runID, Scenario: sc.Name, Description: sc.Description, Seed: sc.Seed, StartedAt: start, Version: version.String(), Shard: shard, Shards: shards,
+		Engine: report.EngineMeta{Kind: sc.Engine.Kind, Dialect: ep.Dialect, BaseURL: ep.BaseURL, MetricsURL: ep.MetricsURL, Model: ep.Model, Notes: ep.Notes},
+	}}
+	if o := sc.SLO; o != nil {
+		meta.SLO = &report.SLO{TTFT: o.TTFT, TPOT: o.TPOT, E2E: o.E2E}
+		rec.SetSLO(*meta.SLO)
+	}
+	if err := meta.write(rec); err != nil {
+		return res, err
+	}
+
+	conc := expectedConcurrency(plan)
+	cl, err := client.New(client.Config{
+		BaseURL: ep.BaseURL, APIKey: apiKey, Model: ep.Model, Dialect: ep.Dialect,
+		Start: start, MaxConns: conc, IncludeUsage: true, Timeout: sc.Workload.Timeout,
+	})
+	if err != nil {
+		return res, configError(err)
+	}
+	defer cl.Close()
+	// Connections are opened before the measured phase, so the first requests
+	// do not pay connection set-up inside their TTFT.
+	if err := cl.Warm(ctx, conc); err != nil {
+		return res, fmt.Errorf("open connections to %s: %w", ep.BaseURL, err)
+	}
+
+	rec.SetDialect(ep.Dialect)
+	records := make(chan client.Record, 1024)
+	rows := make(chan scrape.Row, 64)
+	consumed := make(chan error, 1)
+	go func() { consumed <- rec.Consume(records, rows) }()
+
+	// Scrapes run until the driver is done, independent of an interrupt, so
+	// the closing snapshot is still taken after an interrupted run drains.
+	var scrapeWG sync.WaitGroup
+	scrapeCtx, stopScrape := context.WithCancel(context.Background())
+	defer stopScrape()
+	source := metricsSource(sc.Scrape, ep)
+	switch src := source.(type) {
+	case nil:
+	case scrape.Targets: // each target on its own ticker: a slow one delays no other
+		loop := scrape.Loop{Targets: src, Interval: sc.Scrape.Interval, Start: start}
+		scrapeWG.Go(func() { loop.Run(scrapeCtx, rows) })
+	default:
+		scrapeWG.Go(func() { scrape.RunSource(scrapeCtx, src, sc.Scrape.Interval, start, rows) })
+	}
+
+	phases := newPhaseBook(plan, source, start, rows, meta, rec)
+	// The sender tells the driver each outcome, for abort conditions and
+	// automatic sweeps.
+	sender := workload.OutcomeSenderFunc(func(ctx context.Context, r workload.Request) workload.Outcome {
+		rec.Begin()
+		record := cl.Do(ctx, clientRequest(r))
+		rec.End()
+		phases.finished(&record)
+		records <- record // the consumer drains until close: never lost, never stuck
+		return workload.Outcome{OK: record.OK(), Canceled: record.ErrorClass == client.ErrCanceled,
+			Unreachable: record.ErrorClass == client.ErrConnect}
+	})
+	driver := &workload.Driver{Plan: plan, Sender: sender, Start: start, OnPhase: phases.onPhase}
+
+	live := Live{Scenario: sc.Name, RunDir: dir, Engine: fmt.Sprintf("%s (%s) %s", sc.Engine.Kind, orUnknown(ep.Dialect), ep.BaseURL),
+		Planned: plannedDuration(plan), Phases: PhaseNames(plan), Progress: rec.Progress}
+	stopViews := startViews(cfg.Views, live)
+	restoreGC, quietGC := selfmon.QuietGC(sys.Getenv)
+	self0 := selfmon.Take()
+	result, runErr := driver.Run(ctx, cfg.Stop)
+	self := selfmon.Since(self0, selfmon.Take())
+	restoreGC()
+	stopViews()
+
+	stopScrape()
+	scrapeWG.Wait()
+	close(rows)
+	close(records)
+	consumeErr := <-consumed
+	if err := rec.Close(); err != nil && consumeErr == nil {
+		consumeErr = err
+	}
+
+	interrupted := closed(cfg.Stop) || ctx.Err() != nil
+	meta.update(func(m *report.RunMeta) {
+		for _, ph := range result.Phases {
+			m.DroppedArrivals += ph.Dropped
+			m.LateArrivals += ph.Late
+			// The load each phase offered as the driver ran it (an
+			// automatic sweep chooses its rates at run time).
+			if i := phaseIndex(m, ph.Name); i >= 0 {
+				switch {
+				case ph.Rate > 0:
+					m.Phases[i].Load, m.Phases[i].LoadUnit = ph.Rate, "requests/s"
+				case ph.Concurrency > 0:
+					m.Phases[i].Load, m.Phases[i].LoadUnit = float64(ph.Concurrency), "users"
+				}
+			}
+		}
+		m.Client = report.ClientHealth{
+			CPUCores: self.Cores, CPUUtilization: self.CPUUtilization,
+			SchedLatencyP99_s: self.SchedLatencyP99.Seconds(), Saturated: self.Saturated(),
+			GCCycles: self.GCCycles, GCPolicy: "GOGC/GOMEMLIMIT from the environment",
+		}
+		if quietGC {
+			m.Client.GCPolicy = fmt.Sprintf("collect at a %d MiB heap (GOGC=off, GOMEMLIMIT)", selfmon.DefaultMemoryLimit>>20)
+		}
+		switch {
+		case interrupted:
+			m.Stopped = "interrupted"
+		case result.Stop != workload.StopCompleted && result.Stop != "":
+			m.Stopped = string(result.Stop)
+			if result.Reason != "" {
+				m.Stopped += ": " + result.Reason
+			}
+		}
+	})
+	if err := meta.write(rec); err != nil {
+		return res, err
+	}
+	fin, err := Finalize(dir, sys.Stdout)
+	if err != nil {
+		return res, err
+	}
+	res.Summary = fin.Summary
+	fmt.Fprintf(sys.Stdout, "run directory: %s\n", dir)
+
+	switch {
+	case consumeErr != nil:
+		return res, fmt.Errorf("recording the run: %w", consumeErr)
+	case runErr != nil && !interrupted:
+		return res, fmt.Errorf("driving the load: %w", runErr)
+	case interrupted:
+		return res, fmt.Errorf("%w: the results measured so far are in %s", ErrInterrupted, dir)
+	}
+	// A run in which nothing succeeded measured nothing about the engine.
+	if r := res.Summary.Client.Requests; r.Sent > 0 && r.OK == 0 {
+		return res, fmt.Errorf("every request failed (%d); see the error samples above and %s", r.Failed, filepath.Join(dir, report.RequestsFile))
+	}
+	// Gates decide the outcome of a complete run.
+	if len(gs) > 0 {
+		junit := cfg.JUnit
+		if junit == "" {
+			junit = filepath.Join(dir, "junit.xml")
+		}
+		// The records were read once already, for the HTML report.
+		res.Gates, err = reportGates(gs, gates.NewRun(fin.Summary, fin.Raw.Records), base, sys.Stdout, junit)
+		return res, err
+	}
+	return res, nil
+}
+
+// closed reports whether ch is closed (a nil channel never is).
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return ch != nil
+	default:
+		return false
+	}
+}
+
+// startViews runs each view in its own goroutine; the returned function ends
+// them and waits until they have returned.
+func startViews(views []View, live Live) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for _, v := range views {
+		wg.Go(func() { v(ctx, live) })
+	}
+	return func() { cancel(); wg.Wait() }
+}
+
+// clientRequest is the client's view of a planned request.
+func clientRequest(r workload.Request) client.Request {
+	msgs := make([]client.Message, len(r.Messages))
+	for i, m := range r.Messages {
+		msgs[i] = client.Message{Role: m.Role, Content: m.Content}
+	}
+	return client.Request{ID: r.ID, Index: r.Index, Phase: r.Phase, Intended: r.Intended, Messages: msgs,
+		PromptTokens: r.PromptTokens, MaxTokens: r.MaxTokens, MinTokens: r.MinTokens, IgnoreEOS: r.IgnoreEOS}
+}
+
+// plannedDuration is the plan's total duration when every phase has one (0 = unknown).
+func plannedDuration(plan *workload.Plan) time.Duration {
+	var d time.Duration
+	for _, ph := range plan.Phases() {
+		if ph.Duration <= 0 {
+			return 0
+		}
+		d += ph.Duration
+	}
+	return d
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "dialect unknown"
+	}
+	return s
+}
+
+// expectedConcurrency is how many connections the plan will keep busy at most:
+// closed-loop users, or for an open loop about a second's worth of arrivals
+// (the transport opens more on demand; this only decides what is opened early).
+func expectedConcurrency(plan *workload.Plan) int {
+	n := 1
+	for _, ph := range plan.Phases() {
+		if ph.Open() {
+			n = max(n, min(int(math.Ceil(ph.Rate)), 1024))
+		} else {
+			n = max(n, ph.Concurrency)
+		}
+	}
+	return n
+}
+
+// runMeta guards the run's RunMeta, which the driver's phase hook and the run
+// itself both update.
+type runMeta struct {
+	mu sync.Mutex
+	report.RunMeta
+}
+
+func (m *runMeta) update(fn func(*report.RunMeta)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	fn(&m.RunMeta)
+}
+
+func (m *runMeta) write(rec *report.Recorder) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return rec.WriteJSON(report.RunFile, m.RunMeta)
+}

@@ -1,0 +1,79 @@
+package run
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os/exec"
+	"path"
+	"strings"
+	"testing"
+)
+
+// TestImportShape keeps the house's layering (ARCHITECTURE.md): dependencies
+// point one way, from the command through run to the leaves, and the leaves
+// stay small. It reads `go list` and fails on any forbidden edge.
+func TestImportShape(t *testing.T) {
+	t.Parallel()
+	const module = "github.com/llmbench-org/llmbench/"
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports", module+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	// forbidden[p] lists what package p (and its subpackages) must not import
+	// (nor any subpackage of it).
+	forbidden := map[string][]string{
+		"client":    {"workload", "scenarios", "report", "run", "engine", "scrape"},
+		"workload":  {"client", "report", "run", "engine", "scrape"},
+		"scenarios": {"engine", "workload", "client", "report", "run", "scrape"},
+		"report":    {"workload", "run", "engine", "scenarios"},
+		"scrape":    {"client", "workload", "report", "run", "engine", "scenarios"},
+		"engine":    {"client", "workload", "report", "run", "scenarios", "scrape"},
+		"run":       {"cmd"},
+		"selfmon":   {"client", "workload", "report", "run", "engine", "scenarios", "scrape"},
+		"internal":  {"client", "workload", "report", "run", "engine", "scenarios", "scrape"},
+	}
+	within := func(pkg, root string) bool { return pkg == root || strings.HasPrefix(pkg, root+"/") }
+	dec := json.NewDecoder(bytes.NewReader(out))
+	seen := 0
+	for {
+		var p struct {
+			ImportPath string
+			Imports    []string
+		}
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		seen++
+		pkg := strings.TrimPrefix(p.ImportPath, module)
+		switch path.Base(pkg) {
+		case "util", "utils", "common", "helpers", "misc":
+			t.Errorf("package %s: no util/common/helpers packages; name it for its job", pkg)
+		}
+		for _, imp := range p.Imports {
+			dep, ok := strings.CutPrefix(imp, module)
+			if !ok {
+				continue
+			}
+			if within(dep, "run") && !within(pkg, "cmd") {
+				t.Errorf("%s imports %s: only the command uses run", pkg, dep)
+			}
+			for root, bad := range forbidden {
+				if !within(pkg, root) {
+					continue
+				}
+				for _, b := range bad {
+					// A package may use its own subpackages (engine/launch uses engine).
+					if within(dep, b) && !within(dep, root) {
+						t.Errorf("%s imports %s: %s must not depend on %s", pkg, dep, root, b)
+					}
+				}
+			}
+		}
+	}
+	if seen < 10 {
+		t.Fatalf("go list listed %d packages: is this the module's tree?", seen)
+	}
+}
