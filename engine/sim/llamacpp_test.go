@@ -75,7 +75,7 @@ func TestLlamaCppMetricsMatchCapture(t *testing.T) {
 	// (a prompt-cache hit), a streamed completion.
 	client := newClient()
 	chat := map[string]any{
-		"messages": []map[string]any{{"role": "user", "content": fixtureMessage}},
+		"messages":   []map[string]any{{"role": "user", "content": fixtureMessage}},
 		"max_tokens": 12, "stream": true, "stream_options": map[string]any{"include_usage": true},
 	}
 	evs := dataEvents(t, readEvents(t, rawPost(t, client, base+"/v1/chat/completions", chat).Body))
