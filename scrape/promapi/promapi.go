@@ -32,13 +32,31 @@ type Source struct {
 	By       string        // the label that tells replicas apart; "" = "instance"
 	Timeout  time.Duration // per query; 0 = scrape.DefaultTimeout
 	Client   *http.Client  // nil = http.DefaultClient
+	// FreshWait bounds how long a round (ScrapeRows) waits for Prometheus to
+	// scrape every replica after the round began: until then it holds only
+	// samples of earlier scrapes, up to one scrape interval old, and a
+	// phase's closing snapshot read from them misses the phase's last
+	// requests. 0 = DefaultFreshWait; negative = do not wait (the round
+	// reads whatever Prometheus holds).
+	FreshWait time.Duration
 }
+
+// Freshness defaults: DefaultFreshWait covers Prometheus's default scrape
+// interval (1 m) and a scrape timeout; a round polls every freshEvery for
+// a newer sample, with one tiny query (one metric's sample timestamps).
+const (
+	DefaultFreshWait = 75 * time.Second
+	freshEvery       = 100 * time.Millisecond
+)
 
 // Sample is the fleet at one evaluation time.
 type Sample struct {
 	At       time.Time                  `json:"at"`
 	Sum      scrape.Snapshot            `json:"sum"`      // every replica together
 	Replicas map[string]scrape.Snapshot `json:"replicas"` // by the value of Source.By ("" for series without it)
+	// Scraped is when the data was true: the oldest of the replicas' newest
+	// sample times, on llmbench's clock (InstantAfter only; zero otherwise).
+	Scraped time.Time `json:"scraped,omitzero"`
 }
 
 // Query is the PromQL the source sends: every series of the dialect's
@@ -63,6 +81,17 @@ func (s Source) Instant(ctx context.Context, at time.Time) (Sample, error) {
 	if err != nil {
 		return Sample{}, err
 	}
+	when, series, err := s.vector(ctx, q, at)
+	if err != nil {
+		return Sample{}, err
+	}
+	return s.sample(when, series)
+}
+
+// vector runs an instant query (at zero: the server's now) and returns its
+// evaluation time (the points' timestamp; at itself when there is none) and
+// its series, each point's value being the series' latest sample.
+func (s Source) vector(ctx context.Context, q string, at time.Time) (time.Time, []series, error) {
 	v := url.Values{"query": {q}}
 	if !at.IsZero() {
 		v.Set("time", formatTime(at))
@@ -75,24 +104,24 @@ func (s Source) Instant(ctx context.Context, at time.Time) (Sample, error) {
 		} `json:"result"`
 	}
 	if err := s.get(ctx, "/api/v1/query", v, &res); err != nil {
-		return Sample{}, err
+		return time.Time{}, nil, err
 	}
 	if res.Type != "vector" {
-		return Sample{}, fmt.Errorf("prometheus %s: instant query returned a %q, want a vector", s.URL, res.Type)
+		return time.Time{}, nil, fmt.Errorf("prometheus %s: instant query returned a %q, want a vector", s.URL, res.Type)
 	}
 	var series []series
 	when := at
 	for _, r := range res.Result {
 		t, val, err := parsePoint(r.Value)
 		if err != nil {
-			return Sample{}, fmt.Errorf("prometheus %s: series %v: %w", s.URL, r.Metric, err)
+			return time.Time{}, nil, fmt.Errorf("prometheus %s: series %v: %w", s.URL, r.Metric, err)
 		}
 		if when.IsZero() || t.After(when) {
 			when = t
 		}
 		series = append(series, seriesOf(r.Metric, val))
 	}
-	return s.sample(when, series)
+	return when, series, nil
 }
 
 // Range evaluates the query at every step from start to end, one Sample per

@@ -76,10 +76,18 @@ func TestRealPrometheus(t *testing.T) {
 	})
 
 	// One round as a run stores it: a row per replica, named apart, that
-	// sum to the fleet.
+	// sum to the fleet. It reads a scrape Prometheus began after the round
+	// was asked for: A's counter is 10 × its scrapes, and n were done (or
+	// under way) when the round began.
+	n := a.scrapes.Load()
 	rows := src.ScrapeRows(context.Background(), time.Now())
 	if len(rows) != 2 || !rows[0].OK || !rows[1].OK || !strings.Contains(rows[0].Target, "#instance=") {
 		t.Fatalf("rows %+v, want one ok row per replica", rows)
+	}
+	for _, r := range rows {
+		if strings.HasSuffix(r.Target, "="+a.addr()) && r.Snapshot.Counters[scrape.RequestsFinished] < float64(10*(n+1)) {
+			t.Errorf("the round read A's counter at %v, from a scrape before it began (%d scrapes then)", r.Snapshot.Counters[scrape.RequestsFinished], n)
+		}
 	}
 	if sum, ok := scrape.SumRows(rows); !ok || sum.Gauges[scrape.RequestsRunning] != 8 {
 		t.Errorf("the replicas' rows sum to %+v, want 8 running", sum)

@@ -10,20 +10,44 @@ import (
 
 var _ scrape.Source = Source{}
 
-// ScrapeRows evaluates the fleet now and returns one row per replica, each
-// named "<server>#<by>=<replica>", so a run stores the replicas apart and sums
-// them for its server view like directly scraped targets. A failed query is a
-// single failed row for the server; a fleet with no series is a failed row
-// too (nothing to compare with).
+// ScrapeRows evaluates the fleet once Prometheus has scraped every replica
+// since the round began (InstantAfter, within FreshWait; a negative
+// FreshWait reads what it holds at once) and returns one row per replica,
+// each named "<server>#<by>=<replica>", so a run stores the replicas apart
+// and sums them for its server view like directly scraped targets. A round
+// so reads the engine as it was after it was asked for, like a direct
+// scrape: a phase's closing snapshot holds the phase's last requests. The
+// rows are stamped with the oldest replica's scrape time (At) and last
+// until the answer (Duration). A failed query, or no scrape of a replica
+// within FreshWait, is a single failed row for the server; a fleet with no
+// series is a failed row too (nothing to compare with).
 func (s Source) ScrapeRows(ctx context.Context, start time.Time) []scrape.Row {
 	wall := time.Now().Round(0) // wall clock: lines rows up with the engine's and Prometheus's own times
 	began := time.Now()
-	sample, err := s.Instant(ctx, time.Time{})
+	var sample Sample
+	var err error
+	switch wait := s.FreshWait; {
+	case wait < 0:
+		sample, err = s.Instant(ctx, time.Time{})
+	default:
+		if wait == 0 {
+			wait = DefaultFreshWait
+		}
+		sample, err = s.InstantAfter(ctx, began, wait)
+	}
 	fail := func(msg string) []scrape.Row {
 		return []scrape.Row{{Target: s.URL, Wall: wall, At: began.Sub(start), Duration: time.Since(began), Error: msg}}
 	}
 	if err != nil {
 		return fail(err.Error())
+	}
+	answered := time.Now()
+	if sc := sample.Scraped; !sc.IsZero() {
+		// On llmbench's clocks: the scrape's wall time, and its offset
+		// from began (never before it: the wait guarantees after, up to
+		// the clocks' agreement).
+		at := min(max(sc.Sub(wall), 0), answered.Sub(began))
+		wall, began = wall.Add(at), began.Add(at)
 	}
 	if len(sample.Replicas) == 0 {
 		q, _ := s.Query()
@@ -39,7 +63,7 @@ func (s Source) ScrapeRows(ctx context.Context, start time.Time) []scrape.Row {
 	}
 	sort.Strings(names)
 	rows := make([]scrape.Row, 0, len(names))
-	dur := time.Since(began)
+	dur := answered.Sub(began)
 	for _, name := range names {
 		snap := sample.Replicas[name]
 		rows = append(rows, scrape.Row{
