@@ -194,15 +194,15 @@ func errorMessage(raw []byte) string {
 		Message json.RawMessage `json:"message"`
 		Detail  json.RawMessage `json:"detail"`
 	}
+	if m := errorValue(raw); m != "" {
+		return m
+	}
 	if json.Unmarshal(raw, &top) == nil {
 		for _, r := range []json.RawMessage{top.Error, top.Message, top.Detail} {
 			if m := errorValue(r); m != "" {
 				return m
 			}
 		}
-	}
-	if m := errorValue(raw); m != "" {
-		return m
 	}
 	const max = 500
 	if len(raw) > max {
@@ -309,7 +309,7 @@ func (cl *call) read(cancel context.CancelCauseFunc) {
 		at := cl.c.since()
 		if err != nil {
 			rec.End = at
-			if cl.tail(&dec, sr.tail, at, cancel) {
+			if cl.tail(&dec, sr.tail, sr.tailKind, at, cancel) {
 				return
 			}
 			cl.end(err)
@@ -375,13 +375,13 @@ func (cl *call) take(v *chunkView, at time.Duration) {
 // tail handles the last line of a body that ended without '\n' after it. A
 // complete `data: [DONE]` is [DONE]; a data line that is valid JSON is whole
 // (a JSON object cut short is never valid), so it is read as any chunk; a
-// line cut mid-way is ignored, the stream being cut. It reports whether the
-// record is settled.
-func (cl *call) tail(dec *chunkDecoder, data []byte, at time.Duration, cancel context.CancelCauseFunc) bool {
+// bare JSON line counts only as an error; a line cut mid-way is ignored, the
+// stream being cut. It reports whether the record is settled.
+func (cl *call) tail(dec *chunkDecoder, data []byte, kind sseKind, at time.Duration, cancel context.CancelCauseFunc) bool {
 	if data == nil {
 		return false
 	}
-	if string(data) == doneMarker {
+	if kind == sseDone {
 		cl.done(cancel)
 		return true
 	}
@@ -393,7 +393,9 @@ func (cl *call) tail(dec *chunkDecoder, data []byte, at time.Duration, cancel co
 		cl.errorEvent(v.err, cancel)
 		return true
 	}
-	cl.take(&v, at)
+	if kind == sseData {
+		cl.take(&v, at)
+	}
 	return false
 }
 

@@ -26,10 +26,11 @@ import (
 // stream says why there. Reading allocates nothing unless a line is longer
 // than the buffer.
 type sseReader struct {
-	br    *bufio.Reader
-	long  []byte // a line longer than br's buffer, assembled here
-	tail  []byte // the payload of an unterminated last data line, set at EOF
-	empty int    // consecutive lines skipped
+	br       *bufio.Reader
+	long     []byte  // a line longer than br's buffer, assembled here
+	tail     []byte  // the payload of an unterminated last line, set at the end
+	tailKind sseKind // what that line is
+	empty    int     // consecutive lines skipped
 }
 
 // sseKind says what sseReader.next found.
@@ -54,31 +55,25 @@ func newSSEReader(r io.Reader) *sseReader {
 }
 
 // next returns the next payload and its kind; the payload is valid until the
-// following call. At the end of the body it returns the read error (io.EOF
-// for a clean end), and s.tail holds the payload of a last data line that
-// had no '\n' (go-openai drops such a line; the caller may still look at
-// it).
+// following call (a [DONE] comes with its payload, for the tail). At the
+// end of the body it returns the read error (io.EOF for a clean end), and
+// s.tail and s.tailKind hold a last line that had no '\n' when it is one
+// next would hand out (go-openai drops such a line; the caller may still
+// look at it).
 func (s *sseReader) next() (sseKind, []byte, error) {
 	for {
 		line, err := s.line()
+		kind, p, ok := classify(bytes.TrimSpace(line))
 		if err != nil {
-			s.tail = nil
-			if p, ok := dataPayload(bytes.TrimSpace(line)); ok {
-				s.tail = p
+			s.tail, s.tailKind = nil, 0
+			if ok {
+				s.tail, s.tailKind = p, kind
 			}
 			return 0, nil, err
 		}
-		line = bytes.TrimSpace(line)
-		if p, ok := dataPayload(line); ok {
+		if ok {
 			s.empty = 0
-			if string(p) == doneMarker {
-				return sseDone, nil, nil
-			}
-			return sseData, p, nil
-		}
-		if len(line) > 0 && line[0] == '{' {
-			s.empty = 0
-			return sseBare, line, nil
+			return kind, p, nil
 		}
 		s.empty++
 		if s.empty > emptyLinesLimit {
@@ -102,6 +97,20 @@ func (s *sseReader) line() ([]byte, error) {
 			return s.long, err
 		}
 	}
+}
+
+// classify judges a trimmed line; ok is false for a line to skip.
+func classify(line []byte) (kind sseKind, payload []byte, ok bool) {
+	if p, ok := dataPayload(line); ok {
+		if string(p) == doneMarker {
+			return sseDone, p, true
+		}
+		return sseData, p, true
+	}
+	if len(line) > 0 && line[0] == '{' {
+		return sseBare, line, true
+	}
+	return 0, nil, false
 }
 
 const (
