@@ -104,8 +104,8 @@ func TestFreshClosingSnapshot(t *testing.T) {
 		wait     time.Duration
 		schedule map[string][]int // scrape times per replica, ms from the round's start; the first is the old value
 		want     float64          // Σ generated tokens; -1: a failed row
-		minWait  time.Duration // the answer comes after the last replica's new scrape
-		scraped  time.Duration // the rows are stamped with the oldest replica's new scrape; 0 = minWait
+		minWait  time.Duration    // the answer comes after the last replica's new scrape
+		scraped  time.Duration    // the rows are stamped with the oldest replica's new scrape; 0 = minWait
 		wantErr  []string
 	}{
 		{name: "waits for the scrape after the phase end", wait: 2 * time.Second,
