@@ -20,7 +20,7 @@ import (
 // (the default) and in llmbench's own process. Reported per run: the lag's p50 and p99 (TTFT and E2E),
 // the chunks streamed per second, and the client process's CPU use.
 //
-//	go test -run '^$' -bench TimestampAccuracy -benchtime 1x ./cmd/llmbench
+//	go test -run '^$' -bench TimestampAccuracy -benchtime 1x ./run
 func BenchmarkTimestampAccuracy(b *testing.B) {
 	for _, process := range []string{"separate", "inline"} {
 		for _, streams := range []int{64, 1024} {
