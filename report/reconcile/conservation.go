@@ -406,7 +406,14 @@ func (a *analysis) tokenConservation() (f Finding) {
 	switch {
 	case mismatch:
 		f.Severity = Warn
-		clauses = append(clauses, "the engine's counters and the usage it returns do not count the same tokens (a different tokenizer or chat template, or special tokens counted on one side only)")
+		why := "a different tokenizer or chat template, or special tokens counted on one side only"
+		switch {
+		case a.tokForeign.perRequest > 0:
+			why = fmt.Sprintf("exactly %s generated tokens more per request: special tokens counted on one side only", count(a.tokForeign.perRequest))
+		case hasP && hasG && math.Abs(sg-a.client.output) <= tol(a.client.output):
+			why = "the prompts differ while the generated tokens agree: the chat template or special tokens around the prompt are counted on one side only"
+		}
+		clauses = append(clauses, "the engine's counters and the usage it returns do not count the same tokens ("+why+")")
 	case explained != "":
 		clauses = append(clauses, explained)
 	}

@@ -71,9 +71,9 @@ func TestLlamaCpp(t *testing.T) {
 		}, id: IDForeignTraffic, sev: Info, verdict: "exactly 1 more per request, which is a counting difference"},
 		{name: "one token more per request warns as a mismatch", edit: func(in *Input) {
 			in.Windows[0].After = withCounter(in.Windows[0].After, scrape.GenerationTokens, 100)
-		}, id: IDTokenConservation, sev: Warn, verdict: "+1.0 per request"},
+		}, id: IDTokenConservation, sev: Warn, verdict: "+1.0 per request); the engine's counters and the usage it returns do not count the same tokens (exactly 1 generated tokens more per request"},
 		{name: "prompt tokens differ, generated agree: a mismatch", world: func(w *world) { w.promptSkew = 1 },
-			id: IDTokenConservation, sev: Warn, verdict: "generation tokens agree (1600); the engine's counters and the usage it returns do not count the same tokens"},
+			id: IDTokenConservation, sev: Warn, verdict: "generation tokens agree (1600); the engine's counters and the usage it returns do not count the same tokens (the prompts differ while the generated tokens agree"},
 		{name: "failed requests' tokens are not foreign", world: func(w *world) { w.perUser = 100 }, edit: func(in *Input) {
 			for i := range in.Records {
 				in.Records[i].MaxTokens = 16

@@ -2,7 +2,10 @@
 // explains every gap between them as findings: request and token
 // conservation, foreign traffic, where TTFT goes, per-token latency agreement,
 // concurrency by Little's law, gauge staleness, dead scrape targets, KV
-// pressure and histogram bucket limits. It also joins engine trace events to
+// pressure and histogram bucket limits. An engine without histograms or a
+// request counter (llama.cpp) is read through its counters: foreign traffic
+// from its generated tokens, TTFT split by its prefill time, per-token
+// latency from its decode time. It also joins engine trace events to
 // client records into per-request phase waterfalls.
 //
 // Everything here is a pure function of plain values (client records, scrape
