@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 )
 
-// The per-chunk path reads go-openai's raw data line (RecvRaw) and picks out
+// The per-chunk path reads a raw data line (sseReader, sse.go) and picks out
 // the few fields a Record needs with chunkDecoder, a single-pass scanner that
 // validates the whole line as JSON and never allocates. go-openai's own Recv
 // decodes every string of a full ChatCompletionStreamResponse, and even a

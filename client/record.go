@@ -1,5 +1,6 @@
-// Package client sends one streaming chat request and turns what came back into
-// one Record: the full timeline on the run clock, usage, and an error class.
+// Package client sends one request (a chat or completions request, streamed
+// or not) and turns what came back into one Record: the full timeline on the
+// run clock, usage, and an error class.
 // It never aggregates: a Record is the raw observation every report is built from.
 package client
 
