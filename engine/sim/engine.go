@@ -8,6 +8,24 @@
 // each pass's modeled duration; at the end of a pass it hands each request's
 // new tokens to that request's handler goroutine, which writes and flushes one
 // SSE chunk per pass. Truth times are offsets on the engine's monotonic clock.
+//
+// Behaviours of real engines a client meets, each off by default and each in
+// the ground truth (RequestTruth):
+//   - dialect "llamacpp": llama.cpp's /metrics (eleven hand-written series,
+//     six significant digits, cache-aware prompt counter, whole-millisecond
+//     times), chatcmpl-<32 alphanumerics> ids, the timings object, a
+//     Keep-Alive policy (timeout=5, max=100), /tokenize {"content"} and
+//     /apply-template; vLLM and SGLang serve /tokenize {"prompt"|"messages"};
+//   - Params.ChatTemplateTokens and ChatTemplateMessageTokens: the chat
+//     template's prompt tokens, which /apply-template and /tokenize agree on;
+//   - Params.ReasoningTokens and ToolCallRate: reasoning_content, then
+//     content or a streamed tool call (finish_reason "tool_calls");
+//   - Params.StreamInterval: several tokens per chunk; speculative decoding
+//     puts a pass's accepted tokens in one chunk; RequestTruth.ChunkTokens
+//     says how many; stream_options.continuous_usage_stats is honoured;
+//   - Params.NoDone, SSEPing, KeepAliveTimeout, KeepAliveMax, and
+//     Faults.StreamErrorRate (an error event mid-stream);
+//   - /v1/completions, streamed or not, beside /v1/chat/completions.
 package sim
 
 import (

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -402,7 +403,7 @@ func (e *Engine) finishTruth(t *RequestTruth, s *stream, written int, reason str
 	t.CachedTokens = s.seq.CachedTokens
 	t.Preemptions = s.seq.Preemptions
 	t.FinishReason = reason
-	if t.FinishReason != batch.FinishAbort && t.FinishReason != "" {
+	if t.FinishReason != batch.FinishAbort && t.FinishReason != "" && !slices.Contains(t.Faults, FaultStreamError) {
 		t.FinishReason = s.ans.finishReason(reason, written)
 	}
 	if s.ans.reasoning > 0 {
