@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -116,6 +117,23 @@ func metricsSource(cfg scenarios.Scrape, ep engine.Endpoint) scrape.Source {
 		ts[i] = scrape.Target{URL: u, Dialect: ep.Dialect, Timeout: cfg.Timeout}
 	}
 	return ts
+}
+
+// detectDialect reads the engine's dialect from its metric names: one look
+// at the first target's /metrics ("" when there is none, or it tells nothing).
+// A Prometheus source is left to detect it on every row.
+func detectDialect(ctx context.Context, source scrape.Source) string {
+	ts, ok := source.(scrape.Targets)
+	if !ok || len(ts) == 0 {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	rep, err := scrape.InspectDialect(ctx, ts[0].URL, "")
+	if err != nil || !rep.Detected {
+		return ""
+	}
+	return rep.Dialect
 }
 
 // simProcess runs the built-in engine as `llmbench serve` in a child process

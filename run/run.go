@@ -207,6 +207,17 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 		fmt.Fprintf(sys.Stderr, "llmbench: engine: %s\n", n)
 	}
 
+	source := metricsSource(sc.Scrape, ep)
+	if ep.Dialect == "" {
+		// Engines join on the ids they are sent (SGLang's rid, vLLM's
+		// request_id): a dialect found from /metrics is the engine's as much
+		// as one the scenario names.
+		ep.Dialect = detectDialect(ctx, source)
+		if ep.Dialect != "" {
+			ep.Notes = append(ep.Notes, fmt.Sprintf("dialect %s, detected from the metric names (engine.dialect sets it)", ep.Dialect))
+		}
+	}
+
 	shard, shards := plan.ShardOf()
 	meta := &runMeta{RunMeta: report.RunMeta{
 		ID: runID, Scenario: sc.Name, Description: sc.Description, Seed: sc.Seed, StartedAt: start, Version: version.String(), Shard: shard, Shards: shards,
@@ -221,9 +232,11 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	}
 
 	conc := expectedConcurrency(plan)
+	rq := sc.Request
 	cl, err := client.New(client.Config{
 		BaseURL: ep.BaseURL, APIKey: apiKey, Model: ep.Model, Dialect: ep.Dialect,
 		Start: start, MaxConns: conc, IncludeUsage: true, Timeout: sc.Workload.Timeout,
+		Endpoint: rq.Endpoint, NoStream: !rq.Streamed(), ExtraBody: rq.ExtraBody, Headers: rq.Headers,
 	})
 	if err != nil {
 		return res, configError(err)
@@ -246,7 +259,6 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	var scrapeWG sync.WaitGroup
 	scrapeCtx, stopScrape := context.WithCancel(context.Background())
 	defer stopScrape()
-	source := metricsSource(sc.Scrape, ep)
 	switch src := source.(type) {
 	case nil:
 	case scrape.Targets: // each target on its own ticker: a slow one delays no other

@@ -137,6 +137,8 @@ func (d *decoder) value(n *yaml.Node, path string, v reflect.Value) {
 		d.mapping(n, path, v)
 	case reflect.Slice:
 		d.sequence(n, path, v)
+	case reflect.Map:
+		d.dict(n, path, v)
 	case reflect.String, reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
 		d.scalar(n, path, v)
@@ -181,6 +183,50 @@ func (d *decoder) mapping(n *yaml.Node, path string, v reflect.Value) {
 		}
 		d.value(val, kpath, v.FieldByIndex(f.index))
 	}
+}
+
+// dict decodes a mapping node into map v, whose keys are names the file
+// chooses (request headers, extra body fields): duplicate keys are errors,
+// values are decoded like any other (${VAR} in a string value is expanded);
+// a value of type any keeps what YAML says it is.
+func (d *decoder) dict(n *yaml.Node, path string, v reflect.Value) {
+	if n.Kind != yaml.MappingNode {
+		d.errorf(n, path, "want a mapping, got %s", describe(n))
+		return
+	}
+	if v.Type().Key().Kind() != reflect.String {
+		panic("scenarios: maps are keyed by strings")
+	}
+	m := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
+	first := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode || k.Value == "" {
+			d.errorf(k, path, "keys must be plain names, got %s", describe(k))
+			continue
+		}
+		kpath := joinPath(path, k.Value)
+		if prev, dup := first[k.Value]; dup {
+			d.errorf(k, kpath, "duplicate key (first at line %d)", prev.Line)
+			continue
+		}
+		first[k.Value] = k
+		e := reflect.New(v.Type().Elem()).Elem()
+		if e.Kind() == reflect.Interface {
+			var plain any
+			if err := val.Decode(&plain); err != nil {
+				d.errorf(val, kpath, "%v", err)
+				continue
+			}
+			if plain != nil {
+				e.Set(reflect.ValueOf(plain))
+			}
+		} else {
+			d.value(val, kpath, e)
+		}
+		m.SetMapIndex(reflect.ValueOf(k.Value).Convert(v.Type().Key()), e)
+	}
+	v.Set(m)
 }
 
 func (d *decoder) sequence(n *yaml.Node, path string, v reflect.Value) {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -78,6 +80,15 @@ func (e *encoder) value(v reflect.Value, path string) *yaml.Node {
 				}
 			}
 			m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: f.name}, e.value(fv, fpath))
+		}
+		return m
+	case reflect.Map: // keyed by names the file chose, written in their order
+		m := &yaml.Node{Kind: yaml.MappingNode}
+		keys := v.MapKeys()
+		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
+		for _, k := range keys {
+			m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k.String()},
+				e.value(v.MapIndex(k), joinPath(path, k.String())))
 		}
 		return m
 	case reflect.Slice:

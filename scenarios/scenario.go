@@ -26,6 +26,9 @@ type Scenario struct {
 	Engine   Engine   `yaml:"engine"`
 	Workload Workload `yaml:"workload"`
 	Scrape   Scrape   `yaml:"scrape"`
+	// Request shapes every request: the endpoint, streaming, and what is
+	// added to each body and header set. Optional.
+	Request Request `yaml:"request,omitempty"`
 	// SLO is the per-request objective goodput counts against. Optional.
 	SLO *SLO `yaml:"slo,omitempty"`
 	// Gates are pass/fail thresholds for CI. Their syntax belongs to the gates
@@ -35,6 +38,43 @@ type Scenario struct {
 	raw map[string]string // scalar text before ${VAR} substitution, by field path
 	src source            // where the file came from, to read the data files it names
 }
+
+// Request endpoints (Request.Endpoint).
+const (
+	EndpointChat        = "chat"        // /v1/chat/completions (the default)
+	EndpointCompletions = "completions" // /v1/completions: the messages' text as one prompt, no chat template
+)
+
+// Request shapes every request sent.
+type Request struct {
+	// Endpoint is chat ("" = chat) or completions.
+	Endpoint string `yaml:"endpoint,omitempty"`
+	// Stream: true (default) streams the answer; false sends non-streamed
+	// requests, of which only E2E and usage are measured (no TTFT, ITL or
+	// TPOT, and the reports say so).
+	Stream *bool `yaml:"stream,omitempty"`
+	// ExtraBody is merged into every request's JSON body: sampling parameters
+	// (temperature, top_p, seed), logprobs, a LoRA adapter as the model,
+	// vendor fields. Fields llmbench sets itself for the plan (max_tokens,
+	// min_tokens, ignore_eos, the request id, stream) are the plan's: naming
+	// them here is an error; use workload.ignore_eos and
+	// workload.output_tokens.
+	ExtraBody map[string]any `yaml:"extra_body,omitempty"`
+	// Headers are sent with every request (e.g. a routing key); ${VAR}
+	// values are expanded and never written back into reports.
+	Headers map[string]string `yaml:"headers,omitempty"`
+}
+
+// Streamed reports whether requests stream (the default).
+func (r Request) Streamed() bool { return r.Stream == nil || *r.Stream }
+
+// Dialects are the metric dialects (and request-id conventions) llmbench
+// knows, for engine.dialect. Plain data here; run checks that the client
+// and scrape know exactly these.
+var Dialects = []string{"sglang", "vllm", "fastdeploy", "tgi", "llamacpp", "triton", "trtllm"}
+
+// SimDialects are the dialects the built-in engine speaks.
+var SimDialects = []string{"sglang", "vllm", "fastdeploy", "llamacpp"}
 
 // Engine kinds.
 const (

@@ -32,7 +32,6 @@ const (
 
 var (
 	namePattern    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-	dialectPattern = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
 	envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
@@ -179,6 +178,7 @@ func (s *Scenario) validate(d *decoder) {
 	}
 	s.Scrape.validate(d, "scrape")
 	s.SLO.validate(d)
+	s.Request.validate(d)
 	s.Gates.validate(d)
 }
 
@@ -221,10 +221,8 @@ func (e *Engine) validate(d *decoder, path string) {
 	}
 	switch e.Kind {
 	case KindSim:
-		switch e.Dialect {
-		case "sglang", "vllm", "fastdeploy":
-		default:
-			d.failf(at("dialect"), "the built-in engine speaks sglang, vllm or fastdeploy, not %q", e.Dialect)
+		if !slices.Contains(SimDialects, e.Dialect) {
+			d.failf(at("dialect"), "the built-in engine speaks %s, not %q", orList(SimDialects), e.Dialect)
 		}
 		for _, f := range []string{"base_url", "metrics_url", "api_key_env"} {
 			if d.has(at(f)) {
@@ -239,9 +237,7 @@ func (e *Engine) validate(d *decoder, path string) {
 			d.failf(at("process"), "want separate (a child process) or inline, got %q", e.Process)
 		}
 	case KindExternal:
-		if e.Dialect != "" && !dialectPattern.MatchString(e.Dialect) {
-			d.failf(at("dialect"), "want a dialect name such as sglang or vllm, got %q", e.Dialect)
-		}
+		checkDialect(d, at("dialect"), e.Dialect)
 		if !d.has(at("base_url")) {
 			d.failf(at("base_url"), "missing required field for kind external")
 		} else {
@@ -259,9 +255,7 @@ func (e *Engine) validate(d *decoder, path string) {
 			}
 		}
 	case KindLaunch:
-		if e.Dialect != "" && !dialectPattern.MatchString(e.Dialect) {
-			d.failf(at("dialect"), "want a dialect name such as sglang or vllm, got %q", e.Dialect)
-		}
+		checkDialect(d, at("dialect"), e.Dialect)
 		if e.APIKeyEnv != "" && !envNamePattern.MatchString(e.APIKeyEnv) {
 			d.failf(at("api_key_env"), "want an environment variable name, got %q", e.APIKeyEnv)
 		}
@@ -339,6 +333,50 @@ func placeErrors(d *decoder, path, prefix string, err error) {
 			at = path
 		}
 		d.errorf(d.at(at), at, "%v", e)
+	}
+}
+
+// checkDialect reports a dialect llmbench does not know, naming those it does.
+func checkDialect(d *decoder, path, dialect string) {
+	if dialect != "" && !slices.Contains(Dialects, dialect) {
+		d.failf(path, "unknown dialect %q: want %s, or leave it out to detect it from /metrics", dialect, orList(Dialects))
+	}
+}
+
+// orList spells choices as "a, b or c".
+func orList(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
+}
+
+// reservedBody are the body fields a request gets from the plan and the run.
+// (stream_options is merged member by member: continuous_usage_stats, say.)
+var reservedBody = map[string]string{
+	"model":    "set the scenario's model (a LoRA adapter is selected by its name as the model)",
+	"messages": "the dataset makes them", "prompt": "the dataset makes it",
+	"stream":     "use request.stream",
+	"max_tokens": "the plan sets it from workload.output_tokens", "max_completion_tokens": "the plan sets max_tokens from workload.output_tokens",
+	"min_tokens": "the plan sets it with workload.ignore_eos", "ignore_eos": "use workload.ignore_eos",
+	"rid": "llmbench sends each request's id", "request_id": "llmbench sends each request's id",
+}
+
+func (r *Request) validate(d *decoder) {
+	switch r.Endpoint {
+	case "", EndpointChat, EndpointCompletions: // "" is chat, left unsaid in the resolved scenario
+	default:
+		d.failf("request.endpoint", "want chat or completions, got %q", r.Endpoint)
+	}
+	for k := range r.ExtraBody {
+		if why, ok := reservedBody[k]; ok {
+			d.failf(joinPath("request.extra_body", k), "llmbench sets %s itself: %s", k, why)
+		}
+	}
+	for k := range r.Headers {
+		if strings.ContainsAny(k, " :\t\r\n") {
+			d.failf(joinPath("request.headers", k), "not a header name: %q", k)
+		}
 	}
 }
 
