@@ -25,7 +25,7 @@ type ServeOptions struct {
 // line and the tests that act as `llmbench serve` read the same flags.
 func (o *ServeOptions) Bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.Addr, "addr", "127.0.0.1:30000", "listen address (host:port; port 0 picks a free one)")
-	fs.StringVar(&o.Dialect, "dialect", DialectSGLang, "metrics dialect and id conventions: "+strings.Join(serveDialects, ", "))
+	fs.StringVar(&o.Dialect, "dialect", DialectSGLang, "metrics dialect and id conventions: "+strings.Join(Dialects, ", "))
 	fs.StringVar(&o.Preset, "preset", "", "performance preset ("+DefaultPreset+" when empty)")
 	fs.StringVar(&o.Model, "model", "", "served model name (default "+DefaultModel+")")
 	fs.Var((*repeated)(&o.Params), "param", "override a performance parameter, key=value (repeatable)")
@@ -36,9 +36,6 @@ func (o *ServeOptions) Bind(fs *flag.FlagSet) {
 	fs.DurationVar(&o.Grace, "grace", 30*time.Second, "how long in-flight requests may run after a stop signal")
 }
 
-// serveDialects are the dialects the engine serves alone.
-var serveDialects = []string{DialectSGLang, DialectVLLM, DialectFastDeploy}
-
 // repeated is a flag that may be given many times; each value is kept.
 type repeated []string
 
@@ -48,8 +45,8 @@ func (r *repeated) Type() string       { return "stringArray" } // as pflag name
 
 // Config turns the options into an engine configuration, checking everything.
 func (o *ServeOptions) Config() (Config, error) {
-	if !slices.Contains(serveDialects, o.Dialect) {
-		return Config{}, fmt.Errorf("--dialect %q: want %s", o.Dialect, orList(serveDialects))
+	if !slices.Contains(Dialects, o.Dialect) {
+		return Config{}, fmt.Errorf("--dialect %q: want %s", o.Dialect, orList(Dialects))
 	}
 	p, err := Preset(o.Preset)
 	if err != nil {
