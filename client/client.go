@@ -190,6 +190,7 @@ func New(cfg Config) (*Client, error) {
 
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = strings.TrimRight(cfg.BaseURL, "/")
+	cfg.Headers = maps.Clone(cfg.Headers) // the caller may change its map later
 	doer := &extrasDoer{next: hc, headers: cfg.Headers}
 	oc.HTTPClient = doer
 	c := &Client{

@@ -71,7 +71,7 @@ func TestDoAcceptsStreamShapes(t *testing.T) {
 	}{
 		{
 			name: "SSE comments and event lines between chunks",
-			events: []string{": ping\n\n", roleEvent("s"), "event: message\n" + contentEvent("s", "a"), ": keep-alive\n\n",
+			events: []string{": ping\n\n", "data:\n\n", roleEvent("s"), "event: message\n" + contentEvent("s", "a"), ": keep-alive\n\n", "data: \r\n\r\n",
 				contentEvent("s", "b"), finishEvent("s", "stop"), doneEvent},
 			chunks: 2,
 		},

@@ -33,6 +33,8 @@ func refSSE(data []byte) (events []sseEvent, tail *sseEvent) {
 		p := goOpenAIData.ReplaceAll(l, nil)
 		var ev sseEvent
 		switch {
+		case isData && len(p) == 0:
+			continue
 		case isData && string(p) == doneMarker:
 			ev = sseEvent{kind: sseDone, payload: doneMarker}
 		case isData:

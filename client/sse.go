@@ -21,7 +21,8 @@ import (
 // (bytes.TrimSpace), a data line is `data:` then RE2 \s* then the payload,
 // and the payload `[DONE]` ends the stream; a line counts only once its '\n'
 // arrived. Every other line (blank lines, `: comment`, `event:`, `id:`,
-// `retry:`) is skipped, except a bare line that starts with '{', which is
+// `retry:`, and a data line with nothing after `data:`, which some servers
+// send as a keep-alive) is skipped, except a bare line that starts with '{', which is
 // handed out too: a server that answers 200 with a JSON error instead of a
 // stream says why there. Reading allocates nothing unless a line is longer
 // than the buffer.
@@ -101,7 +102,7 @@ func (s *sseReader) line() ([]byte, error) {
 
 // classify judges a trimmed line; ok is false for a line to skip.
 func classify(line []byte) (kind sseKind, payload []byte, ok bool) {
-	if p, ok := dataPayload(line); ok {
+	if p, ok := dataPayload(line); ok && len(p) > 0 {
 		if string(p) == doneMarker {
 			return sseDone, p, true
 		}
