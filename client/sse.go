@@ -17,15 +17,15 @@ import (
 // and check the status, and reads the body itself with sseReader.
 
 // sseReader splits an SSE body into lines and hands out the data payloads.
-// A line is judged as go-openai judges it: trimmed of ASCII whitespace
+// A line is judged as go-openai judges it: trimmed of white space
 // (bytes.TrimSpace), a data line is `data:` then RE2 \s* then the payload,
-// and the payload `[DONE]` ends the stream; a line counts only once its '\n'
-// arrived. Every other line (blank lines, `: comment`, `event:`, `id:`,
-// `retry:`, and a data line with nothing after `data:`, which some servers
-// send as a keep-alive) is skipped, except a bare line that starts with '{', which is
-// handed out too: a server that answers 200 with a JSON error instead of a
-// stream says why there. Reading allocates nothing unless a line is longer
-// than the buffer.
+// and the payload `[DONE]` ends the stream; a line is handed out once its
+// '\n' arrived (a last line without one is left in tail). Every other line
+// (blank lines, `: comment`, `event:`, `id:`, `retry:`, and a data line with
+// nothing after `data:`, which some servers send as a keep-alive) is
+// skipped, except a bare line that starts with '{', which is handed out too:
+// a server that answers 200 with a JSON error instead of a stream says why
+// there. Reading allocates nothing unless a line is longer than the buffer.
 type sseReader struct {
 	br       *bufio.Reader
 	long     []byte  // a line longer than br's buffer, assembled here
