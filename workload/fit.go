@@ -2,7 +2,9 @@ package workload
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -40,6 +42,10 @@ type Fit struct {
 	RequestTokens int `json:"request_tokens"`
 	// MessageTokens are added per message (role markers, separators).
 	MessageTokens int `json:"message_tokens"`
+	// RoleTokens replace MessageTokens for messages of these roles, where a
+	// template treats a role differently (Qwen's default system prompt is
+	// replaced by a system message, which then adds less than a user one).
+	RoleTokens map[string]int `json:"role_tokens,omitempty"`
 	// TokensPerWord is what the engine counts per vocabulary word; 0 means
 	// 1. When it is not 1, words are token targets divided by it, rounded,
 	// and the engine's count is only expected, not exact.
@@ -48,6 +54,11 @@ type Fit struct {
 
 // IsZero reports whether the fit changes nothing.
 func (f Fit) IsZero() bool {
+	for _, n := range f.RoleTokens {
+		if n != 0 {
+			return false
+		}
+	}
 	return f.RequestTokens == 0 && f.MessageTokens == 0 && (f.TokensPerWord == 0 || f.TokensPerWord == 1)
 }
 
@@ -58,12 +69,29 @@ func (f Fit) perWord() float64 {
 	return f.TokensPerWord
 }
 
-// Overhead is what the template adds to a request of n messages.
-func (f Fit) Overhead(messages int) int { return f.RequestTokens + messages*f.MessageTokens }
+// PerMessage is what the template adds for one message of this role.
+func (f Fit) PerMessage(role string) int {
+	if n, ok := f.RoleTokens[role]; ok {
+		return n
+	}
+	return f.MessageTokens
+}
+
+// Overhead is what the template adds to a request of these messages.
+func (f Fit) Overhead(msgs []Message) int {
+	n := f.RequestTokens
+	for _, m := range msgs {
+		n += f.PerMessage(m.Role)
+	}
+	return n
+}
 
 // String is a one-line description for the plan summary and logs.
 func (f Fit) String() string {
 	s := fmt.Sprintf("template %d tokens per request + %d per message", f.RequestTokens, f.MessageTokens)
+	for _, role := range slices.Sorted(maps.Keys(f.RoleTokens)) {
+		s += fmt.Sprintf(" (%s: %d)", role, f.RoleTokens[role])
+	}
 	if p := f.perWord(); p != 1 {
 		s += fmt.Sprintf(", %.3g tokens per word", p)
 	}
@@ -128,7 +156,7 @@ func FitRequest(r Request, f Fit) (Request, FitReport) {
 		rep.Off = rep.Expected - rep.Target
 		return r, rep
 	}
-	want := fitWords(planned, r.PromptTokens, f)
+	want := fitWords(r.Messages, planned, r.PromptTokens, f)
 	msgs := make([]Message, n)
 	for i, m := range r.Messages {
 		msgs[i] = m
@@ -138,7 +166,7 @@ func FitRequest(r Request, f Fit) (Request, FitReport) {
 		rep.Words += want[i]
 	}
 	r.Messages = msgs
-	rep.Expected = f.Overhead(n) + int(math.Round(float64(rep.Words)*f.perWord()))
+	rep.Expected = f.Overhead(r.Messages) + int(math.Round(float64(rep.Words)*f.perWord()))
 	rep.Off = rep.Expected - rep.Target
 	return r, rep
 }
@@ -151,19 +179,19 @@ func FitRequest(r Request, f Fit) (Request, FitReport) {
 // history stays the previous turn's prompt). The last message gets what
 // the target leaves; when even one word there is too many, the request
 // stays above its target.
-func fitWords(planned []int, target int, f Fit) []int {
+func fitWords(msgs []Message, planned []int, target int, f Fit) []int {
 	n := len(planned)
 	tpw := f.perWord()
 	want := make([]int, n)
 	held, share := 0, 0
 	for i, p := range planned {
-		share += p - f.MessageTokens
+		share += p - f.PerMessage(msgs[i].Role)
 		if i == 0 {
 			share -= f.RequestTokens
 		}
 		d := int(math.Round(float64(share) / tpw))
 		if i == n-1 {
-			d = int(math.Round(float64(target-f.Overhead(n)) / tpw))
+			d = int(math.Round(float64(target-f.Overhead(msgs)) / tpw))
 		}
 		if p == 0 {
 			continue // an empty message stays empty
@@ -214,7 +242,7 @@ func takeWords(content string, fields []string, k int) string {
 // unfitted reports a request left as planned.
 func unfitted(r Request, f Fit, why string) FitReport {
 	words := CountTokens(r.Messages)
-	exp := f.Overhead(len(r.Messages)) + int(math.Round(float64(words)*f.perWord()))
+	exp := f.Overhead(r.Messages) + int(math.Round(float64(words)*f.perWord()))
 	return FitReport{Index: r.Index, Target: r.PromptTokens, Words: words, Planned: words, Expected: exp, Off: exp - r.PromptTokens, Skipped: why}
 }
 

@@ -11,7 +11,7 @@ import (
 // engineCount is what an engine counting as f says for msgs: the built-in
 // engine's words (one token each, times TokensPerWord) plus the template.
 func engineCount(msgs []Message, f Fit) int {
-	return f.Overhead(len(msgs)) + int(math.Round(float64(CountTokens(msgs))*f.perWord()))
+	return f.Overhead(msgs) + int(math.Round(float64(CountTokens(msgs))*f.perWord()))
 }
 
 // vocab returns n vocabulary words, distinct per key.
@@ -44,6 +44,8 @@ func TestFitRequest(t *testing.T) {
 		{name: "two tokens per word", msgs: user(100), target: 100, fit: Fit{RequestTokens: 10, TokensPerWord: 2}, words: []int{45}},
 		{name: "1.3 tokens per word", msgs: user(100), target: 100, fit: Fit{MessageTokens: 5, TokensPerWord: 1.3}, words: []int{73}, off: 0},
 		{name: "words planned short of the target", msgs: user(10), target: 20, fit: Fit{MessageTokens: 2}, words: []int{18}},
+		{name: "a system message adds less (a default system prompt replaced)", msgs: sysUser(30, 30), target: 60, fit: Fit{RequestTokens: 20, MessageTokens: 5, RoleTokens: map[string]int{"system": -15}}, words: []int{25, 25}},
+		{name: "role tokens grow a message", msgs: sysUser(10, 30), target: 40, fit: Fit{RequestTokens: 2, MessageTokens: 5, RoleTokens: map[string]int{"system": -15}}, words: []int{23, 25}},
 		{name: "no messages", msgs: nil, target: 0, fit: Fit{RequestTokens: 3}, words: []int{}, off: 3},
 		{name: "empty message stays empty", msgs: []Message{{Role: "system", Content: ""}, {Role: "user", Content: vocab(4, 20)}}, target: 20, fit: Fit{MessageTokens: 1}, words: []int{0, 18}},
 	}
