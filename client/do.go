@@ -557,15 +557,19 @@ func (cl *call) settle() {
 	}
 }
 
-// spreadTokens gives the chunks total tokens, as evenly as whole tokens
-// allow: the first c chunks hold round(c·total/n) tokens. total ≥ n, so
-// every chunk gets at least one.
+// spreadTokens gives the chunks total tokens (total ≥ len(chunks)). The
+// first chunk gets one: prefill makes exactly one token, and engines send it
+// at once (vLLM's and SGLang's stream_interval and speculative drafts group
+// decode steps, not the first token). The rest are spread as evenly as whole
+// tokens allow: the first c of the later chunks hold round(c·rest/(n−1)).
 func spreadTokens(chunks []Chunk, total int) {
-	n := int64(len(chunks))
+	chunks[0].Tokens = 1
+	later := chunks[1:]
+	n, rest := int64(len(later)), int64(total-1)
 	prev := int64(0)
-	for i := range chunks {
-		upTo := ((int64(i)+1)*int64(total) + n/2) / n
-		chunks[i].Tokens = int32(min(upTo-prev, math.MaxInt32))
+	for i := range later {
+		upTo := ((int64(i)+1)*rest + n/2) / n
+		later[i].Tokens = int32(min(upTo-prev, math.MaxInt32))
 		prev = upTo
 	}
 }

@@ -36,9 +36,10 @@ const (
 	// (vLLM's continuous_usage_stats); each chunk's count is the growth of
 	// completion_tokens. Exact.
 	ChunkTokensUsageGrowth ChunkTokenSource = "usage_growth"
-	// ChunkTokensUsageTotal: only a final usage; its completion_tokens are
-	// spread as evenly as whole tokens allow over the chunks (an estimate:
-	// a chunk of two tokens may sit anywhere).
+	// ChunkTokensUsageTotal: only a final usage; the first chunk is given
+	// one token (prefill makes one, sent at once) and the rest of
+	// completion_tokens are spread as evenly as whole tokens allow over the
+	// later chunks (an estimate: a chunk of two tokens may sit anywhere).
 	ChunkTokensUsageTotal ChunkTokenSource = "usage_total"
 	// ChunkTokensChunks: no usage, or fewer tokens than chunks: one token
 	// per chunk.

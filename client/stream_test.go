@@ -255,7 +255,7 @@ func TestDoTokensPerChunk(t *testing.T) {
 		{
 			name:   "only a final usage: spread over the chunks",
 			events: append(chunks(3), finishEvent("s", "length"), usageEvent("s", 4, 7, 0), doneEvent),
-			tokens: []int32{2, 3, 2}, source: ChunkTokensUsageTotal, output: 7,
+			tokens: []int32{1, 3, 3}, source: ChunkTokensUsageTotal, output: 7,
 		},
 		{
 			name:   "a final usage equal to the chunks",
@@ -270,7 +270,7 @@ func TestDoTokensPerChunk(t *testing.T) {
 		{
 			name:   "running usage that stops: the final total is spread",
 			events: []string{running("a", 3), contentEvent("s", "b"), finishEvent("s", "stop"), usageEvent("s", 4, 4, 0), doneEvent},
-			tokens: []int32{2, 2}, source: ChunkTokensUsageTotal, output: 4,
+			tokens: []int32{1, 3}, source: ChunkTokensUsageTotal, output: 4,
 		},
 	}
 	for _, tt := range tests {
