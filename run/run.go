@@ -18,6 +18,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -269,11 +270,12 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	}
 
 	phases := newPhaseBook(plan, source, start, rows, meta, rec)
+	minTokens := slices.Contains(minTokensDialects, ep.Dialect)
 	// The sender tells the driver each outcome, for abort conditions and
 	// automatic sweeps.
 	sender := workload.OutcomeSenderFunc(func(ctx context.Context, r workload.Request) workload.Outcome {
 		rec.Begin()
-		record := cl.Do(ctx, clientRequest(r))
+		record := cl.Do(ctx, clientRequest(r, minTokens))
 		rec.End()
 		phases.finished(&record)
 		records <- record // the consumer drains until close: never lost, never stuck
@@ -391,8 +393,18 @@ func startViews(views []View, live Live) (stop func()) {
 	return func() { cancel(); wg.Wait() }
 }
 
-// clientRequest is the client's view of a planned request.
-func clientRequest(r workload.Request) client.Request {
+// minTokensDialects are the engines that take min_tokens beside ignore_eos
+// (vLLM's and SGLang's sampling parameters): asking for both makes the length
+// exact there. Others are sent ignore_eos alone (an unknown field may be
+// refused).
+var minTokensDialects = []string{"vllm", "sglang"}
+
+// clientRequest is the client's view of a planned request; with minTokens,
+// a request that must run to max_tokens asks for it as its minimum too.
+func clientRequest(r workload.Request, minTokens bool) client.Request {
+	if minTokens && r.IgnoreEOS && r.MinTokens == 0 {
+		r.MinTokens = r.MaxTokens
+	}
 	msgs := make([]client.Message, len(r.Messages))
 	for i, m := range r.Messages {
 		msgs[i] = client.Message{Role: m.Role, Content: m.Content}
