@@ -175,13 +175,13 @@ func TestGoodputUnmeasured(t *testing.T) {
 	}
 	noChunks := rec(0, 50*msec, 5) // streamed, usage says 5 tokens, no chunk came
 	records := []client.Record{
-		rec(10*msec, 100*msec, 10),      // good
-		noStream(100*msec, 10),        // ttft and tpot unmeasured
+		rec(10*msec, 100*msec, 10),  // good
+		noStream(100*msec, 10),      // ttft and tpot unmeasured
 		noStream(3*time.Second, 10), // over the e2e bound: a miss all the same
-		noStream(100*msec, 1),         // ttft unmeasured, no tpot to miss
+		noStream(100*msec, 1),       // ttft unmeasured, no tpot to miss
 		noChunks,                    // streamed without a token: misses ttft when bound; tpot unmeasured
-		rec(300*msec, 390*msec, 10),     // ttft miss
-		rec(10*msec, 10*msec, 1),        // good
+		rec(300*msec, 390*msec, 10), // ttft miss
+		rec(10*msec, 10*msec, 1),    // good
 	}
 	tests := []struct {
 		name   string
@@ -218,5 +218,38 @@ func TestGoodputUnmeasured(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLiveRealEngines: the live window's ITL is per token, TTFC shows when
+// reasoning came first, and stream:false requests are counted and left out
+// of the goodput fraction.
+func TestLiveRealEngines(t *testing.T) {
+	reasoning := streamed(10*msec, 30*msec, 4, 3) // three gaps of 30 ms over nine tokens
+	reasoning.FirstContent = 100 * msec
+	noDone := streamed(10*msec, 10*msec, 4, 1)
+	noDone.NoDone = true
+	noStream := client.Record{NoStream: true, End: 50 * msec, OutputTokens: 3}
+
+	w := newLiveWindow(10 * time.Second)
+	w.slo = &SLO{TTFT: 50 * msec}
+	for _, r := range []client.Record{reasoning, noDone, noStream} {
+		w.addRecord(&r, time.Second)
+	}
+	p := w.progress(2 * time.Second)
+	if p.ITL.N != 2 || p.ITL.P99 != 10*msec {
+		t.Errorf("itl %+v: want per-token means of 10 ms", p.ITL)
+	}
+	if !p.TTFCDiffers || p.TTFC.P99 != 100*msec {
+		t.Errorf("ttfc %+v (differs %v)", p.TTFC, p.TTFCDiffers)
+	}
+	if p.NotStreamed != 1 || p.StreamsWithoutDone != 1 || p.Unmeasured != 1 || p.GoodFraction != 1 {
+		t.Errorf("not streamed %d, without done %d, unmeasured %d, good fraction %v", p.NotStreamed, p.StreamsWithoutDone, p.Unmeasured, p.GoodFraction)
+	}
+	line := ProgressLine(p)
+	for _, want := range []string{"(100%, 1 unmeasured)", "1 not streamed", "1 streams without [DONE]", "TTFC p50"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("progress line lacks %q: %s", want, line)
+		}
 	}
 }

@@ -220,10 +220,23 @@ func ProgressLine(p Progress) string {
 	fmt.Fprintf(&b, "[%6.1fs] sent %d, in flight %d, ok %d, failed %d | %.1f req/s, %.0f tok/s",
 		p.Elapsed.Seconds(), p.Sent, p.InFlight, p.OK, p.Failed, p.RequestsPerSec, p.OutputTokensPerSec)
 	if p.HasGoodput {
-		fmt.Fprintf(&b, ", goodput %.1f req/s (%.0f%%)", p.GoodputPerSec, 100*p.GoodFraction)
+		fmt.Fprintf(&b, ", goodput %.1f req/s (%.0f%%", p.GoodputPerSec, 100*p.GoodFraction)
+		if p.Unmeasured > 0 {
+			fmt.Fprintf(&b, ", %d unmeasured", p.Unmeasured)
+		}
+		b.WriteString(")")
+	}
+	if p.NotStreamed > 0 {
+		fmt.Fprintf(&b, ", %d not streamed", p.NotStreamed)
+	}
+	if p.StreamsWithoutDone > 0 {
+		fmt.Fprintf(&b, ", %d streams without [DONE]", p.StreamsWithoutDone)
 	}
 	if p.TTFT.N > 0 {
 		fmt.Fprintf(&b, " | TTFT p50 %s p99 %s", dur(p.TTFT.P50), dur(p.TTFT.P99))
+	}
+	if p.TTFCDiffers && p.TTFC.N > 0 {
+		fmt.Fprintf(&b, " | TTFC p50 %s p99 %s", dur(p.TTFC.P50), dur(p.TTFC.P99))
 	}
 	if p.Server.HasRunning {
 		fmt.Fprintf(&b, " | server running %.0f", p.Server.Running)
