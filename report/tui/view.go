@@ -67,14 +67,17 @@ func (m model) render() string {
 	if p.Failed > 0 {
 		failed = styleBad.Render(failed)
 	}
-	reqs := label("requests") + fmt.Sprintf("sent %d · in flight %d · ok %d · failed ", p.Sent, p.InFlight, p.OK) + failed
+	add(9, label("requests")+fmt.Sprintf("sent %d · in flight %d · ok %d · failed ", p.Sent, p.InFlight, p.OK)+failed)
+	var streams []string
 	if p.NotStreamed > 0 {
-		reqs += fmt.Sprintf(" · %d not streamed", p.NotStreamed)
+		streams = append(streams, fmt.Sprintf("%d not streamed (no TTFT or ITL)", p.NotStreamed))
 	}
 	if p.StreamsWithoutDone > 0 {
-		reqs += fmt.Sprintf(" · %d without [DONE]", p.StreamsWithoutDone)
+		streams = append(streams, fmt.Sprintf("%d ended without [DONE]", p.StreamsWithoutDone))
 	}
-	add(9, reqs)
+	if len(streams) > 0 {
+		add(5, label("streams")+strings.Join(streams, " · "))
+	}
 	if len(p.Errors) > 0 {
 		add(6, label("errors")+styleBad.Render(errorClasses(p.Errors)))
 	}
