@@ -117,3 +117,53 @@ func upperFirst(s string) string {
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
 }
+
+// Notes are what a summary says in words about what the engine sent, for
+// renderers outside this package (report/html): Cautions a reader must
+// weigh (lengths not enforced, requests not streamed, streams without
+// [DONE]); Latency the notes that read the latency table (which events
+// count as the first token, chunks carrying several tokens); Tokens the
+// prompt lengths against the plan.
+type Notes struct {
+	Cautions, Latency, Tokens []string
+}
+
+// NotesOf says them for s's measured phases; empty parts are nil.
+func NotesOf(s Summary) Notes {
+	var n Notes
+	add := func(to *[]string, line string) {
+		if line != "" {
+			*to = append(*to, upperFirst(line))
+		}
+	}
+	c := s.Client
+	add(&n.Cautions, outputShortWarning(c.Tokens))
+	add(&n.Cautions, streamsNote(s.Health))
+	add(&n.Latency, firstTokenNote(c))
+	add(&n.Latency, chunksNote(c.Tokens))
+	add(&n.Tokens, promptNote(c.Tokens))
+	if p := c.Tokens.PromptCalibration; p != "" {
+		add(&n.Tokens, "prompt calibration: "+p)
+	}
+	return n
+}
+
+// ShowTTFC reports whether a latency table gets a TTFC row: when some
+// request's first output chunk was reasoning or a tool call, so its time to
+// first content differs from its TTFT.
+func ShowTTFC(c ClientSide) bool { return showTTFC(c) }
+
+// ServerTimingRow is one row of the llama.cpp timings table.
+type ServerTimingRow struct {
+	Name string
+	Dist Dist // seconds
+}
+
+// ServerTimingRows are the rows of the llama.cpp timings table, in order.
+func ServerTimingRows(st *ServerTimings) []ServerTimingRow {
+	var out []ServerTimingRow
+	for _, r := range serverTimingRows(st) {
+		out = append(out, ServerTimingRow{Name: r.name, Dist: r.d})
+	}
+	return out
+}
