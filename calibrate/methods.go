@@ -154,16 +154,16 @@ func newVLLM(cfg Config, p poster, url string) *counter {
 	tok := url + "/tokenize"
 	c := &counter{family: familyVLLM, method: MethodTokenize, source: "POST " + tok}
 	c.bare = func(ctx context.Context, text string) (int, error) {
-		return vllmTokenize(ctx, p, tok, map[string]any{"model": cfg.Model, "prompt": text, "add_special_tokens": false})
+		return vllmTokenize(ctx, p, tok, withModel(cfg, map[string]any{"prompt": text, "add_special_tokens": false}))
 	}
 	if cfg.Endpoint == EndpointCompletions {
 		c.request = func(ctx context.Context, msgs []workload.Message) (int, error) {
-			return vllmTokenize(ctx, p, tok, map[string]any{"model": cfg.Model, "prompt": joined(msgs)})
+			return vllmTokenize(ctx, p, tok, withModel(cfg, map[string]any{"prompt": joined(msgs)}))
 		}
 		return c
 	}
 	c.request = func(ctx context.Context, msgs []workload.Message) (int, error) {
-		return vllmTokenize(ctx, p, tok, map[string]any{"model": cfg.Model, "messages": wireMessages(msgs), "add_generation_prompt": true})
+		return vllmTokenize(ctx, p, tok, withModel(cfg, map[string]any{"messages": wireMessages(msgs), "add_generation_prompt": true}))
 	}
 	return c
 }
@@ -196,7 +196,7 @@ func newTGI(cfg Config, p poster, root string) *counter {
 		var out struct {
 			Tokens *[]json.RawMessage `json:"tokenize_response"`
 		}
-		if err := p.post(ctx, chat, map[string]any{"model": cfg.Model, "messages": wireMessages(msgs)}, &out); err != nil {
+		if err := p.post(ctx, chat, withModel(cfg, map[string]any{"messages": wireMessages(msgs)}), &out); err != nil {
 			return 0, err
 		}
 		if out.Tokens == nil || len(*out.Tokens) == 0 {
@@ -216,7 +216,7 @@ func newProbe(cfg Config, p poster, base string) *counter {
 	}
 	c := &counter{family: familyUsage, method: MethodProbe, source: "POST " + url + " (max_tokens 1, usage.prompt_tokens)"}
 	c.request = func(ctx context.Context, msgs []workload.Message) (int, error) {
-		body := map[string]any{"model": cfg.Model, "max_tokens": 1, "stream": false}
+		body := withModel(cfg, map[string]any{"max_tokens": 1, "stream": false})
 		if cfg.Endpoint == EndpointCompletions {
 			body["prompt"] = joined(msgs)
 		} else {
@@ -263,4 +263,13 @@ func counters(cfg Config, p poster) []*counter {
 func roots(baseURL string) (root, base string) {
 	base = strings.TrimRight(baseURL, "/")
 	return strings.TrimSuffix(base, "/v1"), base
+}
+
+// withModel adds the model to a request body when one is configured (vLLM
+// answers 404 for a model it does not serve, and takes a body without one).
+func withModel(cfg Config, body map[string]any) map[string]any {
+	if cfg.Model != "" {
+		body["model"] = cfg.Model
+	}
+	return body
 }
