@@ -109,6 +109,7 @@ func Compute(meta RunMeta, records []client.Record, rows []scrape.Row, traces []
 		}
 	}
 	s.Client = clientSide(mrecs, measuredDur)
+	s.Client.Tokens.PromptCalibration = meta.PromptCalibration
 	s.Client.Goodput = goodputOf(mrecs, measuredDur, meta.SLO)
 	s.Run.Duration = measuredDur.Seconds()
 
@@ -210,8 +211,14 @@ func samplesOf(records []client.Record) clientSamples {
 func clientSide(records []client.Record, dur time.Duration) ClientSide {
 	c := ClientSide{Requests: RequestCounts{Errors: map[string]int{}}}
 	bySource := map[string]int{}
-	var ttft, itl, tpot, e2e []float64
+	perChunk := map[string]int{}
+	var ttft, ttfc, itl, tpot, e2e []float64
 	var itlBuf []time.Duration
+	var short OutputShort
+	var shortFrac float64
+	var prompt promptErrors
+	var timings timingSamples
+	streamedOutput := 0
 	for i := range records {
 		r := &records[i]
 		c.Requests.Sent++
@@ -232,9 +239,39 @@ func clientSide(records []client.Record, dur time.Duration) ClientSide {
 		c.Tokens.Cached += r.CachedTokens
 		c.Tokens.PromptTarget += r.TargetPromptTokens
 		c.Tokens.OutputTarget += r.MaxTokens
+		c.Tokens.Reasoning += r.ReasoningTokens
 		bySource[string(r.TokenSource)]++
-		if d, ok := r.TTFT(); ok {
+		if !r.NoStream {
+			c.Tokens.Chunks += len(r.Chunks)
+			streamedOutput += r.OutputTokens
+		}
+		if len(r.Chunks) > 0 {
+			src := string(r.TokensPerChunkSource)
+			if src == "" {
+				src = "unrecorded"
+			}
+			perChunk[src]++
+		}
+		if r.MaxTokens > 0 {
+			short.Of++
+			short.PlannedTokens += r.MaxTokens
+			if r.OutputTokens < r.MaxTokens {
+				short.Requests++
+				short.TokensShort += r.MaxTokens - r.OutputTokens
+				shortFrac += float64(r.OutputTokens) / float64(r.MaxTokens)
+			}
+		}
+		prompt.add(r)
+		timings.add(r)
+		d, hasTTFT := r.TTFT()
+		if hasTTFT {
 			ttft = append(ttft, d.Seconds())
+		}
+		if d, ok := r.TTFC(); ok {
+			ttfc = append(ttfc, d.Seconds())
+			if hasTTFT && r.FirstContent != r.FirstToken {
+				c.FirstTokenNotContent++
+			}
 		}
 		if d, ok := r.TPOT(); ok {
 			tpot = append(tpot, d.Seconds())
@@ -244,20 +281,31 @@ func clientSide(records []client.Record, dur time.Duration) ClientSide {
 		for _, d := range itlBuf {
 			itl = append(itl, d.Seconds())
 		}
-	}
-	switch len(bySource) {
-	case 0:
-		c.Tokens.Source = "none"
-	case 1:
-		for k := range bySource {
-			c.Tokens.Source = k
+		for latency, why := range unmeasured(r, len(itlBuf)) {
+			if why == "" {
+				continue
+			}
+			if c.Unmeasured == nil {
+				c.Unmeasured = map[string]map[string]int{}
+			}
+			if c.Unmeasured[latency] == nil {
+				c.Unmeasured[latency] = map[string]int{}
+			}
+			c.Unmeasured[latency][why]++
 		}
-	default:
-		c.Tokens.Source = "mixed"
 	}
-	if len(bySource) > 1 {
-		c.Tokens.BySource = bySource
+	c.Tokens.Source, c.Tokens.BySource = sourceOf(bySource, "none")
+	c.Tokens.PerChunkSource, c.Tokens.PerChunkBySource = sourceOf(perChunk, "")
+	if c.Tokens.Chunks > 0 && streamedOutput > 0 {
+		c.Tokens.ChunksPerToken = float64(c.Tokens.Chunks) / float64(streamedOutput)
 	}
+	if short.Requests > 0 {
+		short.MissingFraction = float64(short.TokensShort) / float64(short.PlannedTokens)
+		short.MeanFraction = shortFrac / float64(short.Requests)
+		c.Tokens.OutputShort = &short
+	}
+	c.Tokens.PromptError = prompt.summary()
+	c.ServerTimings = timings.summary()
 	if dur > 0 {
 		sec := dur.Seconds()
 		c.Throughput = Throughput{
@@ -266,8 +314,123 @@ func clientSide(records []client.Record, dur time.Duration) ClientSide {
 			TotalTokensPerSec:  float64(c.Tokens.Output+c.Tokens.Prompt) / sec,
 		}
 	}
-	c.Latency = Latencies{TTFT: distOf(ttft), ITL: distOf(itl), TPOT: distOf(tpot), E2E: distOf(e2e)}
+	c.Latency = Latencies{TTFT: distOf(ttft), TTFC: distOf(ttfc), ITL: distOf(itl), TPOT: distOf(tpot), E2E: distOf(e2e)}
 	return c
+}
+
+// sourceOf names where counts came from: the one source, or "mixed" with
+// the counts by source; none when there is no source at all.
+func sourceOf(by map[string]int, none string) (string, map[string]int) {
+	switch len(by) {
+	case 0:
+		return none, nil
+	case 1:
+		for k := range by {
+			return k, nil
+		}
+	}
+	return "mixed", by
+}
+
+// notStreamed is why a stream:false request has no latency but E2E.
+var notStreamed = map[string]string{"ttft": "not streamed", "ttfc": "not streamed", "itl": "not streamed", "tpot": "not streamed"}
+
+// unmeasured says, per latency, why the successful request r has no sample
+// of it ("" when it has one); itls is how many ITL samples it gave.
+func unmeasured(r *client.Record, itls int) map[string]string {
+	if r.NoStream {
+		return notStreamed
+	}
+	var out map[string]string
+	set := func(latency, why string) {
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[latency] = why
+	}
+	_, hasTTFT := r.TTFT()
+	if !hasTTFT {
+		set("ttft", "no output chunk")
+	}
+	if _, ok := r.TTFC(); !ok {
+		if hasTTFT {
+			set("ttfc", "no content chunk (reasoning or tool calls only)")
+		} else {
+			set("ttfc", "no output chunk")
+		}
+	}
+	if itls == 0 {
+		set("itl", "fewer than two chunks")
+	}
+	if _, ok := r.TPOT(); !ok {
+		if r.OutputTokens < 2 {
+			set("tpot", "fewer than two output tokens")
+		} else {
+			set("tpot", "no output chunk")
+		}
+	}
+	return out
+}
+
+// promptErrors gathers, per successful request with both counts, the
+// engine's prompt tokens minus the plan's target.
+type promptErrors struct {
+	tokens, fraction []float64
+}
+
+func (p *promptErrors) add(r *client.Record) {
+	if r.PromptTokens <= 0 || r.TargetPromptTokens <= 0 {
+		return
+	}
+	e := float64(r.PromptTokens - r.TargetPromptTokens)
+	p.tokens = append(p.tokens, e)
+	p.fraction = append(p.fraction, e/float64(r.TargetPromptTokens))
+}
+
+func (p *promptErrors) summary() *PromptError {
+	if len(p.tokens) == 0 {
+		return nil
+	}
+	t, f := distOf(p.tokens), distOf(p.fraction)
+	return &PromptError{Requests: t.N, Mean: t.Mean, P50: t.P50, P99: t.P99, Min: p.tokens[0], Max: t.Max,
+		FractionMean: f.Mean, FractionP50: f.P50, FractionP99: f.P99}
+}
+
+// timingSamples gathers llama.cpp's per-request timings beside the
+// client's measurements of the same requests.
+type timingSamples struct {
+	n                                                int
+	prompt, ttftMinusPrompt, predicted, clientDecode []float64
+}
+
+func (t *timingSamples) add(r *client.Record) {
+	tm := r.Timings
+	if tm == nil {
+		return
+	}
+	t.n++
+	prompt := tm.PromptMS / 1e3
+	t.prompt = append(t.prompt, prompt)
+	if d, ok := r.TTFT(); ok {
+		t.ttftMinusPrompt = append(t.ttftMinusPrompt, d.Seconds()-prompt)
+	}
+	switch {
+	case tm.PredictedPerTokenMS > 0:
+		t.predicted = append(t.predicted, tm.PredictedPerTokenMS/1e3)
+	case tm.PredictedN > 0:
+		t.predicted = append(t.predicted, tm.PredictedMS/1e3/float64(tm.PredictedN))
+	}
+	if d, ok := r.TPOT(); ok {
+		t.clientDecode = append(t.clientDecode, d.Seconds())
+	}
+}
+
+func (t *timingSamples) summary() *ServerTimings {
+	if t.n == 0 {
+		return nil
+	}
+	return &ServerTimings{Requests: t.n, Prompt: distOf(t.prompt), TTFTMinusPrompt: distOf(t.ttftMinusPrompt),
+		PredictedPerToken: distOf(t.predicted), ClientPerToken: distOf(t.clientDecode)}
 }
 
 // distOf sorts xs in place and summarises it.
@@ -296,6 +459,12 @@ func health(meta RunMeta, records []client.Record, rows []scrape.Row, partialLin
 			connect = append(connect, r.ConnectDur.Seconds())
 		}
 		h.Retries += r.Retries
+		if r.NoStream {
+			h.NotStreamed++
+		}
+		if r.NoDone && r.OK() {
+			h.StreamsWithoutDone++
+		}
 	}
 	h.ScheduleLag, h.Connect, h.SendDelay = distOf(lag), distOf(connect), distOf(sendDelay)
 	for _, row := range rows {

@@ -22,13 +22,22 @@ type SLO struct {
 // Goodput is how many requests met the SLO, over the same requests and
 // duration as the throughput beside it.
 type Goodput struct {
-	SLO          SLOSeconds `json:"slo_s"`
-	Good         int        `json:"good"`
-	Fraction     float64    `json:"fraction"` // good ÷ sent: a failed request is not good
-	RequestsPerS float64    `json:"requests_per_s"`
+	SLO  SLOSeconds `json:"slo_s"`
+	Good int        `json:"good"`
+	// Fraction is good ÷ (sent − unmeasured): a failed request is not good,
+	// an unmeasured one is left out.
+	Fraction     float64 `json:"fraction"`
+	RequestsPerS float64 `json:"requests_per_s"`
 	// Missed counts the successful requests over each bound (one request
 	// may miss several), so a reader sees which objective costs goodput.
 	Missed map[string]int `json:"missed"`
+	// Unmeasured counts the successful requests that missed no bound but
+	// could not be measured against one (no TTFT without a stream, no TPOT
+	// without chunks): neither good nor a miss, they are left out of
+	// Fraction. UnmeasuredReasons counts them by bound and reason, e.g.
+	// {"ttft: not streamed": 12}.
+	Unmeasured        int            `json:"unmeasured"`
+	UnmeasuredReasons map[string]int `json:"unmeasured_reasons,omitempty"`
 }
 
 // SLOSeconds is the SLO as the summary prints it, in seconds (0: no bound).
@@ -38,29 +47,53 @@ type SLOSeconds struct {
 	E2E  float64 `json:"e2e,omitempty"`
 }
 
-// Good reports whether r succeeded within every bound of the SLO.
+// Good reports whether r succeeded within every bound of the SLO (a request
+// that could not be measured against a bound is not good: see Judge).
 func (o SLO) Good(r *client.Record) bool {
-	if !r.OK() {
-		return false
-	}
-	ttft, tpot, e2e := o.misses(r)
-	return !ttft && !tpot && !e2e
+	good, _ := o.Judge(r)
+	return good
 }
 
-// misses says which bounds a successful request r is over.
-func (o SLO) misses(r *client.Record) (ttft, tpot, e2e bool) {
+// Judge says whether r succeeded within every bound of the SLO, or, when it
+// missed none but one could not be measured (unmeasured), that it can be
+// counted neither way.
+func (o SLO) Judge(r *client.Record) (good, unmeasured bool) {
+	if !r.OK() {
+		return false, false
+	}
+	ttft, tpot, e2e, why := o.check(r)
+	if ttft || tpot || e2e {
+		return false, false
+	}
+	return len(why) == 0, len(why) > 0
+}
+
+// check says which bounds a successful request r is over, and which bounds
+// it could not be measured against, as "bound: reason".
+func (o SLO) check(r *client.Record) (ttft, tpot, e2e bool, unmeasured []string) {
 	if o.TTFT > 0 {
-		// A request that streamed no token never met a first-token bound.
-		d, ok := r.TTFT()
-		ttft = !ok || d > o.TTFT
+		if r.NoStream {
+			unmeasured = append(unmeasured, "ttft: not streamed")
+		} else {
+			// A stream that brought no token never met a first-token bound.
+			d, ok := r.TTFT()
+			ttft = !ok || d > o.TTFT
+		}
 	}
 	if o.TPOT > 0 {
 		// TPOT is undefined below two tokens: nothing to miss.
-		d, ok := r.TPOT()
-		tpot = ok && d > o.TPOT
+		if d, ok := r.TPOT(); ok {
+			tpot = d > o.TPOT
+		} else if r.OutputTokens >= 2 {
+			if r.NoStream {
+				unmeasured = append(unmeasured, "tpot: not streamed")
+			} else {
+				unmeasured = append(unmeasured, "tpot: no chunks")
+			}
+		}
 	}
 	e2e = o.E2E > 0 && r.E2E() > o.E2E
-	return ttft, tpot, e2e
+	return ttft, tpot, e2e, unmeasured
 }
 
 // goodputOf measures records against slo over dur; nil without an SLO.
@@ -77,7 +110,7 @@ func goodputOf(records []client.Record, dur time.Duration, slo *SLO) *Goodput {
 		if !r.OK() {
 			continue
 		}
-		ttft, tpot, e2e := slo.misses(r)
+		ttft, tpot, e2e, why := slo.check(r)
 		for _, m := range []struct {
 			name   string
 			missed bool
@@ -86,11 +119,21 @@ func goodputOf(records []client.Record, dur time.Duration, slo *SLO) *Goodput {
 				g.Missed[m.name]++
 			}
 		}
-		if !ttft && !tpot && !e2e {
+		switch {
+		case ttft || tpot || e2e:
+		case len(why) > 0:
+			g.Unmeasured++
+			if g.UnmeasuredReasons == nil {
+				g.UnmeasuredReasons = map[string]int{}
+			}
+			for _, w := range why {
+				g.UnmeasuredReasons[w]++
+			}
+		default:
 			g.Good++
 		}
 	}
-	if n := len(records); n > 0 {
+	if n := len(records) - g.Unmeasured; n > 0 {
 		g.Fraction = float64(g.Good) / float64(n)
 	}
 	if dur > 0 {
@@ -117,7 +160,7 @@ func (o SLOSeconds) String() string {
 // summaries.
 func goodputLine(g *Goodput, sent int) string {
 	line := fmt.Sprintf("%.2f requests/s; %d of %d requests (%.1f%%) met the SLO (%s)",
-		g.RequestsPerS, g.Good, sent, 100*g.Fraction, g.SLO)
+		g.RequestsPerS, g.Good, sent-g.Unmeasured, 100*g.Fraction, g.SLO)
 	if len(g.Missed) > 0 {
 		var missed []string
 		for _, k := range []string{"ttft", "tpot", "e2e"} {
@@ -127,5 +170,17 @@ func goodputLine(g *Goodput, sent int) string {
 		}
 		line += "; over the bound: " + strings.Join(missed, ", ")
 	}
+	if g.Unmeasured > 0 {
+		line += fmt.Sprintf("; %d more could not be measured against it (%s) and are not counted", g.Unmeasured, reasonList(g.UnmeasuredReasons))
+	}
 	return line
+}
+
+// reasonList is "a 3, b 1", by key.
+func reasonList(m map[string]int) string {
+	parts := make([]string, 0, len(m))
+	for _, k := range sortedKeys(m) {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
 }

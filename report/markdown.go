@@ -42,18 +42,56 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 		ew.printf("**Goodput**: %s.\n\n", mdText(goodputLine(g, c.Requests.Sent)))
 	}
 
+	var warnings []string
+	if n := outputShortWarning(c.Tokens); n != "" {
+		warnings = append(warnings, "**Warning**: "+mdText(n)+".")
+	}
+	for _, n := range []string{promptNote(c.Tokens), streamsNote(s.Health)} {
+		if n != "" {
+			warnings = append(warnings, mdText(upperFirst(n))+".")
+		}
+	}
+	if n := c.Tokens.PromptCalibration; n != "" {
+		warnings = append(warnings, "Prompt calibration: "+mdText(strings.TrimSuffix(n, "."))+".")
+	}
+	for _, w := range warnings {
+		ew.printf("- %s\n", w)
+	}
+	if len(warnings) > 0 {
+		ew.printf("\n")
+	}
+
 	ew.printf("| latency (ms) | client mean | p50 | p90 | p99 | engine mean | p50 [bucket] | p90 | p99 |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range []struct {
 		name, concept string
 		d             Dist
-	}{{"TTFT", "ttft", c.Latency.TTFT}, {"ITL", "itl", c.Latency.ITL}, {"TPOT", "tpot", c.Latency.TPOT}, {"E2E", "e2e", c.Latency.E2E}} {
+	}{{"TTFT", "ttft", c.Latency.TTFT}, {"TTFC", "", c.Latency.TTFC}, {"ITL", "itl", c.Latency.ITL}, {"TPOT", "tpot", c.Latency.TPOT}, {"E2E", "e2e", c.Latency.E2E}} {
+		if r.name == "TTFC" && !showTTFC(c) {
+			continue
+		}
 		client := "— | — | — | —"
 		if r.d.N > 0 {
 			client = ms(r.d.Mean) + " | " + ms(r.d.P50) + " | " + ms(r.d.P90) + " | " + ms(r.d.P99)
 		}
-		ew.printf("| %s | %s | %s |\n", r.name, client, strings.ReplaceAll(serverCols(s.Server, r.concept), "\t", " | "))
+		server := "— | | |"
+		if r.concept != "" {
+			server = strings.ReplaceAll(serverCols(s.Server, r.concept), "\t", " | ")
+		}
+		ew.printf("| %s | %s | %s |\n", r.name, client, server)
 	}
-	ew.printf("\nEngine means are exact (sum ÷ count); engine quantiles are interpolated inside its histogram buckets, and the true value lies in the bracketed bucket.\n\n")
+	ew.printf("\nEngine means are exact (sum ÷ count); engine quantiles are interpolated inside its histogram buckets, and the true value lies in the bracketed bucket. %s.", mdText(upperFirst(firstTokenNote(c))))
+	if n := chunksNote(c.Tokens); n != "" {
+		ew.printf(" %s.", mdText(upperFirst(n)))
+	}
+	ew.printf("\n\n")
+	if st := c.ServerTimings; st != nil {
+		ew.printf("| llama.cpp timings (%d requests), ms | n | p50 | p99 |\n|---|---:|---:|---:|\n", st.Requests)
+		for _, r := range serverTimingRows(st) {
+			n, p50, p99 := distCols(r.d)
+			ew.printf("| %s | %s | %s | %s |\n", r.name, n, p50, p99)
+		}
+		ew.printf("\n")
+	}
 
 	if sw := s.Sweep; sw != nil {
 		ew.printf("| sweep phase | offered | requests/s | goodput/s | TTFT p50 ms | TTFT p99 ms |\n|---|---:|---:|---:|---:|---:|\n")

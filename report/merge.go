@@ -96,7 +96,7 @@ func Merge(out string, dirs []string) error {
 
 	merged := RunMeta{
 		ID: filepath.Base(out), Scenario: first.Scenario, Description: first.Description, Seed: first.Seed, StartedAt: origin,
-		Version: first.Version, Engine: first.Engine, SLO: first.SLO, Shards: first.Shards,
+		Version: first.Version, Engine: first.Engine, SLO: first.SLO, Shards: first.Shards, PromptCalibration: first.PromptCalibration,
 	}
 	phases := map[string]*PhaseMeta{}
 	var order []string
@@ -165,7 +165,7 @@ func Merge(out string, dirs []string) error {
 
 // shiftRecord moves every time of a record that happened by d.
 func shiftRecord(r *client.Record, d time.Duration) {
-	for _, t := range []*time.Duration{&r.Intended, &r.Sent, &r.Wrote, &r.Connected, &r.FirstByte, &r.FirstToken, &r.End} {
+	for _, t := range []*time.Duration{&r.Intended, &r.Sent, &r.Wrote, &r.Connected, &r.FirstByte, &r.FirstToken, &r.FirstContent, &r.End} {
 		if *t != 0 {
 			*t += d
 		}

@@ -26,14 +26,26 @@ type Progress struct {
 	OutputTokensPerSec float64 // over the window
 	// GoodputPerSec is the rate of requests within the scenario's SLO over
 	// the window, and GoodFraction their share of the window's finished
-	// requests; HasGoodput is false without an SLO.
-	GoodputPerSec  float64
-	GoodFraction   float64
-	HasGoodput     bool
-	TTFT           Quantiles
-	ITL            Quantiles
-	E2E            Quantiles
-	ScheduleLagMax time.Duration // over the window
+	// requests that could be measured against it (Unmeasured of them could
+	// not: no TTFT without a stream); HasGoodput is false without an SLO.
+	GoodputPerSec float64
+	GoodFraction  float64
+	Unmeasured    int
+	HasGoodput    bool
+	TTFT          Quantiles
+	// TTFC is the time to first content over the window; TTFCDiffers is
+	// true when some request's first output chunk in the window was
+	// reasoning or a tool call, so TTFC is not TTFT.
+	TTFC        Quantiles
+	TTFCDiffers bool
+	ITL         Quantiles // per request: the mean of its per-token ITLs
+	E2E         Quantiles
+	// NotStreamed counts the requests sent with stream:false so far (no
+	// TTFT, ITL or chunk); StreamsWithoutDone the successful streams that
+	// ended without [DONE].
+	NotStreamed        int
+	StreamsWithoutDone int
+	ScheduleLagMax     time.Duration // over the window
 
 	Server         ServerLive
 	Findings       []Finding // the live reconciliation over the window (empty before SetDialect)
@@ -67,6 +79,7 @@ type liveWindow struct {
 
 	finished, ok, failed int
 	errors               map[client.ErrorClass]int
+	notStreamed, noDone  int
 
 	server                 ServerLive
 	scrapeOK, scrapeFailed int
@@ -78,11 +91,14 @@ type liveEvent struct {
 	ok      bool
 	tokens  int
 	ttft    time.Duration // -1 when none
+	ttfc    time.Duration // -1 when none
+	reasons bool          // the first output chunk was not content
 	e2e     time.Duration
 	lag     time.Duration
 	hasLag  bool          // open loop: the request had an intended time
-	itlMean time.Duration // mean ITL of the request (-1 when fewer than two chunks)
+	itlMean time.Duration // mean per-token ITL of the request (-1 when fewer than two chunks)
 	good    bool          // within the SLO
+	unmeas  bool          // could not be measured against the SLO
 }
 
 func newLiveWindow(span time.Duration) liveWindow {
@@ -97,18 +113,41 @@ func (w *liveWindow) addRecord(r *client.Record, now time.Duration) {
 		w.failed++
 		w.errors[r.ErrorClass]++
 	}
-	ev := liveEvent{at: now, ok: r.OK(), tokens: r.OutputTokens, ttft: -1, itlMean: -1, e2e: r.E2E(), lag: r.ScheduleLag(), hasLag: r.Intended > 0}
+	if r.NoStream {
+		w.notStreamed++
+	}
+	if r.NoDone && r.OK() {
+		w.noDone++
+	}
+	ev := liveEvent{at: now, ok: r.OK(), tokens: r.OutputTokens, ttft: -1, ttfc: -1, itlMean: -1, e2e: r.E2E(), lag: r.ScheduleLag(), hasLag: r.Intended > 0}
 	if d, ok := r.TTFT(); ok {
 		ev.ttft = d
 	}
-	if n := len(r.Chunks); n > 1 {
-		ev.itlMean = (r.Chunks[n-1].At - r.Chunks[0].At) / time.Duration(n-1)
+	if d, ok := r.TTFC(); ok {
+		ev.ttfc = d
+		ev.reasons = r.FirstToken > 0 && r.FirstContent != r.FirstToken
 	}
+	ev.itlMean = itlMean(r)
 	if w.slo != nil {
-		ev.good = w.slo.Good(r)
+		ev.good, ev.unmeas = w.slo.Judge(r)
 	}
 	w.events = append(w.events, ev)
 	w.trim(now)
+}
+
+// itlMean is the mean of r's per-token ITLs (client.Record.ITLs) without
+// building them: the chunks' span over the tokens after the first chunk; -1
+// with fewer than two chunks.
+func itlMean(r *client.Record) time.Duration {
+	n := len(r.Chunks)
+	if n < 2 {
+		return -1
+	}
+	tokens := 0
+	for _, ch := range r.Chunks[1:] {
+		tokens += int(max(ch.Tokens, 1))
+	}
+	return (r.Chunks[n-1].At - r.Chunks[0].At) / time.Duration(tokens)
 }
 
 func (w *liveWindow) addRow(row *scrape.Row) {
@@ -143,6 +182,7 @@ func (w *liveWindow) progress(now time.Duration) Progress {
 		Window: w.span, Finished: w.finished, OK: w.ok, Failed: w.failed,
 		Errors: make(map[client.ErrorClass]int, len(w.errors)),
 		Server: w.server, ScrapeOK: w.scrapeOK, ScrapeFailures: w.scrapeFailed, LastScrapeErr: w.lastScrapeErr,
+		NotStreamed: w.notStreamed, StreamsWithoutDone: w.noDone,
 	}
 	for k, v := range w.errors {
 		p.Errors[k] = v
@@ -151,7 +191,7 @@ func (w *liveWindow) progress(now time.Duration) Progress {
 	if now < span {
 		span = now
 	}
-	var ttft, itl, e2e []time.Duration
+	var ttft, ttfc, itl, e2e []time.Duration
 	tokens, good := 0, 0
 	for _, ev := range w.events {
 		if ev.lag > p.ScheduleLagMax && ev.hasLag {
@@ -159,6 +199,9 @@ func (w *liveWindow) progress(now time.Duration) Progress {
 		}
 		if ev.good {
 			good++
+		}
+		if ev.unmeas {
+			p.Unmeasured++
 		}
 		if !ev.ok {
 			continue
@@ -168,6 +211,10 @@ func (w *liveWindow) progress(now time.Duration) Progress {
 		if ev.ttft >= 0 {
 			ttft = append(ttft, ev.ttft)
 		}
+		if ev.ttfc >= 0 {
+			ttfc = append(ttfc, ev.ttfc)
+		}
+		p.TTFCDiffers = p.TTFCDiffers || ev.reasons
 		if ev.itlMean >= 0 {
 			itl = append(itl, ev.itlMean)
 		}
@@ -180,11 +227,11 @@ func (w *liveWindow) progress(now time.Duration) Progress {
 		if span > 0 {
 			p.GoodputPerSec = float64(good) / span.Seconds()
 		}
-		if len(w.events) > 0 {
-			p.GoodFraction = float64(good) / float64(len(w.events))
+		if n := len(w.events) - p.Unmeasured; n > 0 {
+			p.GoodFraction = float64(good) / float64(n)
 		}
 	}
-	p.TTFT, p.ITL, p.E2E = quantilesOf(ttft), quantilesOf(itl), quantilesOf(e2e)
+	p.TTFT, p.TTFC, p.ITL, p.E2E = quantilesOf(ttft), quantilesOf(ttfc), quantilesOf(itl), quantilesOf(e2e)
 	return p
 }
 

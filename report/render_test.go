@@ -81,3 +81,65 @@ func TestRenderersGolden(t *testing.T) {
 	}
 	golden(t, "requests.golden.csv", buf.Bytes())
 }
+
+// realEngineRun is fixedRun as a real engine answers it: a reasoning model
+// whose first chunks are reasoning, chunks of two tokens (llama.cpp's
+// usage_total spread), a stream without [DONE], a stream:false request,
+// outputs short of max_tokens, a chat template's extra prompt tokens,
+// llama.cpp timings and an SLO on TTFT.
+func realEngineRun() (RunMeta, []client.Record, []scrape.Row) {
+	meta, recs, rows := fixedRun()
+	ms := time.Millisecond
+	meta.ID, meta.Scenario, meta.Description = "real-run", "real", ""
+	meta.SLO = &SLO{TTFT: 200 * ms}
+	meta.PromptCalibration = "prompts measured with the engine's /tokenize before the run"
+	for i := range recs {
+		r := &recs[i]
+		r.FirstContent = r.FirstToken + 40*ms
+		r.ReasoningTokens = 2
+		r.TokensPerChunkSource = client.ChunkTokensUsageTotal
+		r.PromptTokens = 32 + 12
+		r.OutputTokens, r.MaxTokens = 8, 10
+		for k := range r.Chunks {
+			r.Chunks[k].Tokens = 2
+		}
+		r.Timings = &client.Timings{PromptMS: 15 + float64(i), PredictedN: 8, PredictedMS: 8 * 12, PredictedPerTokenMS: 12}
+	}
+	recs[0].MaxTokens = 8 // got its length
+	recs[1].NoDone = true
+	recs[2].NoStream, recs[2].Chunks, recs[2].FirstToken, recs[2].FirstContent, recs[2].TokensPerChunkSource, recs[2].Timings =
+		true, nil, 0, 0, "", nil
+	recs[5].FirstContent = 0
+	return meta, recs, rows
+}
+
+func TestRealEngineGolden(t *testing.T) {
+	meta, recs, rows := realEngineRun()
+	s := Compute(meta, recs, rows, nil, 0)
+	for _, tc := range []struct {
+		name   string
+		render Renderer
+		want   []string
+	}{
+		{"summary_real.golden.md", RenderMarkdown, []string{"| TTFC |", "**Warning**: lengths were not enforced: 4 of 5 requests stopped early",
+			"the chat template's tokens", "1 requests were not streamed", "1 streams ended after their finish_reason without [DONE]",
+			"Chunks carry several tokens (0.50 chunks per output token): ITL is per token, each chunk's gap spread over its tokens (source usage_total)",
+			"| llama.cpp timings (4 requests), ms |", "1 more could not be measured against it (ttft: not streamed 1)", "Prompt calibration: prompts measured"}},
+		{"summary_real.golden.txt", RenderText, []string{"\nTTFC ", "reasoning 10 (part of output)",
+			"WARN lengths were not enforced: 4 of 5 requests stopped early, 16.7 % of the planned output tokens missing",
+			"the engine counted 37.5 % more prompt tokens than planned (p50 +12, p99 +12 tokens per request): the chat template's tokens",
+			"TTFC to the first content: 4 of 5 successful requests reasoned or called a tool first",
+			"chunks carry several tokens (0.50 chunks per output token)", "client TTFT − server prefill", "streams: 1 requests were not streamed"}},
+	} {
+		var buf bytes.Buffer
+		if err := tc.render(&buf, s); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, tc.name, buf.Bytes())
+		for _, w := range tc.want {
+			if !bytes.Contains(buf.Bytes(), []byte(w)) {
+				t.Errorf("%s lacks %q", tc.name, w)
+			}
+		}
+	}
+}

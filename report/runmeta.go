@@ -51,6 +51,11 @@ type RunMeta struct {
 	Stopped string `json:"stopped,omitempty"`
 
 	Client ClientHealth `json:"client_health"`
+
+	// PromptCalibration says how prompt lengths were calibrated to the
+	// engine's tokenizer, in words ("" when they were not); the summary
+	// copies it into client.tokens.prompt_calibration.
+	PromptCalibration string `json:"prompt_calibration,omitempty"`
 }
 
 // EngineMeta says what engine was under test and where.

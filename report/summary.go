@@ -42,18 +42,26 @@ type RunInfo struct {
 
 // Health says how far the run's own numbers can be trusted.
 type Health struct {
-	Valid           bool         `json:"valid"`
-	Problems        []string     `json:"problems,omitempty"` // why not valid, in words
-	ScheduleLag     Dist         `json:"schedule_lag_s"`
-	Connect         Dist         `json:"connect_s"`    // time to open new connections, kept out of TTFT
-	SendDelay       Dist         `json:"send_delay_s"` // hand-over to the transport → request on the wire (connection wait, dial, write), kept out of TTFT
-	Retries         int          `json:"retries"`
-	DroppedArrivals int          `json:"dropped_arrivals"`
-	LateArrivals    int          `json:"late_arrivals"`
-	ScrapeOK        int          `json:"scrape_ok"`
-	ScrapeFailures  int          `json:"scrape_failures"`
-	PartialLines    int          `json:"partial_lines,omitempty"` // truncated JSONL lines skipped (a crash mid-write)
-	Client          ClientHealth `json:"client"`
+	Valid           bool     `json:"valid"`
+	Problems        []string `json:"problems,omitempty"` // why not valid, in words
+	ScheduleLag     Dist     `json:"schedule_lag_s"`
+	Connect         Dist     `json:"connect_s"`    // time to open new connections, kept out of TTFT
+	SendDelay       Dist     `json:"send_delay_s"` // hand-over to the transport → request on the wire (connection wait, dial, write), kept out of TTFT
+	Retries         int      `json:"retries"`
+	DroppedArrivals int      `json:"dropped_arrivals"`
+	LateArrivals    int      `json:"late_arrivals"`
+	ScrapeOK        int      `json:"scrape_ok"`
+	ScrapeFailures  int      `json:"scrape_failures"`
+	PartialLines    int      `json:"partial_lines,omitempty"` // truncated JSONL lines skipped (a crash mid-write)
+
+	// StreamsWithoutDone counts successful streams that ended after their
+	// finish_reason without `data: [DONE]` (client.Record.NoDone): a success,
+	// but an engine that does not close its streams the OpenAI way.
+	StreamsWithoutDone int `json:"streams_without_done"`
+	// NotStreamed counts requests sent with stream:false
+	// (client.Record.NoStream): only E2E and usage were measured.
+	NotStreamed int          `json:"not_streamed"`
+	Client      ClientHealth `json:"client"`
 }
 
 // ClientSide is what the client measured over the measured phases.
@@ -64,6 +72,37 @@ type ClientSide struct {
 	Latency    Latencies     `json:"latency_s"`
 	// Goodput is present when the scenario set an SLO.
 	Goodput *Goodput `json:"goodput,omitempty"`
+	// FirstTokenNotContent counts successful requests whose first output
+	// chunk was reasoning or a tool call rather than content: their TTFC
+	// (time to first content) differs from their TTFT.
+	FirstTokenNotContent int `json:"first_token_not_content,omitempty"`
+	// Unmeasured counts, per latency (ttft, ttfc, itl, tpot), the successful
+	// requests that have no sample of it, by reason ("not streamed", "no
+	// output chunk", "fewer than two chunks", ...): absent when every
+	// successful request was measured.
+	Unmeasured map[string]map[string]int `json:"unmeasured,omitempty"`
+	// ServerTimings compares llama.cpp's own per-request timings with the
+	// client's (absent when no record carries timings).
+	ServerTimings *ServerTimings `json:"server_timings,omitempty"`
+}
+
+// ServerTimings sets llama.cpp's per-request server-side timings
+// (client.Record.Timings) beside the client's measurements of the same
+// requests, in seconds.
+type ServerTimings struct {
+	Requests int `json:"requests"` // successful requests with timings
+	// Prompt is the engine's prefill time (prompt_ms); TTFTMinusPrompt is
+	// the client's TTFT minus it, per request with both: the time a first
+	// token spent outside the engine's prefill (queueing, the network, the
+	// client).
+	Prompt          Dist `json:"prompt_s"`
+	TTFTMinusPrompt Dist `json:"ttft_minus_prompt_s"`
+	// PredictedPerToken is the engine's decode time per token
+	// (predicted_per_token_ms, else predicted_ms ÷ predicted_n);
+	// ClientPerToken is the client's (E2E − TTFT) ÷ (output − 1) over the
+	// same requests (streamed, two or more tokens).
+	PredictedPerToken Dist `json:"predicted_per_token_s"`
+	ClientPerToken    Dist `json:"client_per_token_s"`
 }
 
 // RequestCounts counts requests by outcome.
@@ -91,6 +130,63 @@ type TokenCounts struct {
 	PromptTarget int `json:"prompt_target"`
 	// OutputTarget is the max_tokens asked for, summed.
 	OutputTarget int `json:"output_target"`
+
+	// Reasoning sums usage's reasoning tokens (part of Output); absent
+	// when no request reported any.
+	Reasoning int `json:"reasoning,omitempty"`
+	// Chunks is the number of output chunks of the successful streamed
+	// requests; ChunksPerToken is Chunks ÷ their output tokens: below 1
+	// when chunks carry several tokens (speculative decoding, coalesced
+	// deltas), and ITL is then per token, each chunk's gap spread over its
+	// tokens. PerChunkSource says where the chunks' token counts came from
+	// (client.ChunkTokenSource: usage_growth | usage_total | chunks, or
+	// "mixed" with PerChunkBySource; "unrecorded" for records older than
+	// the field).
+	Chunks           int            `json:"chunks,omitempty"`
+	ChunksPerToken   float64        `json:"chunks_per_token,omitempty"`
+	PerChunkSource   string         `json:"per_chunk_source,omitempty"`
+	PerChunkBySource map[string]int `json:"per_chunk_by_source,omitempty"`
+	// OutputShort is present when successful requests stopped before their
+	// max_tokens: the engine did not honour ignore_eos / min_tokens.
+	OutputShort *OutputShort `json:"output_short,omitempty"`
+	// PromptError is the engine's prompt token count minus the plan's
+	// target, per successful request that has both (absent without any).
+	PromptError *PromptError `json:"prompt_error,omitempty"`
+	// PromptCalibration is the run's note on how prompt lengths were
+	// calibrated to the engine's tokenizer (RunMeta.PromptCalibration).
+	PromptCalibration string `json:"prompt_calibration,omitempty"`
+}
+
+// OutputShort counts the successful requests whose output fell short of the
+// max_tokens they asked for.
+type OutputShort struct {
+	Requests int `json:"requests"` // that stopped early
+	Of       int `json:"of"`       // successful requests with a max_tokens
+	// TokensShort is the sum of max_tokens − output over the short
+	// requests; PlannedTokens the sum of max_tokens over all Of requests;
+	// MissingFraction = TokensShort ÷ PlannedTokens.
+	TokensShort     int     `json:"tokens_short"`
+	PlannedTokens   int     `json:"planned_tokens"`
+	MissingFraction float64 `json:"missing_fraction"`
+	// MeanFraction is the mean over the short requests of output ÷
+	// max_tokens: how much of its planned output a short request got.
+	MeanFraction float64 `json:"mean_fraction"`
+}
+
+// PromptError is the distribution over requests of the engine-counted prompt
+// tokens minus the plan's target (tokens; positive: the engine counted
+// more), and of the same error relative to the target (fractions).
+type PromptError struct {
+	Requests int     `json:"requests"`
+	Mean     float64 `json:"mean"`
+	P50      float64 `json:"p50"`
+	P99      float64 `json:"p99"`
+	Min      float64 `json:"min"`
+	Max      float64 `json:"max"`
+	// FractionMean, FractionP50, FractionP99: (prompt − target) ÷ target.
+	FractionMean float64 `json:"fraction_mean"`
+	FractionP50  float64 `json:"fraction_p50"`
+	FractionP99  float64 `json:"fraction_p99"`
 }
 
 // Throughput over the measured duration.
@@ -100,9 +196,13 @@ type Throughput struct {
 	TotalTokensPerSec  float64 `json:"total_tokens_per_s"`
 }
 
-// Latencies are the client's latency distributions, in seconds.
+// Latencies are the client's latency distributions, in seconds. TTFT counts
+// to the first chunk of generated output (content, reasoning or a tool-call
+// delta); TTFC to the first chunk of content proper, over the requests that
+// had one: the two differ for reasoning models and tool calls.
 type Latencies struct {
 	TTFT Dist `json:"ttft"`
+	TTFC Dist `json:"ttfc"`
 	ITL  Dist `json:"itl"`
 	TPOT Dist `json:"tpot"`
 	E2E  Dist `json:"e2e"`

@@ -43,8 +43,21 @@ func RenderText(w io.Writer, s Summary) error {
 	if g := c.Goodput; g != nil {
 		ew.printf("goodput: %s\n", goodputLine(g, c.Requests.Sent))
 	}
-	ew.printf("tokens: prompt %d (the plan aimed for %d), output %d (max_tokens %d), cached %d\n",
+	ew.printf("tokens: prompt %d (the plan aimed for %d), output %d (max_tokens %d), cached %d",
 		c.Tokens.Prompt, c.Tokens.PromptTarget, c.Tokens.Output, c.Tokens.OutputTarget, c.Tokens.Cached)
+	if c.Tokens.Reasoning > 0 {
+		ew.printf(", reasoning %d (part of output)", c.Tokens.Reasoning)
+	}
+	ew.printf("\n")
+	if n := promptNote(c.Tokens); n != "" {
+		ew.printf("  %s\n", n)
+	}
+	if n := c.Tokens.PromptCalibration; n != "" {
+		ew.printf("  prompt calibration: %s\n", oneLine(n, 300))
+	}
+	if n := outputShortWarning(c.Tokens); n != "" {
+		ew.printf("WARN %s\n", n)
+	}
 
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "latency (ms)\tclient mean\tp50\tp90\tp99\t\tserver mean\tp50\tp90\tp99")
@@ -54,19 +67,42 @@ func RenderText(w io.Writer, s Summary) error {
 		server string
 	}{
 		{"TTFT", c.Latency.TTFT, "ttft"},
+		{"TTFC", c.Latency.TTFC, ""},
 		{"ITL", c.Latency.ITL, "itl"},
 		{"TPOT", c.Latency.TPOT, "tpot"},
 		{"E2E", c.Latency.E2E, "e2e"},
 	}
 	for _, r := range rows {
+		if r.name == "TTFC" && !showTTFC(c) {
+			continue
+		}
 		client := "—\t—\t—\t—"
 		if r.client.N > 0 {
 			client = ms(r.client.Mean) + "\t" + ms(r.client.P50) + "\t" + ms(r.client.P90) + "\t" + ms(r.client.P99)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t\t%s\n", r.name, client, serverCols(s.Server, r.server))
+		server := "—\t\t\t" // no engine keeps a time to first content
+		if r.server != "" {
+			server = serverCols(s.Server, r.server)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t\t%s\n", r.name, client, server)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	ew.printf("%s\n", firstTokenNote(c))
+	if n := chunksNote(c.Tokens); n != "" {
+		ew.printf("%s\n", n)
+	}
+	if st := c.ServerTimings; st != nil {
+		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "llama.cpp timings (%d requests), ms\tn\tp50\tp99\n", st.Requests)
+		for _, r := range serverTimingRows(st) {
+			n, p50, p99 := distCols(r.d)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", r.name, n, p50, p99)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 	if s.Sweep != nil {
 		if err := renderSweep(ew, s.Sweep); err != nil {
@@ -85,6 +121,9 @@ func RenderText(w io.Writer, s Summary) error {
 		ew.printf(", Go scheduler delay p99 %s ms (how late the client's goroutines ran: a lower bound on its timestamps' error)", ms(h.Client.SchedLatencyP99_s))
 	}
 	ew.printf("\n")
+	if n := streamsNote(h); n != "" {
+		ew.printf("streams: %s\n", n)
+	}
 	for _, p := range h.Problems {
 		ew.printf("NOT VALID: %s\n", p)
 	}
@@ -220,10 +259,23 @@ func ProgressLine(p Progress) string {
 	fmt.Fprintf(&b, "[%6.1fs] sent %d, in flight %d, ok %d, failed %d | %.1f req/s, %.0f tok/s",
 		p.Elapsed.Seconds(), p.Sent, p.InFlight, p.OK, p.Failed, p.RequestsPerSec, p.OutputTokensPerSec)
 	if p.HasGoodput {
-		fmt.Fprintf(&b, ", goodput %.1f req/s (%.0f%%)", p.GoodputPerSec, 100*p.GoodFraction)
+		fmt.Fprintf(&b, ", goodput %.1f req/s (%.0f%%", p.GoodputPerSec, 100*p.GoodFraction)
+		if p.Unmeasured > 0 {
+			fmt.Fprintf(&b, ", %d unmeasured", p.Unmeasured)
+		}
+		b.WriteString(")")
+	}
+	if p.NotStreamed > 0 {
+		fmt.Fprintf(&b, ", %d not streamed", p.NotStreamed)
+	}
+	if p.StreamsWithoutDone > 0 {
+		fmt.Fprintf(&b, ", %d streams without [DONE]", p.StreamsWithoutDone)
 	}
 	if p.TTFT.N > 0 {
 		fmt.Fprintf(&b, " | TTFT p50 %s p99 %s", dur(p.TTFT.P50), dur(p.TTFT.P99))
+	}
+	if p.TTFCDiffers && p.TTFC.N > 0 {
+		fmt.Fprintf(&b, " | TTFC p50 %s p99 %s", dur(p.TTFC.P50), dur(p.TTFC.P99))
 	}
 	if p.Server.HasRunning {
 		fmt.Fprintf(&b, " | server running %.0f", p.Server.Running)

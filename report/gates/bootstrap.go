@@ -65,6 +65,10 @@ func samplesOf(records []client.Record, fam family) samples {
 			if d, ok := r.TTFT(); ok && r.OK() {
 				push(d.Seconds())
 			}
+		case ttfcSamples:
+			if d, ok := r.TTFC(); ok && r.OK() {
+				push(d.Seconds())
+			}
 		case tpotSamples:
 			if d, ok := r.TPOT(); ok && r.OK() {
 				push(d.Seconds())

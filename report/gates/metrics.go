@@ -98,6 +98,7 @@ type family string
 const (
 	noSamples   family = ""
 	ttftSamples family = "ttft"
+	ttfcSamples family = "ttfc"
 	itlSamples  family = "itl"
 	tpotSamples family = "tpot"
 	e2eSamples  family = "e2e"
@@ -242,14 +243,20 @@ func buildVocabulary() map[string]metric {
 		add(metric{name: name, unit: unit, better: better, doc: doc, read: func(s *report.Summary) reading { return value(read(s)) }})
 	}
 
-	// A distribution of seconds: n, then each statistic (absent without samples).
+	// A distribution of seconds: n, then each statistic (absent without
+	// samples; for a client latency, the absence says how many successful
+	// requests could not be measured, and why).
 	dist := func(prefix, what string, fam family, get func(*report.Summary) report.Dist, none string) {
 		plain(prefix+".n", count, neither, "number of "+what+" samples", func(s *report.Summary) float64 { return float64(get(s).N) })
+		latency, isClient := strings.CutPrefix(prefix, "client.")
 		for _, st := range distStats {
 			m := metric{name: prefix + "." + st.name, unit: seconds, better: lower, doc: st.name + " of " + what,
 				read: func(s *report.Summary) reading {
 					d := get(s)
 					if d.N == 0 {
+						if isClient {
+							return absent("%s%s", none, unmeasuredNote(s, latency))
+						}
 						return absent("%s", none)
 					}
 					return value(st.get(d))
@@ -282,6 +289,14 @@ func buildVocabulary() map[string]metric {
 	plain("client.tokens.prompt", count, neither, "prompt tokens of successful requests", func(s *report.Summary) float64 { return float64(s.Client.Tokens.Prompt) })
 	plain("client.tokens.output", count, neither, "output tokens of successful requests", func(s *report.Summary) float64 { return float64(s.Client.Tokens.Output) })
 	plain("client.tokens.cached", count, neither, "cached prompt tokens of successful requests", func(s *report.Summary) float64 { return float64(s.Client.Tokens.Cached) })
+	plain("client.tokens.reasoning", count, neither, "reasoning tokens of successful requests (part of output)", func(s *report.Summary) float64 { return float64(s.Client.Tokens.Reasoning) })
+	plain("client.tokens.chunks", count, neither, "output chunks of successful streamed requests", func(s *report.Summary) float64 { return float64(s.Client.Tokens.Chunks) })
+	plain("client.tokens.output_short", count, lower, "successful requests whose output fell short of their max_tokens", func(s *report.Summary) float64 {
+		if o := s.Client.Tokens.OutputShort; o != nil {
+			return float64(o.Requests)
+		}
+		return 0
+	})
 	plain("client.throughput.requests_per_s", rate, higher, "successful requests per second", func(s *report.Summary) float64 { return s.Client.Throughput.RequestsPerSec })
 	plain("client.throughput.output_tokens_per_s", rate, higher, "output tokens per second", func(s *report.Summary) float64 { return s.Client.Throughput.OutputTokensPerSec })
 	plain("client.throughput.total_tokens_per_s", rate, higher, "prompt + output tokens per second", func(s *report.Summary) float64 { return s.Client.Throughput.TotalTokensPerSec })
@@ -294,6 +309,7 @@ func buildVocabulary() map[string]metric {
 		{"client.goodput.requests_per_s", rate, "requests per second that succeeded and met the scenario's slo", func(g *report.Goodput) float64 { return g.RequestsPerS }},
 		{"client.goodput.fraction", fraction, "good ÷ sent: the share of requests that met the scenario's slo", func(g *report.Goodput) float64 { return g.Fraction }},
 		{"client.goodput.good", count, "requests that succeeded and met the scenario's slo", func(g *report.Goodput) float64 { return float64(g.Good) }},
+		{"client.goodput.unmeasured", count, "successful requests that missed no bound of the slo but could not be measured against one (not streamed, no chunks): left out of the fraction", func(g *report.Goodput) float64 { return float64(g.Unmeasured) }},
 	} {
 		add(metric{name: g.name, unit: g.unit, better: higher, doc: g.doc,
 			read: func(s *report.Summary) reading {
@@ -306,6 +322,7 @@ func buildVocabulary() map[string]metric {
 
 	// client latencies
 	dist("client.ttft", "client TTFT", ttftSamples, func(s *report.Summary) report.Dist { return s.Client.Latency.TTFT }, "no request produced a first token")
+	dist("client.ttfc", "client time to first content (reasoning and tool calls excluded)", ttfcSamples, func(s *report.Summary) report.Dist { return s.Client.Latency.TTFC }, "no request produced content")
 	dist("client.itl", "client inter-token latency", itlSamples, func(s *report.Summary) report.Dist { return s.Client.Latency.ITL }, "no request streamed two content chunks")
 	dist("client.tpot", "client time per output token", tpotSamples, func(s *report.Summary) report.Dist { return s.Client.Latency.TPOT }, "no request produced two output tokens")
 	dist("client.e2e", "client end-to-end latency", e2eSamples, func(s *report.Summary) report.Dist { return s.Client.Latency.E2E }, "no request succeeded")
@@ -425,6 +442,8 @@ func buildVocabulary() map[string]metric {
 	plain("health.late_arrivals", count, lower, "open-loop arrivals sent late", func(s *report.Summary) float64 { return float64(s.Health.LateArrivals) })
 	plain("health.scrape_ok", count, neither, "successful scrapes", func(s *report.Summary) float64 { return float64(s.Health.ScrapeOK) })
 	plain("health.scrape_failures", count, lower, "failed scrapes", func(s *report.Summary) float64 { return float64(s.Health.ScrapeFailures) })
+	plain("health.streams_without_done", count, lower, "successful streams that ended without [DONE]", func(s *report.Summary) float64 { return float64(s.Health.StreamsWithoutDone) })
+	plain("health.not_streamed", count, neither, "requests sent with stream:false (no TTFT, ITL or TPOT)", func(s *report.Summary) float64 { return float64(s.Health.NotStreamed) })
 	plain("health.partial_lines", count, lower, "torn JSONL lines skipped", func(s *report.Summary) float64 { return float64(s.Health.PartialLines) })
 	plain("health.client.cpu_utilization", fraction, lower, "the client's CPU use ÷ its cores", func(s *report.Summary) float64 { return s.Health.Client.CPUUtilization })
 	plain("health.client.sched_latency_p99", seconds, lower, "the Go scheduler's runnable → running delay, p99", func(s *report.Summary) float64 { return s.Health.Client.SchedLatencyP99_s })
@@ -470,6 +489,28 @@ func buildVocabulary() map[string]metric {
 			return value(s.Sweep.Saturation.Capacity)
 		}})
 	return v
+}
+
+// unmeasuredNote says how many successful requests had no sample of a client
+// latency, and why: ": 12 of 12 successful requests unmeasured (not
+// streamed 12)"; "" when the summary does not say.
+func unmeasuredNote(s *report.Summary, latency string) string {
+	why := s.Client.Unmeasured[latency]
+	if len(why) == 0 {
+		return ""
+	}
+	n := 0
+	keys := make([]string, 0, len(why))
+	for k, v := range why {
+		n += v
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, why[k])
+	}
+	return fmt.Sprintf(": %d of %d successful requests unmeasured (%s)", n, s.Client.Requests.OK, strings.Join(parts, ", "))
 }
 
 func b2f(b bool) float64 {

@@ -62,7 +62,7 @@ func build(in Input) page {
 		Engine:       engineFacts(s),
 		Health:       healthOf(s.Health),
 		Tiles:        tilesOf(s),
-		Tokens:       tokenFacts(s.Client.Tokens),
+		Tokens:       tokenFacts(s.Client),
 		Latency:      latencyOf(s),
 		Findings:     findingsOf(s.Findings),
 		Phases:       phaseRows(s.Phases),
@@ -77,6 +77,12 @@ func build(in Input) page {
 	p.CDF, p.CDFNote = cdfCharts(s.Server)
 	p.Sweep = sweepOf(s.Sweep)
 	p.Waterfall = waterfallOf(s.Waterfall)
+	notes := report.NotesOf(s)
+	p.Health.Cautions = append(p.Health.Cautions, notes.Cautions...)
+	for _, n := range notes.Tokens {
+		p.Tokens = append(p.Tokens, fact{Label: "prompt lengths", Value: n})
+	}
+	p.Latency.Notes = append(notes.Latency, p.Latency.Notes...)
 	return p
 }
 
@@ -164,6 +170,7 @@ func healthOf(h report.Health) healthView {
 		{Label: "connections", Value: connect},
 		{Label: "arrivals dropped / late", Value: count(h.DroppedArrivals) + " / " + count(h.LateArrivals), Class: badIf(h.DroppedArrivals > 0)},
 		{Label: "retries", Value: count(h.Retries)},
+		{Label: "not streamed / no [DONE]", Value: count(h.NotStreamed) + " / " + count(h.StreamsWithoutDone), Class: warnIf(h.NotStreamed > 0 || h.StreamsWithoutDone > 0)},
 		{Label: "scrapes ok / failed", Value: count(h.ScrapeOK) + " / " + count(h.ScrapeFailures), Class: warnIf(h.ScrapeFailures > 0)},
 	}
 	c := h.Client
@@ -217,6 +224,9 @@ func tilesOf(s report.Summary) []tile {
 	if g := c.Goodput; g != nil {
 		t := tile{Label: "goodput", Value: num(g.RequestsPerS), Unit: "req/s",
 			Sub: fmt.Sprintf("%.1f%% met %s", 100*g.Fraction, g.SLO)}
+		if g.Unmeasured > 0 {
+			t.Sub += fmt.Sprintf(" · %s unmeasured, not counted", count(g.Unmeasured))
+		}
 		if g.Fraction < 0.9 {
 			t.Class = "bad"
 		}
@@ -235,7 +245,8 @@ func countMeasured(phases []report.PhaseResult) int {
 	return n
 }
 
-func tokenFacts(t report.TokenCounts) []fact {
+func tokenFacts(c report.ClientSide) []fact {
+	t := c.Tokens
 	src := t.Source
 	if len(t.BySource) > 0 {
 		parts := make([]string, 0, len(t.BySource))
@@ -244,20 +255,71 @@ func tokenFacts(t report.TokenCounts) []fact {
 		}
 		src += " (" + strings.Join(parts, ", ") + ")"
 	}
-	return []fact{
+	out := []fact{
 		{Label: "prompt tokens", Value: fmt.Sprintf("%s (the plan aimed for %s)", count(t.Prompt), count(t.PromptTarget))},
 		{Label: "output tokens", Value: fmt.Sprintf("%s (max_tokens asked: %s)", count(t.Output), count(t.OutputTarget))},
 		{Label: "cached prompt tokens", Value: count(t.Cached)},
 		{Label: "output counts from", Value: orDash(src), Class: warnIf(t.Source == "chunks" || t.Source == "mixed")},
 	}
+	if t.Reasoning > 0 {
+		out = append(out, fact{Label: "reasoning tokens", Value: count(t.Reasoning) + " (part of the output)"})
+	}
+	if t.Chunks > 0 {
+		v := count(t.Chunks)
+		if t.ChunksPerToken > 0 {
+			v += fmt.Sprintf(" (%.2f per output token", t.ChunksPerToken)
+			if t.PerChunkSource != "" {
+				v += "; tokens per chunk from " + t.PerChunkSource
+				if len(t.PerChunkBySource) > 0 {
+					parts := make([]string, 0, len(t.PerChunkBySource))
+					for _, k := range slices.Sorted(maps.Keys(t.PerChunkBySource)) {
+						parts = append(parts, fmt.Sprintf("%s %s", k, count(t.PerChunkBySource[k])))
+					}
+					v += ": " + strings.Join(parts, ", ")
+				}
+			}
+			v += ")"
+		}
+		out = append(out, fact{Label: "output chunks", Value: v})
+	}
+	if o := t.OutputShort; o != nil {
+		out = append(out, fact{Label: "stopped before max_tokens", Value: fmt.Sprintf("%s of %s requests, %s of the planned output tokens missing",
+			count(o.Requests), count(o.Of), pct(o.MissingFraction)), Class: "warn"})
+	}
+	return out
 }
 
 // latencyView is the client-versus-server latency table.
 type latencyView struct {
-	Rows     []latRow // TTFT, ITL, TPOT, E2E: both sides
+	Rows     []latRow // TTFT, ITL, TPOT, E2E: both sides (and TTFC when it differs from TTFT)
 	Engine   []latRow // what only the engine measures: queue, prefill, decode, ...
 	NoServer bool
 	Notes    []string
+	Timings  *timingsView // llama.cpp's per-request timings beside the client's
+}
+
+// timingsView is llama.cpp's own account of its requests beside the
+// client's measurements of them.
+type timingsView struct {
+	Requests string
+	Rows     []timingRow
+}
+
+type timingRow struct{ Name, N, P50, P99 string }
+
+func timingsOf(st *report.ServerTimings) *timingsView {
+	if st == nil {
+		return nil
+	}
+	v := &timingsView{Requests: count(st.Requests)}
+	for _, r := range report.ServerTimingRows(st) {
+		row := timingRow{Name: r.Name, N: count(r.Dist.N), P50: "—", P99: "—"}
+		if r.Dist.N > 0 {
+			row.P50, row.P99 = ms(r.Dist.P50), ms(r.Dist.P99)
+		}
+		v.Rows = append(v.Rows, row)
+	}
+	return v
 }
 
 type latRow struct {
@@ -278,22 +340,30 @@ type serverCell struct {
 }
 
 var latencyNames = []struct{ key, name, help string }{
-	{"ttft", "TTFT", "time to first token: actual send → first content chunk"},
-	{"itl", "ITL", "inter-token latency: gaps between content chunks, per token"},
+	{"ttft", "TTFT", "time to first token: actual send → first chunk of output (content, reasoning or a tool-call delta)"},
+	{"ttfc", "TTFC", "time to first content: actual send → first content chunk (after any reasoning or tool call)"},
+	{"itl", "ITL", "inter-token latency: gaps between output chunks, each spread over the chunk's tokens"},
 	{"tpot", "TPOT", "time per output token: (E2E − TTFT) / (tokens − 1), per request"},
 	{"e2e", "E2E", "end to end: actual send → end of stream"},
 }
 
 func latencyOf(s report.Summary) latencyView {
-	v := latencyView{NoServer: s.Server == nil}
-	client := map[string]report.Dist{"ttft": s.Client.Latency.TTFT, "itl": s.Client.Latency.ITL, "tpot": s.Client.Latency.TPOT, "e2e": s.Client.Latency.E2E}
+	v := latencyView{NoServer: s.Server == nil, Timings: timingsOf(s.Client.ServerTimings)}
+	client := map[string]report.Dist{"ttft": s.Client.Latency.TTFT, "ttfc": s.Client.Latency.TTFC, "itl": s.Client.Latency.ITL, "tpot": s.Client.Latency.TPOT, "e2e": s.Client.Latency.E2E}
 	for _, l := range latencyNames {
+		if l.key == "ttfc" && !report.ShowTTFC(s.Client) {
+			continue
+		}
 		d := client[l.key]
 		row := latRow{Name: l.name, Help: l.help, ClientN: count(d.N), Client: [4]string{"—", "—", "—", "—"}}
 		if d.N > 0 {
 			row.Client = [4]string{ms(d.Mean), ms(d.P50), ms(d.P90), ms(d.P99)}
 		}
-		serverCells(&row, s.Server, l.key)
+		if l.key == "ttfc" {
+			row.ServerState = "no engine metric"
+		} else {
+			serverCells(&row, s.Server, l.key)
+		}
 		v.Rows = append(v.Rows, row)
 	}
 	if s.Server != nil {

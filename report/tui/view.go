@@ -68,6 +68,16 @@ func (m model) render() string {
 		failed = styleBad.Render(failed)
 	}
 	add(9, label("requests")+fmt.Sprintf("sent %d · in flight %d · ok %d · failed ", p.Sent, p.InFlight, p.OK)+failed)
+	var streams []string
+	if p.NotStreamed > 0 {
+		streams = append(streams, fmt.Sprintf("%d not streamed (no TTFT or ITL)", p.NotStreamed))
+	}
+	if p.StreamsWithoutDone > 0 {
+		streams = append(streams, fmt.Sprintf("%d ended without [DONE]", p.StreamsWithoutDone))
+	}
+	if len(streams) > 0 {
+		add(5, label("streams")+strings.Join(streams, " · "))
+	}
 	if len(p.Errors) > 0 {
 		add(6, label("errors")+styleBad.Render(errorClasses(p.Errors)))
 	}
@@ -82,6 +92,9 @@ func (m model) render() string {
 		styleSpark.Render(sparkline(m.tokRate.latest(sparkWidth))))
 	if p.HasGoodput {
 		share := fmt.Sprintf("%.0f%% of finished requests met the SLO", 100*p.GoodFraction)
+		if p.Unmeasured > 0 {
+			share += fmt.Sprintf(" (%d unmeasured)", p.Unmeasured)
+		}
 		if p.GoodFraction < 0.9 {
 			share = styleBad.Render(share)
 		}
@@ -90,6 +103,9 @@ func (m model) render() string {
 	add(7, styleLabel.Render(fmt.Sprintf("  %-*s%*s  %*s  %*s  %7s", labelWidth-2, "latency",
 		valueWidth, "p50", valueWidth, "p90", valueWidth, "p99", "n")))
 	add(8, quantileRow("TTFT", p.TTFT))
+	if p.TTFCDiffers {
+		add(6, quantileRow("TTFC (content)", p.TTFC))
+	}
 	add(6, quantileRow("ITL per-req mean", p.ITL))
 	add(7, quantileRow("E2E", p.E2E))
 	add(5, fmt.Sprintf("  %-*s%*s", labelWidth-2, "max schedule lag", valueWidth, latency(p.ScheduleLagMax)))

@@ -158,7 +158,15 @@ func TestViewContent(t *testing.T) {
 			p.HasGoodput, p.GoodputPerSec, p.GoodFraction = true, 12.5, 0.85
 			m, _ := step(t, newModel(Header{}, nil), sampleMsg{p})
 			return m
-		}().render()), []string{"goodput/s", "12.5", "85% of finished requests met the SLO"}, nil},
+		}().render()), []string{"goodput/s", "12.5", "85% of finished requests met the SLO"}, []string{"unmeasured", "TTFC"}},
+		{"real engines: reasoning, stream:false, no [DONE]", ansi.Strip(func() model {
+			p := busyProgress(10)
+			p.HasGoodput, p.GoodputPerSec, p.GoodFraction, p.Unmeasured = true, 12.5, 0.85, 4
+			p.TTFCDiffers, p.TTFC = true, report.Quantiles{N: 400, P50: 900 * time.Millisecond, P90: 1500 * time.Millisecond, P99: 2 * time.Second}
+			p.NotStreamed, p.StreamsWithoutDone = 4, 7
+			m, _ := step(t, newModel(Header{}, nil), sampleMsg{p})
+			return m
+		}().render()), []string{"(4 unmeasured)", "TTFC (content)", "900ms", "4 not streamed (no TTFT or ITL) · 7 ended without [DONE]"}, nil},
 		{"absent gauges", ansi.Strip(func() model { m, _ := step(t, newModel(Header{}, nil), sampleMsg{absent}); return m }().render()),
 			[]string{"running 0", "waiting not exposed", "KV cache not exposed", "elapsed 00:10"},
 			[]string{"waiting 0", "KV cache 0", "/ "}},
