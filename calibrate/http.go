@@ -67,6 +67,11 @@ func newPoster(cfg Config) poster {
 
 // post sends body as JSON to url and decodes a 2xx answer into out.
 func (p poster) post(ctx context.Context, url string, body, out any) error {
+	return p.postID(ctx, url, "", body, out)
+}
+
+// postID is post with a request id in X-Request-Id ("" = none).
+func (p poster) postID(ctx context.Context, url, id string, body, out any) error {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return err
@@ -77,6 +82,9 @@ func (p poster) post(ctx context.Context, url string, body, out any) error {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
+	if id != "" {
+		req.Header.Set("X-Request-Id", id)
+	}
 	if p.apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+p.apiKey)
 	}

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
+	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/workload"
 )
 
@@ -215,8 +217,17 @@ func newProbe(cfg Config, p poster, base string) *counter {
 		url = base + "/completions"
 	}
 	c := &counter{family: familyUsage, method: MethodProbe, source: "POST " + url + " (max_tokens 1, usage.prompt_tokens)"}
+	// Probes carry ids of their own, so that an engine's trace log tells
+	// them from the run's requests and from foreign traffic.
+	idField, _ := client.IDField(cfg.Dialect)
+	sent := 0
 	c.request = func(ctx context.Context, msgs []workload.Message) (int, error) {
+		sent++
+		id := client.ProbeIDPrefix + strconv.Itoa(sent)
 		body := withModel(cfg, map[string]any{"max_tokens": 1, "stream": false})
+		if idField != "" {
+			body[idField] = id
+		}
 		if cfg.Endpoint == EndpointCompletions {
 			body["prompt"] = joined(msgs)
 		} else {
@@ -227,7 +238,7 @@ func newProbe(cfg Config, p poster, base string) *counter {
 				PromptTokens *int `json:"prompt_tokens"`
 			} `json:"usage"`
 		}
-		if err := p.post(ctx, url, body, &out); err != nil {
+		if err := p.postID(ctx, url, id, body, &out); err != nil {
 			return 0, err
 		}
 		if out.Usage == nil || out.Usage.PromptTokens == nil {

@@ -135,6 +135,11 @@ func DialectNames() []string {
 	return names
 }
 
+// ProbeIDPrefix begins the ids of the requests llmbench sends before a run
+// to learn the engine (calibration probes), so that an engine's logs and
+// traces tell them from the run's requests and from foreign traffic.
+const ProbeIDPrefix = "llmbench-probe-"
+
 // IDField returns the request body field that carries the request id in
 // dialect ("" when the engine takes none, and for the empty dialect), or an
 // error naming the known dialects.

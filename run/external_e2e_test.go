@@ -28,7 +28,8 @@ scrape: {interval: 200ms}
 	if err := report.RenderText(&text, s); err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Engine.Notes) != 2 || !strings.Contains(text.String(), "  model "+sim.DefaultModel+": the only one") {
+	if len(s.Engine.Notes) != 3 || !strings.Contains(text.String(), "  model "+sim.DefaultModel+": the only one") ||
+		!strings.Contains(text.String(), "dialect vllm, detected from the metric names") {
 		t.Errorf("notes %q; the summary:\n%s", s.Engine.Notes, text.String())
 	}
 	if s.Client.Requests.OK != 12 || s.Server == nil || s.Server.Counters["requests_finished"] != 12 {

@@ -219,11 +219,18 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 		}
 	}
 
+	rq := sc.Request
+	calibration := ""
+	if rq.Calibrated() {
+		plan, calibration = fitPrompts(ctx, plan, ep, rq.Endpoint, apiKey, dir, sys.Stderr)
+	}
+
 	shard, shards := plan.ShardOf()
 	meta := &runMeta{RunMeta: report.RunMeta{
 		ID: runID, Scenario: sc.Name, Description: sc.Description, Seed: sc.Seed, StartedAt: start, Version: version.String(), Shard: shard, Shards: shards,
 		Engine: report.EngineMeta{Kind: sc.Engine.Kind, Dialect: ep.Dialect, BaseURL: ep.BaseURL, MetricsURL: ep.MetricsURL, Model: ep.Model, Notes: ep.Notes},
 	}}
+	meta.PromptCalibration = calibration
 	if o := sc.SLO; o != nil {
 		meta.SLO = &report.SLO{TTFT: o.TTFT, TPOT: o.TPOT, E2E: o.E2E}
 		rec.SetSLO(*meta.SLO)
@@ -233,7 +240,6 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	}
 
 	conc := expectedConcurrency(plan)
-	rq := sc.Request
 	cl, err := client.New(client.Config{
 		BaseURL: ep.BaseURL, APIKey: apiKey, Model: ep.Model, Dialect: ep.Dialect,
 		Start: start, MaxConns: conc, IncludeUsage: true, Timeout: sc.Workload.Timeout,

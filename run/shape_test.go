@@ -30,6 +30,7 @@ func TestImportShape(t *testing.T) {
 		"scrape":    {"client", "workload", "report", "run", "engine", "scenarios"},
 		"engine":    {"client", "workload", "report", "run", "scenarios", "scrape"},
 		"run":       {"cmd"},
+		"calibrate": {"report", "run", "engine", "scenarios", "scrape"},
 		"selfmon":   {"client", "workload", "report", "run", "engine", "scenarios", "scrape"},
 		"internal":  {"client", "workload", "report", "run", "engine", "scenarios", "scrape"},
 	}

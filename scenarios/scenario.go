@@ -63,10 +63,20 @@ type Request struct {
 	// Headers are sent with every request (e.g. a routing key); ${VAR}
 	// values are expanded and never written back into reports.
 	Headers map[string]string `yaml:"headers,omitempty"`
+	// Calibrate: true (default) asks the engine, before the measured phase,
+	// how many tokens its chat template adds (its tokenize endpoints, or a
+	// few one-token probe requests) and fits the synthetic prompts so that
+	// the engine counts the planned prompt_tokens; false sends them as
+	// planned, and the summary reports how far the engine's count is off.
+	Calibrate *bool `yaml:"calibrate,omitempty"`
 }
 
 // Streamed reports whether requests stream (the default).
 func (r Request) Streamed() bool { return r.Stream == nil || *r.Stream }
+
+// Calibrated reports whether prompts are fitted to the engine's count (the
+// default).
+func (r Request) Calibrated() bool { return r.Calibrate == nil || *r.Calibrate }
 
 // Dialects are the metric dialects (and request-id conventions) llmbench
 // knows, for engine.dialect. Plain data here; run checks that the client

@@ -76,6 +76,9 @@ type WaterfallSummary struct {
 	// Foreign counts request ids in the trace that match no client record:
 	// requests llmbench did not send.
 	Foreign int `json:"foreign_requests"`
+	// Probes counts llmbench's own calibration probes in the trace (ids
+	// beginning client.ProbeIDPrefix), sent before the measured phase.
+	Probes int `json:"probe_requests,omitempty"`
 	// ClockOffset is added to the engine's times to put them on the client's
 	// clock: 0 when the two are consistent, otherwise the smallest shift that
 	// puts every engine event inside its request's client span.
@@ -129,7 +132,7 @@ func Waterfall(records []client.Record, events []trace.Event, origin time.Time) 
 		}
 	}
 	traces := map[int]*traced{}
-	foreign := map[string]bool{}
+	foreign, probes := map[string]bool{}, map[string]bool{}
 	for _, ev := range events {
 		id := ev.RequestID
 		if id == "" {
@@ -140,6 +143,10 @@ func Waterfall(records []client.Record, events []trace.Event, origin time.Time) 
 			i, ok = byID[strings.TrimPrefix(id, "chatcmpl-")]
 		}
 		if !ok {
+			if strings.HasPrefix(id, client.ProbeIDPrefix) || strings.HasPrefix(strings.TrimPrefix(id, "chatcmpl-"), client.ProbeIDPrefix) {
+				probes[id] = true // llmbench's own, before the run: not foreign
+				continue
+			}
 			foreign[id] = true
 			continue
 		}
@@ -150,7 +157,7 @@ func Waterfall(records []client.Record, events []trace.Event, origin time.Time) 
 		}
 		t.add(ev)
 	}
-	ws.Foreign = len(foreign)
+	ws.Foreign, ws.Probes = len(foreign), len(probes)
 
 	// The requests to draw: completed, with a first token.
 	var idx []int

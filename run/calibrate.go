@@ -1,0 +1,42 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/llmbench-org/llmbench/calibrate"
+	"github.com/llmbench-org/llmbench/engine"
+	"github.com/llmbench-org/llmbench/workload"
+)
+
+// CalibrationFile is where a run keeps what the engine said of its prompt
+// token count (calibrate.Result as JSON).
+const CalibrationFile = "calibration.json"
+
+// fitPrompts asks the engine, before anything is measured, how many tokens
+// it adds to a request's prompt (docs/decisions/0406) and returns the plan
+// fitted to it, with a sentence for the summary. When the engine cannot
+// tell, the plan is returned as it was and the sentence says why: the
+// summary then shows how far the engine's count is from the plan's.
+func fitPrompts(ctx context.Context, plan *workload.Plan, ep engine.Endpoint, endpoint, apiKey, dir string, log io.Writer) (*workload.Plan, string) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	res, err := calibrate.Probe(ctx, calibrate.Config{BaseURL: ep.BaseURL, Model: ep.Model, Dialect: ep.Dialect, APIKey: apiKey, Endpoint: endpoint})
+	if b, jerr := json.MarshalIndent(res, "", "  "); jerr == nil {
+		_ = writeRunFile(dir, CalibrationFile, append(b, '\n'))
+	}
+	if err != nil {
+		note := fmt.Sprintf("prompt calibration: %v; prompts are sent as planned", err)
+		fmt.Fprintf(log, "llmbench: %s\n", note)
+		return plan, note
+	}
+	fitted := plan.WithFit(res.Fit())
+	note := res.String()
+	if fitted != plan {
+		note += "; synthetic prompts fitted so the engine counts the planned prompt_tokens"
+	}
+	return fitted, note
+}
