@@ -35,6 +35,15 @@ func fitPrompts(ctx context.Context, plan *workload.Plan, ep engine.Endpoint, en
 	}
 	fitted := plan.WithFit(res.Fit())
 	note := res.String()
+	if real := fitted.RealPrompts(calibrate.MaxCount); len(real) > 0 {
+		// A file's text is not fitted: the engine counts it, and the plan
+		// takes its counts as the prompts' lengths.
+		counted, err := calibrate.Count(ctx, calibrate.Config{BaseURL: ep.BaseURL, Model: ep.Model, Dialect: ep.Dialect, APIKey: apiKey, Endpoint: endpoint}, real)
+		if err != nil {
+			return fitted, note + fmt.Sprintf("; the file's prompts keep their word counts (%v)", err)
+		}
+		return fitted.WithPromptCounts(counted.Tokens), note + fmt.Sprintf("; the file's %d prompts counted by %s", len(counted.Tokens), counted.Source)
+	}
 	if fitted != plan {
 		note += "; synthetic prompts fitted so the engine counts the planned prompt_tokens"
 	}

@@ -2,6 +2,8 @@ package run
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -62,5 +64,45 @@ scrape: {interval: 250ms}
 				}
 			})
 		}
+	}
+}
+
+// TestFileDatasetCountedByTheEngine: a JSONL dataset's real text is not
+// fitted; the engine's tokenizer counts it before the run, so the plan's
+// prompt lengths are the engine's count (error 0) where a word count would
+// miss the chat template's tokens.
+func TestFileDatasetCountedByTheEngine(t *testing.T) {
+	t.Parallel()
+	data := filepath.Join(t.TempDir(), "prompts.jsonl")
+	var lines []string
+	for i := range 6 {
+		lines = append(lines, fmt.Sprintf(`{"prompt": "%s"}`, strings.Repeat("tell me about the sea ", i+2)))
+	}
+	if err := os.WriteFile(data, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := runQuick(t, `
+name: counted
+engine:
+  kind: sim
+  dialect: vllm
+  preset: tiny
+  process: inline
+  sim: {chat_template_tokens: 9}
+workload:
+  concurrency: 2
+  requests: 12
+  dataset: {type: jsonl, path: `+data+`}
+  output_tokens: 4
+scrape: {interval: 250ms}
+`)
+	s, err := report.Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := s.Client.Tokens
+	if pe := tok.PromptError; pe == nil || pe.Min != 0 || pe.Max != 0 || tok.Prompt != tok.PromptTarget ||
+		!strings.Contains(tok.PromptCalibration, "the file's 6 prompts counted by") {
+		t.Errorf("the engine counted %d prompt tokens, the plan %d (error %+v); calibration %q", tok.Prompt, tok.PromptTarget, tok.PromptError, tok.PromptCalibration)
 	}
 }
