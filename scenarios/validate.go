@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"math"
 	"net/url"
 	"regexp"
 	"slices"
@@ -336,6 +337,27 @@ func placeErrors(d *decoder, path, prefix string, err error) {
 	}
 }
 
+// Bounds beyond which a value validates as a number but cannot be run: the
+// run would exhaust memory or never end. Each error states its bound.
+const (
+	// MaxLengthTokens bounds a prompt or output length: no model's context
+	// comes near, and the prompt text of one such request is tens of MB.
+	MaxLengthTokens = 10_000_000
+	// MaxRate bounds an open loop's arrivals per second: far beyond what one
+	// process can send (shard the run).
+	MaxRate = 1_000_000
+	// MaxConcurrency bounds the streams one llmbench process holds (about
+	// 60 KB each: 8,000 were measured); shard the run beyond it.
+	MaxConcurrency = 100_000
+)
+
+// checkBound reports a value above its bound.
+func checkBound(d *decoder, path string, v, bound float64, what string) {
+	if v > bound || math.IsInf(v, 1) {
+		d.failf(path, "%g is beyond what a run can hold: at most %g %s", v, bound, what)
+	}
+}
+
 // checkDialect reports a dialect llmbench does not know, naming those it does.
 func checkDialect(d *decoder, path, dialect string) {
 	if dialect != "" && !slices.Contains(Dialects, dialect) {
@@ -542,6 +564,10 @@ func (l *LoadSpec) validate(d *decoder, path string) {
 		d.failf(at("concurrency"), "want at least 1, got %d", l.Concurrency)
 	case d.has(at("rate")) && l.Rate <= 0:
 		d.failf(at("rate"), "want requests per second > 0, got %g", l.Rate)
+	case d.has(at("rate")):
+		checkBound(d, at("rate"), l.Rate, MaxRate, "requests per second (shard the run beyond it)")
+	case d.has(at("concurrency")):
+		checkBound(d, at("concurrency"), float64(l.Concurrency), MaxConcurrency, "concurrent streams in one process (shard the run beyond it)")
 	case d.has(at("stages")):
 		validateStages(d, at("stages"), l.Stages)
 	}
@@ -574,6 +600,8 @@ func (l *LoadSpec) validateModifiers(d *decoder, path string, open bool) {
 	}
 	if d.has(at("max_concurrency")) && l.MaxConcurrency < 1 {
 		d.failf(at("max_concurrency"), "want at least 1, got %d", l.MaxConcurrency)
+	} else if d.has(at("max_concurrency")) {
+		checkBound(d, at("max_concurrency"), float64(l.MaxConcurrency), MaxConcurrency, "concurrent streams in one process (shard the run beyond it)")
 	}
 	if d.has(at("when_capped")) {
 		switch {
@@ -613,6 +641,10 @@ func validateStages(d *decoder, path string, stages []Stage) {
 			d.failf(joinPath(p, "rate"), "want a rate ≥ 0, got %g", st.Rate)
 		case hasConc && st.Concurrency < 0:
 			d.failf(joinPath(p, "concurrency"), "want a concurrency ≥ 0, got %d", st.Concurrency)
+		case hasRate:
+			checkBound(d, joinPath(p, "rate"), st.Rate, MaxRate, "requests per second (shard the run beyond it)")
+		case hasConc:
+			checkBound(d, joinPath(p, "concurrency"), float64(st.Concurrency), MaxConcurrency, "concurrent streams in one process (shard the run beyond it)")
 		}
 	}
 	if total <= 0 {
@@ -659,6 +691,8 @@ func (sw *Sweep) validate(d *decoder, path, workload string, load *LoadSpec) {
 			switch {
 			case r <= 0:
 				d.failf(fmt.Sprintf("%s[%d]", at("rates"), i), "want requests per second > 0, got %g", r)
+			case r > MaxRate:
+				checkBound(d, fmt.Sprintf("%s[%d]", at("rates"), i), r, MaxRate, "requests per second (shard the run beyond it)")
 			case slices.Index(sw.Rates, r) < i:
 				d.failf(fmt.Sprintf("%s[%d]", at("rates"), i), "duplicate rate %g", r)
 			}
@@ -672,6 +706,8 @@ func (sw *Sweep) validate(d *decoder, path, workload string, load *LoadSpec) {
 			switch {
 			case c < 1:
 				d.failf(fmt.Sprintf("%s[%d]", at("concurrencies"), i), "want at least 1, got %d", c)
+			case c > MaxConcurrency:
+				checkBound(d, fmt.Sprintf("%s[%d]", at("concurrencies"), i), float64(c), MaxConcurrency, "concurrent streams in one process (shard the run beyond it)")
 			case slices.Index(sw.Concurrencies, c) < i:
 				d.failf(fmt.Sprintf("%s[%d]", at("concurrencies"), i), "duplicate concurrency %d", c)
 			}
@@ -823,6 +859,19 @@ func (l *Length) validate(d *decoder, path string, src source) {
 		}
 	case DistEmpirical:
 		checkFile(d, at("file"), l.File, src)
+	}
+	const lengthWhat = "tokens a request"
+	for _, b := range []struct {
+		key string
+		v   float64
+	}{{"value", float64(l.Value)}, {"min", float64(l.Min)}, {"max", float64(l.Max)}, {"mean", l.Mean}, {"stddev", l.StdDev}} {
+		where := at(b.key)
+		if b.key == "value" && !d.has(where) {
+			where = path // the scalar form
+		}
+		if d.has(where) {
+			checkBound(d, where, b.v, MaxLengthTokens, lengthWhat)
+		}
 	}
 }
 
