@@ -43,7 +43,9 @@ func Gate(dir string, cfg GateConfig, w io.Writer) (*gates.Report, error) {
 	}
 	cur, err := gates.LoadRun(dir)
 	if err != nil {
-		return nil, err
+		// The gates exist but nothing can be measured against them: a gate
+		// that cannot be evaluated fails the gate (exit 3), not the tool.
+		return nil, &GatesFailed{Unevaluable: len(gs), Cause: fmt.Errorf("load %s: %w", dir, err)}
 	}
 	base, err := loadBaseline(cfg.Baseline)
 	if err != nil {

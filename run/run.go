@@ -123,12 +123,22 @@ func configError(err error) error {
 }
 
 // GatesFailed is returned when the run worked but a gate failed or could not
-// be evaluated.
-type GatesFailed struct{ Failed, Unevaluable int }
+// be evaluated (Cause: why none could, such as a run directory whose records
+// do not load).
+type GatesFailed struct {
+	Failed, Unevaluable int
+	Cause               error
+}
 
 func (e *GatesFailed) Error() string {
-	return fmt.Sprintf("gates failed: %d failed, %d could not be evaluated", e.Failed, e.Unevaluable)
+	msg := fmt.Sprintf("gates failed: %d failed, %d could not be evaluated", e.Failed, e.Unevaluable)
+	if e.Cause != nil {
+		msg += ": " + e.Cause.Error()
+	}
+	return msg
 }
+
+func (e *GatesFailed) Unwrap() error { return e.Cause }
 
 // Run carries out cfg: see the package comment. The returned Result holds the
 // run directory as soon as one was made, also with an error.
@@ -250,8 +260,9 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	}
 	defer cl.Close()
 	// Connections are opened before the measured phase, so the first requests
-	// do not pay connection set-up inside their TTFT.
-	if err := cl.Warm(ctx, conc); err != nil {
+	// do not pay connection set-up inside their TTFT. A stop, or an engine
+	// that does not answer within warmTimeout, ends the wait.
+	if err := warm(ctx, cl, conc, cfg.Stop); err != nil {
 		return res, fmt.Errorf("open connections to %s: %w", ep.BaseURL, err)
 	}
 
@@ -376,6 +387,34 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 		return res, err
 	}
 	return res, nil
+}
+
+// warmTimeout bounds opening the connections before the run.
+const warmTimeout = time.Minute
+
+// warm opens n connections, within warmTimeout, unless stop closes first.
+func warm(ctx context.Context, cl *client.Client, n int, stop <-chan struct{}) error {
+	ctx, cancel := context.WithTimeoutCause(ctx, warmTimeout, fmt.Errorf("no answer within %s", warmTimeout))
+	defer cancel()
+	stopped := make(chan struct{})
+	go func() {
+		select {
+		case <-stop:
+			close(stopped)
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	err := cl.Warm(ctx, n)
+	select {
+	case <-stopped:
+		return fmt.Errorf("%w while opening connections", ErrInterrupted)
+	default:
+	}
+	if err != nil && context.Cause(ctx) != nil && ctx.Err() != nil {
+		return fmt.Errorf("%w: %w", context.Cause(ctx), err)
+	}
+	return err
 }
 
 // closed reports whether ch is closed (a nil channel never is).

@@ -34,6 +34,7 @@ func TestExitCodes(t *testing.T) {
 		{"missing scenario file", []string{"run", filepath.Join(t.TempDir(), "none.yaml")}, exitUsage, "none.yaml"},
 		{"unknown key names file and line", []string{"run", bad}, exitUsage, filepath.Base(bad) + ":5"},
 		{"bad output mode", []string{"run", "--output", "fancy", bad}, exitUsage, "--output"},
+		{"tui without a terminal", []string{"run", "--output", "tui", bad}, exitUsage, "--output tui needs a terminal"},
 		{"report of a non-run directory", []string{"report", t.TempDir()}, exitUsage, "not a run directory"},
 		{"compare needs two runs", []string{"compare", t.TempDir()}, exitUsage, "arg"},
 		{"compare of a non-run directory", []string{"compare", t.TempDir(), t.TempDir()}, exitUsage, "not a run directory"},

@@ -114,6 +114,7 @@ func typeArgErrors(cmd *cobra.Command) {
 }
 
 func main() {
+	ignoreBrokenPipe()
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	cio := &cliIO{
@@ -128,6 +129,11 @@ func main() {
 	}
 	os.Exit(execute(context.Background(), cio, os.Args[1:]))
 }
+
+// ignoreBrokenPipe keeps a closed stdout (`llmbench run … | head -2`) from
+// killing llmbench mid-run: writes to it fail instead, and the run still
+// writes its directory and summary.
+func ignoreBrokenPipe() { signal.Ignore(syscall.SIGPIPE) }
 
 // execute runs the command line args and returns the exit code.
 func execute(ctx context.Context, cio *cliIO, args []string) int {

@@ -17,6 +17,7 @@ const envAsCLI = "LLMBENCH_TEST_AS_CLI"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(envAsCLI) == "1" {
+		ignoreBrokenPipe()
 		sigs := make(chan os.Signal, 2)
 		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 		cio := &cliIO{stdout: os.Stdout, stderr: os.Stderr, isTTY: term.IsTerminal(int(os.Stdout.Fd())), signals: sigs, getenv: os.Getenv}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -33,7 +34,11 @@ func newRunCmd(cio *cliIO) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.scenario = args[0]
 			switch opts.output {
-			case "auto", "tui", "plain":
+			case "auto", "plain":
+			case "tui":
+				if !cio.isTTY || cio.stdin == nil {
+					return asUsage(errors.New("--output tui needs a terminal, and stdout (or stdin) is not one: use --output plain"))
+				}
 			default:
 				return asUsage(fmt.Errorf("--output must be auto, tui or plain, not %q", opts.output))
 			}
