@@ -26,10 +26,9 @@ type engineFields Engine
 // engineOverrides are the built-in engine's settings as the file gave them,
 // kept undecoded until ResolveEngine knows the model they belong to.
 type engineOverrides struct {
-	d             *decoder   // the file's decoder: positions, --set origins, ${VAR}
-	sim, faults   *yaml.Node // nil when absent
-	path          string     // "engine"
-	presetInvalid bool
+	d           *decoder   // the file's decoder: positions, --set origins, ${VAR}
+	sim, faults *yaml.Node // nil when absent
+	path        string     // "engine"
 }
 
 // decodeYAML decodes the engine section, except the built-in engine's
