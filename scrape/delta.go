@@ -1,6 +1,7 @@
 package scrape
 
 import (
+	"fmt"
 	"sort"
 )
 
@@ -47,6 +48,14 @@ func Delta(before, after Snapshot) Snapshot {
 		}
 	}
 	sort.Slice(d.Resets, func(i, j int) bool { return conceptOrder(d.Resets[i]) < conceptOrder(d.Resets[j]) })
+	for c, why := range before.Invalid {
+		if c.Kind() != KindGauge {
+			d.invalidate(c, "before: "+why)
+		}
+	}
+	for c, why := range after.Invalid {
+		d.invalidate(c, why)
+	}
 	return d
 }
 
@@ -105,9 +114,25 @@ func Sum(snaps ...Snapshot) Snapshot {
 	for c, n := range fracN {
 		out.Gauges[c] /= float64(n)
 	}
+	// A concept one replica exposes but cannot be read makes the total
+	// unknown: without it, the rest would be shown as the whole.
+	for i, s := range snaps {
+		for _, c := range sortedKeys(s.Invalid) {
+			out.invalidate(c, fmt.Sprintf("replica %d of %d: %s", i+1, len(snaps), s.Invalid[c]))
+		}
+	}
 	for c := range resets {
 		out.Resets = append(out.Resets, c)
 	}
 	sort.Slice(out.Resets, func(i, j int) bool { return conceptOrder(out.Resets[i]) < conceptOrder(out.Resets[j]) })
 	return out
+}
+
+func sortedKeys[V any](m map[Concept]V) []Concept {
+	ks := make([]Concept, 0, len(m))
+	for c := range m {
+		ks = append(ks, c)
+	}
+	sort.Slice(ks, func(i, j int) bool { return conceptOrder(ks[i]) < conceptOrder(ks[j]) })
+	return ks
 }
