@@ -75,7 +75,8 @@ type Snapshot struct {
 	// Resets lists the counters and histograms that went backwards between
 	// the two snapshots of a Delta (the engine restarted, or a replica
 	// vanished): their delta is the later value alone, so it covers only the
-	// time since the reset. Set by Delta only; sorted.
+	// time since the reset (Increase keeps what came before it too). Set by
+	// Delta and Increase only; sorted.
 	Resets []Concept `json:"resets,omitempty"`
 
 	// Invalid holds the concepts the engine exposed but whose value cannot
