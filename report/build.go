@@ -52,7 +52,80 @@ func Build(dir string) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	return Compute(meta, records, rows, traces, countTrue(partialReq, partialScr)), nil
+	s := Compute(meta, records, rows, traces, countTrue(partialReq, partialScr))
+	if meta.Ended.IsZero() {
+		// run.json is rewritten when the run ends; without its end the run
+		// was stopped from outside (kill -9, a crash, a lost machine)
+		// before it could say so, and its phases may be cut short.
+		n := s.Health.Records
+		s.Health.Problems = append(s.Health.Problems, fmt.Sprintf(
+			"the run did not finish: llmbench was stopped before it wrote its end (killed?); %d %s read", n, plural(n, "record was", "records were")))
+		s.Health.Unfinished = true
+		s.Health.Valid = false
+	}
+	return s, nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// DedupeRecords drops every record that repeats an earlier one's request
+// ID and plan index (a requests.jsonl appended onto itself, a shard merged
+// twice), keeping the first, and says how many it dropped. Records without
+// an ID are kept.
+func DedupeRecords(records []client.Record) ([]client.Record, int) {
+	type key struct {
+		id    string
+		index int
+	}
+	seen := make(map[key]struct{}, len(records))
+	var out []client.Record
+	dup := 0
+	for i, r := range records {
+		if r.ID == "" {
+			if out != nil {
+				out = append(out, r)
+			}
+			continue
+		}
+		k := key{r.ID, r.Index}
+		if _, ok := seen[k]; ok {
+			if out == nil {
+				out = slices.Clone(records[:i])
+			}
+			dup++
+			continue
+		}
+		seen[k] = struct{}{}
+		if out != nil {
+			out = append(out, r)
+		}
+	}
+	if dup == 0 {
+		return records, 0
+	}
+	return out, dup
+}
+
+// Clean prepares raw records and rows read from a run directory for
+// reporting: duplicate records dropped (DedupeRecords) and secrets redacted
+// (RedactRecord, RedactRow). It returns new slices and leaves its arguments
+// untouched.
+func Clean(records []client.Record, rows []scrape.Row) ([]client.Record, []scrape.Row, int) {
+	records, dup := DedupeRecords(records)
+	records = slices.Clone(records)
+	for i := range records {
+		RedactRecord(&records[i])
+	}
+	rows = slices.Clone(rows)
+	for i := range rows {
+		RedactRow(&rows[i])
+	}
+	return records, rows, dup
 }
 
 // readTraceLog reads the engine's trace log when the run has one.
@@ -75,7 +148,15 @@ func readTraceLog(path string) ([]trace.Event, error) {
 // Compute builds the Summary from values already in memory: the run's
 // metadata, every client record, every scrape row, and the engine's trace
 // events (nil when it has none).
+//
+// Records whose ID an earlier one has are dropped and counted
+// (health.duplicate_records); every string that reaches the Summary is
+// redacted (Redact); a phase cut short before its end was written is
+// closed at its last record, so no duration is negative.
 func Compute(meta RunMeta, records []client.Record, rows []scrape.Row, traces []trace.Event, partialLines int) Summary {
+	records, rows, duplicates := Clean(records, rows)
+	RedactMeta(&meta)
+	meta.Phases = closePhases(meta.Phases, records)
 	// Requests sorted by plan index so every derived list has one order.
 	slices.SortStableFunc(records, func(a, b client.Record) int { return a.Index - b.Index })
 
@@ -131,7 +212,8 @@ func Compute(meta RunMeta, records []client.Record, rows []scrape.Row, traces []
 	}
 
 	s.Sweep = sweepOf(s.Phases)
-	s.Health = health(meta, mrecs, rows, partialLines)
+	s.Health = health(meta, mrecs, rows, partialLines, duplicates)
+	s.Health.Records = len(records)
 	s.Server = serverSide(meta, measuredPhases(meta), rows, samplesOf(mrecs))
 	// An engine whose dialect was left to detection is reconciled in the
 	// dialect its scrapes were recognised as.
@@ -152,7 +234,37 @@ func Compute(meta RunMeta, records []client.Record, rows []scrape.Row, traces []
 		w := reconcile.Waterfall(mrecs, traces, meta.StartedAt)
 		s.Waterfall = &w
 	}
+	redactSummary(&s)
 	return s
+}
+
+// closePhases returns phases with every phase that has no end yet (a run
+// stopped mid-phase: End is zero or before Start) closed at the end of its
+// last record, or at its start when it has none.
+func closePhases(phases []PhaseMeta, records []client.Record) []PhaseMeta {
+	open := false
+	for _, ph := range phases {
+		if ph.End < ph.Start {
+			open = true
+		}
+	}
+	if !open {
+		return phases
+	}
+	phases = slices.Clone(phases)
+	for i := range phases {
+		ph := &phases[i]
+		if ph.End >= ph.Start {
+			continue
+		}
+		ph.End = ph.Start
+		for _, r := range records {
+			if r.Phase == ph.Name {
+				ph.End = max(ph.End, r.End)
+			}
+		}
+	}
+	return phases
 }
 
 func countTrue(bs ...bool) int {
@@ -222,6 +334,12 @@ func clientSide(records []client.Record, dur time.Duration) ClientSide {
 	for i := range records {
 		r := &records[i]
 		c.Requests.Sent++
+		if r.ErrorClass == client.ErrCanceled {
+			// Cancelled by the run's abort (a second Ctrl-C): neither a
+			// success nor a failure of the engine.
+			c.Requests.Canceled++
+			continue
+		}
 		if !r.OK() {
 			c.Requests.Failed++
 			c.Requests.Errors[string(r.ErrorClass)]++
@@ -443,10 +561,10 @@ func distOf(xs []float64) Dist {
 	return Dist{N: len(xs), Mean: stat.Mean(xs, nil), P50: q(0.5), P90: q(0.9), P95: q(0.95), P99: q(0.99), Max: xs[len(xs)-1]}
 }
 
-func health(meta RunMeta, records []client.Record, rows []scrape.Row, partialLines int) Health {
+func health(meta RunMeta, records []client.Record, rows []scrape.Row, partialLines, duplicates int) Health {
 	h := Health{
 		DroppedArrivals: meta.DroppedArrivals, LateArrivals: meta.LateArrivals,
-		PartialLines: partialLines, Client: meta.Client,
+		PartialLines: partialLines, DuplicateRecords: duplicates, Client: meta.Client,
 	}
 	var lag, connect, sendDelay []float64
 	for i := range records {
@@ -482,6 +600,14 @@ func health(meta RunMeta, records []client.Record, rows []scrape.Row, partialLin
 	}
 	if meta.Stopped != "" {
 		h.Problems = append(h.Problems, "the run stopped early: "+meta.Stopped)
+	}
+	if partialLines > 0 {
+		h.Problems = append(h.Problems, fmt.Sprintf("%d torn JSONL %s skipped (a crash or a full disk mid-write): the request or scrape written last is missing",
+			partialLines, plural(partialLines, "line was", "lines were")))
+	}
+	if duplicates > 0 {
+		h.Problems = append(h.Problems, fmt.Sprintf("%d %s an ID already seen (requests.jsonl holds some requests twice: appended onto itself, or merged twice); the first of each was kept",
+			duplicates, plural(duplicates, "record repeated", "records repeated")))
 	}
 	h.Valid = len(h.Problems) == 0
 	return h

@@ -24,8 +24,8 @@ type SLO struct {
 type Goodput struct {
 	SLO  SLOSeconds `json:"slo_s"`
 	Good int        `json:"good"`
-	// Fraction is good ÷ (sent − unmeasured): a failed request is not good,
-	// an unmeasured one is left out.
+	// Fraction is good ÷ (sent − unmeasured − canceled): a failed request
+	// is not good, an unmeasured or canceled one is left out.
 	Fraction     float64 `json:"fraction"`
 	RequestsPerS float64 `json:"requests_per_s"`
 	// Missed counts the successful requests over each bound (one request
@@ -38,6 +38,9 @@ type Goodput struct {
 	// {"ttft: not streamed": 12}.
 	Unmeasured        int            `json:"unmeasured"`
 	UnmeasuredReasons map[string]int `json:"unmeasured_reasons,omitempty"`
+	// Canceled counts the requests cancelled by the run's abort (a second
+	// Ctrl-C): not failures, they are left out of Fraction too.
+	Canceled int `json:"canceled,omitempty"`
 }
 
 // SLOSeconds is the SLO as the summary prints it, in seconds (0: no bound).
@@ -107,6 +110,9 @@ func goodputOf(records []client.Record, dur time.Duration, slo *SLO) *Goodput {
 	}
 	for i := range records {
 		r := &records[i]
+		if r.ErrorClass == client.ErrCanceled {
+			g.Canceled++
+		}
 		if !r.OK() {
 			continue
 		}
@@ -133,7 +139,7 @@ func goodputOf(records []client.Record, dur time.Duration, slo *SLO) *Goodput {
 			g.Good++
 		}
 	}
-	if n := len(records) - g.Unmeasured; n > 0 {
+	if n := len(records) - g.Unmeasured - g.Canceled; n > 0 {
 		g.Fraction = float64(g.Good) / float64(n)
 	}
 	if dur > 0 {
@@ -160,7 +166,7 @@ func (o SLOSeconds) String() string {
 // summaries.
 func goodputLine(g *Goodput, sent int) string {
 	line := fmt.Sprintf("%.2f requests/s; %d of %d requests (%.1f%%) met the SLO (%s)",
-		g.RequestsPerS, g.Good, sent-g.Unmeasured, 100*g.Fraction, g.SLO)
+		g.RequestsPerS, g.Good, sent-g.Unmeasured-g.Canceled, 100*g.Fraction, g.SLO)
 	if len(g.Missed) > 0 {
 		var missed []string
 		for _, k := range []string{"ttft", "tpot", "e2e"} {

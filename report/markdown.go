@@ -16,7 +16,7 @@ var _ Renderer = RenderMarkdown
 // terminal summary, in tables a CI job can post as a pull-request comment or
 // a job summary.
 func RenderMarkdown(w io.Writer, s Summary) error {
-	ew := &errWriter{w: w}
+	ew := &errWriter{w: PrintableWriter(w)}
 	c := s.Client
 	ew.printf("## llmbench: %s\n\n", mdText(s.Run.Scenario))
 	if d := s.Run.Description; d != "" {
@@ -36,7 +36,7 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 		ew.printf("**Not valid**: %s.\n\n", mdText(strings.Join(s.Health.Problems, "; ")))
 	}
 	ew.printf("| requests ok | failed | requests/s | output tokens/s | tokens from |\n|---:|---:|---:|---:|---|\n")
-	ew.printf("| %d | %d %s | %.2f | %.1f | %s |\n\n", c.Requests.OK, c.Requests.Failed, mdText(errorList(c.Requests.Errors)),
+	ew.printf("| %d | %d %s%s | %.2f | %.1f | %s |\n\n", c.Requests.OK, c.Requests.Failed, mdText(errorList(c.Requests.Errors)), mdText(canceledNote(c.Requests)),
 		c.Throughput.RequestsPerSec, c.Throughput.OutputTokensPerSec, c.Tokens.Source)
 	if g := c.Goodput; g != nil {
 		ew.printf("**Goodput**: %s.\n\n", mdText(goodputLine(g, c.Requests.Sent)))
@@ -139,7 +139,7 @@ var RequestsCSVHeader = []string{"id", "index", "phase", "intended_s", "sent_s",
 // times on the run clock, latencies in seconds (empty when undefined) and
 // outcome — for spreadsheets and notebooks.
 func WriteRequestsCSV(w io.Writer, records []client.Record) error {
-	cw := csv.NewWriter(w)
+	cw := csv.NewWriter(PrintableWriter(w))
 	if err := cw.Write(RequestsCSVHeader); err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func WriteRequestsCSV(w io.Writer, records []client.Record) error {
 		}
 		row := []string{r.ID, strconv.Itoa(r.Index), r.Phase, sec(r.Intended.Seconds()), sec(r.SentOnWire().Seconds()),
 			ttft, tpot, e2e, strconv.Itoa(r.PromptTokens), strconv.Itoa(r.OutputTokens), strconv.Itoa(len(r.Chunks)),
-			strconv.Itoa(r.Status), string(r.ErrorClass), r.Error}
+			strconv.Itoa(r.Status), string(r.ErrorClass), Redact(r.Error)}
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write requests csv: %w", err)
 		}

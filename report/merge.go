@@ -143,6 +143,17 @@ func Merge(out string, dirs []string) error {
 	for _, name := range order {
 		merged.Phases = append(merged.Phases, *phases[name])
 	}
+	// The merged run ended when its last shard did; a shard that never
+	// wrote its end leaves the merged run without one too.
+	for i, r := range runs {
+		if r.meta.Ended.IsZero() {
+			merged.Ended = time.Time{}
+			break
+		}
+		if i == 0 || r.meta.Ended.After(merged.Ended) {
+			merged.Ended = r.meta.Ended
+		}
+	}
 	merged.Stopped = strings.Join(stopped, "; ")
 	if err := errors.Join(rec.Sync(), scr.Sync()); err != nil {
 		return fmt.Errorf("merge: %w", err)

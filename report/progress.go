@@ -19,7 +19,8 @@ type Progress struct {
 	Finished int
 	InFlight int
 	OK       int
-	Failed   int
+	Failed   int // not counting Canceled
+	Canceled int // cancelled by the run's abort: not failures
 	Errors   map[client.ErrorClass]int
 
 	RequestsPerSec     float64 // over the window
@@ -77,9 +78,9 @@ type liveWindow struct {
 	slo    *SLO        // nil: no goodput
 	events []liveEvent // finished requests within span, in arrival order
 
-	finished, ok, failed int
-	errors               map[client.ErrorClass]int
-	notStreamed, noDone  int
+	finished, ok, failed, canceled int
+	errors                         map[client.ErrorClass]int
+	notStreamed, noDone            int
 
 	server                 ServerLive
 	scrapeOK, scrapeFailed int
@@ -107,9 +108,12 @@ func newLiveWindow(span time.Duration) liveWindow {
 
 func (w *liveWindow) addRecord(r *client.Record, now time.Duration) {
 	w.finished++
-	if r.OK() {
+	switch {
+	case r.OK():
 		w.ok++
-	} else {
+	case r.ErrorClass == client.ErrCanceled:
+		w.canceled++
+	default:
 		w.failed++
 		w.errors[r.ErrorClass]++
 	}
@@ -179,7 +183,7 @@ func (w *liveWindow) trim(now time.Duration) {
 func (w *liveWindow) progress(now time.Duration) Progress {
 	w.trim(now)
 	p := Progress{
-		Window: w.span, Finished: w.finished, OK: w.ok, Failed: w.failed,
+		Window: w.span, Finished: w.finished, OK: w.ok, Failed: w.failed, Canceled: w.canceled,
 		Errors: make(map[client.ErrorClass]int, len(w.errors)),
 		Server: w.server, ScrapeOK: w.scrapeOK, ScrapeFailures: w.scrapeFailed, LastScrapeErr: w.lastScrapeErr,
 		NotStreamed: w.notStreamed, StreamsWithoutDone: w.noDone,

@@ -161,7 +161,7 @@ func TestHealthStreams(t *testing.T) {
 	failedNoDone := noDone
 	failedNoDone.ErrorClass = client.ErrStreamBroken
 	noStream := client.Record{NoStream: true, End: 50 * msec, OutputTokens: 3}
-	h := health(RunMeta{}, []client.Record{noDone, failedNoDone, noStream, streamed(10*msec, 5*msec, 2, 1)}, nil, 0)
+	h := health(RunMeta{}, []client.Record{noDone, failedNoDone, noStream, streamed(10*msec, 5*msec, 2, 1)}, nil, 0, 0)
 	if h.StreamsWithoutDone != 1 || h.NotStreamed != 1 {
 		t.Errorf("streams without done %d, not streamed %d: want 1, 1", h.StreamsWithoutDone, h.NotStreamed)
 	}

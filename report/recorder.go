@@ -77,8 +77,19 @@ func (r *Recorder) WriteFile(name string, data []byte) error {
 	return writeFileAtomic(filepath.Join(r.dir, name), data)
 }
 
-// WriteJSON writes v as indented JSON into the run directory.
+// WriteJSON writes v as indented JSON into the run directory. A RunMeta
+// (or *RunMeta) is written redacted (RedactMeta): its URLs and notes may
+// carry secrets expanded from the environment.
 func (r *Recorder) WriteJSON(name string, v any) error {
+	switch m := v.(type) {
+	case RunMeta:
+		RedactMeta(&m)
+		v = m
+	case *RunMeta:
+		c := *m
+		RedactMeta(&c)
+		v = &c
+	}
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", name, err)
@@ -129,6 +140,7 @@ func (r *Recorder) Consume(records <-chan client.Record, rows <-chan scrape.Row)
 				records = nil
 				continue
 			}
+			RedactRecord(&rec) // no secret reaches the disk: an error may echo an API key or a URL
 			keep(r.appendLine(r.requests, &rec))
 			r.mu.Lock()
 			r.live.addRecord(&rec, time.Since(r.start))
@@ -141,6 +153,7 @@ func (r *Recorder) Consume(records <-chan client.Record, rows <-chan scrape.Row)
 				rows = nil
 				continue
 			}
+			RedactRow(&row) // a target's URL may carry a password or a token
 			keep(r.appendLine(r.scrapes, &row))
 			r.mu.Lock()
 			r.live.addRow(&row)

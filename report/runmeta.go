@@ -49,6 +49,12 @@ type RunMeta struct {
 
 	// Stopped says why the run ended early ("" when it ran to plan), e.g. "interrupted".
 	Stopped string `json:"stopped,omitempty"`
+	// Ended is the wall-clock time the run wrote its end: set in the last
+	// rewrite of run.json, after the driver returned and the records were
+	// flushed, whether the run completed, was interrupted (Ctrl-C) or
+	// stopped itself. Zero means the process died first (kill -9, a crash,
+	// a lost machine): report.Build then marks the run not valid.
+	Ended time.Time `json:"ended_at,omitzero"`
 
 	Client ClientHealth `json:"client_health"`
 

@@ -52,7 +52,16 @@ type Health struct {
 	LateArrivals    int      `json:"late_arrivals"`
 	ScrapeOK        int      `json:"scrape_ok"`
 	ScrapeFailures  int      `json:"scrape_failures"`
-	PartialLines    int      `json:"partial_lines,omitempty"` // truncated JSONL lines skipped (a crash mid-write)
+	PartialLines    int      `json:"partial_lines,omitempty"` // truncated JSONL lines skipped (a crash or a full disk mid-write)
+	// DuplicateRecords counts records dropped because an earlier record
+	// had the same request ID (the first is kept).
+	DuplicateRecords int `json:"duplicate_records,omitempty"`
+	// Records is how many distinct records requests.jsonl held, over
+	// every phase (measured or not).
+	Records int `json:"records"`
+	// Unfinished: run.json has no end (RunMeta.Ended): llmbench was
+	// stopped from outside before it finished the run.
+	Unfinished bool `json:"unfinished,omitempty"`
 
 	// StreamsWithoutDone counts successful streams that ended after their
 	// finish_reason without `data: [DONE]` (client.Record.NoDone): a success,
@@ -107,10 +116,14 @@ type ServerTimings struct {
 
 // RequestCounts counts requests by outcome.
 type RequestCounts struct {
-	Sent   int            `json:"sent"`
-	OK     int            `json:"ok"`
-	Failed int            `json:"failed"`
-	Errors map[string]int `json:"errors"`
+	Sent   int `json:"sent"`
+	OK     int `json:"ok"`
+	Failed int `json:"failed"` // sent − ok − canceled
+	// Canceled counts the requests the run itself cancelled in flight (a
+	// second Ctrl-C aborts them): not failures of the engine, so neither
+	// in Failed, nor in Errors, nor in the error rate.
+	Canceled int            `json:"canceled,omitempty"`
+	Errors   map[string]int `json:"errors"` // failures by error class (never canceled)
 	// ErrorSamples is the first error message of each class, so a reader
 	// sees what went wrong without opening requests.jsonl.
 	ErrorSamples map[string]string `json:"error_samples,omitempty"`

@@ -23,8 +23,12 @@ var (
 // RenderText writes the short terminal summary: outcome, throughput, and the
 // client's latency quantiles beside the engine's, each server quantile with
 // the histogram bucket that bounds it.
+//
+// Text that came from outside (model ids, error samples, the scenario's
+// description, URLs) is printed through Printable: no control character or
+// escape sequence reaches the terminal.
 func RenderText(w io.Writer, s Summary) error {
-	ew := &errWriter{w: w}
+	ew := &errWriter{w: PrintableWriter(w)}
 	c := s.Client
 	ew.printf("llmbench %s — %s (seed %d), %.1f s measured\n", s.Run.Scenario, s.Run.ID, s.Run.Seed, s.Run.Duration)
 	if d := s.Run.Description; d != "" {
@@ -34,7 +38,7 @@ func RenderText(w io.Writer, s Summary) error {
 	for _, n := range s.Engine.Notes {
 		ew.printf("  %s\n", n)
 	}
-	ew.printf("requests: %d ok, %d failed%s\n", c.Requests.OK, c.Requests.Failed, errorList(c.Requests.Errors))
+	ew.printf("requests: %d ok, %d failed%s%s\n", c.Requests.OK, c.Requests.Failed, errorList(c.Requests.Errors), canceledNote(c.Requests))
 	for _, class := range sortedKeys(c.Requests.ErrorSamples) {
 		ew.printf("  %s, e.g.: %s\n", class, oneLine(c.Requests.ErrorSamples[class], 160))
 	}
@@ -123,6 +127,9 @@ func RenderText(w io.Writer, s Summary) error {
 	ew.printf("\n")
 	if n := streamsNote(h); n != "" {
 		ew.printf("streams: %s\n", n)
+	}
+	if n := recordsNote(h); n != "" {
+		ew.printf("records: %s\n", n)
 	}
 	for _, p := range h.Problems {
 		ew.printf("NOT VALID: %s\n", p)
@@ -252,12 +259,63 @@ func orDash(s string) string {
 	return s
 }
 
+// canceledNote says how many requests the run's abort cancelled, apart
+// from the failures ("" when none).
+func canceledNote(r RequestCounts) string {
+	if r.Canceled == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d canceled by the abort (not failures)", r.Canceled)
+}
+
+// recordsNote says what was dropped while reading the raw files ("" when
+// nothing was).
+func recordsNote(h Health) string {
+	var parts []string
+	if h.PartialLines > 0 {
+		parts = append(parts, fmt.Sprintf("%d torn %s skipped", h.PartialLines, plural(h.PartialLines, "line", "lines")))
+	}
+	if h.DuplicateRecords > 0 {
+		parts = append(parts, fmt.Sprintf("%d duplicate %s dropped (same request id; the first kept)", h.DuplicateRecords, plural(h.DuplicateRecords, "record", "records")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d read, ", h.Records) + strings.Join(parts, ", ")
+}
+
+// PrintableWriter passes everything written to w through Printable, so
+// text from outside cannot carry escape sequences to a terminal. Renderers
+// that write no control characters of their own (everything but tabs and
+// newlines) use it around their writer.
+func PrintableWriter(w io.Writer) io.Writer { return printableWriter{w} }
+
+type printableWriter struct{ w io.Writer }
+
+func (p printableWriter) Write(b []byte) (int, error) {
+	s := string(b)
+	if isPrintable(s) {
+		return p.w.Write(b)
+	}
+	if _, err := io.WriteString(p.w, Printable(s)); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
 // ProgressLine renders a Progress as one plain line, for runs whose output is
 // not a terminal (CI logs, pipes).
 func ProgressLine(p Progress) string {
+	return PrintableLine(progressLine(p))
+}
+
+func progressLine(p Progress) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[%6.1fs] sent %d, in flight %d, ok %d, failed %d | %.1f req/s, %.0f tok/s",
 		p.Elapsed.Seconds(), p.Sent, p.InFlight, p.OK, p.Failed, p.RequestsPerSec, p.OutputTokensPerSec)
+	if p.Canceled > 0 {
+		fmt.Fprintf(&b, ", %d canceled", p.Canceled)
+	}
 	if p.HasGoodput {
 		fmt.Fprintf(&b, ", goodput %.1f req/s (%.0f%%", p.GoodputPerSec, 100*p.GoodFraction)
 		if p.Unmeasured > 0 {

@@ -43,6 +43,8 @@ func LoadRun(path string) (Run, error) {
 	}); err != nil {
 		return Run{}, fmt.Errorf("load run %s: %w", path, err)
 	}
+	// The same records the summary counted: duplicates dropped.
+	records, _ = report.DedupeRecords(records)
 	return NewRun(s, records), nil
 }
 

@@ -271,18 +271,28 @@ func buildVocabulary() map[string]metric {
 	// client.requests, client.errors, client.error_rate
 	plain("client.requests.sent", count, neither, "requests sent in the measured phases", func(s *report.Summary) float64 { return float64(s.Client.Requests.Sent) })
 	plain("client.requests.ok", count, higher, "requests that succeeded", func(s *report.Summary) float64 { return float64(s.Client.Requests.OK) })
-	plain("client.requests.failed", count, lower, "requests that failed", func(s *report.Summary) float64 { return float64(s.Client.Requests.Failed) })
-	for _, class := range []client.ErrorClass{client.ErrConnect, client.ErrHTTPStatus, client.ErrTimeout, client.ErrStreamBroken, client.ErrMalformedChunk, client.ErrCanceled} {
+	plain("client.requests.failed", count, lower, "requests that failed (cancelled ones are not failures)", func(s *report.Summary) float64 { return float64(s.Client.Requests.Failed) })
+	plain("client.requests.canceled", count, neither, "requests the run's abort cancelled in flight (not failures)", func(s *report.Summary) float64 { return float64(s.Client.Requests.Canceled) })
+	for _, class := range []client.ErrorClass{client.ErrConnect, client.ErrHTTPStatus, client.ErrTimeout, client.ErrStreamBroken, client.ErrMalformedChunk} {
 		plain("client.errors."+string(class), count, lower, "requests that failed with error class "+string(class),
 			func(s *report.Summary) float64 { return float64(s.Client.Requests.Errors[string(class)]) })
 	}
-	add(metric{name: "client.error_rate", unit: fraction, better: lower, doc: "failed ÷ sent",
+	// Kept for gates written before cancelled requests were counted apart:
+	// the same number as client.requests.canceled, and no failure.
+	plain("client.errors.canceled", count, neither, "requests the run's abort cancelled in flight (not failures: client.requests.canceled)",
+		func(s *report.Summary) float64 {
+			return float64(s.Client.Requests.Canceled + s.Client.Requests.Errors["canceled"])
+		})
+	add(metric{name: "client.error_rate", unit: fraction, better: lower, doc: "failed ÷ (sent − canceled): cancelled requests are neither",
 		read: func(s *report.Summary) reading {
 			r := s.Client.Requests
-			if r.Sent == 0 {
+			if r.Sent-r.Canceled <= 0 {
+				if r.Sent > 0 {
+					return absent("every request sent was cancelled")
+				}
 				return absent("no request was sent")
 			}
-			return value(float64(r.Failed) / float64(r.Sent))
+			return value(float64(r.Failed) / float64(r.Sent-r.Canceled))
 		}})
 
 	// client.tokens, client.throughput

@@ -96,6 +96,9 @@ func LoadRaw(dir string, s report.Summary) (Input, error) {
 	}); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return Input{}, fmt.Errorf("load %s: %w", dir, err)
 	}
+	// The records and rows the summary counted: duplicates dropped, secrets
+	// redacted.
+	in.Records, in.Rows, _ = report.Clean(in.Records, in.Rows)
 	return in, nil
 }
 

@@ -562,7 +562,7 @@ func errorsOf(records []client.Record) errorsView {
 		if k.status != 0 {
 			status = fmt.Sprint(k.status)
 		}
-		v.Rows = append(v.Rows, errorRow{Count: count(counts[k]), Class: string(k.class), Status: status, Message: orDash(clip(k.msg, errorTextRunes))})
+		v.Rows = append(v.Rows, errorRow{Count: count(counts[k]), Class: string(k.class), Status: status, Message: orDash(clip(report.Redact(k.msg), errorTextRunes))})
 	}
 	return v
 }

@@ -356,7 +356,7 @@ func perTargetGauge(rows []scrape.Row, c scrape.Concept) []gaugeSeries {
 		if !seen {
 			i = len(out)
 			index[row.Target] = i
-			out = append(out, gaugeSeries{name: row.Target})
+			out = append(out, gaugeSeries{name: report.RedactURL(row.Target)})
 		}
 		out[i].pts = append(out[i].pts, xy{X: row.At.Seconds(), Y: v})
 	}
@@ -374,7 +374,7 @@ func failedScrapes(rows []scrape.Row) []failedScrape {
 	var out []failedScrape
 	for _, row := range sortedRows(rows) {
 		if !row.OK {
-			out = append(out, failedScrape{at: row.At.Seconds(), target: row.Target, err: row.Error})
+			out = append(out, failedScrape{at: row.At.Seconds(), target: report.RedactURL(row.Target), err: report.Redact(row.Error)})
 		}
 	}
 	return out

@@ -67,6 +67,9 @@ func (m model) render() string {
 	if p.Failed > 0 {
 		failed = styleBad.Render(failed)
 	}
+	if p.Canceled > 0 {
+		failed += fmt.Sprintf(" · canceled %d", p.Canceled)
+	}
 	add(9, label("requests")+fmt.Sprintf("sent %d · in flight %d · ok %d · failed ", p.Sent, p.InFlight, p.OK)+failed)
 	var streams []string
 	if p.NotStreamed > 0 {
