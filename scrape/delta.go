@@ -2,16 +2,66 @@ package scrape
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"time"
 )
 
+// seriesReset is one series of a counter that went down.
+type seriesReset struct {
+	series        string // its labels; "" for the whole counter
+	before, after float64
+}
+
+// counterIncrease is after − before of counter c, which after has. When
+// both snapshots keep c's series, it is taken series by series: one that
+// went down was reset and counts from 0 (its after value), one that is new
+// counts whole, one that vanished is a reset that adds nothing. Otherwise
+// the totals are differenced the same way. A counter missing from before
+// is taken whole (it appeared with its first request).
+func counterIncrease(c Concept, before, after Snapshot) (inc float64, resets []seriesReset) {
+	v := after.Counters[c]
+	b, ok := before.Counters[c]
+	if !ok {
+		return v, nil
+	}
+	bs, as := before.Series[c], after.Series[c]
+	if len(bs) == 0 || len(as) == 0 {
+		if v < b {
+			return v, []seriesReset{{before: b, after: v}}
+		}
+		return v - b, nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(as)) {
+		x := as[k]
+		y, had := bs[k]
+		switch {
+		case !had:
+			inc += x
+		case x < y:
+			inc += x
+			resets = append(resets, seriesReset{series: k, before: y, after: x})
+		default:
+			inc += x - y
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(bs)) {
+		if _, still := as[k]; !still {
+			resets = append(resets, seriesReset{series: k, before: bs[k]})
+		}
+	}
+	return inc, resets
+}
+
 // Delta is what happened between two snapshots of one target: counters and
 // histograms are after − before, gauges are after's values. A counter or a
 // histogram that went down (any bucket, the count or the sum) was reset, by
 // a restart or a vanished replica: its delta is after's value alone, and the
-// concept is listed in Resets so a report can say the window is partial. A
+// concept is listed in Resets so a report can say the window is partial.
+// A counter whose series both snapshots keep is differenced series by
+// series, so one series' reset is found and counted from 0 alone (see
+// counterIncrease). A
 // histogram whose buckets changed is a reset too. A concept missing from
 // before is taken whole from after (it appeared with its first request); one
 // missing from after is absent from the delta.
@@ -25,16 +75,11 @@ func Delta(before, after Snapshot) Snapshot {
 	for c, v := range after.Gauges {
 		d.Gauges[c] = v
 	}
-	for c, v := range after.Counters {
-		b, ok := before.Counters[c]
-		switch {
-		case !ok:
-			d.Counters[c] = v
-		case v < b:
-			d.Counters[c] = v
+	for c := range after.Counters {
+		inc, resets := counterIncrease(c, before, after)
+		d.Counters[c] = inc
+		if len(resets) > 0 {
 			d.Resets = append(d.Resets, c)
-		default:
-			d.Counters[c] = v - b
 		}
 	}
 	for c, h := range after.Histograms {
@@ -116,6 +161,38 @@ func Sum(snaps ...Snapshot) Snapshot {
 	for c, n := range fracN {
 		out.Gauges[c] /= float64(n)
 	}
+	// Per-series values of every replica, when any replica keeps its own,
+	// so a reset of one of those series is still found in the sum. (Replicas
+	// of one series each are differenced by their total, as before: scrape
+	// each target's rows apart, with Increase, to find one replica's reset.)
+	for c := range out.Counters {
+		many := false
+		for _, s := range snaps {
+			many = many || len(s.Series[c]) > 0
+		}
+		if !many {
+			continue
+		}
+		series := map[string]float64{}
+		for i, s := range snaps {
+			v, ok := s.Counters[c]
+			if !ok {
+				continue
+			}
+			prefix := fmt.Sprintf("replica %d", i+1)
+			if len(s.Series[c]) == 0 {
+				series[prefix] = v
+				continue
+			}
+			for k, x := range s.Series[c] {
+				series[prefix+" "+k] = x
+			}
+		}
+		if out.Series == nil {
+			out.Series = map[Concept]map[string]float64{}
+		}
+		out.Series[c] = series
+	}
 	// A concept one replica exposes but cannot be read makes the total
 	// unknown: without it, the rest would be shown as the whole.
 	for i, s := range snaps {
@@ -145,10 +222,11 @@ func sortedKeys[V any](m map[Concept]V) []Concept {
 type Reset struct {
 	Concept Concept       `json:"concept"`
 	Target  string        `json:"target,omitempty"`
-	At      time.Duration `json:"at_ns"`          // run clock of the first scrape that saw the lower value
-	Wall    time.Time     `json:"wall,omitempty"` // its wall-clock time
-	Before  float64       `json:"before"`         // the value (a histogram's count) at the scrape before
-	After   float64       `json:"after"`          // and at that scrape
+	At      time.Duration `json:"at_ns"`            // run clock of the first scrape that saw the lower value
+	Wall    time.Time     `json:"wall,omitempty"`   // its wall-clock time
+	Series  string        `json:"series,omitempty"` // the series' labels, when one of several reset ("" = the whole counter)
+	Before  float64       `json:"before"`           // the value (a histogram's count) at the scrape before
+	After   float64       `json:"after"`            // and at that scrape (0 for a series that vanished)
 }
 
 // Increase is the delta over a chain of scrapes of one target, taken the
@@ -184,24 +262,25 @@ func Increase(rows []Row) (Snapshot, []Reset) {
 		resets = append(resets, Reset{Concept: c, Target: r.Target, At: r.At, Wall: r.Wall, Before: before, After: after})
 	}
 	for c := range d.Counters {
-		var total, prev float64
-		seen := false
+		var total float64
+		var prev *Snapshot // the last scrape that had c
 		for i, r := range chain {
-			v, ok := r.Snapshot.Counters[c]
-			switch {
-			case !ok:
+			if _, ok := r.Snapshot.Counters[c]; !ok {
 				continue
-			case !seen:
-				if i > 0 {
-					total = v // appeared inside the chain: with its first request
-				}
-			case v < prev:
-				total += v
-				resetAt(c, r, prev, v)
-			default:
-				total += v - prev
 			}
-			prev, seen = v, true
+			if prev != nil || i > 0 {
+				// The first scrape with c inside the chain counts whole.
+				from := Snapshot{}
+				if prev != nil {
+					from = *prev
+				}
+				inc, rs := counterIncrease(c, from, *r.Snapshot)
+				total += inc
+				for _, x := range rs {
+					resets = append(resets, Reset{Concept: c, Target: r.Target, At: r.At, Wall: r.Wall, Series: x.series, Before: x.before, After: x.after})
+				}
+			}
+			prev = r.Snapshot
 		}
 		d.Counters[c] = total
 	}

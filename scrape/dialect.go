@@ -160,6 +160,7 @@ func (d tableDialect) Map(fams []*dto.MetricFamily) Snapshot {
 		for _, name := range r.names {
 			var (
 				v       float64
+				series  map[string]float64
 				h       Histogram
 				ok      bool
 				invalid string
@@ -171,7 +172,7 @@ func (d tableDialect) Map(fams []*dto.MetricFamily) Snapshot {
 				h, ok, invalid = ix.readHistogram(name, r.sel, d.mirrors)
 				v = h.Sum
 			default:
-				v, ok, invalid = ix.read(name, r.sel, d.mirrors, r.concept.Fraction(), r.concept.Kind() == KindCounter)
+				v, series, ok, invalid = ix.read(name, r.sel, d.mirrors, r.concept.Fraction(), r.concept.Kind() == KindCounter)
 			}
 			if invalid != "" {
 				// Present but unusable: absent, with the reason; an older
@@ -187,6 +188,15 @@ func (d tableDialect) Map(fams []*dto.MetricFamily) Snapshot {
 				s.Histograms[r.concept] = h.scaled(r.scale)
 			case KindCounter:
 				s.Counters[r.concept] = scale(v, r.scale)
+				if series != nil {
+					for k, x := range series {
+						series[k] = scale(x, r.scale)
+					}
+					if s.Series == nil {
+						s.Series = map[Concept]map[string]float64{}
+					}
+					s.Series[r.concept] = series
+				}
 			default:
 				s.Gauges[r.concept] = scale(v, r.scale)
 			}

@@ -73,3 +73,37 @@ func TestIncreaseOfTwoIsDelta(t *testing.T) {
 		}
 	}
 }
+
+// TestResetPerSeries: one dp rank restarts while the other counts on. The
+// total still grows (858 → 940), so only the series show the reset; the
+// restarted rank counts from 0: 40 + 400 = 440, not 82.
+func TestResetPerSeries(t *testing.T) {
+	t.Parallel()
+	exp := func(e0, e1 int) string {
+		return "# TYPE vllm:request_success_total counter\n" +
+			"vllm:request_success_total{engine=\"0\",finished_reason=\"stop\"} " + itoa(e0) + "\n" +
+			"vllm:request_success_total{engine=\"1\",finished_reason=\"stop\"} " + itoa(e1) + "\n"
+	}
+	before, after := mapVLLM(t, exp(358, 500)), mapVLLM(t, exp(40, 900))
+	d := Delta(before, after)
+	if got := d.Counters[RequestsFinished]; got != 440 {
+		t.Errorf("Δ finished = %v, want 440 (the restarted rank from 0)", got)
+	}
+	if diff := cmp.Diff([]Concept{RequestsFinished}, d.Resets); diff != "" {
+		t.Errorf("Resets (-want +got):\n%s", diff)
+	}
+	rows := []Row{{Target: "t", OK: true, Snapshot: &before}, {Target: "t", OK: true, At: time.Second, Snapshot: &after}}
+	inc, resets := Increase(rows)
+	if inc.Counters[RequestsFinished] != 440 {
+		t.Errorf("increase = %v, want 440", inc.Counters[RequestsFinished])
+	}
+	want := []Reset{{Concept: RequestsFinished, Target: "t", At: time.Second, Series: `engine="0",finished_reason="stop"`, Before: 358, After: 40}}
+	if diff := cmp.Diff(want, resets); diff != "" {
+		t.Errorf("resets (-want +got):\n%s", diff)
+	}
+	// Two replicas summed keep their series, so the reset survives a Sum.
+	other := mapVLLM(t, "# TYPE vllm:request_success_total counter\nvllm:request_success_total{finished_reason=\"stop\"} 7\n")
+	if d := Delta(Sum(before, other), Sum(after, other)); d.Counters[RequestsFinished] != 440 || len(d.Resets) != 1 {
+		t.Errorf("Δ of sums = %v (resets %v), want 440 with the reset", d.Counters[RequestsFinished], d.Resets)
+	}
+}

@@ -44,18 +44,20 @@ func (ix familyIndex) has(name string) bool { _, ok := ix[name]; return ok }
 // add up (or average, for fractions). A family with an unusable series
 // (see read) reads as absent.
 func (ix familyIndex) scalar(name string, sel selector, mirrors []string, mean bool) (float64, bool) {
-	v, ok, invalid := ix.read(name, sel, mirrors, mean, false)
+	v, _, ok, invalid := ix.read(name, sel, mirrors, mean, false)
 	return v, ok && invalid == ""
 }
 
 // read is scalar that says why a present family cannot be used: one
 // matching series that is NaN or ±Inf, or negative when counter is true,
 // makes the whole concept invalid (invalid names the series), because a
-// total without it would be shown as the whole.
-func (ix familyIndex) read(name string, sel selector, mirrors []string, mean, counter bool) (total float64, ok bool, invalid string) {
+// total without it would be shown as the whole. series holds the value of
+// each series (after mirrors collapse) when there are several, keyed by
+// their labels (a="b",c="d"), so a counter reset can be found per series.
+func (ix familyIndex) read(name string, sel selector, mirrors []string, mean, counter bool) (total float64, series map[string]float64, ok bool, invalid string) {
 	f, ok := ix[name]
 	if !ok {
-		return 0, false, ""
+		return 0, nil, false, ""
 	}
 	groups := map[string]float64{}
 	for _, m := range f.GetMetric() {
@@ -65,9 +67,9 @@ func (ix familyIndex) read(name string, sel selector, mirrors []string, mean, co
 		}
 		switch {
 		case math.IsNaN(v) || math.IsInf(v, 0):
-			return 0, false, fmt.Sprintf("%s is %v", seriesLabel(name, m), v)
+			return 0, nil, false, fmt.Sprintf("%s is %v", seriesLabel(name, m), v)
 		case counter && v < 0:
-			return 0, false, fmt.Sprintf("%s is %v: a counter cannot be negative", seriesLabel(name, m), v)
+			return 0, nil, false, fmt.Sprintf("%s is %v: a counter cannot be negative", seriesLabel(name, m), v)
 		}
 		key := groupKey(m, mirrors)
 		if old, seen := groups[key]; !seen || v > old {
@@ -75,7 +77,7 @@ func (ix familyIndex) read(name string, sel selector, mirrors []string, mean, co
 		}
 	}
 	if len(groups) == 0 {
-		return 0, false, ""
+		return 0, nil, false, ""
 	}
 	for _, v := range groups {
 		total += v
@@ -83,7 +85,26 @@ func (ix familyIndex) read(name string, sel selector, mirrors []string, mean, co
 	if mean {
 		total /= float64(len(groups))
 	}
-	return total, true, ""
+	if len(groups) > 1 {
+		series = make(map[string]float64, len(groups))
+		for k, v := range groups {
+			series[readableKey(k)] = v
+		}
+	}
+	return total, series, true, ""
+}
+
+// readableKey turns a groupKey into a="b",c="d".
+func readableKey(k string) string {
+	if k == "" {
+		return ""
+	}
+	pairs := strings.Split(k, "\xfe")
+	for i, p := range pairs {
+		name, value, _ := strings.Cut(p, "\xff")
+		pairs[i] = name + "=" + strconv.Quote(value)
+	}
+	return strings.Join(pairs, ",")
 }
 
 // seriesLabel names one series for a reason: name{a="b",…}.

@@ -86,6 +86,13 @@ type Snapshot struct {
 	// Sum and Delta they enter, rather than dropping out of a total that is
 	// then shown as whole.
 	Invalid map[Concept]string `json:"invalid,omitempty"`
+
+	// Series holds, for a counter summed over several series (dp ranks,
+	// finished reasons, replicas of a Sum), each series' value keyed by its
+	// labels, so that Delta and Increase find a reset per series (one dp
+	// rank restarting while the others count on) and count only that series
+	// from 0. Absent for a counter with a single series.
+	Series map[Concept]map[string]float64 `json:"series,omitempty"`
 }
 
 // invalidate makes c absent with a reason.
@@ -93,6 +100,7 @@ func (s *Snapshot) invalidate(c Concept, reason string) {
 	delete(s.Gauges, c)
 	delete(s.Counters, c)
 	delete(s.Histograms, c)
+	delete(s.Series, c)
 	if s.Invalid == nil {
 		s.Invalid = map[Concept]string{}
 	}

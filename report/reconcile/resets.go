@@ -38,6 +38,9 @@ func (a *analysis) counterResets() (Finding, bool) {
 			break
 		}
 		what := string(r.Concept)
+		if r.Series != "" {
+			what += "{" + r.Series + "}"
+		}
 		if r.Concept.Kind() == scrape.KindHistogram {
 			what += " count"
 		}

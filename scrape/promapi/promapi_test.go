@@ -118,7 +118,12 @@ func TestInstant(t *testing.T) {
 		Sum: scrape.Snapshot{Dialect: "sglang",
 			Gauges:     map[scrape.Concept]float64{scrape.RequestsRunning: 12, scrape.KVCacheUsage: 0.3},
 			Counters:   map[scrape.Concept]float64{scrape.RequestsFinished: 300},
-			Histograms: map[scrape.Concept]scrape.Histogram{scrape.TTFT: ttft(3)}},
+			Histograms: map[scrape.Concept]scrape.Histogram{scrape.TTFT: ttft(3)},
+			// Each instance's series, so a reset of one is found in the sum.
+			Series: map[scrape.Concept]map[string]float64{scrape.RequestsFinished: {
+				`instance="10.0.0.1:30000",job="sglang",model_name="m"`: 100,
+				`instance="10.0.0.2:30000",job="sglang",model_name="m"`: 200,
+			}}},
 		Replicas: map[string]scrape.Snapshot{"10.0.0.1:30000": replica(1), "10.0.0.2:30000": replica(2)},
 	}
 	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-12)); diff != "" {
