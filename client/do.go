@@ -87,6 +87,11 @@ func (c *Client) Do(ctx context.Context, r Request) Record {
 	}
 	cl.copyTrace()
 	cl.settle()
+	if rec.Error != "" {
+		// The one place every message written into Error passes: the
+		// server's words (a 401 echoing the Authorization header) among them.
+		rec.Error = RedactSecrets(rec.Error, c.cfg.APIKey)
+	}
 	return rec
 }
 
@@ -170,7 +175,9 @@ func (c *Client) post(ctx context.Context, r Request) error {
 	return nil
 }
 
-// errBodyLimit bounds the error body read from a non-2xx answer.
+// errBodyLimit bounds the error body read from a non-2xx answer, by the
+// client (Client.post) and by go-openai (extrasDoer hands it a limited body):
+// a message is quoted at most 500 bytes long anyway.
 const errBodyLimit = 64 << 10
 
 // statusError is a non-2xx answer on the client's own path.
@@ -284,6 +291,11 @@ func (c *Client) extras(r Request) []byte {
 func (cl *call) failOpen(err error) {
 	rec := cl.rec
 	rec.End = cl.c.since()
+	var re *openai.RequestError
+	if errors.As(err, &re) && re.HTTPStatusCode != 0 {
+		// go-openai quotes the whole (bounded) body: say what it said, shortened.
+		err = &statusError{code: re.HTTPStatusCode, msg: errorMessage(re.Body)}
+	}
 	rec.Error = err.Error()
 	switch {
 	case rec.Status != 0 && (rec.Status < http.StatusOK || rec.Status >= http.StatusBadRequest):
@@ -452,7 +464,7 @@ func (cl *call) end(err error) {
 		return
 	case cl.ctx.Err() != nil:
 		rec.ErrorClass = contextClass(cl.ctx)
-	case errors.Is(err, errTooManyEmptyLines):
+	case errors.Is(err, errTooManyEmptyLines), errors.Is(err, ErrSSELineTooLong):
 		rec.ErrorClass = ErrMalformedChunk
 	case errors.Is(err, io.EOF):
 		rec.ErrorClass = ErrStreamBroken
@@ -464,7 +476,8 @@ func (cl *call) end(err error) {
 	rec.Error = fmt.Sprintf("after %d output chunks: %v", len(rec.Chunks), err)
 }
 
-// maxBodyBytes bounds a non-streamed response.
+// maxBodyBytes bounds a non-streamed response (read through io.LimitReader):
+// a longer one fails as malformed_chunk, "response longer than … bytes".
 const maxBodyBytes = 64 << 20
 
 // readWhole reads a non-streamed response: only its end (E2E) and usage are

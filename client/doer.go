@@ -88,6 +88,10 @@ func (d *extrasDoer) Do(req *http.Request) (*http.Response, error) {
 		}
 		if err == nil {
 			cl.rec.Status = resp.StatusCode
+			if resp.StatusCode < http.StatusOK || resp.StatusCode >= http.StatusBadRequest {
+				// go-openai reads an error body whole (io.ReadAll): bound it.
+				resp.Body = limitedBody{io.LimitReader(resp.Body, errBodyLimit), resp.Body}
+			}
 			cl.body = resp.Body
 			return resp, nil
 		}
@@ -96,6 +100,12 @@ func (d *extrasDoer) Do(req *http.Request) (*http.Response, error) {
 		}
 		cl.rec.Retries++
 	}
+}
+
+// limitedBody is a response body read through an io.LimitReader.
+type limitedBody struct {
+	io.Reader
+	io.Closer
 }
 
 // resendable reports whether the attempt that just failed can be sent again:

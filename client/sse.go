@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 )
 
@@ -47,6 +48,17 @@ const (
 // timings, is the longest seen) fit in it.
 const sseBufSize = 8 << 10
 
+// MaxSSELine caps one SSE line, '\n' included. Longer real chunks do not
+// exist (the longest seen, llama.cpp's last with its timings, is a few KiB);
+// a server that sends a line with no end would otherwise grow the slice
+// the line is assembled in until memory runs out. A stream whose line
+// passes it fails as malformed_chunk with ErrSSELineTooLong, and its
+// connection is closed (the body is not read to its end).
+const MaxSSELine = 16 << 20
+
+// ErrSSELineTooLong ends a stream holding a line longer than MaxSSELine.
+var ErrSSELineTooLong = fmt.Errorf("SSE line longer than %d MiB", MaxSSELine>>20)
+
 // errTooManyEmptyLines ends a stream that sends nothing but skipped lines
 // for longer than emptyLinesLimit lines.
 var errTooManyEmptyLines = errors.New("too many consecutive non-data lines")
@@ -84,7 +96,8 @@ func (s *sseReader) next() (sseKind, []byte, error) {
 }
 
 // line reads one line, '\n' included; on an error it returns what it read
-// of an unterminated line.
+// of an unterminated line. A line longer than MaxSSELine is
+// ErrSSELineTooLong, with nothing read of it.
 func (s *sseReader) line() ([]byte, error) {
 	b, err := s.br.ReadSlice('\n')
 	if err != bufio.ErrBufferFull {
@@ -93,6 +106,9 @@ func (s *sseReader) line() ([]byte, error) {
 	s.long = append(s.long[:0], b...)
 	for {
 		b, err = s.br.ReadSlice('\n')
+		if len(s.long)+len(b) > MaxSSELine {
+			return nil, ErrSSELineTooLong
+		}
 		s.long = append(s.long, b...)
 		if err != bufio.ErrBufferFull {
 			return s.long, err

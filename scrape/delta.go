@@ -1,7 +1,10 @@
 package scrape
 
 import (
+	"fmt"
+	"slices"
 	"sort"
+	"time"
 )
 
 // Delta is what happened between two snapshots of one target: counters and
@@ -47,6 +50,14 @@ func Delta(before, after Snapshot) Snapshot {
 		}
 	}
 	sort.Slice(d.Resets, func(i, j int) bool { return conceptOrder(d.Resets[i]) < conceptOrder(d.Resets[j]) })
+	for c, why := range before.Invalid {
+		if c.Kind() != KindGauge {
+			d.invalidate(c, "before: "+why)
+		}
+	}
+	for c, why := range after.Invalid {
+		d.invalidate(c, why)
+	}
 	return d
 }
 
@@ -105,9 +116,141 @@ func Sum(snaps ...Snapshot) Snapshot {
 	for c, n := range fracN {
 		out.Gauges[c] /= float64(n)
 	}
+	// A concept one replica exposes but cannot be read makes the total
+	// unknown: without it, the rest would be shown as the whole.
+	for i, s := range snaps {
+		for _, c := range sortedKeys(s.Invalid) {
+			out.invalidate(c, fmt.Sprintf("replica %d of %d: %s", i+1, len(snaps), s.Invalid[c]))
+		}
+	}
 	for c := range resets {
 		out.Resets = append(out.Resets, c)
 	}
 	sort.Slice(out.Resets, func(i, j int) bool { return conceptOrder(out.Resets[i]) < conceptOrder(out.Resets[j]) })
 	return out
+}
+
+func sortedKeys[V any](m map[Concept]V) []Concept {
+	ks := make([]Concept, 0, len(m))
+	for c := range m {
+		ks = append(ks, c)
+	}
+	sort.Slice(ks, func(i, j int) bool { return conceptOrder(ks[i]) < conceptOrder(ks[j]) })
+	return ks
+}
+
+// Reset is one counter or histogram going down between two consecutive
+// scrapes of one target: the engine restarted (or a replica behind one
+// address was replaced) between them.
+type Reset struct {
+	Concept Concept       `json:"concept"`
+	Target  string        `json:"target,omitempty"`
+	At      time.Duration `json:"at_ns"`          // run clock of the first scrape that saw the lower value
+	Wall    time.Time     `json:"wall,omitempty"` // its wall-clock time
+	Before  float64       `json:"before"`         // the value (a histogram's count) at the scrape before
+	After   float64       `json:"after"`          // and at that scrape
+}
+
+// Increase is the delta over a chain of scrapes of one target, taken the
+// way Prometheus's increase() takes it: each scrape is differenced from the
+// one before it, and a counter or histogram that went down counts from 0
+// after the reset, so what the engine counted before a restart is kept (a
+// plain Delta of the two ends keeps only what came after). Every reset is
+// returned, with when it was seen; the concepts are also in Resets.
+//
+// rows are one target's scrapes in time order (failed ones are skipped).
+// With two rows the result is Delta's. A concept counts from the first
+// scrape that has it; one the last scrape lacks is absent, and one the first
+// or the last scrape holds as Invalid is absent with that reason, as in
+// Delta. A scrape in between that lacks a concept (or holds it invalid) is
+// skipped for it, as increase() skips a missing sample.
+func Increase(rows []Row) (Snapshot, []Reset) {
+	var chain []Row
+	for _, r := range rows {
+		if r.OK && r.Snapshot != nil {
+			chain = append(chain, r)
+		}
+	}
+	if len(chain) == 0 {
+		return Snapshot{}, nil
+	}
+	if len(chain) == 1 {
+		return Delta(*chain[0].Snapshot, *chain[0].Snapshot), nil
+	}
+	first, last := chain[0].Snapshot, chain[len(chain)-1].Snapshot
+	d := Delta(*first, *last) // gauges, dialect, invalid concepts; counters and histograms are redone below
+	var resets []Reset
+	resetAt := func(c Concept, r Row, before, after float64) {
+		resets = append(resets, Reset{Concept: c, Target: r.Target, At: r.At, Wall: r.Wall, Before: before, After: after})
+	}
+	for c := range d.Counters {
+		var total, prev float64
+		seen := false
+		for i, r := range chain {
+			v, ok := r.Snapshot.Counters[c]
+			switch {
+			case !ok:
+				continue
+			case !seen:
+				if i > 0 {
+					total = v // appeared inside the chain: with its first request
+				}
+			case v < prev:
+				total += v
+				resetAt(c, r, prev, v)
+			default:
+				total += v - prev
+			}
+			prev, seen = v, true
+		}
+		d.Counters[c] = total
+	}
+	for c := range d.Histograms {
+		var total, prev Histogram
+		seen, started := false, false
+		add := func(h Histogram) {
+			if started {
+				total = total.merge(h)
+			} else {
+				total, started = h.clone(), true
+			}
+		}
+		for i, r := range chain {
+			h, ok := r.Snapshot.Histograms[c]
+			if !ok || !h.Valid() {
+				continue
+			}
+			switch {
+			case !seen:
+				if i > 0 {
+					add(h)
+				}
+			default:
+				diff, reset := h.minus(prev)
+				if reset {
+					resetAt(c, r, prev.Count, h.Count)
+				}
+				add(diff)
+			}
+			prev, seen = h, true
+		}
+		if !started {
+			total = Histogram{Bounds: append([]float64(nil), last.Histograms[c].Bounds...), Cumulative: make([]float64, len(last.Histograms[c].Cumulative))}
+		}
+		d.Histograms[c] = total
+	}
+	d.Resets = nil
+	for _, r := range resets {
+		if !slices.Contains(d.Resets, r.Concept) {
+			d.Resets = append(d.Resets, r.Concept)
+		}
+	}
+	sort.Slice(d.Resets, func(i, j int) bool { return conceptOrder(d.Resets[i]) < conceptOrder(d.Resets[j]) })
+	sort.SliceStable(resets, func(i, j int) bool {
+		if resets[i].At != resets[j].At {
+			return resets[i].At < resets[j].At
+		}
+		return conceptOrder(resets[i].Concept) < conceptOrder(resets[j].Concept)
+	})
+	return d, resets
 }

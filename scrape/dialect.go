@@ -154,46 +154,56 @@ func (d tableDialect) Map(fams []*dto.MetricFamily) Snapshot {
 		Histograms: map[Concept]Histogram{},
 	}
 	for _, r := range d.rules {
-		switch r.concept.Kind() {
-		case KindHistogram:
-			if _, done := s.Histograms[r.concept]; done {
+		if _, bad := s.Invalid[r.concept]; bad || s.has(r.concept) {
+			continue // the first name present decides
+		}
+		for _, name := range r.names {
+			var (
+				v       float64
+				h       Histogram
+				ok      bool
+				invalid string
+			)
+			switch {
+			case r.concept.Kind() == KindHistogram:
+				h, ok, invalid = ix.readHistogram(name, r.sel, d.mirrors)
+			case r.fromSum:
+				h, ok, invalid = ix.readHistogram(name, r.sel, d.mirrors)
+				v = h.Sum
+			default:
+				v, ok, invalid = ix.read(name, r.sel, d.mirrors, r.concept.Fraction(), r.concept.Kind() == KindCounter)
+			}
+			if invalid != "" {
+				// Present but unusable: absent, with the reason; an older
+				// name is not read instead.
+				s.invalidate(r.concept, invalid)
+				break
+			}
+			if !ok {
 				continue
 			}
-			for _, name := range r.names {
-				if h, ok := ix.histogram(name, r.sel, d.mirrors); ok {
-					s.Histograms[r.concept] = h.scaled(r.scale)
-					break
-				}
+			switch r.concept.Kind() {
+			case KindHistogram:
+				s.Histograms[r.concept] = h.scaled(r.scale)
+			case KindCounter:
+				s.Counters[r.concept] = scale(v, r.scale)
+			default:
+				s.Gauges[r.concept] = scale(v, r.scale)
 			}
-		default:
-			m := s.Counters
-			if r.concept.Kind() == KindGauge {
-				m = s.Gauges
-			}
-			if _, done := m[r.concept]; done {
-				continue
-			}
-			for _, name := range r.names {
-				v, ok := ix.scalar(name, r.sel, d.mirrors, r.concept.Fraction())
-				if r.fromSum {
-					var h Histogram
-					h, ok = ix.histogram(name, r.sel, d.mirrors)
-					v = h.Sum
-				}
-				if ok {
-					if r.scale != 0 {
-						v *= r.scale
-					}
-					m[r.concept] = v
-					break
-				}
-			}
+			break
 		}
 	}
 	if d.derive != nil {
 		d.derive(ix, &s)
 	}
 	return s
+}
+
+func scale(v, f float64) float64 {
+	if f != 0 {
+		return v * f
+	}
+	return v
 }
 
 func (d tableDialect) Describe() []Mapping {

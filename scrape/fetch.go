@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -18,10 +17,6 @@ const AcceptHeader = "text/plain;version=0.0.4;q=1,*/*;q=0.1"
 
 // DefaultTimeout bounds a scrape whose Target sets no Timeout.
 const DefaultTimeout = 10 * time.Second
-
-// MaxBody is the largest exposition a scrape reads; a bigger one is an error
-// rather than an unbounded allocation.
-const MaxBody = 64 << 20
 
 // Target is one /metrics endpoint to scrape.
 type Target struct {
@@ -93,12 +88,12 @@ func (t Target) fetch(ctx context.Context) (body []byte, contentType string, sta
 		return nil, "", 0, fmt.Errorf("scrape %s: %w", t.URL, timeoutError(ctx, timeout, err))
 	}
 	defer resp.Body.Close()
-	body, err = io.ReadAll(io.LimitReader(resp.Body, MaxBody+1))
+	body, err = readBody(resp.Body, resp.ContentLength)
+	if errors.Is(err, ErrBodyTooLarge) {
+		return body, "", resp.StatusCode, fmt.Errorf("scrape %s: %w", t.URL, err)
+	}
 	if err != nil {
 		return body, "", resp.StatusCode, fmt.Errorf("scrape %s: read body: %w", t.URL, timeoutError(ctx, timeout, err))
-	}
-	if len(body) > MaxBody {
-		return body[:MaxBody], "", resp.StatusCode, fmt.Errorf("scrape %s: body larger than %d bytes", t.URL, MaxBody)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return body, "", resp.StatusCode, fmt.Errorf("scrape %s: HTTP %s: %s", t.URL, resp.Status, snippet(body))

@@ -1,8 +1,10 @@
 package scrape
 
 import (
+	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	dto "github.com/prometheus/client_model/go"
@@ -39,18 +41,33 @@ func (ix familyIndex) has(name string) bool { _, ok := ix[name]; return ok }
 
 // scalar aggregates the series of a counter, gauge or untyped family that
 // match the labels: mirrors collapse to their largest value, then the groups
-// add up (or average, for fractions). Non-finite values are skipped, so a
-// NaN gauge reads as absent.
+// add up (or average, for fractions). A family with an unusable series
+// (see read) reads as absent.
 func (ix familyIndex) scalar(name string, sel selector, mirrors []string, mean bool) (float64, bool) {
+	v, ok, invalid := ix.read(name, sel, mirrors, mean, false)
+	return v, ok && invalid == ""
+}
+
+// read is scalar that says why a present family cannot be used: one
+// matching series that is NaN or ±Inf, or negative when counter is true,
+// makes the whole concept invalid (invalid names the series), because a
+// total without it would be shown as the whole.
+func (ix familyIndex) read(name string, sel selector, mirrors []string, mean, counter bool) (total float64, ok bool, invalid string) {
 	f, ok := ix[name]
 	if !ok {
-		return 0, false
+		return 0, false, ""
 	}
 	groups := map[string]float64{}
 	for _, m := range f.GetMetric() {
 		v, ok := scalarValue(m)
-		if !ok || !sel.keeps(m) || math.IsNaN(v) || math.IsInf(v, 0) {
+		if !ok || !sel.keeps(m) {
 			continue
+		}
+		switch {
+		case math.IsNaN(v) || math.IsInf(v, 0):
+			return 0, false, fmt.Sprintf("%s is %v", seriesLabel(name, m), v)
+		case counter && v < 0:
+			return 0, false, fmt.Sprintf("%s is %v: a counter cannot be negative", seriesLabel(name, m), v)
 		}
 		key := groupKey(m, mirrors)
 		if old, seen := groups[key]; !seen || v > old {
@@ -58,16 +75,27 @@ func (ix familyIndex) scalar(name string, sel selector, mirrors []string, mean b
 		}
 	}
 	if len(groups) == 0 {
-		return 0, false
+		return 0, false, ""
 	}
-	total := 0.0
 	for _, v := range groups {
 		total += v
 	}
 	if mean {
 		total /= float64(len(groups))
 	}
-	return total, true
+	return total, true, ""
+}
+
+// seriesLabel names one series for a reason: name{a="b",…}.
+func seriesLabel(name string, m *dto.Metric) string {
+	if len(m.GetLabel()) == 0 {
+		return name
+	}
+	parts := make([]string, 0, len(m.GetLabel()))
+	for _, l := range m.GetLabel() {
+		parts = append(parts, l.GetName()+"="+strconv.Quote(l.GetValue()))
+	}
+	return name + "{" + strings.Join(parts, ",") + "}"
 }
 
 func scalarValue(m *dto.Metric) (float64, bool) {
@@ -84,20 +112,28 @@ func scalarValue(m *dto.Metric) (float64, bool) {
 
 // histogram merges the series of a histogram family that match the labels:
 // mirrors collapse to the series with the largest count, then the groups
-// merge (see Histogram.merge).
+// merge (see Histogram.merge). An unusable series reads as absent.
 func (ix familyIndex) histogram(name string, sel selector, mirrors []string) (Histogram, bool) {
+	h, ok, invalid := ix.readHistogram(name, sel, mirrors)
+	return h, ok && invalid == ""
+}
+
+// readHistogram is histogram that says why a present family cannot be
+// used: one matching series that fromDTO rejects makes the whole concept
+// invalid.
+func (ix familyIndex) readHistogram(name string, sel selector, mirrors []string) (Histogram, bool, string) {
 	f, ok := ix[name]
 	if !ok {
-		return Histogram{}, false
+		return Histogram{}, false, ""
 	}
 	groups := map[string]Histogram{}
 	for _, m := range f.GetMetric() {
 		if m.Histogram == nil || !sel.keeps(m) {
 			continue
 		}
-		h, ok := fromDTO(m.Histogram)
-		if !ok {
-			continue
+		h, why := fromDTO(m.Histogram)
+		if why != "" {
+			return Histogram{}, false, seriesLabel(name, m) + ": " + why
 		}
 		key := groupKey(m, mirrors)
 		if old, seen := groups[key]; !seen || h.Count > old.Count {
@@ -105,7 +141,7 @@ func (ix familyIndex) histogram(name string, sel selector, mirrors []string) (Hi
 		}
 	}
 	if len(groups) == 0 {
-		return Histogram{}, false
+		return Histogram{}, false, ""
 	}
 	keys := make([]string, 0, len(groups))
 	for k := range groups {
@@ -116,34 +152,50 @@ func (ix familyIndex) histogram(name string, sel selector, mirrors []string) (Hi
 	for _, k := range keys[1:] {
 		out = out.merge(groups[k])
 	}
-	return out, true
+	return out, true, ""
 }
 
-// fromDTO converts a classic histogram; ok is false when a value is not
-// finite (a NaN sum) so the concept reads as absent rather than poisoning
-// every later computation.
-func fromDTO(d *dto.Histogram) (Histogram, bool) {
+// fromDTO converts a classic histogram, or says why it cannot be used: a
+// value that is not finite (a NaN sum would poison every later
+// computation), a negative count or sum (every concept is a duration or a
+// token count), cumulative buckets that decrease, or a _count below the
+// bucket total (the buckets then count observations the count does not).
+func fromDTO(d *dto.Histogram) (Histogram, string) {
 	h := Histogram{Sum: d.GetSampleSum()}
+	hasCount := d.SampleCount != nil || d.SampleCountFloat != nil
 	h.Count = float64(d.GetSampleCount())
 	if d.SampleCountFloat != nil {
 		h.Count = d.GetSampleCountFloat()
 	}
+	if !finiteNum(h.Sum) || !finiteNum(h.Count) {
+		return Histogram{}, fmt.Sprintf("count %v, sum %v: not finite", h.Count, h.Sum)
+	}
+	if h.Sum < 0 || h.Count < 0 {
+		return Histogram{}, fmt.Sprintf("count %v, sum %v: negative", h.Count, h.Sum)
+	}
 	buckets := append([]*dto.Bucket(nil), d.GetBucket()...)
 	sort.SliceStable(buckets, func(i, j int) bool { return buckets[i].GetUpperBound() < buckets[j].GetUpperBound() })
+	total, prev, prevBound := 0.0, 0.0, math.Inf(-1)
 	for _, b := range buckets {
 		c := float64(b.GetCumulativeCount())
 		if b.CumulativeCountFloat != nil {
 			c = b.GetCumulativeCountFloat()
 		}
 		ub := b.GetUpperBound()
-		if math.IsNaN(c) || math.IsInf(c, 0) || math.IsNaN(ub) {
-			return Histogram{}, false
+		if !finiteNum(c) || math.IsNaN(ub) {
+			return Histogram{}, fmt.Sprintf("bucket le=%v is %v: not finite", ub, c)
 		}
+		if c < 0 {
+			return Histogram{}, fmt.Sprintf("bucket le=%v is %v: negative", ub, c)
+		}
+		if c < prev {
+			return Histogram{}, fmt.Sprintf("cumulative buckets decrease: le=%v is %v, le=%v is %v", prevBound, prev, ub, c)
+		}
+		prev, prevBound, total = c, ub, c
 		if math.IsInf(ub, -1) {
 			continue // nothing is at or below -Inf
 		}
 		if math.IsInf(ub, +1) {
-			h.Count = math.Max(h.Count, c)
 			continue
 		}
 		if n := len(h.Bounds); n > 0 && h.Bounds[n-1] == ub {
@@ -152,14 +204,16 @@ func fromDTO(d *dto.Histogram) (Histogram, bool) {
 		h.Bounds = append(h.Bounds, ub)
 		h.Cumulative = append(h.Cumulative, c)
 	}
-	if n := len(h.Cumulative); n > 0 {
-		h.Count = math.Max(h.Count, h.Cumulative[n-1])
+	switch {
+	case !hasCount:
+		h.Count = total // no _count line: the buckets are all there is
+	case h.Count < total:
+		return Histogram{}, fmt.Sprintf("_count %v is below its bucket total %v", h.Count, total)
 	}
-	if math.IsNaN(h.Sum) || math.IsInf(h.Sum, 0) || math.IsNaN(h.Count) || math.IsInf(h.Count, 0) {
-		return Histogram{}, false
-	}
-	return h, true
+	return h, ""
 }
+
+func finiteNum(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // selector picks the series of a family a concept reads.
 type selector struct {

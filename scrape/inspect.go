@@ -56,7 +56,7 @@ func InspectDialect(ctx context.Context, src, dialect string) (Report, error) {
 			return rep, err
 		}
 	} else {
-		body, err = os.ReadFile(src)
+		body, err = readFile(src)
 		if err != nil {
 			return rep, fmt.Errorf("inspect: %w", err)
 		}
@@ -116,6 +116,24 @@ func InspectDialect(ctx context.Context, src, dialect string) (Report, error) {
 	}
 	sort.Strings(rep.Unused)
 	return rep, nil
+}
+
+// readFile reads an exposition file with the same MaxBody cap as a scrape.
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var size int64
+	if fi, err := f.Stat(); err == nil {
+		size = fi.Size()
+	}
+	body, err := readBody(f, size)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return body, nil
 }
 
 func (s Snapshot) has(c Concept) bool {

@@ -43,7 +43,13 @@ func Parse(body []byte, contentType string) ([]*dto.MetricFamily, error) {
 
 // parse is Parse that also reports which format it used.
 func parse(body []byte, contentType string) ([]*dto.MetricFamily, string, error) {
+	if err := notExposition(body, contentType); err != nil {
+		return nil, FormatText, err
+	}
 	format := formatOf(body, contentType)
+	if format != FormatProtobuf {
+		body = normalizeText(body)
+	}
 	var (
 		fams []*dto.MetricFamily
 		err  error
@@ -51,17 +57,25 @@ func parse(body []byte, contentType string) ([]*dto.MetricFamily, string, error)
 	switch format {
 	case FormatProtobuf:
 		fams, err = parseProtobuf(body)
+		if err == nil {
+			err = checkFamilies(fams)
+		}
 	case FormatOpenMetrics:
 		var text []byte
 		if text, err = openMetricsToText(body); err == nil {
-			fams, err = parseText(text)
+			if err = scanSamples(text); err == nil {
+				fams, err = parseText(text)
+			}
 		}
 	default:
-		fams, err = parseText(body)
+		if err = scanSamples(body); err == nil {
+			fams, err = parseText(body)
+		}
 	}
 	if err != nil {
 		return nil, format, parseError(body, format, err)
 	}
+	fams = adoptHistograms(fams)
 	sort.Slice(fams, func(i, j int) bool { return fams[i].GetName() < fams[j].GetName() })
 	return fams, format, nil
 }

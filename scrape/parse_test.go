@@ -90,7 +90,8 @@ func TestParse(t *testing.T) {
 			name: "protobuf", body: protoBody, contentType: `application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited`,
 			wantFormat: FormatProtobuf, want: []string{"sglang:num_requests_total:COUNTER"},
 		},
-		{name: "empty body", body: nil, contentType: ctText, wantFormat: FormatText},
+		// Issue 10: an empty exposition is an error, not an empty success.
+		{name: "empty body", body: nil, contentType: ctText, wantFormat: FormatText, wantErr: []string{"empty /metrics body"}},
 		{
 			name: "garbage names line 1", body: fixture(t, "garbage.txt"), contentType: ctText, wantFormat: FormatText,
 			wantErr: []string{"parse text exposition", "line 1", `"HTTP/1.1 200 OK"`},

@@ -75,8 +75,30 @@ type Snapshot struct {
 	// Resets lists the counters and histograms that went backwards between
 	// the two snapshots of a Delta (the engine restarted, or a replica
 	// vanished): their delta is the later value alone, so it covers only the
-	// time since the reset. Set by Delta only; sorted.
+	// time since the reset (Increase keeps what came before it too). Set by
+	// Delta and Increase only; sorted.
 	Resets []Concept `json:"resets,omitempty"`
+
+	// Invalid holds the concepts the engine exposed but whose value cannot
+	// be used, each with the reason (a NaN or infinite series, a negative
+	// counter, a histogram whose count is below its buckets): they are
+	// absent from Gauges, Counters and Histograms, and stay absent in every
+	// Sum and Delta they enter, rather than dropping out of a total that is
+	// then shown as whole.
+	Invalid map[Concept]string `json:"invalid,omitempty"`
+}
+
+// invalidate makes c absent with a reason.
+func (s *Snapshot) invalidate(c Concept, reason string) {
+	delete(s.Gauges, c)
+	delete(s.Counters, c)
+	delete(s.Histograms, c)
+	if s.Invalid == nil {
+		s.Invalid = map[Concept]string{}
+	}
+	if _, ok := s.Invalid[c]; !ok {
+		s.Invalid[c] = reason
+	}
 }
 
 // Row is one scrape attempt as it is stored in scrapes.jsonl: health is data,

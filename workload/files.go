@@ -11,6 +11,49 @@ import (
 	"strings"
 )
 
+// MaxLineBytes caps one line of a line-oriented data file (a JSONL dataset,
+// a Mooncake trace, a length histogram). A longer line is refused with the
+// file, the line and the limit: "prompts.jsonl:3: line longer than 64 MiB".
+const MaxLineBytes = 64 << 20
+
+// lineReader hands out the lines of a data file with their 1-based numbers.
+type lineReader struct {
+	name string
+	sc   *bufio.Scanner
+	n    int // the number of the last line handed out
+}
+
+func newLineReader(name string, data []byte) *lineReader {
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	// The scanner's limit is its buffer: one more byte than a line may hold,
+	// for the '\n' it looks for.
+	sc.Buffer(make([]byte, 0, min(64<<10, MaxLineBytes+1)), MaxLineBytes+1)
+	return &lineReader{name: name, sc: sc}
+}
+
+// next reads the next line, its number in l.n.
+func (l *lineReader) next() bool {
+	if !l.sc.Scan() {
+		return false
+	}
+	l.n++
+	return true
+}
+
+func (l *lineReader) bytes() []byte { return l.sc.Bytes() }
+
+// err is the reading error, placed at its line.
+func (l *lineReader) err() error {
+	err := l.sc.Err()
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, bufio.ErrTooLong):
+		return fmt.Errorf("%s:%d: line longer than %d MiB", l.name, l.n+1, MaxLineBytes>>20)
+	}
+	return fmt.Errorf("%s:%d: %w", l.name, l.n+1, err)
+}
+
 // jsonLine returns the 1-based line of a byte offset in data.
 func jsonLine(data []byte, offset int64) int {
 	if offset > int64(len(data)) {
@@ -131,10 +174,10 @@ type jsonlPrompt struct {
 // or {"prompt": "..."}, with an optional "max_tokens". Blank lines are skipped.
 func parseJSONL(name string, data []byte) ([]record, error) {
 	var list []record
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 64<<20)
-	for line := 1; sc.Scan(); line++ {
-		text := bytes.TrimSpace(sc.Bytes())
+	lr := newLineReader(name, data)
+	for lr.next() {
+		line := lr.n
+		text := bytes.TrimSpace(lr.bytes())
 		if len(text) == 0 {
 			continue
 		}
@@ -168,12 +211,15 @@ func parseJSONL(name string, data []byte) ([]record, error) {
 			if *p.MaxTokens < 1 {
 				return nil, fmt.Errorf("%s:%d: max_tokens: want at least 1, got %d", name, line, *p.MaxTokens)
 			}
+			if err := checkTokens("max_tokens", *p.MaxTokens); err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+			}
 			rec.maxTokens = *p.MaxTokens
 		}
 		list = append(list, rec)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+	if err := lr.err(); err != nil {
+		return nil, err
 	}
 	if len(list) == 0 {
 		return nil, fmt.Errorf("%s: no prompts", name)

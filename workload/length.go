@@ -1,8 +1,6 @@
 package workload
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -39,7 +37,7 @@ func (n normalLength) draw(rng *rand.Rand) int {
 	if n.log {
 		x = math.Exp(x)
 	}
-	v := int(math.Min(math.Round(x), math.MaxInt32))
+	v := int(math.Min(math.Round(x), MaxTokens)) // NewPlan refused a distribution that reaches it
 	if v < n.min {
 		v = n.min
 	}
@@ -80,9 +78,10 @@ func parseHistogram(name string, data []byte) (empiricalLength, error) {
 	var e empiricalLength
 	total := 0.0
 	mayBeHeader := true
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for line := 1; sc.Scan(); line++ {
-		text := strings.TrimSpace(sc.Text())
+	lr := newLineReader(name, data)
+	for lr.next() {
+		line := lr.n
+		text := strings.TrimSpace(string(lr.bytes()))
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
@@ -107,6 +106,9 @@ func parseHistogram(name string, data []byte) (empiricalLength, error) {
 		if err != nil || lo < 1 || hi < lo {
 			return e, fmt.Errorf("%s:%d: want token lengths ≥ 1 (and min ≤ max), got %q", name, line, text)
 		}
+		if err := checkTokens("length", hi); err != nil {
+			return e, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
 		w, err := strconv.ParseFloat(fields[len(fields)-1], 64)
 		if err != nil || w < 0 || math.IsInf(w, 0) || math.IsNaN(w) {
 			return e, fmt.Errorf("%s:%d: want a weight ≥ 0, got %q", name, line, fields[len(fields)-1])
@@ -114,8 +116,8 @@ func parseHistogram(name string, data []byte) (empiricalLength, error) {
 		total += w
 		e.lo, e.hi, e.cum = append(e.lo, lo), append(e.hi, hi), append(e.cum, total)
 	}
-	if err := sc.Err(); err != nil {
-		return e, fmt.Errorf("%s: %w", name, err)
+	if err := lr.err(); err != nil {
+		return e, err
 	}
 	if total <= 0 {
 		return e, fmt.Errorf("%s: no bins with a positive weight", name)

@@ -112,6 +112,9 @@ func (p *Plan) buildDataset(s scenarios.Scenario) error {
 		if l.Dist == "" {
 			return nil, nil
 		}
+		if err := checkLength(l); err != nil {
+			return nil, fmt.Errorf("%s: %w", field, err)
+		}
 		d, err := newLengthDist(l, s.ReadFile)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", field, err)
@@ -127,6 +130,9 @@ func (p *Plan) buildDataset(s scenarios.Scenario) error {
 		return err
 	}
 	ds := w.Dataset
+	if err := checkTokens("dataset prefix_tokens", ds.PrefixTokens); err != nil {
+		return err
+	}
 	switch ds.Type {
 	case scenarios.DatasetSynthetic, "":
 		p.data = synthetic{seed: s.Seed, prompt: prompt, output: output}
@@ -312,6 +318,14 @@ func (p *Plan) phase(name string, measured, drain bool, load scenarios.LoadSpec,
 		userStages = append(userStages, ConcurrencyStage{Duration: st.Duration, Concurrency: st.Concurrency})
 	}
 	rampOfRates := len(load.Stages) > 0 && load.Stages[0].OfRate()
+	if err := checkRate(load.Rate); err != nil {
+		return Phase{}, fmt.Errorf("phase %s: %w", name, err)
+	}
+	for i, st := range rateStages {
+		if err := checkRate(st.Rate); err != nil {
+			return Phase{}, fmt.Errorf("phase %s: stage %d: %w", name, i+1, err)
+		}
+	}
 	switch {
 	case load.Concurrency > 0:
 		ph.Concurrency = load.Concurrency

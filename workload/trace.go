@@ -1,7 +1,6 @@
 package workload
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
@@ -60,11 +59,11 @@ type mooncakeRow struct {
 }
 
 func parseMooncake(name string, data []byte) (rows []traceRow, skipped int, err error) {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 64<<20)
+	lr := newLineReader(name, data)
 	var prev time.Duration
-	for line := 1; sc.Scan(); line++ {
-		text := bytes.TrimSpace(sc.Bytes())
+	for lr.next() {
+		line := lr.n
+		text := bytes.TrimSpace(lr.bytes())
 		if len(text) == 0 {
 			continue
 		}
@@ -80,6 +79,9 @@ func parseMooncake(name string, data []byte) (rows []traceRow, skipped int, err 
 		if *r.Timestamp < 0 || *r.Timestamp > maxTraceSeconds*1000 || *r.InputLength < 0 || *r.OutputLength < 0 {
 			return nil, 0, fmt.Errorf("%s:%d: timestamp out of range [0, %g] ms, or a negative length", name, line, float64(maxTraceSeconds*1000))
 		}
+		if err := errors.Join(checkTokens("input_length", *r.InputLength), checkTokens("output_length", *r.OutputLength)); err != nil {
+			return nil, 0, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
 		at := time.Duration(math.Round(*r.Timestamp * float64(time.Millisecond)))
 		if len(rows) > 0 && at < prev {
 			return nil, 0, fmt.Errorf("%s:%d: timestamp %gms goes back before the previous row's", name, line, *r.Timestamp)
@@ -91,8 +93,8 @@ func parseMooncake(name string, data []byte) (rows []traceRow, skipped int, err 
 		}
 		rows = append(rows, traceRow{at: at, input: *r.InputLength, output: *r.OutputLength, hashIDs: r.HashIDs})
 	}
-	if err := sc.Err(); err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", name, err)
+	if err := lr.err(); err != nil {
+		return nil, 0, err
 	}
 	return rows, skipped, nil
 }
@@ -187,6 +189,9 @@ func parseTraceCSV(name string, data []byte, cols csvColumns) (rows []traceRow, 
 			n, err := strconv.Atoi(field(i))
 			if err != nil || n < 0 {
 				return nil, 0, fmt.Errorf("%s:%d: %s: want a token count ≥ 0, got %q", name, line, header[i], field(i))
+			}
+			if err := checkTokens(header[i], n); err != nil {
+				return nil, 0, fmt.Errorf("%s:%d: %w", name, line, err)
 			}
 			lengths[k] = n
 		}

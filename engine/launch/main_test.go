@@ -56,9 +56,20 @@ func llmbenchBinary(t *testing.T) string {
 // engine and waits for it, to be killed by the test.
 const helperEnv = "LLMBENCH_LAUNCH_TEST_HELPER"
 
+// helperTreeEnv makes the helper's engine a process tree, as a multi-process
+// engine is: a shell that starts a background child (its pid in
+// pidFile+".child") before it becomes a sleep itself, logging into
+// engine.log beside pidFile (so its GroupFile goes there too).
+const helperTreeEnv = "LLMBENCH_LAUNCH_TEST_HELPER_TREE"
+
 // runHelper launches an engine that never becomes ready and writes its pid.
 func runHelper(pidFile string) {
-	e, err := New(Config{Kind: KindCommand, Command: []string{"sh", "-c", `echo $$ > "$0"; exec sleep 600`, pidFile}, Ready: time.Minute})
+	cfg := Config{Kind: KindCommand, Command: []string{"sh", "-c", `echo $$ > "$0"; exec sleep 600`, pidFile}, Ready: time.Minute}
+	if os.Getenv(helperTreeEnv) != "" {
+		cfg.Command[2] = `sleep 600 & echo $! > "$0.child"; echo $$ > "$0"; exec sleep 600`
+		cfg.LogPath = filepath.Join(filepath.Dir(pidFile), "engine.log")
+	}
+	e, err := New(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

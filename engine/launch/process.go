@@ -32,6 +32,7 @@ type process struct {
 	logged chan struct{} // closed once the pipe is drained
 	pipe   *os.File      // read end
 	log    *logSink
+	group  string // the GroupFile, "" for none
 
 	stopMu  sync.Mutex
 	stopped bool
@@ -39,7 +40,16 @@ type process struct {
 }
 
 // spawn starts argv as the leader of a new process group, with stdin from
-// /dev/null and stdout and stderr into logPath ("" = the tail only).
+// /dev/null and stdout and stderr into logPath ("" = the tail only), and
+// records the group in GroupFile beside logPath.
+//
+// What ends the engine's processes: every stop path (stop, called by
+// Engine.Stop and by a failed or canceled Start) signals the whole group, so
+// a multi-process engine's grandchildren go with its first process. If
+// llmbench itself is killed (kill -9), Linux's parent-death signal
+// (sysProcAttr) kills the first process only; its children stay in the
+// group, and the GroupFile left in the run directory lets KillLeftover end
+// them later. Elsewhere nothing ends the engine then.
 func spawn(path string, argv, env []string, dir, logPath string) (*process, error) {
 	sink, err := openLogSink(logPath)
 	if err != nil {
@@ -84,6 +94,14 @@ func spawn(path string, argv, env []string, dir, logPath string) (*process, erro
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
 	p.pgid = cmd.Process.Pid
+	// Should llmbench die before it stops the engine, this file is what
+	// finds the group again (KillLeftover). Without it the engine still
+	// runs: a run directory that cannot take it is noted, not fatal.
+	p.group = groupFilePath(logPath)
+	if err := writeGroupFile(p.group, p.pgid); err != nil {
+		sink.note("llmbench: " + err.Error() + "\n")
+		p.group = ""
+	}
 	go func() {
 		defer close(p.logged)
 		_, _ = io.Copy(sink, r)
@@ -111,14 +129,19 @@ func (p *process) stop(ctx context.Context) error {
 	// The group may outlive its leader (children it left behind): signal it either way.
 	_ = signalGroup(p.pgid, syscall.SIGTERM)
 	var killed error
+	gone := true
 	if err := p.waitGone(ctx); err != nil {
 		_ = signalGroup(p.pgid, syscall.SIGKILL)
 		killed = fmt.Errorf("engine did not exit within the stop deadline after SIGTERM (%w): killed its process group", err)
 		kctx, cancel := context.WithTimeout(context.Background(), killTimeout)
 		if err := p.waitGone(kctx); err != nil {
 			killed = fmt.Errorf("%w; its group still had processes %v later", killed, killTimeout)
+			gone = false // the GroupFile stays, for KillLeftover
 		}
 		cancel()
+	}
+	if gone && p.group != "" {
+		_ = os.Remove(p.group)
 	}
 	p.closeLog()
 	if crashed { // a crash during the run: the run must say so

@@ -32,6 +32,7 @@ type analysis struct {
 
 	server       scrape.Snapshot  // deltas summed over the paired windows
 	resets       []scrape.Concept // counters/histograms that reset inside a paired window
+	resetEvents  []scrape.Reset   // each reset, when and on which target
 	mixedBounds  []scrape.Concept // histograms whose buckets changed between windows (left out)
 	span         time.Duration    // the paired windows' server intervals, summed
 	client       clientStats      // the records that ended inside the paired windows' server intervals
@@ -66,7 +67,8 @@ func analyse(in Input) *analysis {
 			a.unpaired = append(a.unpaired, w)
 			continue
 		}
-		d := scrape.Delta(wellFormed(*w.Before.Snapshot), wellFormed(*w.After.Snapshot))
+		d, rs := scrape.Increase(windowChain(w, in.Rows))
+		a.resetEvents = append(a.resetEvents, rs...)
 		if dialect == "" {
 			dialect = d.Dialect
 		}
@@ -162,6 +164,27 @@ func originFromRows(rows []scrape.Row) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+// windowChain is what a window's delta is taken over: its opening
+// snapshot, every successful scrape of the same target between the two, and
+// its closing one, each well formed. Taking the delta scrape by scrape finds
+// a reset inside the window (an engine restart) and keeps what was counted
+// before it, as Prometheus's increase() does.
+func windowChain(w Window, rows []scrape.Row) []scrape.Row {
+	chain := []scrape.Row{*w.Before}
+	for _, r := range rows {
+		if r.Target == w.Before.Target && r.At > w.Before.At && r.At < w.After.At && usable(&r) {
+			chain = append(chain, r)
+		}
+	}
+	chain = append(chain, *w.After)
+	slices.SortStableFunc(chain[1:len(chain)-1], func(a, b scrape.Row) int { return compareDur(a.At, b.At) })
+	for i := range chain {
+		s := wellFormed(*chain[i].Snapshot)
+		chain[i].Snapshot = &s
+	}
+	return chain
 }
 
 // wellFormed returns s without the histograms whose bucket counts do not

@@ -71,6 +71,9 @@ func (l *Live) Findings(now time.Duration, inFlight int) []Finding {
 	if !a.paired() {
 		return out
 	}
+	if f, ok := a.counterResets(); ok {
+		out = append(out, f)
+	}
 	out = append(out, a.pairedFindings()...)
 	if f, ok := a.kvPressure(); ok {
 		out = append(out, f)

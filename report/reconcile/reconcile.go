@@ -63,6 +63,7 @@ const (
 	IDScrapeFailures      = "scrape_failures"
 	IDScrapeUnrecognised  = "scrape_unrecognised"
 	IDScrapeHealth        = "scrape_health"
+	IDCounterReset        = "counter_reset"
 	IDServerView          = "server_view"
 	IDRequestConservation = "request_conservation"
 	IDForeignTraffic      = "foreign_traffic"
@@ -113,6 +114,9 @@ func Reconcile(in Input) []Finding {
 	a := analyse(in)
 	var out []Finding
 	out = append(out, a.scrapeHealth()...)
+	if f, ok := a.counterResets(); ok {
+		out = append(out, f)
+	}
 	if a.paired() {
 		out = append(out, a.pairedFindings()...)
 	} else {

@@ -1,0 +1,120 @@
+package launch
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// GroupFile is written in the run directory (the directory of
+// Config.LogPath) when the engine starts: its first line is the engine's
+// process group id (so `kill -9 -$(head -1 engine.pgid)` works by hand), then
+// "boot_id …" and "start …" lines that tell that group from a later one given
+// the same number. It is removed once a stop has seen the whole group gone;
+// a GroupFile left behind means llmbench died (kill -9, a crash, a power
+// cut) with the engine possibly still running, and KillLeftover ends it.
+//
+// Why it is needed: on Linux the engine's first process gets a parent-death
+// signal (SIGKILL when llmbench dies) but that reaches only that process. A
+// multi-process engine (a Python server with its tokenizer, scheduler and
+// per-GPU workers) keeps its other processes, in the same process group,
+// holding the port and the GPUs. Every normal stop path (Engine.Stop, a
+// failed or canceled Start) signals the whole group, so they are covered;
+// only llmbench's own sudden death is not, and the GroupFile is what is left
+// to find the group by.
+const GroupFile = "engine.pgid"
+
+// leftover is a GroupFile's content.
+type leftover struct {
+	pgid   int
+	bootID string // Linux: /proc/sys/kernel/random/boot_id when it was written
+	start  string // Linux: the leader's start time, in clock ticks after boot
+}
+
+// groupFilePath is where the GroupFile of an engine logging to logPath goes,
+// "" for none (no log path, no run directory).
+func groupFilePath(logPath string) string {
+	if logPath == "" {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(logPath), GroupFile)
+}
+
+// writeGroupFile records the engine's group in path (when not "").
+func writeGroupFile(path string, pgid int) error {
+	if path == "" {
+		return nil
+	}
+	l := groupIdentity(pgid)
+	b := fmt.Sprintf("%d\nboot_id %s\nstart %s\n", l.pgid, l.bootID, l.start)
+	if err := os.WriteFile(path, []byte(b), 0o644); err != nil {
+		return fmt.Errorf("engine group file: %w", err)
+	}
+	return nil
+}
+
+// readGroupFile parses a GroupFile.
+func readGroupFile(path string) (leftover, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return leftover{}, err
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	var l leftover
+	l.pgid, err = strconv.Atoi(strings.TrimSpace(lines[0]))
+	if err != nil || l.pgid <= 1 {
+		return leftover{}, fmt.Errorf("%s: first line %q is not a process group id", path, lines[0])
+	}
+	for _, line := range lines[1:] {
+		k, v, _ := strings.Cut(line, " ")
+		switch k {
+		case "boot_id":
+			l.bootID = v
+		case "start":
+			l.start = v
+		}
+	}
+	return l, nil
+}
+
+// errNotOurs says that a GroupFile's group is gone or now someone else's.
+var errNotOurs = errors.New("not the engine's group any more")
+
+// KillLeftover ends the engine that a llmbench killed outright left running
+// from the run directory runDir, found by the GroupFile there: it checks
+// that the group is still the engine's (same boot, same leader, or the
+// leader gone and its group still alive), sends SIGKILL to the whole group,
+// waits for it to be gone, and removes the file. It returns the group id it
+// killed, 0 when there was nothing to kill (no GroupFile, or one whose group
+// has ended or whose number now belongs to another process: the file is
+// removed then too). Only Linux can check a group's identity: elsewhere it
+// kills nothing and says so, naming the group.
+//
+// A later run, or `llmbench` at start-up, calls it on each earlier run
+// directory of its results root that still holds a GroupFile (a run
+// directory keeps one only if its llmbench never stopped its engine).
+func KillLeftover(runDir string) (int, error) {
+	path := filepath.Join(runDir, GroupFile)
+	l, err := readGroupFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	err = killLeftover(l)
+	if errors.Is(err, errNotOurs) {
+		_ = os.Remove(path)
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("leftover engine group %d (%s): %w", l.pgid, path, err)
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return l.pgid, err
+	}
+	return l.pgid, nil
+}

@@ -1,0 +1,144 @@
+package launch
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// readPid waits for a file holding a pid and a newline.
+func readPid(t *testing.T, path string, helper *exec.Cmd) int {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		var pid int
+		if b, err := os.ReadFile(path); err == nil && len(b) > 0 && b[len(b)-1] == '\n' {
+			if _, err := fmt.Sscan(string(b), &pid); err == nil {
+				return pid
+			}
+		}
+		if time.Now().After(deadline) {
+			_ = helper.Process.Kill()
+			_ = helper.Wait()
+			t.Fatalf("%s never written", path)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A llmbench killed outright takes its engine's first process with it
+// (Pdeathsig) but not that process's children; the GroupFile it left in the
+// run directory lets KillLeftover end them.
+func TestKillLeftoverEndsOrphanedChildren(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "engine.pid")
+	helper := exec.Command(os.Args[0], "-test.run=^$")
+	helper.Env = append(os.Environ(), helperEnv+"="+pidFile, helperTreeEnv+"=1")
+	helper.Stderr = os.Stderr
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	child := readPid(t, pidFile+".child", helper)
+	leader := readPid(t, pidFile, helper)
+	t.Cleanup(func() { // a failed test leaves no sleep behind
+		if t.Failed() && groupAlive(leader) {
+			_ = syscall.Kill(-leader, syscall.SIGKILL)
+		}
+	})
+	l, err := readGroupFile(filepath.Join(dir, GroupFile))
+	if err != nil || l.pgid != leader || l.bootID == "" || l.start == "" {
+		t.Fatalf("GroupFile: %+v, %v; want group %d with its boot and start", l, err, leader)
+	}
+
+	if err := helper.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = helper.Wait()
+	if !waitGoneWithin(t, leader, 10*time.Second) {
+		t.Fatalf("engine %d outlived its killed llmbench", leader)
+	}
+	if processGone(t, child) {
+		t.Fatalf("the engine's child %d died with it: the stand-in tree does not show the orphan", child)
+	}
+
+	pgid, err := KillLeftover(dir)
+	if err != nil || pgid != leader {
+		t.Fatalf("KillLeftover = %d, %v; want %d", pgid, err, leader)
+	}
+	if !waitGoneWithin(t, child, 10*time.Second) {
+		t.Errorf("orphaned child %d still runs after KillLeftover", child)
+	}
+	if _, err := os.Stat(filepath.Join(dir, GroupFile)); !os.IsNotExist(err) {
+		t.Errorf("GroupFile still there after KillLeftover: %v", err)
+	}
+	if pgid, err := KillLeftover(dir); pgid != 0 || err != nil {
+		t.Errorf("second KillLeftover = %d, %v; want nothing to do", pgid, err)
+	}
+}
+
+// A GroupFile whose group is gone, from another boot, or whose number is now
+// another process's kills nothing and is removed; a normal stop removes it.
+func TestKillLeftoverSparesOthers(t *testing.T) {
+	t.Parallel()
+	sleeper := exec.Command("sleep", "60")
+	sleeper.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := sleeper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sleeper.Process.Kill(); _ = sleeper.Wait() }()
+	pid := sleeper.Process.Pid
+	me := groupIdentity(pid)
+
+	cases := []struct {
+		name, content string
+		err           string
+	}{
+		{"other boot", fmt.Sprintf("%d\nboot_id 00000000-dead\nstart %s\n", pid, me.start), ""},
+		{"reused number", fmt.Sprintf("%d\nboot_id %s\nstart 1\n", pid, me.bootID), ""},
+		{"garbage", "init\n", "is not a process group id"},
+	}
+	for _, c := range cases {
+		dir := t.TempDir()
+		path := filepath.Join(dir, GroupFile)
+		if err := os.WriteFile(path, []byte(c.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		pgid, err := KillLeftover(dir)
+		if pgid != 0 || (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%s: KillLeftover = %d, %v; want 0, %q", c.name, pgid, err, c.err)
+		}
+		if _, err := os.Stat(path); c.err == "" && !os.IsNotExist(err) {
+			t.Errorf("%s: GroupFile kept", c.name)
+		}
+	}
+	if processGone(t, pid) {
+		t.Fatal("a group that is not the engine's was killed")
+	}
+	if pgid, err := KillLeftover(t.TempDir()); pgid != 0 || err != nil {
+		t.Errorf("no GroupFile: KillLeftover = %d, %v", pgid, err)
+	}
+
+	// A stopped engine leaves no GroupFile.
+	dir := t.TempDir()
+	p, err := spawn("/bin/sh", []string{"sh", "-c", "sleep 60 & sleep 60"}, nil, "", filepath.Join(dir, "engine.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, err := readGroupFile(filepath.Join(dir, GroupFile)); err != nil || l.pgid != p.pgid {
+		t.Errorf("GroupFile of a running engine: %+v, %v; want group %d", l, err, p.pgid)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := p.stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, GroupFile)); !os.IsNotExist(err) {
+		t.Errorf("GroupFile still there after a stop: %v", err)
+	}
+}

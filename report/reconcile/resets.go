@@ -1,0 +1,56 @@
+package reconcile
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/llmbench-org/llmbench/scrape"
+)
+
+// counterResets names every counter or histogram that went backwards
+// inside a paired window (an engine restart), with when and where: the
+// window's delta counts from 0 after the reset, as Prometheus's increase()
+// does, so what was counted before it is kept, but whatever the engine
+// counted between the last scrape before the restart and the restart is
+// lost. A warning: the server's totals are a lower bound. ok is false when
+// nothing reset.
+//
+// Evidence: resets (how many), concepts (how many distinct), and the first
+// reset's first_reset_at_s, first_reset_before and first_reset_after
+// (a histogram's count).
+func (a *analysis) counterResets() (Finding, bool) {
+	if len(a.resetEvents) == 0 {
+		return Finding{}, false
+	}
+	ev := evidence{}
+	first := a.resetEvents[0]
+	ev.set("resets", float64(len(a.resetEvents)))
+	ev.set("concepts", float64(len(a.resets)))
+	ev.set("first_reset_at_s", first.At.Seconds())
+	ev.set("first_reset_before", first.Before)
+	ev.set("first_reset_after", first.After)
+
+	const maxListed = 4
+	var parts []string
+	for i, r := range a.resetEvents {
+		if i == maxListed {
+			parts = append(parts, fmt.Sprintf("and %d more", len(a.resetEvents)-maxListed))
+			break
+		}
+		what := string(r.Concept)
+		if r.Concept.Kind() == scrape.KindHistogram {
+			what += " count"
+		}
+		where := ""
+		if r.Target != "" {
+			where = " on " + r.Target
+		}
+		parts = append(parts, fmt.Sprintf("%s %s → %s at %s into the run%s",
+			what, trimFloat(r.Before), trimFloat(r.After), dur(r.At.Seconds()), where))
+	}
+	return Finding{ID: IDCounterReset, Severity: Warn, Evidence: ev.orNil(),
+		Verdict: fmt.Sprintf("the engine's counters went backwards (a restart?): %s; the deltas count from 0 after each reset, as Prometheus's increase() does, but what the engine counted between the scrape before and the reset is lost",
+			strings.Join(parts, ", "))}, true
+}
+
+func trimFloat(v float64) string { return fmt.Sprintf("%.6g", v) }
