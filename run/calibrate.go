@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"time"
 
 	"github.com/llmbench-org/llmbench/calibrate"
@@ -16,15 +17,33 @@ import (
 // token count (calibrate.Result as JSON).
 const CalibrationFile = "calibration.json"
 
+// Bounds of calibration: the whole, and each request of it.
+const (
+	calibrationTimeout        = 30 * time.Second
+	calibrationRequestTimeout = 10 * time.Second
+)
+
 // fitPrompts asks the engine, before anything is measured, how many tokens
 // it adds to a request's prompt (docs/decisions/0406) and returns the plan
 // fitted to it, with a sentence for the summary. When the engine cannot
 // tell, the plan is returned as it was and the sentence says why: the
 // summary then shows how far the engine's count is from the plan's.
-func fitPrompts(ctx context.Context, plan *workload.Plan, ep engine.Endpoint, endpoint, apiKey, dir string, log io.Writer) (*workload.Plan, string) {
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+func fitPrompts(ctx context.Context, plan *workload.Plan, ep engine.Endpoint, endpoint, apiKey, dir string, stop <-chan struct{}, log io.Writer) (*workload.Plan, string) {
+	// Calibration is bounded as a whole and per request (an engine that
+	// streams forever, or never answers, must not hold the run), and a stop
+	// ends it.
+	ctx, cancel := context.WithTimeout(ctx, calibrationTimeout)
 	defer cancel()
-	res, err := calibrate.Probe(ctx, calibrate.Config{BaseURL: ep.BaseURL, Model: ep.Model, Dialect: ep.Dialect, APIKey: apiKey, Endpoint: endpoint})
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	hc := &http.Client{Timeout: calibrationRequestTimeout}
+	cfg := calibrate.Config{BaseURL: ep.BaseURL, Model: ep.Model, Dialect: ep.Dialect, APIKey: apiKey, Endpoint: endpoint, HTTPClient: hc}
+	res, err := calibrate.Probe(ctx, cfg)
 	if b, jerr := json.MarshalIndent(res, "", "  "); jerr == nil {
 		_ = writeRunFile(dir, CalibrationFile, append(b, '\n'))
 	}
@@ -38,7 +57,7 @@ func fitPrompts(ctx context.Context, plan *workload.Plan, ep engine.Endpoint, en
 	if real := fitted.RealPrompts(calibrate.MaxCount); len(real) > 0 {
 		// A file's text is not fitted: the engine counts it, and the plan
 		// takes its counts as the prompts' lengths.
-		counted, err := calibrate.Count(ctx, calibrate.Config{BaseURL: ep.BaseURL, Model: ep.Model, Dialect: ep.Dialect, APIKey: apiKey, Endpoint: endpoint}, real)
+		counted, err := calibrate.Count(ctx, cfg, real)
 		if err != nil {
 			return fitted, note + fmt.Sprintf("; the file's prompts keep their word counts (%v)", err)
 		}

@@ -71,6 +71,24 @@ func simSettings(sc scenarios.Scenario) (sim.Params, sim.Faults) {
 	return p, f
 }
 
+// reapLeftovers kills the engines that earlier runs under runsDir launched
+// and never stopped (llmbench was killed with -9: a multi-process engine
+// would keep its port and GPU), and says so. Only run directories that
+// still hold launch.GroupFile are looked at.
+func reapLeftovers(runsDir string, log io.Writer) {
+	files, _ := filepath.Glob(filepath.Join(runsDir, "*", launch.GroupFile))
+	for _, f := range files {
+		dir := filepath.Dir(f)
+		pgid, err := launch.KillLeftover(dir)
+		switch {
+		case err != nil:
+			fmt.Fprintf(log, "llmbench: an engine an earlier run started may still run: %v\n", err)
+		case pgid > 0:
+			fmt.Fprintf(log, "llmbench: killed the engine (process group %d) that the run in %s started and never stopped\n", pgid, dir)
+		}
+	}
+}
+
 // startEngine starts the engine; a stop while it starts (a real engine can
 // take minutes to load its model) cancels the start.
 func startEngine(ctx context.Context, eng engine.Engine, stop <-chan struct{}, log io.Writer) (engine.Endpoint, error) {

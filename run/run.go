@@ -172,6 +172,8 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 		runsDir = "runs"
 	}
 
+	reapLeftovers(runsDir, sys.Stderr)
+
 	start := time.Now()
 	runID := start.UTC().Format("20060102T150405Z") + "-" + sc.Name + shardSuffix
 	rec, err := report.NewRecorder(filepath.Join(runsDir, runID), start)
@@ -232,7 +234,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	rq := sc.Request
 	calibration := ""
 	if rq.Calibrated() {
-		plan, calibration = fitPrompts(ctx, plan, ep, rq.Endpoint, apiKey, dir, sys.Stderr)
+		plan, calibration = fitPrompts(ctx, plan, ep, rq.Endpoint, apiKey, dir, cfg.Stop, sys.Stderr)
 	}
 
 	shard, shards := plan.ShardOf()

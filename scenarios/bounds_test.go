@@ -24,3 +24,21 @@ func TestAbsurdValuesAreRefused(t *testing.T) {
 		})
 	}
 }
+
+// A YAML syntax error names the line where the broken construct is.
+func TestSyntaxErrorLines(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ name, yaml, want string }{
+		{"unclosed { on line 2", "name: x\nengine: {kind: sim\nworkload: {rate: 1}\n", "f.yaml:2: invalid YAML: did not find expected ',' or '}'"},
+		{"unclosed [ on line 4", "name: x\nengine:\n  kind: sim\n  dialect: [a, b\nworkload: 1\n", "f.yaml:4: invalid YAML: did not find expected ',' or ']'"},
+		{"a tab on line 3", "name: x\nengine:\n\tkind: sim\n", "f.yaml:3:"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := parseIn("f.yaml", []byte(tt.yaml), noEnv)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}

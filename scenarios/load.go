@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -144,14 +145,19 @@ func LoadGates(path string) (*Gates, error) {
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // syntaxError turns yaml.v3's "yaml: line N: msg" into an Error at that line.
-// yaml.v3 reports some parser errors (an unclosed flow list, say) at the line
-// where the construct began or just before the problem; scanner errors such
-// as a tab in indentation are exact.
+// yaml.v3 reports a parser error that has a context (an unclosed `{` or `[`:
+// "did not find expected ',' or '}'") at the context's line counted from 0,
+// one line early, and its scanner errors (a tab in indentation, an unclosed
+// quote) counted from 1: the former are moved to the line where the
+// construct began.
 func syntaxError(file string, err error) *Error {
 	e := &Error{File: file, Msg: "invalid YAML: " + err.Error()}
 	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 		e.Line, _ = strconv.Atoi(m[1])
 		e.Msg = "invalid YAML: " + m[2]
+		if strings.HasPrefix(m[2], "did not find expected") {
+			e.Line++
+		}
 	}
 	return e
 }
