@@ -52,7 +52,7 @@ func Build(dir string) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
-	s := Compute(meta, records, rows, traces, countTrue(partialReq, partialScr))
+	s := Compute(meta, records, rows, traces, partialReq+partialScr)
 	if meta.Ended.IsZero() {
 		// run.json is rewritten when the run ends; without its end the run
 		// was stopped from outside (kill -9, a crash, a lost machine)
@@ -265,16 +265,6 @@ func closePhases(phases []PhaseMeta, records []client.Record) []PhaseMeta {
 		}
 	}
 	return phases
-}
-
-func countTrue(bs ...bool) int {
-	n := 0
-	for _, b := range bs {
-		if b {
-			n++
-		}
-	}
-	return n
 }
 
 // spanOf is the time from the first send to the last end among records.

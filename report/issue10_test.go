@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,6 +139,25 @@ func TestBuildCountsTornAndDuplicateLines(t *testing.T) {
 		}
 		if text := textOf(t, s); !strings.Contains(text, "1 torn line skipped") || !strings.Contains(text, "NOT VALID: 1 torn JSONL line") {
 			t.Errorf("the text summary does not say so:\n%s", text)
+		}
+	})
+	t.Run("torn line inside the file", func(t *testing.T) {
+		t.Parallel()
+		dir, req := writeDir(t, meta, recs, rows)
+		lines := bytes.SplitAfter(req, []byte("\n"))
+		// The disk filled while the third line was written; the writes
+		// after it went on, glued to the torn fragment.
+		third := lines[2]
+		torn := slicesConcat(lines[:2], [][]byte{third[:len(third)/2]}, lines[3:])
+		if err := os.WriteFile(filepath.Join(dir, RequestsFile), bytes.Join(torn, nil), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Build(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Client.Requests.Sent != len(recs)-1 || s.Health.PartialLines != 1 || s.Health.Valid {
+			t.Errorf("sent %d, partial lines %d, valid %v: want %d, 1, false", s.Client.Requests.Sent, s.Health.PartialLines, s.Health.Valid, len(recs)-1)
 		}
 	})
 	t.Run("requests.jsonl appended onto itself", func(t *testing.T) {
@@ -339,5 +359,45 @@ func TestTextSummaryPrintsNoEscapeSequence(t *testing.T) {
 	var back Summary
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil || back.Run.Description != meta.Description {
 		t.Errorf("the JSON escapes do not decode to the text: %v, %q", err, back.Run.Description)
+	}
+}
+
+func slicesConcat(parts ...[][]byte) [][]byte {
+	var out [][]byte
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+// A merged run ended when its last shard did, and did not end when one of
+// its shards did not.
+func TestMergeKeepsTheRunsEnd(t *testing.T) {
+	t.Parallel()
+	meta, recs, rows := fixedRun()
+	shard := func(i int, end bool) string {
+		m := meta
+		m.ID, m.Shard, m.Shards = fmt.Sprintf("shard-%d", i), i, 2
+		if end {
+			m.Ended = m.StartedAt.Add(time.Duration(i+1) * time.Second)
+		}
+		dir, _ := writeDir(t, m, recs[3*i:3*i+3], rows)
+		return dir
+	}
+	for _, tc := range []struct {
+		name       string
+		end0, end1 bool
+	}{{"both ended", true, true}, {"one killed", true, false}} {
+		out := filepath.Join(t.TempDir(), "merged")
+		if err := Merge(out, []string{shard(0, tc.end0), shard(1, tc.end1)}); err != nil {
+			t.Fatal(err)
+		}
+		s, err := Build(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Health.Unfinished == (tc.end0 && tc.end1) || s.Health.DuplicateRecords != 0 || s.Health.Records != 6 {
+			t.Errorf("%s: unfinished %v, duplicates %d, records %d", tc.name, s.Health.Unfinished, s.Health.DuplicateRecords, s.Health.Records)
+		}
 	}
 }

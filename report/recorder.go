@@ -28,6 +28,9 @@ type Recorder struct {
 	requests *os.File
 	scrapes  *os.File
 	line     []byte // reused encoding buffer: Consume is the only writer
+	// torn marks a file whose last write failed part-way (a full disk):
+	// the next line starts on a new line, so it is not glued to the torn one.
+	torn map[*os.File]bool
 
 	sent  atomic.Int64           // requests handed to the client (Begin), for the in-flight count
 	ended atomic.Int64           // requests the client returned (End)
@@ -173,10 +176,21 @@ func (r *Recorder) appendLine(f *os.File, v any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s line: %w", filepath.Base(f.Name()), err)
 	}
-	r.line = append(append(r.line[:0], b...), '\n')
-	if _, err := f.Write(r.line); err != nil {
+	r.line = r.line[:0]
+	if r.torn[f] {
+		r.line = append(r.line, '\n')
+	}
+	r.line = append(append(r.line, b...), '\n')
+	if n, err := f.Write(r.line); err != nil {
+		if n > 0 {
+			if r.torn == nil {
+				r.torn = map[*os.File]bool{}
+			}
+			r.torn[f] = true
+		}
 		return fmt.Errorf("append to %s: %w", f.Name(), err)
 	}
+	delete(r.torn, f)
 	return nil
 }
 
@@ -224,13 +238,15 @@ func writeFileAtomic(path string, data []byte) error {
 	return nil
 }
 
-// ReadJSONL decodes every line of a JSONL file with fn. A truncated last line
-// (a crash mid-write) is skipped and reported through partial; any other bad
-// line is an error naming the file and line.
-func ReadJSONL[T any](path string, fn func(*T) error) (partial bool, err error) {
+// ReadJSONL decodes every line of a JSONL file with fn and returns how many
+// torn lines it skipped. A truncated last line (a crash mid-write) is
+// skipped; so is a torn line inside the file (a full disk mid-write, then
+// more writes) when a whole object follows it on the same line, which is
+// decoded. Any other bad line is an error naming the file and line.
+func ReadJSONL[T any](path string, fn func(*T) error) (partial int, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return false, err
+		return 0, err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -240,7 +256,7 @@ func ReadJSONL[T any](path string, fn func(*T) error) (partial bool, err error) 
 	for sc.Scan() {
 		lineNo++
 		if pendingErr != nil { // a bad line that was not the last one
-			return false, pendingErr
+			return partial, pendingErr
 		}
 		b := sc.Bytes()
 		if len(b) == 0 {
@@ -248,15 +264,39 @@ func ReadJSONL[T any](path string, fn func(*T) error) (partial bool, err error) 
 		}
 		var v T
 		if err := json.Unmarshal(b, &v); err != nil {
-			pendingErr = fmt.Errorf("%s:%d: %w", path, lineNo, err)
-			continue
+			rest, ok := gluedObject[T](b)
+			if !ok {
+				pendingErr = fmt.Errorf("%s:%d: %w", path, lineNo, err)
+				continue
+			}
+			partial++ // a torn line, then a whole one glued to it
+			v = rest
 		}
 		if err := fn(&v); err != nil {
-			return false, fmt.Errorf("%s:%d: %w", path, lineNo, err)
+			return partial, fmt.Errorf("%s:%d: %w", path, lineNo, err)
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return false, fmt.Errorf("read %s: %w", path, err)
+		return partial, fmt.Errorf("read %s: %w", path, err)
 	}
-	return pendingErr != nil, nil
+	if pendingErr != nil {
+		partial++
+	}
+	return partial, nil
+}
+
+// gluedObject finds a whole JSON object at the end of a bad line: the line
+// a writer appended after a torn one that had no newline.
+func gluedObject[T any](b []byte) (T, bool) {
+	var v T
+	for i := len(b) - 1; i > 0; i-- {
+		if b[i] != '{' || b[i-1] == '{' || b[i-1] == ':' || b[i-1] == ',' || b[i-1] == '[' {
+			continue
+		}
+		if json.Unmarshal(b[i:], &v) == nil {
+			return v, true
+		}
+		v = *new(T)
+	}
+	return v, false
 }

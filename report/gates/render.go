@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/llmbench-org/llmbench/report"
 )
 
 // Report is a run's gate results with what identifies them.
@@ -73,7 +75,7 @@ func RenderText(w io.Writer, r Report) error {
 		verdict = "FAILED"
 	}
 	fmt.Fprintf(&b, "gates %s: %d passed, %d failed, %d could not be evaluated\n", verdict, pass, fail, errs)
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(report.PrintableWriter(w), b.String()) // run ids and reasons come from outside
 	return err
 }
 
