@@ -1,6 +1,7 @@
 package scrape
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -26,9 +27,28 @@ func FuzzParse(f *testing.F) {
 		}
 		f.Add(b, uint8(0))
 		f.Add(b, uint8(1))
+		// The same real exposition as hostile transports and captures
+		// deliver it (issue 10): CRLF line ends behind a BOM, a `grep`
+		// capture without # lines, and a series written twice.
+		f.Add(append([]byte("\xef\xbb\xbf"), bytes.ReplaceAll(b, []byte("\n"), []byte("\r\n"))...), uint8(2))
+		var grepped, dup []byte
+		for _, l := range bytes.SplitAfter(b, []byte("\n")) {
+			if len(l) > 0 && l[0] != '#' {
+				grepped = append(grepped, l...)
+				if dup == nil {
+					dup = append(append([]byte(nil), b...), l...)
+				}
+			}
+		}
+		f.Add(grepped, uint8(0))
+		if dup != nil {
+			f.Add(dup, uint8(0))
+		}
 	}
 	f.Add([]byte("a{le=\"-Inf\"} 1\n# TYPE h histogram\nh_bucket{le=\"-Inf\"} 1\nh_bucket{le=\"+Inf\"} 2\nh_count 2\nh_sum NaN\n"), uint8(0))
 	f.Add([]byte("# TYPE sglang:token_usage gauge\nsglang:token_usage +Inf\n# EOF\n"), uint8(1))
+	f.Add([]byte("<!DOCTYPE html>\n<html><body>login</body></html>\n"), uint8(0))
+	f.Add([]byte("vllm:e2e_request_latency_seconds_bucket{le=\"1\"} 5\nvllm:e2e_request_latency_seconds_bucket{le=\"+Inf\"} 9\nvllm:e2e_request_latency_seconds_count 6\nvllm:e2e_request_latency_seconds_sum -1\nvllm:request_success_total{engine=\"0\"} -3\nvllm:request_success_total{engine=\"1\"} NaN\n"), uint8(2))
 	contentTypes := []string{ctText, ctOpenMetrics, "", "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited"}
 
 	f.Fuzz(func(t *testing.T, body []byte, ct uint8) {
@@ -64,6 +84,26 @@ func FuzzParse(f *testing.F) {
 			for c, v := range zero.Counters {
 				if v != 0 {
 					t.Fatalf("%s: Δ of a snapshot with itself: %s = %v", d.Name(), c, v)
+				}
+			}
+			for c := range s.Invalid {
+				if s.has(c) {
+					t.Fatalf("%s: %s is both invalid and present", d.Name(), c)
+				}
+			}
+			for c, v := range s.Counters {
+				if v < 0 {
+					t.Fatalf("%s: counter %s = %v", d.Name(), c, v)
+				}
+			}
+			row := Row{OK: true, Snapshot: &s}
+			inc, resets := Increase([]Row{row, row, row})
+			if len(resets) > 0 || len(inc.Resets) > 0 {
+				t.Fatalf("%s: resets in a snapshot repeated: %v", d.Name(), resets)
+			}
+			for c, v := range inc.Counters {
+				if v != 0 {
+					t.Fatalf("%s: increase over a snapshot repeated: %s = %v", d.Name(), c, v)
 				}
 			}
 		}

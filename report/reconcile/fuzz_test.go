@@ -2,7 +2,10 @@ package reconcile
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/scrape"
@@ -26,6 +29,39 @@ func FuzzReconcile(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(seed)
+	// Real expositions, as rows: a llama-server before and after three
+	// requests, and a vLLM that restarted between two scrapes (issue 10),
+	// with a NaN gauge and a negative counter beside them.
+	for _, pair := range [][3]string{
+		{"llamacpp", "llamacpp_before.txt", "llamacpp_after.txt"},
+		{"vllm", "vllm_v1.txt", "vllm_v1_restarted.txt"},
+		{"vllm", "vllm_v1_restarted.txt", "vllm_v1.txt"},
+	} {
+		var rows []scrape.Row
+		for i, name := range pair[1:] {
+			body, err := os.ReadFile(filepath.Join("testdata", name))
+			if err != nil {
+				f.Fatal(err)
+			}
+			fams, err := scrape.Parse(body, "text/plain; version=0.0.4")
+			if err != nil {
+				f.Fatal(err)
+			}
+			d, _ := scrape.DialectFor(pair[0])
+			s := d.Map(fams)
+			rows = append(rows, scrape.Row{Target: "t", OK: true, At: time.Duration(i) * time.Second, Snapshot: &s})
+		}
+		mid := rows[0]
+		mid.At = 500 * time.Millisecond
+		bad := *mid.Snapshot
+		bad.Invalid = map[scrape.Concept]string{scrape.KVCacheUsage: "NaN", scrape.RequestsFinished: "negative"}
+		mid.Snapshot = &bad
+		b, err := json.Marshal(runFiles{Rows: []scrape.Row{rows[0], mid, rows[1]}, Dialect: pair[0]})
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
 	f.Add([]byte(`{"rows":[{"target":"t","ok":true,"snapshot":{"histograms":{"ttft":{"bounds":[1,2],"cumulative":[1],"count":3,"sum":1}}}},{"target":"t","ok":true,"at_ns":5,"snapshot":{"histograms":{"ttft":{"bounds":[1,2],"cumulative":[5,6,7],"count":9,"sum":4}}}}]}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var rf runFiles

@@ -219,9 +219,13 @@ func (s Source) get(ctx context.Context, path string, params url.Values, dst any
 		return fmt.Errorf("prometheus %s%s: %w", s.URL, path, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, scrape.MaxBody))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, scrape.MaxBody+1))
 	if err != nil {
 		return fmt.Errorf("prometheus %s%s: read: %w", s.URL, path, err)
+	}
+	if len(body) > scrape.MaxBody {
+		// Cut, it would only fail as JSON; say why instead.
+		return fmt.Errorf("prometheus %s%s: %w", s.URL, path, scrape.ErrBodyTooLarge)
 	}
 	var env struct {
 		Status    string          `json:"status"`

@@ -216,3 +216,22 @@ func TestScrapeRowsOfADeadServer(t *testing.T) {
 		t.Fatalf("rows %+v, want one failed row for %s", rows, url)
 	}
 }
+
+// An answer that never ends is cut at scrape.MaxBody with an error that says
+// so, not read without limit nor reported as broken JSON (issue 10).
+func TestEndlessAnswer(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		chunk := []byte(strings.Repeat(`{"status":"success",`, 4096))
+		for r.Context().Err() == nil {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	_, err := Source{URL: srv.URL}.Instant(context.Background(), time.Time{})
+	if err == nil || !strings.Contains(err.Error(), "body larger than 32 MiB") {
+		t.Errorf("err = %v, want the body cap", err)
+	}
+}

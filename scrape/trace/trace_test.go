@@ -173,6 +173,7 @@ func FuzzParseLine(f *testing.F) {
 	}
 	for _, l := range strings.Split(string(b), "\n") {
 		f.Add(l)
+		f.Add("\ufeff" + l + "\r") // a log copied through Windows: BOM, CRLF
 	}
 	f.Add("[[[=]]] [event=] [request_id=_] [timestamp=-9223372036854775808]")
 	f.Fuzz(func(t *testing.T, line string) {
