@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/calibrate"
 	"github.com/llmbench-org/llmbench/engine"
+	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/workload"
 )
 
@@ -45,10 +46,11 @@ func fitPrompts(ctx context.Context, plan *workload.Plan, ep engine.Endpoint, en
 	cfg := calibrate.Config{BaseURL: ep.BaseURL, Model: ep.Model, Dialect: ep.Dialect, APIKey: apiKey, Endpoint: endpoint, HTTPClient: hc}
 	res, err := calibrate.Probe(ctx, cfg)
 	if b, jerr := json.MarshalIndent(res, "", "  "); jerr == nil {
-		_ = writeRunFile(dir, CalibrationFile, append(b, '\n'))
+		// What the engine answered may echo a key or a URL's secret.
+		_ = writeRunFile(dir, CalibrationFile, []byte(report.Redact(string(b))+"\n"))
 	}
 	if err != nil {
-		note := fmt.Sprintf("prompt calibration: %v; prompts are sent as planned", err)
+		note := report.Redact(fmt.Sprintf("prompt calibration: %v; prompts are sent as planned", err))
 		fmt.Fprintf(log, "llmbench: %s\n", note)
 		return plan, note
 	}

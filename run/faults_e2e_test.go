@@ -322,6 +322,20 @@ func faultCases() []faultCase {
 			scenario: externalYAML("  requests: 8", ""), bound: 30 * time.Second, want: completed, records: allOK},
 		{name: "server: empty /metrics", server: engineWith(goodChat, metricsText("")), scenario: externalYAML("  requests: 8", ""),
 			bound: 30 * time.Second, want: completed, records: allOK},
+		{name: "server: echoes the API key in a 401", server: engineWith(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(401)
+			fmt.Fprintf(w, `{"error":{"message":"invalid key: %s"}}`, r.Header.Get("Authorization"))
+		}, nil), scenario: externalYAML("  requests: 6", ""), bound: 30 * time.Second, want: failed, records: everyRecordFailed(client.ErrHTTPStatus)},
+		{name: "secrets in the engine's URLs", server: engineWith(goodChat, nil), scenario: func(srv string) string {
+			u := strings.Replace(srv, "http://", "http://bench:"+faultSecret+"@", 1)
+			return fmt.Sprintf(`
+name: fault
+model: m
+engine: {kind: external, base_url: "%s/v1", metrics_url: "%s/metrics?token=%s"}
+workload: {concurrency: 2, requests: 6, prompt_tokens: 8, output_tokens: 4}
+scrape: {interval: 300ms, timeout: 250ms}
+`, u, srv, faultSecret)
+		}, bound: 30 * time.Second, want: completed, records: allOK},
 		{name: "server: /v1/models hangs, then a stop", server: func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/v1/models" {
 				<-r.Context().Done()

@@ -1,6 +1,8 @@
 package run
 
 import (
+	"os"
+
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/scenarios"
 	"github.com/llmbench-org/llmbench/workload"
@@ -11,6 +13,11 @@ import (
 // scenario's gates against the plan's phases. Every error is a *ConfigError:
 // the user's to fix. validate, plan and run all load a scenario this way.
 func Load(path string, sets []string) (scenarios.Scenario, *workload.Plan, error) {
+	return load(path, sets, os.LookupEnv)
+}
+
+// load is Load with ${VAR} expanded from lookup.
+func load(path string, sets []string, lookup func(string) (string, bool)) (scenarios.Scenario, *workload.Plan, error) {
 	var overrides []scenarios.Override
 	for _, s := range sets {
 		o, err := scenarios.ParseOverride(s)
@@ -19,7 +26,7 @@ func Load(path string, sets []string) (scenarios.Scenario, *workload.Plan, error
 		}
 		overrides = append(overrides, o)
 	}
-	sc, err := scenarios.Load(path, overrides...)
+	sc, err := scenarios.LoadEnv(path, lookup, overrides...)
 	if err != nil {
 		return sc, nil, configError(err)
 	}

@@ -70,7 +70,9 @@ type Live struct {
 // or a Go program runs a scenario without one.
 type IO struct {
 	Stdout, Stderr io.Writer
-	Getenv         func(string) string
+	// Getenv is the environment: the API key variable, GOGC, and the
+	// scenario's ${VAR} references (nil: an empty environment).
+	Getenv func(string) string
 	// Self is the command line that runs llmbench itself, to which run
 	// appends "serve …" to start the built-in engine in a child process
 	// (the command sets it to its own executable). Without it, the built-in
@@ -78,6 +80,13 @@ type IO struct {
 	Self []string
 	// SelfEnv is added to that child's environment.
 	SelfEnv []string
+}
+
+// lookupEnv is the environment as ${VAR} in a scenario reads it: a variable
+// set to "" counts as unset.
+func (o IO) lookupEnv(name string) (string, bool) {
+	v := o.Getenv(name)
+	return v, v != ""
 }
 
 func (o IO) withDefaults() IO {
@@ -144,7 +153,7 @@ func (e *GatesFailed) Unwrap() error { return e.Cause }
 // run directory as soon as one was made, also with an error.
 func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	sys = sys.withDefaults()
-	sc, plan, err := Load(cfg.Scenario, cfg.Sets)
+	sc, plan, err := load(cfg.Scenario, cfg.Sets, sys.lookupEnv)
 	if err != nil {
 		return Result{}, err
 	}
@@ -346,6 +355,9 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 		if quietGC {
 			m.Client.GCPolicy = fmt.Sprintf("collect at a %d MiB heap (GOGC=off, GOMEMLIMIT)", selfmon.DefaultMemoryLimit>>20)
 		}
+		// The run wrote its end: a run directory without it was cut short
+		// (llmbench killed), which its report then says.
+		m.Ended = time.Now()
 		switch {
 		case interrupted:
 			m.Stopped = "interrupted"

@@ -29,11 +29,21 @@ func Examples() fs.FS { return examples }
 // reported, each naming file:line and the field, as an ErrorList.
 // Overrides replace fields of the file before it is decoded (--set).
 func Load(path string, overrides ...Override) (Scenario, error) {
+	return LoadEnv(path, os.LookupEnv, overrides...)
+}
+
+// LoadEnv is Load with ${VAR} references expanded from lookup instead of
+// the process environment.
+func LoadEnv(path string, lookup func(string) (string, bool), overrides ...Override) (Scenario, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Scenario{}, fmt.Errorf("load scenario: %w", err)
 	}
-	return Parse(path, data, overrides...)
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return Scenario{}, fmt.Errorf("load scenario %s: %w", path, err)
+	}
+	return parse(path, data, source{dir: dir}, lookup, overrides...)
 }
 
 // Parse validates a scenario from bytes; name is the file name errors carry,
