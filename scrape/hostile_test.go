@@ -266,3 +266,22 @@ func TestInspectFileCapped(t *testing.T) {
 		t.Errorf("inspect of a file over MaxBody: %v", err)
 	}
 }
+
+func TestInspectShowsWhyAConceptIsUnusable(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "m.txt")
+	if err := os.WriteFile(path, []byte("# TYPE vllm:prompt_tokens_total counter\r\nvllm:prompt_tokens_total{engine=\"0\"} 10\r\nvllm:prompt_tokens_total{engine=\"1\"} +Inf\r\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := InspectDialect(t.Context(), path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := rep.WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `prompt_tokens  unusable: vllm:prompt_tokens_total{engine="1"} is +Inf`) {
+		t.Errorf("inspect output lacks the reason:\n%s", b.String())
+	}
+}

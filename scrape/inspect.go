@@ -207,6 +207,9 @@ func (r Report) WriteText(w io.Writer) error {
 	if len(absent) > 0 {
 		p("\nabsent\t%s\n", strings.Join(absent, ", "))
 	}
+	for _, c := range sortedKeys(r.Snapshot.Invalid) {
+		p("  %s\tunusable: %s\n", c, r.Snapshot.Invalid[c])
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}

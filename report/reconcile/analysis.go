@@ -30,14 +30,15 @@ type analysis struct {
 	windows  []pairedWindow
 	unpaired []Window // measured windows lacking a usable snapshot
 
-	server       scrape.Snapshot  // deltas summed over the paired windows
-	resets       []scrape.Concept // counters/histograms that reset inside a paired window
-	resetEvents  []scrape.Reset   // each reset, when and on which target
-	mixedBounds  []scrape.Concept // histograms whose buckets changed between windows (left out)
-	span         time.Duration    // the paired windows' server intervals, summed
-	client       clientStats      // the records that ended inside the paired windows' server intervals
-	ambiguous    int              // records that ended too close to a snapshot to say whether it counted them
-	ambiguousTok float64          // their usage tokens (prompt + output)
+	server       scrape.Snapshot           // deltas summed over the paired windows
+	resets       []scrape.Concept          // counters/histograms that reset inside a paired window
+	resetEvents  []scrape.Reset            // each reset, when and on which target
+	invalid      map[scrape.Concept]string // concepts exposed but unusable in a paired window, with why
+	mixedBounds  []scrape.Concept          // histograms whose buckets changed between windows (left out)
+	span         time.Duration             // the paired windows' server intervals, summed
+	client       clientStats               // the records that ended inside the paired windows' server intervals
+	ambiguous    int                       // records that ended too close to a snapshot to say whether it counted them
+	ambiguousTok float64                   // their usage tokens (prompt + output)
 	// straddleTok bounds the tokens an engine that counts as it works
 	// (not at finish) may have counted on the other side of a window edge:
 	// those of the requests in flight at an edge (0 for SGLang, and after a
@@ -69,6 +70,14 @@ func analyse(in Input) *analysis {
 		}
 		d, rs := scrape.Increase(windowChain(w, in.Rows))
 		a.resetEvents = append(a.resetEvents, rs...)
+		for c, why := range d.Invalid {
+			if a.invalid == nil {
+				a.invalid = map[scrape.Concept]string{}
+			}
+			if _, seen := a.invalid[c]; !seen {
+				a.invalid[c] = why
+			}
+		}
 		if dialect == "" {
 			dialect = d.Dialect
 		}

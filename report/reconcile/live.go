@@ -74,6 +74,9 @@ func (l *Live) Findings(now time.Duration, inFlight int) []Finding {
 	if f, ok := a.counterResets(); ok {
 		out = append(out, f)
 	}
+	if f, ok := a.invalidValues(); ok {
+		out = append(out, f)
+	}
 	out = append(out, a.pairedFindings()...)
 	if f, ok := a.kvPressure(); ok {
 		out = append(out, f)

@@ -64,6 +64,7 @@ const (
 	IDScrapeUnrecognised  = "scrape_unrecognised"
 	IDScrapeHealth        = "scrape_health"
 	IDCounterReset        = "counter_reset"
+	IDInvalidValues       = "invalid_values"
 	IDServerView          = "server_view"
 	IDRequestConservation = "request_conservation"
 	IDForeignTraffic      = "foreign_traffic"
@@ -115,6 +116,9 @@ func Reconcile(in Input) []Finding {
 	var out []Finding
 	out = append(out, a.scrapeHealth()...)
 	if f, ok := a.counterResets(); ok {
+		out = append(out, f)
+	}
+	if f, ok := a.invalidValues(); ok {
 		out = append(out, f)
 	}
 	if a.paired() {

@@ -57,3 +57,30 @@ func (a *analysis) counterResets() (Finding, bool) {
 }
 
 func trimFloat(v float64) string { return fmt.Sprintf("%.6g", v) }
+
+// invalidValues names the concepts the engine exposed but whose values
+// could not be used in a paired window (a NaN or infinite series, a
+// negative counter, a histogram whose count is below its buckets): they are
+// absent from every comparison rather than compared without the bad series.
+// A warning, with each reason; ok is false when there were none.
+//
+// Evidence: concepts (how many).
+func (a *analysis) invalidValues() (Finding, bool) {
+	if len(a.invalid) == 0 {
+		return Finding{}, false
+	}
+	var parts []string
+	for _, c := range sortedConcepts(a.invalid) {
+		parts = append(parts, fmt.Sprintf("%s (%s)", c, short(a.invalid[c])))
+	}
+	return Finding{ID: IDInvalidValues, Severity: Warn, Evidence: map[string]float64{"concepts": float64(len(a.invalid))},
+		Verdict: fmt.Sprintf("the engine exposed %s but the values could not be used, so they are absent, not compared without the bad series: %s",
+			plural(len(a.invalid), "concept"), strings.Join(parts, "; "))}, true
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

@@ -58,3 +58,36 @@ func TestCounterResetFinding(t *testing.T) {
 		}
 	}
 }
+
+// TestInvalidValuesFinding: a concept the engine exposed with an unusable
+// value (two replicas' prompt_tokens of 10 and +Inf) is named with its
+// reason, and is not compared.
+func TestInvalidValuesFinding(t *testing.T) {
+	t.Parallel()
+	mk := func(at time.Duration, prompt float64, invalid map[scrape.Concept]string) scrape.Row {
+		s := scrape.Snapshot{Dialect: "vllm", Counters: map[scrape.Concept]float64{scrape.RequestsFinished: 10 * at.Seconds()}, Invalid: invalid}
+		if invalid == nil {
+			s.Counters[scrape.PromptTokens] = prompt
+		}
+		return scrape.Row{Target: "t", OK: true, At: at, Snapshot: &s}
+	}
+	rows := []scrape.Row{mk(0, 100, nil), mk(10*time.Second, 0, map[scrape.Concept]string{scrape.PromptTokens: `replica 2 of 2: vllm:prompt_tokens_total is +Inf`})}
+	in := Input{Rows: rows, Dialect: "vllm", Windows: []Window{{Name: "main", Measured: true, End: 10 * time.Second, Before: &rows[0], After: &rows[1]}}}
+	a := analyse(in)
+	if v, ok := a.server.Counters[scrape.PromptTokens]; ok {
+		t.Errorf("prompt_tokens compared: %v", v)
+	}
+	var found *Finding
+	fs := Reconcile(in)
+	for i := range fs {
+		if fs[i].ID == IDInvalidValues {
+			found = &fs[i]
+		}
+	}
+	if found == nil {
+		t.Fatalf("no %s finding in %v", IDInvalidValues, fs)
+	}
+	if found.Severity != Warn || !strings.Contains(found.Verdict, "prompt_tokens (replica 2 of 2: vllm:prompt_tokens_total is +Inf)") || found.Evidence["concepts"] != 1 {
+		t.Errorf("finding %+v", *found)
+	}
+}
