@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -31,7 +32,7 @@ func serverSide(meta RunMeta, phases []PhaseMeta, rows []scrape.Row, samples cli
 			ph.Before.Snapshot == nil || ph.After.Snapshot == nil {
 			continue
 		}
-		d := scrape.Delta(*ph.Before.Snapshot, *ph.After.Snapshot)
+		d := phaseIncrease(ph, rows)
 		if total == nil {
 			total = &d
 		} else {
@@ -73,6 +74,61 @@ func serverSide(meta RunMeta, phases []PhaseMeta, rows []scrape.Row, samples cli
 	s.Replicas = replicaCounters(phases)
 	s.Notes = dialectNotes(dialect, s)
 	return s
+}
+
+// phaseIncrease is the engine's counters' and histograms' increase over a
+// phase, as Prometheus's increase() takes it: along every scrape of each
+// target between the phase's boundary snapshots, so that an engine that
+// restarted mid-phase (its counters reset to zero) still counts what it did
+// before the restart. With no scrape between the boundaries it is their
+// Delta.
+func phaseIncrease(ph PhaseMeta, rows []scrape.Row) scrape.Snapshot {
+	type bounds struct{ before, after scrape.Row }
+	pairs := map[string]bounds{}
+	if len(ph.BeforeRows) > 0 && len(ph.AfterRows) > 0 {
+		before := map[string]scrape.Row{}
+		for _, r := range ph.BeforeRows {
+			before[r.Target] = r
+		}
+		for _, r := range ph.AfterRows {
+			if b, ok := before[r.Target]; ok {
+				pairs[r.Target] = bounds{b, r}
+			}
+		}
+	} else {
+		pairs[ph.After.Target] = bounds{*ph.Before, *ph.After}
+	}
+	targets := make([]string, 0, len(pairs))
+	for t := range pairs {
+		targets = append(targets, t)
+	}
+	slices.Sort(targets)
+	var total *scrape.Snapshot
+	for _, t := range targets {
+		p := pairs[t]
+		if !p.before.OK || !p.after.OK || p.before.Snapshot == nil || p.after.Snapshot == nil {
+			continue
+		}
+		chain := []scrape.Row{p.before}
+		for _, r := range rows {
+			if r.Target == t && r.At > p.before.At && r.At < p.after.At {
+				chain = append(chain, r)
+			}
+		}
+		chain = append(chain, p.after)
+		slices.SortStableFunc(chain, func(a, b scrape.Row) int { return cmp.Compare(a.At, b.At) })
+		d, _ := scrape.Increase(chain)
+		if total == nil {
+			total = &d
+		} else {
+			sum := scrape.Sum(*total, d)
+			total = &sum
+		}
+	}
+	if total == nil {
+		return scrape.Delta(*ph.Before.Snapshot, *ph.After.Snapshot)
+	}
+	return *total
 }
 
 // replicaCounters is each target's counter deltas over the phases, from the

@@ -242,7 +242,23 @@ func faultCases() []faultCase {
 			records: allOK, check: scrapeFailures(1)},
 		{name: "sim: /metrics slower than the scrape timeout", scenario: simYAML("  faults: {metrics_fail_rate: 1, metrics_fail_mode: timeout, metrics_delay: 2s}", req24), bound: 30 * time.Second, want: completed,
 			records: allOK, check: scrapeFailures(1)},
-		{name: "sim: the engine restarts mid-run", scenario: simYAML("  faults: {restart_every: 700ms, restart_downtime: 100ms}", "  duration: 2s"), bound: 40 * time.Second, want: completed},
+		{name: "sim: the engine restarts mid-run", scenario: simYAML("  faults: {restart_every: 900ms, restart_downtime: 100ms}", "  duration: 3s"), bound: 40 * time.Second, want: completed,
+			check: func(t *testing.T, fr faultRun) {
+				reset := false
+				for _, f := range fr.sum.Findings {
+					reset = reset || f.ID == "counter_reset"
+				}
+				if !reset {
+					t.Errorf("no counter_reset finding: the restarts went unnamed")
+				}
+				// Counted across the resets (increase()), the engine's
+				// finished requests are most of the client's, not only those
+				// since the last restart.
+				ok := fr.sum.Client.Requests.OK
+				if s := fr.sum.Server; s == nil || s.Counters["requests_finished"] < 0.6*float64(ok) {
+					t.Errorf("server view %+v for %d ok requests: the finished count was taken across the restarts", s, ok)
+				}
+			}},
 		{name: "sim: streams without [DONE] and with pings", scenario: simYAML("  sim: {no_done: true, sse_ping: true}", req24), bound: 30 * time.Second, want: completed, records: allOK},
 		{name: "sim: /metrics malformed", scenario: simYAML("  faults: {metrics_fail_rate: 1, metrics_fail_mode: malformed}", req24), bound: 30 * time.Second, want: completed,
 			records: allOK, check: scrapeFailures(1)},
@@ -326,15 +342,15 @@ func faultCases() []faultCase {
 			w.WriteHeader(401)
 			fmt.Fprintf(w, `{"error":{"message":"invalid key: %s"}}`, r.Header.Get("Authorization"))
 		}, nil), scenario: externalYAML("  requests: 6", ""), bound: 30 * time.Second, want: failed, records: everyRecordFailed(client.ErrHTTPStatus)},
-		{name: "secrets in the engine's URLs", server: engineWith(goodChat, nil), scenario: func(srv string) string {
-			u := strings.Replace(srv, "http://", "http://bench:"+faultSecret+"@", 1)
+		{name: "secrets in the engine's URLs, from ${VAR}", server: engineWith(goodChat, nil), scenario: func(srv string) string {
+			u := strings.Replace(srv, "http://", "http://bench:${FAULT_KEY}@", 1)
 			return fmt.Sprintf(`
 name: fault
 model: m
-engine: {kind: external, base_url: "%s/v1", metrics_url: "%s/metrics?token=%s"}
+engine: {kind: external, base_url: "%s/v1", metrics_url: "%s/metrics?token=${FAULT_KEY}"}
 workload: {concurrency: 2, requests: 6, prompt_tokens: 8, output_tokens: 4}
 scrape: {interval: 300ms, timeout: 250ms}
-`, u, srv, faultSecret)
+`, u, srv)
 		}, bound: 30 * time.Second, want: completed, records: allOK},
 		{name: "server: /v1/models hangs, then a stop", server: func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/v1/models" {
