@@ -31,6 +31,10 @@ type Recorder struct {
 	// torn marks a file whose last write failed part-way (a full disk):
 	// the next line starts on a new line, so it is not glued to the torn one.
 	torn map[*os.File]bool
+	// broken is closed at the first write that failed (a full disk): the
+	// run stops rather than carry on measuring what it cannot keep.
+	broken     chan struct{}
+	brokenOnce sync.Once
 
 	sent  atomic.Int64           // requests handed to the client (Begin), for the in-flight count
 	ended atomic.Int64           // requests the client returned (End)
@@ -59,7 +63,7 @@ func NewRecorder(dir string, start time.Time) (*Recorder, error) {
 		}
 		dir = fmt.Sprintf("%s-%d", base, n)
 	}
-	r := &Recorder{dir: dir, start: start, live: newLiveWindow(10 * time.Second)}
+	r := &Recorder{dir: dir, start: start, live: newLiveWindow(10 * time.Second), broken: make(chan struct{})}
 	var err error
 	if r.requests, err = os.Create(filepath.Join(dir, RequestsFile)); err != nil {
 		return nil, err
@@ -70,6 +74,11 @@ func NewRecorder(dir string, start time.Time) (*Recorder, error) {
 	}
 	return r, nil
 }
+
+// Broken is closed when a write of the raw files failed (a full disk): what
+// is measured from then on could not be kept, so the run should stop; Consume
+// returns the error.
+func (r *Recorder) Broken() <-chan struct{} { return r.broken }
 
 // Dir is the run directory.
 func (r *Recorder) Dir() string { return r.dir }
@@ -134,6 +143,7 @@ func (r *Recorder) Consume(records <-chan client.Record, rows <-chan scrape.Row)
 	keep := func(err error) {
 		if err != nil && firstErr == nil {
 			firstErr = err
+			r.brokenOnce.Do(func() { close(r.broken) })
 		}
 	}
 	for records != nil || rows != nil {
@@ -230,6 +240,7 @@ func (r *Recorder) Close() error {
 func writeFileAtomic(path string, data []byte) error {
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		_ = os.Remove(tmp) // a full disk leaves no half-written copy behind
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := os.Rename(tmp, path); err != nil {

@@ -317,7 +317,19 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	stopViews := startViews(cfg.Views, live)
 	restoreGC, quietGC := selfmon.QuietGC(sys.Getenv)
 	self0 := selfmon.Take()
-	result, runErr := driver.Run(ctx, cfg.Stop)
+	// A run directory that can no longer be written (a full disk) stops the
+	// run: what it would measure from then on could not be kept.
+	driveCtx, abortDrive := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-rec.Broken():
+			fmt.Fprintf(sys.Stderr, "llmbench: the run directory %s can no longer be written: stopping the run\n", dir)
+			abortDrive()
+		case <-driveCtx.Done():
+		}
+	}()
+	result, runErr := driver.Run(driveCtx, cfg.Stop)
+	abortDrive()
 	self := selfmon.Since(self0, selfmon.Take())
 	restoreGC()
 	stopViews()
