@@ -26,7 +26,36 @@ import (
 // seed. The shards' clocks are aligned only as well as their machines'
 // wall clocks agree (NTP: milliseconds); each request's latencies are
 // measured on one machine and are exact.
+//
+// The merged directory appears whole or not at all: it is written beside out
+// and renamed into place, so a merge that fails leaves nothing behind and can
+// be run again.
 func Merge(out string, dirs []string) error {
+	if entries, err := os.ReadDir(out); err == nil && len(entries) > 0 {
+		return fmt.Errorf("merge: %s must be a new or empty directory", out)
+	}
+	if err := os.MkdirAll(filepath.Dir(filepath.Clean(out)), 0o755); err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(filepath.Clean(out)), "."+filepath.Base(out)+".merging-")
+	if err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	if err := mergeInto(tmp, filepath.Base(out), dirs); err != nil {
+		_ = os.RemoveAll(tmp)
+		return err
+	}
+	_ = os.Remove(out) // an empty directory the user made for it
+	if err := os.Rename(tmp, out); err != nil {
+		_ = os.RemoveAll(tmp)
+		return fmt.Errorf("merge: %w", err)
+	}
+	return nil
+}
+
+// mergeInto merges the shards' runs into the empty directory out, as the run
+// named id.
+func mergeInto(out, id string, dirs []string) error {
 	type shardRun struct {
 		dir   string
 		meta  RunMeta
@@ -76,12 +105,6 @@ func Merge(out string, dirs []string) error {
 		runs[i].shift = runs[i].meta.StartedAt.Sub(origin)
 	}
 
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return fmt.Errorf("merge: %w", err)
-	}
-	if entries, err := os.ReadDir(out); err != nil || len(entries) > 0 {
-		return fmt.Errorf("merge: %s must be a new or empty directory", out)
-	}
 	rec, err := os.Create(filepath.Join(out, RequestsFile))
 	if err != nil {
 		return fmt.Errorf("merge: %w", err)
@@ -95,7 +118,7 @@ func Merge(out string, dirs []string) error {
 	recEnc, scrEnc := json.NewEncoder(rec), json.NewEncoder(scr)
 
 	merged := RunMeta{
-		ID: filepath.Base(out), Scenario: first.Scenario, Description: first.Description, Seed: first.Seed, StartedAt: origin,
+		ID: id, Scenario: first.Scenario, Description: first.Description, Seed: first.Seed, StartedAt: origin,
 		Version: first.Version, Engine: first.Engine, SLO: first.SLO, Shards: first.Shards, PromptCalibration: first.PromptCalibration,
 	}
 	phases := map[string]*PhaseMeta{}
