@@ -409,3 +409,17 @@ func PrintProgress(ctx context.Context, w io.Writer, every time.Duration, progre
 		}
 	}
 }
+
+// SafeWriter is for what a run prints about itself (engine notes, errors):
+// everything written passes through Redact and Printable, so neither a
+// secret nor a terminal escape sequence from outside reaches the screen.
+func SafeWriter(w io.Writer) io.Writer { return safeWriter{w} }
+
+type safeWriter struct{ w io.Writer }
+
+func (s safeWriter) Write(b []byte) (int, error) {
+	if _, err := io.WriteString(s.w, Printable(Redact(string(b)))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}

@@ -352,6 +352,15 @@ workload: {concurrency: 2, requests: 6, prompt_tokens: 8, output_tokens: 4}
 scrape: {interval: 300ms, timeout: 250ms}
 `, u, srv)
 		}, bound: 30 * time.Second, want: completed, records: allOK},
+		{name: "server: a model id with terminal escapes", server: func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/v1/models" {
+				fmt.Fprint(w, `{"object":"list","data":[{"id":"m\u001b]0;pwned\u0007\u001b[2J","object":"model"}]}`)
+				return
+			}
+			engineWith(goodChat, nil)(w, r)
+		}, scenario: func(srv string) string {
+			return strings.Replace(externalYAML("  requests: 4", "")(srv), "model: m\n", "", 1)
+		}, bound: 30 * time.Second, want: completed, records: allOK},
 		{name: "server: /v1/models hangs, then a stop", server: func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/v1/models" {
 				<-r.Context().Done()
@@ -514,11 +523,15 @@ func outcomeOf(err error, ce **ConfigError) outcome {
 	return failed
 }
 
-// noSecret checks every file of the run directory and the run's output.
+// noSecret checks every file of the run directory and the run's output, and
+// that nothing printed carries a terminal escape sequence.
 func noSecret(t *testing.T, fr faultRun) {
 	t.Helper()
 	if strings.Contains(fr.stdout, faultSecret) || strings.Contains(fr.stderr, faultSecret) {
 		t.Errorf("the API key was printed")
+	}
+	if strings.ContainsAny(fr.stdout+fr.stderr, "\x1b\x07\u009b") {
+		t.Errorf("a terminal control character was printed")
 	}
 	if fr.dir == "" {
 		return

@@ -96,6 +96,9 @@ func (o IO) withDefaults() IO {
 	if o.Stderr == nil {
 		o.Stderr = io.Discard
 	}
+	// What a run prints may quote the engine (a model id, an error body):
+	// no secret and no terminal escape from it reaches the screen.
+	o.Stdout, o.Stderr = report.SafeWriter(o.Stdout), report.SafeWriter(o.Stderr)
 	if o.Getenv == nil {
 		o.Getenv = func(string) string { return "" }
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/run"
 )
 
@@ -118,7 +119,9 @@ func main() {
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	cio := &cliIO{
-		stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr,
+		// stderr carries messages quoting the outside (the live view, on
+		// stdout, writes its own escape sequences).
+		stdin: os.Stdin, stdout: os.Stdout, stderr: report.SafeWriter(os.Stderr),
 		isTTY:   term.IsTerminal(int(os.Stdout.Fd())),
 		signals: sigs,
 		getenv:  os.Getenv,
