@@ -52,8 +52,8 @@ type faultCase struct {
 	abortAt  time.Duration    // the second after this (0: none)
 	bound    time.Duration    // the run ends within this
 	want     outcome
-	errHas   string                                // the error says this
-	check    func(t *testing.T, fr faultRun)       // more, case by case
+	errHas   string                                 // the error says this
+	check    func(t *testing.T, fr faultRun)        // more, case by case
 	records  func(t *testing.T, rs []client.Record) // each record, when the run made some
 }
 
