@@ -30,6 +30,9 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 	if len(s.Engine.Notes) > 0 {
 		ew.printf("\n")
 	}
+	if g := s.Gates; g != nil {
+		renderGatesMarkdown(ew, g)
+	}
 	if s.Health.Valid {
 		ew.printf("**Valid**: nothing made the numbers unrepresentative.\n\n")
 	} else {
@@ -166,4 +169,49 @@ func WriteRequestsCSV(w io.Writer, records []client.Record) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// renderGatesMarkdown puts the gates first: a CI job summary built from
+// report.md says at once why the job failed.
+func renderGatesMarkdown(ew *errWriter, g *GateVerdicts) {
+	verdict := "**Gates passed**"
+	if !g.Passed {
+		verdict = "**Gates failed**"
+	}
+	ew.printf("%s: %d passed, %d failed, %d could not be evaluated", verdict, g.Pass, g.Fail, g.Unevaluable)
+	if g.Baseline != "" {
+		ew.printf(" (baseline `%s`)", mdText(g.Baseline))
+	}
+	ew.printf(".\n\n| | gate | observed | limit | why |\n|---|---|---:|---:|---|\n")
+	for _, r := range g.Results {
+		mark := map[string]string{"pass": "✅ pass", "fail": "❌ **fail**", "error": "⚠️ **error**"}[r.Status]
+		if mark == "" {
+			mark = mdText(r.Status)
+		}
+		ew.printf("| %s | `%s` | %s | %s | %s |\n", mark, mdCode(r.Gate), gateNumber(r.Observed, r.Unit, r.Status), gateNumber(r.Limit, r.Unit, ""), mdText(r.Reason))
+	}
+	ew.printf("\n")
+}
+
+// mdCode is s for a code span inside a table cell: no backticks or line
+// breaks, pipes escaped (GitHub's tables split on them even in code).
+func mdCode(s string) string {
+	s = strings.NewReplacer("`", "'", "\n", " ", "\r", " ", "|", "\\|").Replace(s)
+	return Printable(s)
+}
+
+// gateNumber shows a gate's value in its unit ("—" when it was not evaluated).
+func gateNumber(v float64, unit, status string) string {
+	if status == "error" {
+		return "—"
+	}
+	switch unit {
+	case "s":
+		return fmt.Sprintf("%.4g s", v)
+	case "fraction":
+		return fmt.Sprintf("%.2f%%", 100*v)
+	case "per_s":
+		return fmt.Sprintf("%.4g/s", v)
+	}
+	return fmt.Sprintf("%.4g", v)
 }

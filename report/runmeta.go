@@ -37,6 +37,11 @@ type RunMeta struct {
 	Shard      int      `json:"shard,omitempty"`
 	Shards     int      `json:"shards,omitempty"`
 	MergedFrom []string `json:"merged_from,omitempty"`
+	// Thresholds and Baseline are the gates the run was given beside its
+	// scenario's (--threshold, --baseline), so that a rebuilt report shows
+	// the same verdicts.
+	Thresholds []string `json:"thresholds,omitempty"`
+	Baseline   string   `json:"baseline,omitempty"`
 
 	Engine EngineMeta `json:"engine"`
 	// SLO is the scenario's per-request objective, for goodput (nil: none).

@@ -26,6 +26,34 @@ type Summary struct {
 	// has one): where each request's time went, phase by phase.
 	Waterfall *reconcile.WaterfallSummary `json:"waterfall,omitempty"`
 	Findings  []Finding                   `json:"findings"`
+	// Gates are the verdicts of the run's gates (the scenario's thresholds,
+	// the run's --threshold and --baseline), when it has any: the reports
+	// show why a CI job failed.
+	Gates *GateVerdicts `json:"gates,omitempty"`
+}
+
+// GateVerdicts are the gates' results as the reports show them.
+type GateVerdicts struct {
+	Passed      bool          `json:"passed"`
+	Baseline    string        `json:"baseline,omitempty"` // the baseline run's id
+	Pass        int           `json:"pass"`
+	Fail        int           `json:"fail"`
+	Unevaluable int           `json:"unevaluable"`
+	Results     []GateVerdict `json:"results"`
+}
+
+// GateVerdict is one gate: the expression, its status (pass, fail, error:
+// could not be evaluated), the value observed and the limit, and the reason
+// in words.
+type GateVerdict struct {
+	Gate     string   `json:"gate"`
+	Status   string   `json:"status"`
+	Metric   string   `json:"metric"`
+	Unit     string   `json:"unit"`
+	Observed float64  `json:"observed"`
+	Limit    float64  `json:"limit"`
+	Baseline *float64 `json:"baseline,omitempty"`
+	Reason   string   `json:"reason"`
 }
 
 // RunInfo identifies the run.

@@ -8,6 +8,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/report/gates"
+
 	"github.com/llmbench-org/llmbench/report"
 	reporthtml "github.com/llmbench-org/llmbench/report/html"
 )
@@ -15,6 +18,9 @@ import (
 // Finalized is what Finalize made of a run directory.
 type Finalized struct {
 	Summary report.Summary
+	// Gates is the gates' report when the run has gates (its scenario's,
+	// and the thresholds and baseline it was run with); nil otherwise.
+	Gates *gates.Report
 	// Raw is what the HTML report read of the run directory (its records
 	// among it), for whoever needs them next (the gates) without reading
 	// them again.
@@ -32,6 +38,16 @@ func Finalize(dir string, text io.Writer) (Finalized, error) {
 		return Finalized{}, fmt.Errorf("summarise %s: %w", dir, err)
 	}
 	fin := Finalized{Summary: s}
+	if fin.Raw, err = reporthtml.LoadRaw(dir, s); err != nil {
+		return fin, fmt.Errorf("html report: %w", err)
+	}
+	// The gates' verdicts go into every report, so a CI job's summary says
+	// why it failed.
+	if rep, _ := finalGates(dir, s, fin.Raw.Records); rep != nil {
+		fin.Gates = rep
+		s.Gates = verdicts(*rep)
+		fin.Summary, fin.Raw.Summary = s, s
+	}
 	var js bytes.Buffer
 	enc := json.NewEncoder(&js)
 	enc.SetIndent("", "  ")
@@ -40,9 +56,6 @@ func Finalize(dir string, text io.Writer) (Finalized, error) {
 	}
 	if err := writeRunFile(dir, report.SummaryFile, js.Bytes()); err != nil {
 		return fin, err
-	}
-	if fin.Raw, err = reporthtml.LoadRaw(dir, s); err != nil {
-		return fin, fmt.Errorf("html report: %w", err)
 	}
 	if _, err := reporthtml.WriteFile(dir, fin.Raw); err != nil {
 		return fin, fmt.Errorf("html report: %w", err)
@@ -60,6 +73,43 @@ func Finalize(dir string, text io.Writer) (Finalized, error) {
 		}
 	}
 	return fin, nil
+}
+
+// finalGates evaluates the run's gates: its scenario's thresholds, and the
+// thresholds and baseline it was run with (run.json); nil without gates. A
+// baseline that is not there (a run directory moved to another machine)
+// leaves the gates that need it unevaluated.
+func finalGates(dir string, s report.Summary, records []client.Record) (*gates.Report, error) {
+	var meta report.RunMeta
+	if b, err := os.ReadFile(filepath.Join(dir, report.RunFile)); err == nil {
+		_ = json.Unmarshal(b, &meta) // report.Build read it already
+	}
+	gs, err := readGates(dir, meta.Thresholds)
+	if err != nil || len(gs) == 0 {
+		// Gates that do not parse were refused before the run (and are
+		// `llmbench gate`'s to report): the reports go without verdicts.
+		return nil, nil
+	}
+	var base *gates.Run
+	if meta.Baseline != "" {
+		if b, err := gates.LoadRun(meta.Baseline); err == nil {
+			base = &b
+		}
+	}
+	cur := gates.NewRun(s, records)
+	rep := gates.NewReport(cur, base, gs.EvaluateRuns(cur, base, gates.DefaultBootstrap))
+	return &rep, nil
+}
+
+// verdicts is a gates' report as the summary carries it.
+func verdicts(rep gates.Report) *report.GateVerdicts {
+	pass, fail, errs := rep.Counts()
+	v := &report.GateVerdicts{Passed: rep.Passed(), Baseline: rep.Baseline, Pass: pass, Fail: fail, Unevaluable: errs}
+	for _, r := range rep.Results {
+		v.Results = append(v.Results, report.GateVerdict{Gate: r.Gate, Status: string(r.Status), Metric: r.Metric, Unit: r.Unit,
+			Observed: r.Observed, Limit: r.Limit, Baseline: r.Baseline, Reason: r.Reason})
+	}
+	return v
 }
 
 // writeRunFile writes one file of a run directory.

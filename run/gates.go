@@ -54,27 +54,25 @@ func Gate(dir string, cfg GateConfig, w io.Writer) (*gates.Report, error) {
 	return reportGates(gs, cur, base, w, cfg.JUnit)
 }
 
-// gatesForRun parses the gates of a run about to start, with the baseline
-// they compare with, and checks where the JUnit report goes: before anything
-// is sent, since a typo in one must not cost a whole benchmark. No gates: nil.
-func gatesForRun(cfg Config, g *scenarios.Gates, plan *workload.Plan) (gates.Gates, *gates.Run, error) {
+// gatesForRun checks the gates of a run about to start, the baseline they
+// compare with, and where the JUnit report goes: before anything is sent,
+// since a typo in one must not cost a whole benchmark.
+func gatesForRun(cfg Config, g *scenarios.Gates, plan *workload.Plan) error {
 	if g == nil && len(cfg.Thresholds) == 0 {
-		return nil, nil, nil
+		return nil
 	}
-	gs, err := parseGates(cfg.Scenario, g, cfg.Thresholds, PhaseNames(plan))
-	if err != nil {
-		return nil, nil, err
+	if _, err := parseGates(cfg.Scenario, g, cfg.Thresholds, PhaseNames(plan)); err != nil {
+		return err
 	}
-	base, err := loadBaseline(cfg.Baseline)
-	if err != nil {
-		return nil, nil, err
+	if _, err := loadBaseline(cfg.Baseline); err != nil {
+		return err
 	}
 	if cfg.JUnit != "" {
 		if fi, err := os.Stat(filepath.Dir(cfg.JUnit)); err != nil || !fi.IsDir() {
-			return nil, nil, configError(fmt.Errorf("--junit %s: its directory does not exist", cfg.JUnit))
+			return configError(fmt.Errorf("--junit %s: its directory does not exist", cfg.JUnit))
 		}
 	}
-	return gs, base, nil
+	return nil
 }
 
 // loadBaseline loads the baseline run (nil when dir is "").
@@ -92,28 +90,33 @@ func loadBaseline(dir string) (*gates.Run, error) {
 	return &b, nil
 }
 
-// reportGates evaluates gs, prints the results, writes JUnit XML when
-// junitPath is set, and returns *GatesFailed when a gate fails or cannot be
-// evaluated.
+// reportGates evaluates gs and prints the verdicts (printGates).
 func reportGates(gs gates.Gates, cur gates.Run, base *gates.Run, w io.Writer, junitPath string) (*gates.Report, error) {
 	rep := gates.NewReport(cur, base, gs.EvaluateRuns(cur, base, gates.DefaultBootstrap))
+	return &rep, printGates(rep, w, junitPath)
+}
+
+// printGates prints the gates' verdicts, writes them as JUnit XML when
+// junitPath is set, and returns *GatesFailed when a gate failed or could not
+// be evaluated.
+func printGates(rep gates.Report, w io.Writer, junitPath string) error {
 	if err := gates.RenderText(w, rep); err != nil {
-		return &rep, err
+		return err
 	}
 	if junitPath != "" {
 		var buf bytes.Buffer
 		if err := gates.RenderJUnit(&buf, rep); err != nil {
-			return &rep, err
+			return err
 		}
 		if err := os.WriteFile(junitPath, buf.Bytes(), 0o644); err != nil {
-			return &rep, fmt.Errorf("write JUnit report: %w", err)
+			return fmt.Errorf("write JUnit report: %w", err)
 		}
 	}
 	if !rep.Passed() {
 		_, failed, unevaluable := rep.Counts()
-		return &rep, &GatesFailed{Failed: failed, Unevaluable: unevaluable}
+		return &GatesFailed{Failed: failed, Unevaluable: unevaluable}
 	}
-	return &rep, nil
+	return nil
 }
 
 // readGates parses the scenario's thresholds (when the run directory has its

@@ -160,8 +160,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	gs, base, err := gatesForRun(cfg, sc.Gates, plan)
-	if err != nil {
+	if err := gatesForRun(cfg, sc.Gates, plan); err != nil {
 		return Result{}, err
 	}
 	resolved, err := sc.Resolved()
@@ -251,6 +250,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 
 	shard, shards := plan.ShardOf()
 	meta := &runMeta{RunMeta: report.RunMeta{
+		Thresholds: cfg.Thresholds, Baseline: absPath(cfg.Baseline),
 		ID: runID, Scenario: sc.Name, Description: sc.Description, Seed: sc.Seed, StartedAt: start, Version: version.String(), Shard: shard, Shards: shards,
 		Engine: report.EngineMeta{Kind: sc.Engine.Kind, Dialect: ep.Dialect, BaseURL: ep.BaseURL, MetricsURL: ep.MetricsURL, Model: ep.Model, Notes: ep.Notes},
 	}}
@@ -405,15 +405,15 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	if r := res.Summary.Client.Requests; r.Sent > 0 && r.OK == 0 {
 		return res, fmt.Errorf("every request failed (%d); see the error samples above and %s", r.Failed, filepath.Join(dir, report.RequestsFile))
 	}
-	// Gates decide the outcome of a complete run.
-	if len(gs) > 0 {
+	// Gates decide the outcome of a complete run; Finalize evaluated them
+	// (the reports show the verdicts).
+	if fin.Gates != nil {
 		junit := cfg.JUnit
 		if junit == "" {
 			junit = filepath.Join(dir, "junit.xml")
 		}
-		// The records were read once already, for the HTML report.
-		res.Gates, err = reportGates(gs, gates.NewRun(fin.Summary, fin.Raw.Records), base, sys.Stdout, junit)
-		return res, err
+		res.Gates = fin.Gates
+		return res, printGates(*fin.Gates, sys.Stdout, junit)
 	}
 	return res, nil
 }
@@ -444,6 +444,17 @@ func warm(ctx context.Context, cl *client.Client, n int, stop <-chan struct{}) e
 		return fmt.Errorf("%w: %w", context.Cause(ctx), err)
 	}
 	return err
+}
+
+// absPath is path made absolute (as it is when that fails; "" stays "").
+func absPath(path string) string {
+	if path == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }
 
 // closed reports whether ch is closed (a nil channel never is).

@@ -131,14 +131,6 @@ func scalarValue(m *dto.Metric) (float64, bool) {
 	return 0, false
 }
 
-// histogram merges the series of a histogram family that match the labels:
-// mirrors collapse to the series with the largest count, then the groups
-// merge (see Histogram.merge). An unusable series reads as absent.
-func (ix familyIndex) histogram(name string, sel selector, mirrors []string) (Histogram, bool) {
-	h, ok, invalid := ix.readHistogram(name, sel, mirrors)
-	return h, ok && invalid == ""
-}
-
 // readHistogram is histogram that says why a present family cannot be
 // used: one matching series that fromDTO rejects makes the whole concept
 // invalid.
