@@ -45,14 +45,14 @@ func TestKeysCallInterrupt(t *testing.T) {
 		calls  int
 		footer string
 	}{
-		{"no key", nil, 0, "Ctrl-C: stop arrivals and drain · again: abort"},
-		{"ctrl+c once drains", []tea.Msg{keyCtrlC}, 1, "draining… 7 in flight · Ctrl-C again: abort"},
+		{"no key", nil, 0, "Ctrl-C or q: stop arrivals and drain · again: abort · ?: keys"},
+		{"ctrl+c once drains", []tea.Msg{keyCtrlC}, 1, "draining… 7 in flight · Ctrl-C or q again: abort"},
 		{"q is ctrl+c", []tea.Msg{keyQ}, 1, "draining…"},
 		{"twice aborts", []tea.Msg{keyCtrlC, keyQ}, 2, "aborting…"},
 		{"every press is forwarded", []tea.Msg{keyCtrlC, keyCtrlC, keyCtrlC}, 3, "aborting…"},
 		{"held key counts once", []tea.Msg{keyCtrlC, repeat, repeat}, 1, "draining…"},
-		{"other keys do nothing", []tea.Msg{tea.KeyPressMsg{Code: 'x', Text: "x"}, tea.KeyPressMsg{Code: tea.KeyEnter}}, 0, "Ctrl-C: stop"},
-		{"key release is not a press", []tea.Msg{tea.KeyReleaseMsg{Code: 'c', Mod: tea.ModCtrl}}, 0, "Ctrl-C: stop"},
+		{"other keys do nothing", []tea.Msg{tea.KeyPressMsg{Code: 'x', Text: "x"}, tea.KeyPressMsg{Code: tea.KeyEnter}}, 0, "Ctrl-C or q: stop"},
+		{"key release is not a press", []tea.Msg{tea.KeyReleaseMsg{Code: 'c', Mod: tea.ModCtrl}}, 0, "Ctrl-C or q: stop"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -213,3 +213,5 @@ func lastLine(s string) string {
 	s = ansi.Strip(s)
 	return s[strings.LastIndex(s, "\n")+1:]
 }
+
+func keyPress(r rune) tea.KeyPressMsg { return tea.KeyPressMsg{Code: r, Text: string(r)} }
