@@ -17,13 +17,14 @@ import (
 	"github.com/llmbench-org/llmbench/internal/realtest"
 )
 
-// promQuery asks a Prometheus for an instant vector: each series' labels
-// (as `k=v,...` sorted by Prometheus) and value.
+// sample is one series of an instant vector: its labels and value.
 type sample struct {
 	Labels map[string]string
 	Value  float64
 }
 
+// promQuery asks a Prometheus's HTTP API (/api/v1/query) for an instant
+// vector.
 func promQuery(t *testing.T, base, q string) ([]sample, error) {
 	t.Helper()
 	c := http.Client{Timeout: 5 * time.Second}
