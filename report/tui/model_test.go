@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -45,14 +46,14 @@ func TestKeysCallInterrupt(t *testing.T) {
 		calls  int
 		footer string
 	}{
-		{"no key", nil, 0, "Ctrl-C: stop arrivals and drain · again: abort"},
-		{"ctrl+c once drains", []tea.Msg{keyCtrlC}, 1, "draining… 7 in flight · Ctrl-C again: abort"},
+		{"no key", nil, 0, "Ctrl-C or q: stop arrivals and drain · again: abort · ?: keys"},
+		{"ctrl+c once drains", []tea.Msg{keyCtrlC}, 1, "draining… 7 in flight · Ctrl-C or q again: abort"},
 		{"q is ctrl+c", []tea.Msg{keyQ}, 1, "draining…"},
 		{"twice aborts", []tea.Msg{keyCtrlC, keyQ}, 2, "aborting…"},
 		{"every press is forwarded", []tea.Msg{keyCtrlC, keyCtrlC, keyCtrlC}, 3, "aborting…"},
 		{"held key counts once", []tea.Msg{keyCtrlC, repeat, repeat}, 1, "draining…"},
-		{"other keys do nothing", []tea.Msg{tea.KeyPressMsg{Code: 'x', Text: "x"}, tea.KeyPressMsg{Code: tea.KeyEnter}}, 0, "Ctrl-C: stop"},
-		{"key release is not a press", []tea.Msg{tea.KeyReleaseMsg{Code: 'c', Mod: tea.ModCtrl}}, 0, "Ctrl-C: stop"},
+		{"other keys do nothing", []tea.Msg{tea.KeyPressMsg{Code: 'x', Text: "x"}, tea.KeyPressMsg{Code: tea.KeyEnter}}, 0, "Ctrl-C or q: stop"},
+		{"key release is not a press", []tea.Msg{tea.KeyReleaseMsg{Code: 'c', Mod: tea.ModCtrl}}, 0, "Ctrl-C or q: stop"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -212,4 +213,93 @@ func TestHistoryIsNotSharedBetweenModels(t *testing.T) {
 func lastLine(s string) string {
 	s = ansi.Strip(s)
 	return s[strings.LastIndex(s, "\n")+1:]
+}
+
+func keyPress(r rune) tea.KeyPressMsg { return tea.KeyPressMsg{Code: r, Text: string(r)} }
+
+func TestKeysSwitchPanesAndHelp(t *testing.T) {
+	t.Parallel()
+	shiftTab := tea.KeyPressMsg{Code: tea.KeyTab, Mod: tea.ModShift}
+	cases := []struct {
+		name string
+		keys []tea.Msg
+		pane pane
+		help bool
+	}{
+		{"starts on load", nil, paneLoad, false},
+		{"? shows help", []tea.Msg{keyPress('?')}, paneLoad, true},
+		{"? again hides it", []tea.Msg{keyPress('?'), keyPress('?')}, paneLoad, false},
+		{"esc hides it", []tea.Msg{keyPress('?'), tea.KeyPressMsg{Code: tea.KeyEscape}}, paneLoad, false},
+		{"tab moves on", []tea.Msg{tea.KeyPressMsg{Code: tea.KeyTab}}, paneFindings, false},
+		{"tab wraps", []tea.Msg{tea.KeyPressMsg{Code: tea.KeyTab}, tea.KeyPressMsg{Code: tea.KeyTab}, tea.KeyPressMsg{Code: tea.KeyTab}, tea.KeyPressMsg{Code: tea.KeyTab}}, paneLoad, false},
+		{"shift+tab goes back and wraps", []tea.Msg{shiftTab}, paneEngine, false},
+		{"digits pick a pane", []tea.Msg{keyPress('3')}, panePhases, false},
+		{"a pane key closes help", []tea.Msg{keyPress('?'), keyPress('4')}, paneEngine, false},
+		{"a held key repeats nothing", []tea.Msg{tea.KeyPressMsg{Code: tea.KeyTab, IsRepeat: true}}, paneLoad, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			calls := 0
+			m, _ := step(t, newModel(Header{}, func() { calls++ }), c.keys...)
+			if m.pane != c.pane || m.help != c.help {
+				t.Errorf("pane %v help %v, want pane %v help %v", m.pane, m.help, c.pane, c.help)
+			}
+			if calls != 0 {
+				t.Errorf("a view key called interrupt %d times", calls)
+			}
+			view := ansi.Strip(m.render())
+			if c.help != strings.Contains(view, "first: stop arrivals, let requests in flight finish") {
+				t.Errorf("help shown = %v, want %v:\n%s", !c.help, c.help, view)
+			}
+			if !c.help && !strings.Contains(view, fmt.Sprintf("[%d %s]", c.pane+1, c.pane)) {
+				t.Errorf("the tab of pane %v is not marked:\n%s", c.pane, view)
+			}
+		})
+	}
+}
+
+// A warning the live window reports for one sample only stays "new"; once
+// it persists for confirmAfter it is raised, and when it goes away, so does
+// its age.
+func TestTransientWarningIsNotRaised(t *testing.T) {
+	t.Parallel()
+	warn := []report.Finding{{ID: "foreign_traffic", Severity: "warn", Verdict: "3 foreign requests"}}
+	at := func(ms int, fs []report.Finding) tea.Msg {
+		return sampleMsg{report.Progress{Elapsed: time.Duration(ms) * time.Millisecond, Findings: fs}}
+	}
+	m, _ := step(t, newModel(Header{}, nil), at(0, warn))
+	if got := ansi.Strip(m.findingsSummary()); got != "1 new (unconfirmed) · none yet" {
+		t.Errorf("a first sighting reads %q", got)
+	}
+	m, _ = step(t, m, at(1000, warn), at(2000, warn))
+	if got := ansi.Strip(m.findingsSummary()); got != "1 of 1 checks: WARN 3 foreign requests" {
+		t.Errorf("after 2 s it reads %q", got)
+	}
+	m, _ = step(t, m, at(2250, nil), at(2500, warn))
+	if got := ansi.Strip(m.findingsSummary()); !strings.HasPrefix(got, "1 new") {
+		t.Errorf("after a gap it reads %q, want new again", got)
+	}
+}
+
+// Progress by request count: the ETA comes from the send rate of the last
+// seconds' snapshots; once all are sent the row shows the drain, never a bar
+// past its end.
+func TestProgressByRequestCount(t *testing.T) {
+	t.Parallel()
+	m := newModel(Header{PlannedRequests: 100}, nil)
+	for s := range 5 {
+		m, _ = step(t, m, sampleMsg{report.Progress{Elapsed: time.Duration(s) * time.Second, Sent: 10 * s, InFlight: 4}})
+	}
+	row := ansi.Strip(m.progressRow())
+	for _, want := range []string{"sent 40 / 100", "40%", "ETA 00:06"} {
+		if !strings.Contains(row, want) {
+			t.Errorf("progress row %q lacks %q", row, want)
+		}
+	}
+	m, _ = step(t, m, sampleMsg{report.Progress{Elapsed: 11 * time.Second, Sent: 100, InFlight: 4}})
+	row = ansi.Strip(m.progressRow())
+	if !strings.Contains(row, "draining 4 in flight · all 100 sent") || strings.Contains(row, "%") {
+		t.Errorf("progress row after the last send = %q", row)
+	}
 }

@@ -32,7 +32,10 @@ const maxFPS = 15
 type Header struct {
 	Scenario, RunDir, Engine string
 	Planned                  time.Duration // 0 = unknown
-	Phases                   []string      // the plan's phases in order, to show which of them runs
+	// PlannedRequests is how many requests the plan sends, for a run bounded
+	// by a request count rather than a duration (0 = unknown).
+	PlannedRequests int
+	Phases          []string // the plan's phases in order, to show which of them runs
 }
 
 // Options connects the view to the terminal and to the run's stop control.

@@ -42,6 +42,9 @@ type line struct {
 	keep int
 }
 
+// wideWidth is the width from which the panes stand in two columns.
+const wideWidth = 120
+
 // View ends the frame with a newline: on exit bubbletea erases the frame's
 // last row, which must then be an empty one, or the footer of the last frame
 // would vanish from the scrollback.
@@ -49,20 +52,50 @@ func (m model) View() tea.View {
 	return tea.NewView(m.render() + "\n")
 }
 
-// render lays the view out for m.width × m.height, one row kept free for the
-// trailing newline: every row is cut to the width, and rows are dropped by
-// priority until they fit.
+// render lays the dashboard out for m.width × m.height, one row kept free
+// for the trailing newline: the header (title, progress, requests), then the
+// panes — on a narrow terminal the latency table and the pane in focus, on a
+// wide one every pane in two columns — and the footer. Every row is cut to
+// the width, and rows are dropped by priority until they fit.
 func (m model) render() string {
 	p := m.last
 	var rows []line
 	add := func(keep int, s string) { rows = append(rows, line{s, keep}) }
-	label := func(s string) string { return styleLabel.Render(fmt.Sprintf("%-11s", s)) }
 
 	add(10, m.titleRow())
-	add(5, label("run")+clean(orDash(m.header.RunDir)))
-	add(9, m.phaseRow())
+	add(3, label("run")+clean(orDash(m.header.RunDir)))
+	add(9, m.progressRow())
+	add(9, label("requests")+requestsRow(p))
+	if s := streamsRow(p); s != "" {
+		add(5, label("streams")+s)
+	}
+	if len(p.Errors) > 0 {
+		add(6, label("errors")+styleBad.Render(errorClasses(p.Errors)))
+	}
 	add(0, "")
 
+	switch {
+	case m.help:
+		rows = append(rows, m.helpRows()...)
+	case m.width >= wideWidth:
+		rows = append(rows, m.wideRows()...)
+	default:
+		rows = append(rows, m.latencyRows()...)
+		add(0, "")
+		add(6, label("engine")+serverGauges(p))
+		add(6, label("findings")+m.findingsSummary())
+		add(0, "")
+		add(4, m.tabs())
+		rows = append(rows, m.paneRows(m.pane, m.width, false)...)
+	}
+	add(0, "")
+	add(10, m.footer())
+	return fit(rows, m.width, m.height-1)
+}
+
+func label(s string) string { return styleLabel.Render(fmt.Sprintf("%-11s", s)) }
+
+func requestsRow(p report.Progress) string {
 	failed := fmt.Sprint(p.Failed)
 	if p.Failed > 0 {
 		failed = styleBad.Render(failed)
@@ -70,7 +103,10 @@ func (m model) render() string {
 	if p.Canceled > 0 {
 		failed += fmt.Sprintf(" · canceled %d", p.Canceled)
 	}
-	add(9, label("requests")+fmt.Sprintf("sent %d · in flight %d · ok %d · failed ", p.Sent, p.InFlight, p.OK)+failed)
+	return fmt.Sprintf("sent %d · in flight %d · ok %d · failed ", p.Sent, p.InFlight, p.OK) + failed
+}
+
+func streamsRow(p report.Progress) string {
 	var streams []string
 	if p.NotStreamed > 0 {
 		streams = append(streams, fmt.Sprintf("%d not streamed (no TTFT or ITL)", p.NotStreamed))
@@ -78,21 +114,154 @@ func (m model) render() string {
 	if p.StreamsWithoutDone > 0 {
 		streams = append(streams, fmt.Sprintf("%d ended without [DONE]", p.StreamsWithoutDone))
 	}
-	if len(streams) > 0 {
-		add(5, label("streams")+strings.Join(streams, " · "))
-	}
-	if len(p.Errors) > 0 {
-		add(6, label("errors")+styleBad.Render(errorClasses(p.Errors)))
-	}
-	add(0, "")
+	return strings.Join(streams, " · ")
+}
 
-	sparkWidth := m.width - labelWidth - valueWidth - 3
-	add(7, styleTitle.Render(fmt.Sprintf("%-*s", labelWidth, "window "+seconds(p.Window)))+
-		styleLabel.Render(fmt.Sprintf("%*s   %s", valueWidth, "now", "history, 1 point/s")))
-	add(8, fmt.Sprintf("  %-*s%*.1f   ", labelWidth-2, "requests/s", valueWidth, p.RequestsPerSec)+
-		styleSpark.Render(sparkline(m.reqRate.latest(sparkWidth))))
-	add(7, fmt.Sprintf("  %-*s%*.0f   ", labelWidth-2, "output tokens/s", valueWidth, p.OutputTokensPerSec)+
-		styleSpark.Render(sparkline(m.tokRate.latest(sparkWidth))))
+// wideRows puts the latency table and the load charts on the left, the
+// findings, phases and engine on the right; the pane in focus is marked.
+func (m model) wideRows() []line {
+	lw := max((m.width-3)*11/20, min(72, m.width-3-40)) // the latency table needs 69
+	rw := m.width - 3 - lw
+	left := m.latencyRows()
+	left = append(left, line{"", 0})
+	left = append(left, m.paneTitle(paneLoad))
+	left = append(left, m.paneRows(paneLoad, lw, true)...)
+	var right []line
+	for i, pn := range []pane{paneFindings, panePhases, paneEngine} {
+		if i > 0 {
+			right = append(right, line{"", 0})
+		}
+		right = append(right, m.paneTitle(pn))
+		right = append(right, m.paneRows(pn, rw, true)...)
+	}
+	n := max(len(left), len(right))
+	out := make([]line, n)
+	sep := styleLabel.Render(" │ ")
+	for i := range n {
+		var l, r line
+		if i < len(left) {
+			l = left[i]
+		}
+		if i < len(right) {
+			r = right[i]
+		}
+		out[i] = line{pad(l.text, lw) + sep + r.text, max(l.keep, r.keep)}
+	}
+	return out
+}
+
+// padLeft and padRight fill s with spaces to w cells (styles do not count).
+func padLeft(s string, w int) string  { return strings.Repeat(" ", max(0, w-ansi.StringWidth(s))) + s }
+func padRight(s string, w int) string { return s + strings.Repeat(" ", max(0, w-ansi.StringWidth(s))) }
+
+// pad cuts or fills s to exactly w cells.
+func pad(s string, w int) string {
+	s = ansi.Truncate(s, w, "…")
+	return s + strings.Repeat(" ", max(0, w-ansi.StringWidth(s)))
+}
+
+// tabs names the panes, the one in focus in brackets, with the keys.
+func (m model) tabs() string {
+	parts := make([]string, paneCount)
+	for pn := range paneCount {
+		name := fmt.Sprintf("%d %s", pn+1, pn)
+		if pn == m.pane {
+			parts[pn] = styleTitle.Render("[" + name + "]")
+		} else {
+			parts[pn] = styleLabel.Render(" " + name + " ")
+		}
+	}
+	return strings.Join(parts, " ") + styleLabel.Render("   tab: next pane · ?: keys")
+}
+
+// paneTitle heads a pane in the wide layout; ▸ marks the one in focus.
+func (m model) paneTitle(pn pane) line {
+	mark := "  "
+	if pn == m.pane {
+		mark = "▸ "
+	}
+	return line{styleTitle.Render(fmt.Sprintf("%s%d %s", mark, pn+1, pn)), 5}
+}
+
+func (m model) paneRows(pn pane, width int, wide bool) []line {
+	switch pn {
+	case paneFindings:
+		return m.findingsRows(wide)
+	case panePhases:
+		return m.phaseRows()
+	case paneEngine:
+		return m.engineRows()
+	}
+	return m.loadRows(width, wide)
+}
+
+// latencyRows put the client's window quantiles beside the engine's window
+// means, for TTFT, ITL and E2E.
+func (m model) latencyRows() []line {
+	p := m.last
+	eng := engineMeans(p.Findings)
+	rows := []line{
+		{styleTitle.Render(fmt.Sprintf("%-*s", labelWidth, "window "+seconds(p.Window))) +
+			styleLabel.Render(fmt.Sprintf("%*s  %*s  %*s  %7s  %*s", valueWidth, "p50", valueWidth, "p90", valueWidth, "p99", "n",
+				engineWidth, "engine mean")), 7},
+		{quantileRow("TTFT", p.TTFT) + engineCell(eng.ttft), 8},
+	}
+	if p.TTFCDiffers {
+		rows = append(rows, line{quantileRow("TTFC (content)", p.TTFC), 6})
+	}
+	rows = append(rows,
+		line{quantileRow("ITL per-req mean", p.ITL) + engineCell(eng.itl), 7},
+		line{quantileRow("E2E", p.E2E) + engineCell(eng.e2e), 7},
+		line{fmt.Sprintf("  %-*s%*s", labelWidth-2, "max schedule lag", valueWidth, latency(p.ScheduleLagMax)), 3},
+	)
+	return rows
+}
+
+const engineWidth = 12
+
+// engineCell is an engine mean in its column; "—" when the window has none
+// (no two scrapes yet, or the engine exposes no such histogram).
+func engineCell(d time.Duration) string {
+	s := "—"
+	if d > 0 {
+		s = latency(d)
+	}
+	return fmt.Sprintf("  %*s", engineWidth, s)
+}
+
+type means struct{ ttft, itl, e2e time.Duration }
+
+// engineMeans reads the engine's window means from the live findings'
+// evidence (its histograms' sum ÷ count over the window). Progress carries
+// no engine E2E mean, so that one stays unknown.
+func engineMeans(fs []report.Finding) means {
+	var m means
+	sec := func(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
+	for _, f := range fs {
+		switch f.ID {
+		case reconcile.IDTTFTDecomposition:
+			m.ttft = sec(f.Evidence["server_ttft_mean_s"])
+		case reconcile.IDPerTokenLatency:
+			m.itl = sec(f.Evidence["server_itl_mean_s"])
+		}
+	}
+	return m
+}
+
+// loadRows are the rates, the client's requests in flight against the
+// engine's running + waiting on one scale, and the KV cache usage, each with
+// its history at one point a second.
+func (m model) loadRows(width int, wide bool) []line {
+	p := m.last
+	const lw, vw = 18, 8
+	spark := max(0, width-lw-vw-3)
+	row := func(keep int, name, value string, chart string) line {
+		return line{"  " + padRight(name, lw-2) + padLeft(value, vw) + "   " + styleSpark.Render(chart), keep}
+	}
+	rows := []line{
+		row(8, "requests/s", fmt.Sprintf("%.1f", p.RequestsPerSec), sparkline(m.reqRate.latest(spark))),
+		row(7, "output tokens/s", fmt.Sprintf("%.0f", p.OutputTokensPerSec), sparkline(m.tokRate.latest(spark))),
+	}
 	if p.HasGoodput {
 		share := fmt.Sprintf("%.0f%% of finished requests met the SLO", 100*p.GoodFraction)
 		if p.Unmeasured > 0 {
@@ -101,26 +270,208 @@ func (m model) render() string {
 		if p.GoodFraction < 0.9 {
 			share = styleBad.Render(share)
 		}
-		add(7, fmt.Sprintf("  %-*s%*.1f   ", labelWidth-2, "goodput/s", valueWidth, p.GoodputPerSec)+share)
+		rows = append(rows, line{"  " + padRight("goodput/s", lw-2) + padLeft(fmt.Sprintf("%.1f", p.GoodputPerSec), vw) + " " + share, 6})
 	}
-	add(7, styleLabel.Render(fmt.Sprintf("  %-*s%*s  %*s  %*s  %7s", labelWidth-2, "latency",
-		valueWidth, "p50", valueWidth, "p90", valueWidth, "p99", "n")))
-	add(8, quantileRow("TTFT", p.TTFT))
-	if p.TTFCDiffers {
-		add(6, quantileRow("TTFC (content)", p.TTFC))
+
+	// In flight against running + waiting: one scale, so a gap between the
+	// two (requests queued outside the engine, or foreign traffic) shows.
+	cl, en := m.inFlight.latest(spark), m.engineBusy.latest(spark)
+	top := 0.0
+	for _, v := range append(slices.Clone(cl), en...) {
+		if !math.IsNaN(v) {
+			top = max(top, v)
+		}
 	}
-	add(6, quantileRow("ITL per-req mean", p.ITL))
-	add(7, quantileRow("E2E", p.E2E))
-	add(5, fmt.Sprintf("  %-*s%*s", labelWidth-2, "max schedule lag", valueWidth, latency(p.ScheduleLagMax)))
-	add(0, "")
+	height := 1
+	if wide {
+		height = max(1, min(4, (m.height-30)/4+1))
+	}
+	busy := styleLabel.Render("—")
+	switch {
+	case p.ScrapeOK > 0 && p.Server.HasRunning && p.Server.HasWait:
+		busy = number(p.Server.Running) + " + " + number(p.Server.Waiting)
+	case p.ScrapeOK > 0 && p.Server.HasRunning:
+		busy = number(p.Server.Running) + " + ?"
+	case p.ScrapeOK > 0:
+		busy = styleLabel.Render("absent")
+	}
+	scale := strings.Repeat(" ", lw+vw+3) + styleLabel.Render("client and engine on one scale, top "+number(top))
+	if height > 1 {
+		rows = append(rows, line{scale, 2})
+	}
+	for i, c := range chart(cl, top, height) {
+		name, value := "", ""
+		if i == height-1 {
+			name, value = "client in flight", fmt.Sprint(p.InFlight)
+		}
+		rows = append(rows, row(6, name, value, c))
+	}
+	for i, c := range chart(en, top, height) {
+		name, value := "", ""
+		if i == height-1 {
+			name, value = "engine run+wait", busy
+		}
+		rows = append(rows, row(6, name, value, c))
+	}
+	kv := styleLabel.Render("absent")
+	if p.ScrapeOK == 0 {
+		kv = styleLabel.Render("—")
+	} else if p.Server.HasKV {
+		kv = fmt.Sprintf("%.1f%%", 100*p.Server.KVUsage)
+	}
+	rows = append(rows, row(5, "KV cache", kv, chart(m.kv.latest(spark), 1, 1)[0]))
+	return rows
+}
 
-	add(6, label("engine")+serverGauges(p))
-	add(5, label("scrapes")+scrapeHealth(p))
-	add(6, label("findings")+findingsRow(p.Findings))
-	add(0, "")
-	add(10, m.footer())
+// chart draws points as a block chart of the given height scaled from zero
+// to top, oldest first; a NaN point (not known) is blank.
+func chart(points []float64, top float64, height int) []string {
+	height = max(1, height)
+	rows := make([]strings.Builder, height)
+	levels := len(sparkBlocks) * height
+	for _, v := range points {
+		eighths := 1 // the floor, as the sparkline's
+		switch {
+		case math.IsNaN(v):
+			eighths = 0
+		case top > 0 && v > 0:
+			eighths = max(1, int(math.Round(min(v, top)/top*float64(levels))))
+		}
+		for r := range height {
+			cell := eighths - (height-1-r)*len(sparkBlocks) // eighths in row r (0 = top)
+			switch {
+			case cell <= 0:
+				rows[r].WriteRune(' ')
+			case cell >= len(sparkBlocks):
+				rows[r].WriteRune(sparkBlocks[len(sparkBlocks)-1])
+			default:
+				rows[r].WriteRune(sparkBlocks[cell-1])
+			}
+		}
+	}
+	out := make([]string, height)
+	for i := range rows {
+		out[i] = rows[i].String()
+	}
+	return out
+}
 
-	return fit(rows, m.width, m.height-1)
+// findingsSummary is the one-row sum of the live reconciliation; a warning
+// reported for less than confirmAfter is counted as new, not raised.
+func (m model) findingsSummary() string {
+	raised, fresh := m.splitFindings()
+	s := findingsRow(raised)
+	if fresh > 0 { // first, as the verdict after it may be cut
+		s = styleLabel.Render(fmt.Sprintf("%d new (unconfirmed) · ", fresh)) + s
+	}
+	return s
+}
+
+func (m model) splitFindings() (raised []report.Finding, fresh int) {
+	for _, f := range m.last.Findings {
+		if f.Severity != reconcile.Info && !m.warns.confirmed(f.ID, m.last.Elapsed) {
+			fresh++
+			continue
+		}
+		raised = append(raised, f)
+	}
+	return raised, fresh
+}
+
+// findingsRows list the live findings, failures then warnings (those seen
+// only for a moment after them, marked new), then the checks that agree.
+func (m model) findingsRows(wide bool) []line {
+	fs := slices.Clone(m.last.Findings)
+	if len(fs) == 0 {
+		return []line{{"  " + styleLabel.Render("none yet: the live checks need two scrapes in the window"), 4}}
+	}
+	rank := func(f report.Finding) int {
+		switch {
+		case f.Severity == reconcile.Fail:
+			return 0
+		case f.Severity == reconcile.Info:
+			return 3
+		case m.warns.confirmed(f.ID, m.last.Elapsed):
+			return 1
+		}
+		return 2
+	}
+	slices.SortStableFunc(fs, func(a, b report.Finding) int { return cmp.Compare(rank(a), rank(b)) })
+	rows := []line{{"  " + m.findingsSummary(), 5}}
+	for i, f := range fs {
+		tag := strings.ToUpper(string(f.Severity))
+		switch rank(f) {
+		case 0:
+			tag = styleBad.Render(fmt.Sprintf("%-4s", tag))
+		case 1:
+			tag = styleWarn.Render(fmt.Sprintf("%-4s", tag))
+		case 2:
+			tag = styleLabel.Render("new ")
+		default:
+			tag = styleLabel.Render(fmt.Sprintf("%-4s", tag))
+		}
+		keep := 4
+		if i > 2 {
+			keep = 2
+		}
+		if rank(f) == 3 && !wide {
+			keep = 1
+		}
+		rows = append(rows, line{"  " + tag + " " + clean(f.ID) + ": " + clean(f.Verdict), keep})
+	}
+	return rows
+}
+
+// phaseRows list the plan's phases, the one being driven marked.
+func (m model) phaseRows() []line {
+	phases := m.header.Phases
+	cur := slices.Index(phases, m.last.Phase)
+	if len(phases) == 0 || cur < 0 && m.last.Phase != "" {
+		phases = []string{orDash(m.last.Phase)}
+		cur = 0
+		if m.last.Phase == "" {
+			cur = -1
+		}
+	}
+	rows := make([]line, len(phases))
+	for i, ph := range phases {
+		switch {
+		case i == cur:
+			rows[i] = line{styleTitle.Render("  ▸ "+clean(ph)) + styleLabel.Render("  running"), 4}
+		case i < cur:
+			rows[i] = line{styleLabel.Render("  ✓ " + clean(ph)), 2}
+		default:
+			rows[i] = line{"    " + clean(ph), 2}
+		}
+	}
+	return rows
+}
+
+// engineRows show the engine's gauges and the scrapes behind them.
+func (m model) engineRows() []line {
+	p := m.last
+	return []line{
+		{"  " + serverGauges(p), 4},
+		{"  " + styleLabel.Render("scrapes ") + scrapeHealth(p), 4},
+	}
+}
+
+// helpRows replace the panes while ? is on.
+func (m model) helpRows() []line {
+	keys := [][2]string{
+		{"?", "show or hide this help (esc hides it)"},
+		{"tab  →  l", "next pane"},
+		{"shift+tab  ←  h", "previous pane"},
+		{"1 2 3 4", "load · findings · phases · engine"},
+		{"q  Ctrl-C", "first: stop arrivals, let requests in flight finish"},
+		{"", "again: abort requests in flight (what was measured is kept)"},
+	}
+	rows := []line{{styleTitle.Render("keys"), 8}}
+	for _, k := range keys {
+		rows = append(rows, line{fmt.Sprintf("  %-18s", k[0]) + k[1], 7})
+	}
+	rows = append(rows, line{"", 0}, line{styleLabel.Render("Only q and Ctrl-C act on the run; the other keys change the view."), 3})
+	return rows
 }
 
 func (m model) titleRow() string {
@@ -130,9 +481,27 @@ func (m model) titleRow() string {
 	return left + strings.Repeat(" ", max(2, gap)) + right
 }
 
-// phaseRow shows where the run is; with a planned duration it adds a bar,
-// which stays full while the run drains past its plan.
-func (m model) phaseRow() string {
+// draining says why arrivals have stopped, or "" while they go on: the
+// planned duration is over, every planned request is sent, or the user
+// pressed q or Ctrl-C. The progress row then shows the drain instead of a
+// bar running past its end.
+func (m model) draining() string {
+	p := m.last
+	switch {
+	case m.interrupts > 0:
+		return "you stopped arrivals"
+	case m.header.Planned > 0 && p.Elapsed >= m.header.Planned:
+		return fmt.Sprintf("plan of %s done", clock(m.header.Planned))
+	case m.header.PlannedRequests > 0 && p.Sent >= m.header.PlannedRequests:
+		return fmt.Sprintf("all %d sent", m.header.PlannedRequests)
+	}
+	return ""
+}
+
+// progressRow shows where the run is: the phase, then progress by time (a
+// planned duration) or by request count (planned requests) with a bar and an
+// ETA; once arrivals stop, the drain and what is still in flight.
+func (m model) progressRow() string {
 	p := m.last
 	phase := clean(p.Phase)
 	if phase == "" {
@@ -145,18 +514,56 @@ func (m model) phaseRow() string {
 		}
 	}
 	row := styleLabel.Render("phase ") + styleTitle.Render(phase) + styleLabel.Render(of+"   elapsed ") + clock(p.Elapsed)
-	if m.header.Planned <= 0 {
+	if why := m.draining(); why != "" {
+		drain := styleWarn.Render("draining") + fmt.Sprintf(" %d in flight", p.InFlight) + styleLabel.Render(" · "+why)
+		if m.ended {
+			drain = styleLabel.Render("arrivals stopped: " + why)
+		}
+		return row + "   " + drain
+	}
+	var frac float64
+	var eta time.Duration
+	switch {
+	case m.header.Planned > 0:
+		row += " / " + clock(m.header.Planned)
+		frac = p.Elapsed.Seconds() / m.header.Planned.Seconds()
+		eta = m.header.Planned - p.Elapsed
+	case m.header.PlannedRequests > 0:
+		row += styleLabel.Render(" · sent ") + fmt.Sprintf("%d / %d", p.Sent, m.header.PlannedRequests)
+		frac = float64(p.Sent) / float64(m.header.PlannedRequests)
+		eta = -1
+		if rate := m.sendRate(); rate > 0 {
+			eta = time.Duration(float64(m.header.PlannedRequests-p.Sent) / rate * float64(time.Second))
+		}
+	default:
 		return row
 	}
-	row += " / " + clock(m.header.Planned)
-	frac := min(1, max(0, p.Elapsed.Seconds()/m.header.Planned.Seconds()))
+	frac = min(1, max(0, frac))
 	pct := fmt.Sprintf(" %3.0f%%", 100*frac)
-	barWidth := min(maxBar, m.width-lipgloss.Width(row)-2-len(pct))
+	etaText := styleLabel.Render("  ETA ") + "?"
+	if eta >= 0 {
+		etaText = styleLabel.Render("  ETA ") + clock(eta+time.Second-1)
+	}
+	barWidth := min(maxBar, m.width-lipgloss.Width(row)-2-len(pct)-lipgloss.Width(etaText))
 	if barWidth < 5 {
-		return row + pct
+		return row + pct + etaText
 	}
 	filled := int(math.Round(frac * float64(barWidth)))
-	return row + "  " + strings.Repeat("█", filled) + styleLabel.Render(strings.Repeat("░", barWidth-filled)) + pct
+	return row + "  " + strings.Repeat("█", filled) + styleLabel.Render(strings.Repeat("░", barWidth-filled)) + pct + etaText
+}
+
+// sendRate is requests sent per second over the last ten seconds of
+// samples; 0 when unknown.
+func (m model) sendRate() float64 {
+	pts := m.sent.latest(11)
+	if len(pts) < 2 {
+		return 0
+	}
+	a, b := pts[0], pts[len(pts)-1]
+	if b.at <= a.at {
+		return 0
+	}
+	return float64(b.sent-a.sent) / (b.at - a.at).Seconds()
 }
 
 func (m model) footer() string {
@@ -165,11 +572,11 @@ func (m model) footer() string {
 		return styleLabel.Render("live view closed")
 	case m.interrupts == 1:
 		return styleWarn.Render("draining…") + fmt.Sprintf(" %d in flight · ", m.last.InFlight) +
-			styleLabel.Render("Ctrl-C again: abort")
+			styleLabel.Render("Ctrl-C or q again: abort")
 	case m.interrupts > 1:
 		return styleBad.Render("aborting…")
 	}
-	return styleLabel.Render("Ctrl-C: stop arrivals and drain · again: abort")
+	return styleLabel.Render("Ctrl-C or q: stop arrivals and drain · again: abort · ?: keys · tab: panes")
 }
 
 // fit cuts each row to width and drops the least important rows until the

@@ -37,7 +37,9 @@ func asciiView(t *testing.T, m model) string {
 func busyProgress(sec int) report.Progress {
 	return report.Progress{
 		Phase: "steady", Elapsed: time.Duration(sec)*time.Second + 250*time.Millisecond, Window: 10 * time.Second,
-		Sent: 1234, Finished: 1218, InFlight: 16, OK: 1200, Failed: 18,
+		// Sent, InFlight, Running and Waiting vary by second but read 1234, 16,
+		// 14 and 2 at second 64, as the assertions below expect.
+		Sent: 19*sec + 18, Finished: 1218, InFlight: 16 + 2*(sec%8) - 2*(sec%4), OK: 1200, Failed: 18,
 		Errors:             map[client.ErrorClass]int{client.ErrHTTPStatus: 12, client.ErrTimeout: 6},
 		RequestsPerSec:     float64(sec%10) * 4, // a saw tooth from zero, so the sparkline spans its range
 		OutputTokensPerSec: float64(sec%10)*800 + float64(sec)*10,
@@ -45,11 +47,34 @@ func busyProgress(sec int) report.Progress {
 		ITL:                report.Quantiles{N: 398, P50: 21 * time.Millisecond, P90: 30500 * time.Microsecond, P99: 45 * time.Millisecond},
 		E2E:                report.Quantiles{N: 402, P50: 2100 * time.Millisecond, P90: 3400 * time.Millisecond, P99: 12300 * time.Millisecond},
 		ScheduleLagMax:     1200 * time.Microsecond,
-		Server: report.ServerLive{At: time.Duration(sec-1) * time.Second, Running: 14, Waiting: 2, KVUsage: 0.634,
+		Server: report.ServerLive{At: time.Duration(sec-1) * time.Second, Running: float64(14 + sec%8), Waiting: float64(2 + sec%8/2), KVUsage: 0.634 - 0.02*float64(sec%8),
 			HasRunning: true, HasWait: true, HasKV: true},
 		ScrapeOK: 65, ScrapeFailures: 1,
 		LastScrapeErr: `scrape http://127.0.0.1:8000/metrics: Get "http://127.0.0.1:8000/metrics": context deadline exceeded`,
+		Findings:      busyFindings(sec),
 	}
+}
+
+// busyFindings is the live reconciliation at second sec: the engine's means,
+// a warning reported since second 60, and one that flickers for a second.
+func busyFindings(sec int) []report.Finding {
+	if sec < 5 {
+		return nil
+	}
+	fs := []report.Finding{
+		{ID: reconcile.IDRequestConservation, Severity: reconcile.Info, Verdict: "finished requests agree: 402 on both sides"},
+		{ID: reconcile.IDTTFTDecomposition, Severity: reconcile.Info, Verdict: "client TTFT 131 ms = engine 98.0 ms +33 ms outside the engine",
+			Evidence: map[string]float64{"server_ttft_mean_s": 0.098}},
+		{ID: reconcile.IDPerTokenLatency, Severity: reconcile.Info, Verdict: "client ITL 21.9 ms, engine 20.1 ms",
+			Evidence: map[string]float64{"server_itl_mean_s": 0.0201}},
+	}
+	if sec >= 60 {
+		fs = append(fs, report.Finding{ID: reconcile.IDConcurrency, Severity: reconcile.Warn, Verdict: "the client keeps 16.0 requests in flight, the engine sees 12.1"})
+	}
+	if sec%10 == 4 {
+		fs = append(fs, report.Finding{ID: reconcile.IDForeignTraffic, Severity: reconcile.Warn, Verdict: "the engine finished 3 requests the client did not send"})
+	}
+	return fs
 }
 
 // fed returns a model that has seen one sample per second up to sec.
@@ -96,6 +121,23 @@ func TestViewGolden(t *testing.T) {
 		}},
 		{"short-terminal-60x12", func(t *testing.T) model {
 			m, _ := step(t, fed(t, newModel(quickstart, nil), 20), tea.WindowSizeMsg{Width: 60, Height: 12})
+			return m
+		}},
+		{"dashboard-160x48", func(t *testing.T) model {
+			m, _ := step(t, fed(t, newModel(Header{Scenario: "quickstart", RunDir: "runs/20260102T150405Z-quickstart", Engine: "sim (sglang) http://127.0.0.1:42837/v1",
+				Planned: 2 * time.Minute, Phases: []string{"warmup", "steady", "cooldown"}}, nil), 64), tea.WindowSizeMsg{Width: 160, Height: 48})
+			return m
+		}},
+		{"findings-pane-80x24", func(t *testing.T) model {
+			m, _ := step(t, fed(t, newModel(quickstart, nil), 64), keyPress('2'))
+			return m
+		}},
+		{"help-80x24", func(t *testing.T) model {
+			m, _ := step(t, fed(t, newModel(quickstart, nil), 64), keyPress('?'))
+			return m
+		}},
+		{"by-request-count-80x24", func(t *testing.T) model {
+			m, _ := step(t, fed(t, newModel(Header{Scenario: "burst", RunDir: "runs/c", Engine: "vllm", PlannedRequests: 2000}, nil), 64), keyPress('3'))
 			return m
 		}},
 		{"wide-terminal-120x30", func(t *testing.T) model {
@@ -146,9 +188,20 @@ func TestViewContent(t *testing.T) {
 			"120ms", "250ms", "410ms", "21.0ms", "30.5ms", "45.0ms", "2.10s", "3.40s", "12.3s",
 			"max schedule lag", "1.20ms",
 			"running 14", "waiting 2", "KV cache 63.4%", "1 s ago",
-			"ok 65 · failed 1 · last error: scrape http://127.0.0.1:8000/metrics",
-			"Ctrl-C: stop arrivals and drain · again: abort",
-		}, []string{"goodput"}},
+			"engine mean", "98.0ms", "20.1ms", "ETA 00:56",
+			"client in flight", "engine run+wait", "14 + 2",
+			"WARN the client keeps 16.0", "1 new (unconfirmed) · 1 of 4 checks: WARN",
+			"[1 load]", "Ctrl-C or q: stop arrivals and drain · again: abort · ?: keys",
+		}, []string{"goodput", "foreign"}},
+		{"engine pane", ansi.Strip(func() model {
+			m, _ := step(t, fed(t, newModel(quickstart, nil), 64), keyPress('4'))
+			return m
+		}().render()), []string{"[4 engine]", "running 14 · waiting 2 · KV cache 63.4%",
+			"scrapes ok 65 · failed 1 · last error: scrape http://127.0.0.1:8000/metrics"}, nil},
+		{"findings pane: warnings first, a flicker marked new", ansi.Strip(func() model {
+			m, _ := step(t, fed(t, newModel(quickstart, nil), 64), keyPress('2'))
+			return m
+		}().render()), []string{"[2 findings]", "WARN concurrency:", "new  foreign_traffic:", "INFO request_conservation"}, nil},
 		{"which phase of several", ansi.Strip(func() model {
 			m, _ := step(t, newModel(Header{Phases: []string{"warmup", "steady", "cooldown"}}, nil), sampleMsg{busyProgress(10)})
 			return m
