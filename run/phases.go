@@ -25,6 +25,10 @@ type phaseBook struct {
 	meta   *runMeta
 	rec    *report.Recorder
 
+	// onStart, when set, hears of each phase as it starts (llmbench's own
+	// metrics show the current phase).
+	onStart func(phase string)
+
 	mu sync.Mutex
 	ok map[string]int // successful requests per phase, to settle the closing snapshot on
 }
@@ -52,6 +56,9 @@ func (b *phaseBook) onPhase(ctx context.Context, ev workload.PhaseEvent) {
 	ctx = context.WithoutCancel(ctx)
 	if ev.Kind == workload.PhaseStart {
 		b.rec.SetPhase(ev.Phase)
+		if b.onStart != nil {
+			b.onStart(ev.Phase)
+		}
 		before, beforeRows := b.snapshot(ctx)
 		pm := report.PhaseMeta{Name: ev.Phase, Measured: ev.Measured, Start: ev.At, Before: before, BeforeRows: apart(beforeRows)}
 		if phases := b.plan.Phases(); ev.Index >= 0 && ev.Index < len(phases) {

@@ -28,6 +28,7 @@ import (
 	"github.com/llmbench-org/llmbench/report/gates"
 	"github.com/llmbench-org/llmbench/scenarios"
 	"github.com/llmbench-org/llmbench/scrape"
+	"github.com/llmbench-org/llmbench/selfmetrics"
 	"github.com/llmbench-org/llmbench/selfmon"
 	"github.com/llmbench-org/llmbench/workload"
 )
@@ -51,6 +52,9 @@ type Config struct {
 	// Views watch the run while the load runs; each is called in its own
 	// goroutine and must return once its context is done.
 	Views []View
+	// MetricsAddr, when set, serves llmbench's own Prometheus /metrics there
+	// during the run (package selfmetrics; "127.0.0.1:0" picks a port).
+	MetricsAddr string
 }
 
 // View is a subscriber to a run's progress (the live TUI, plain progress
@@ -61,6 +65,7 @@ type View func(ctx context.Context, live Live)
 type Live struct {
 	Scenario, RunDir, Engine string
 	Planned                  time.Duration // the plan's duration; 0 = unknown
+	PlannedRequests          int           // the requests the plan sends when every phase is bounded by a count; 0 = unknown
 	Phases                   []string      // the plan's phases in order
 	// Progress is a snapshot of the run so far; safe from any goroutine.
 	Progress func() report.Progress
@@ -284,7 +289,13 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	records := make(chan client.Record, 1024)
 	rows := make(chan scrape.Row, 64)
 	consumed := make(chan error, 1)
-	go func() { consumed <- rec.Consume(records, rows) }()
+	metricsCtx, stopMetrics := context.WithCancel(ctx)
+	defer stopMetrics()
+	own, err := serveSelfMetrics(metricsCtx, cfg.MetricsAddr, sys.Stderr)
+	if err != nil {
+		return res, err
+	}
+	go func() { consumed <- rec.Consume(records, own.tee(rows)) }()
 
 	// Scrapes run until the driver is done, independent of an interrupt, so
 	// the closing snapshot is still taken after an interrupted run drains.
@@ -301,13 +312,17 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	}
 
 	phases := newPhaseBook(plan, source, start, rows, meta, rec)
+	phases.onStart = own.metrics.SetPhase
 	minTokens := slices.Contains(minTokensDialects, ep.Dialect)
 	// The sender tells the driver each outcome, for abort conditions and
 	// automatic sweeps.
 	sender := workload.OutcomeSenderFunc(func(ctx context.Context, r workload.Request) workload.Outcome {
 		rec.Begin()
+		own.metrics.Begin()
 		record := cl.Do(ctx, clientRequest(r, minTokens))
 		rec.End()
+		own.metrics.End()
+		own.metrics.Observe(&record)
 		phases.finished(&record)
 		records <- record // the consumer drains until close: never lost, never stuck
 		return workload.Outcome{OK: record.OK(), Canceled: record.ErrorClass == client.ErrCanceled,
@@ -316,7 +331,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	driver := &workload.Driver{Plan: plan, Sender: sender, Start: start, OnPhase: phases.onPhase}
 
 	live := Live{Scenario: sc.Name, RunDir: dir, Engine: fmt.Sprintf("%s (%s) %s", sc.Engine.Kind, orUnknown(ep.Dialect), ep.BaseURL),
-		Planned: plannedDuration(plan), Phases: PhaseNames(plan), Progress: rec.Progress}
+		Planned: plannedDuration(plan), PlannedRequests: plannedRequests(plan), Phases: PhaseNames(plan), Progress: rec.Progress}
 	stopViews := startViews(cfg.Views, live)
 	restoreGC, quietGC := selfmon.QuietGC(sys.Getenv)
 	self0 := selfmon.Take()
@@ -418,6 +433,42 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	return res, nil
 }
 
+// selfMetrics is llmbench's own /metrics during a run; the zero value is
+// none (its methods do nothing).
+type selfMetrics struct{ metrics *selfmetrics.Metrics }
+
+// serveSelfMetrics serves llmbench's own metrics at addr ("" = none) until
+// ctx ends.
+func serveSelfMetrics(ctx context.Context, addr string, log io.Writer) (selfMetrics, error) {
+	if addr == "" {
+		return selfMetrics{}, nil
+	}
+	m := selfmetrics.New()
+	bound, err := m.Serve(ctx, addr)
+	if err != nil {
+		return selfMetrics{}, fmt.Errorf("serve llmbench's own metrics at %s: %w", addr, err)
+	}
+	fmt.Fprintf(log, "llmbench: its own metrics at http://%s/metrics\n", bound)
+	return selfMetrics{m}, nil
+}
+
+// tee passes rows on, counting each scrape's outcome on the way; without
+// metrics it is rows itself.
+func (s selfMetrics) tee(rows <-chan scrape.Row) <-chan scrape.Row {
+	if s.metrics == nil {
+		return rows
+	}
+	out := make(chan scrape.Row, cap(rows))
+	go func() {
+		defer close(out)
+		for r := range rows {
+			s.metrics.ObserveScrape(r.OK)
+			out <- r
+		}
+	}()
+	return out
+}
+
 // warmTimeout bounds opening the connections before the run.
 const warmTimeout = time.Minute
 
@@ -508,6 +559,19 @@ func plannedDuration(plan *workload.Plan) time.Duration {
 		d += ph.Duration
 	}
 	return d
+}
+
+// plannedRequests is the plan's request count when every phase is bounded by
+// one (0 = unknown: some phase runs for a time instead).
+func plannedRequests(plan *workload.Plan) int {
+	n := 0
+	for _, ph := range plan.Phases() {
+		if ph.Requests <= 0 || ph.Duration > 0 {
+			return 0
+		}
+		n += ph.Requests
+	}
+	return n
 }
 
 func orUnknown(s string) string {

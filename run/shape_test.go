@@ -23,16 +23,17 @@ func TestImportShape(t *testing.T) {
 	// forbidden[p] lists what package p (and its subpackages) must not import
 	// (nor any subpackage of it).
 	forbidden := map[string][]string{
-		"client":    {"workload", "scenarios", "report", "run", "engine", "scrape"},
-		"workload":  {"client", "report", "run", "engine", "scrape"},
-		"scenarios": {"engine", "workload", "client", "report", "run", "scrape"},
-		"report":    {"workload", "run", "engine", "scenarios"},
-		"scrape":    {"client", "workload", "report", "run", "engine", "scenarios"},
-		"engine":    {"client", "workload", "report", "run", "scenarios", "scrape"},
-		"run":       {"cmd"},
-		"calibrate": {"report", "run", "engine", "scenarios", "scrape"},
-		"selfmon":   {"client", "workload", "report", "run", "engine", "scenarios", "scrape"},
-		"internal":  {"client", "workload", "report", "run", "engine", "scenarios", "scrape"},
+		"client":      {"workload", "scenarios", "report", "run", "engine", "scrape"},
+		"workload":    {"client", "report", "run", "engine", "scrape"},
+		"scenarios":   {"engine", "workload", "client", "report", "run", "scrape"},
+		"report":      {"workload", "run", "engine", "scenarios"},
+		"scrape":      {"client", "workload", "report", "run", "engine", "scenarios"},
+		"engine":      {"client", "workload", "report", "run", "scenarios", "scrape"},
+		"run":         {"cmd"},
+		"selfmetrics": {"workload", "report", "run", "engine", "scenarios", "scrape"},
+		"calibrate":   {"report", "run", "engine", "scenarios", "scrape"},
+		"selfmon":     {"client", "workload", "report", "run", "engine", "scenarios", "scrape"},
+		"internal":    {"client", "workload", "report", "run", "engine", "scenarios", "scrape"},
 	}
 	within := func(pkg, root string) bool { return pkg == root || strings.HasPrefix(pkg, root+"/") }
 	dec := json.NewDecoder(bytes.NewReader(out))

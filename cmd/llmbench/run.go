@@ -23,6 +23,7 @@ type runOpts struct {
 	junit      string        // where the gates' JUnit report goes ("" = the run directory's junit.xml)
 	shard      string        // "i/n": send only shard i of n of the plan ("" = all)
 	sets       []string      // --set FIELD=VALUE overrides of the scenario
+	metrics    string        // serve llmbench's own /metrics here during the run
 }
 
 func newRunCmd(cio *cliIO) *cobra.Command {
@@ -53,6 +54,7 @@ func newRunCmd(cio *cliIO) *cobra.Command {
 	cmd.Flags().StringArrayVar(&opts.thresholds, "threshold", nil, "a gate to check besides the scenario's gates.thresholds (repeatable), e.g. \"client.ttft.p99 < 500ms\"")
 	cmd.Flags().StringVar(&opts.shard, "shard", "", "i/n: send only shard i (0-based) of n of the plan, for n load generators on n machines (merge their runs with llmbench merge)")
 	cmd.Flags().StringVar(&opts.junit, "junit", "", "write the gates' JUnit report here (default: junit.xml in the run directory)")
+	cmd.Flags().StringVar(&opts.metrics, "metrics-addr", "", "serve llmbench's own Prometheus /metrics at HOST:PORT during the run (deploy/grafana has a dashboard)")
 	addSetFlag(cmd, &opts.sets)
 	return cmd
 }
@@ -71,7 +73,7 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 	cfg := run.Config{
 		Scenario: opts.scenario, Sets: opts.sets, RunsDir: opts.runsDir,
 		Baseline: opts.baseline, Thresholds: opts.thresholds, JUnit: opts.junit, Shard: opts.shard,
-		Stop: stop, Views: []run.View{progressView(cio, opts, tuiOn, intr.interrupt)},
+		Stop: stop, Views: []run.View{progressView(cio, opts, tuiOn, intr.interrupt)}, MetricsAddr: opts.metrics,
 	}
 	res, err := run.Run(ctx, cfg, cio.runIO())
 	return res.Dir, err
@@ -95,7 +97,7 @@ func useTUI(cio *cliIO, opts runOpts) bool {
 func progressView(cio *cliIO, opts runOpts, tuiOn bool, interrupt func()) run.View {
 	if tuiOn {
 		return func(ctx context.Context, l run.Live) {
-			h := tui.Header{Scenario: l.Scenario, RunDir: l.RunDir, Engine: l.Engine, Planned: l.Planned, Phases: l.Phases}
+			h := tui.Header{Scenario: l.Scenario, RunDir: l.RunDir, Engine: l.Engine, Planned: l.Planned, PlannedRequests: l.PlannedRequests, Phases: l.Phases}
 			if err := tui.Run(ctx, h, l.Progress, tui.Options{Input: cio.stdin, Output: cio.stdout, Interrupt: interrupt}); err != nil {
 				fmt.Fprintf(cio.stderr, "llmbench: live view: %v\n", err)
 			}
