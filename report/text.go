@@ -27,7 +27,16 @@ var (
 // Text that came from outside (model ids, error samples, the scenario's
 // description, URLs) is printed through Printable: no control character or
 // escape sequence reaches the terminal.
-func RenderText(w io.Writer, s Summary) error {
+func RenderText(w io.Writer, s Summary) error { return renderText(w, s, false) }
+
+// RenderTextVerbose is RenderText with each finding whole: its full verdict
+// and its evidence (the reports always carry both).
+func RenderTextVerbose(w io.Writer, s Summary) error { return renderText(w, s, true) }
+
+// briefVerdict is how much of a finding's verdict the brief summary prints.
+const briefVerdict = 96
+
+func renderText(w io.Writer, s Summary, verbose bool) error {
 	ew := &errWriter{w: PrintableWriter(w)}
 	c := s.Client
 	ew.printf("llmbench %s — %s (seed %d), %.1f s measured\n", s.Run.Scenario, s.Run.ID, s.Run.Seed, s.Run.Duration)
@@ -138,7 +147,17 @@ func RenderText(w io.Writer, s Summary) error {
 		renderWaterfall(ew, w)
 	}
 	for _, f := range s.Findings {
+		if !verbose {
+			ew.printf("%-4s %s: %s\n", strings.ToUpper(string(f.Severity)), f.ID, oneLine(f.Verdict, briefVerdict))
+			continue
+		}
 		ew.printf("%-4s %s: %s\n", strings.ToUpper(string(f.Severity)), f.ID, f.Verdict)
+		for _, k := range sortedKeys(f.Evidence) {
+			ew.printf("       %s = %.6g\n", k, f.Evidence[k])
+		}
+	}
+	if !verbose && len(s.Findings) > 0 {
+		ew.printf("(findings in brief: --verbose, report.md and report.html have them whole, with their evidence)\n")
 	}
 	return ew.err
 }
@@ -399,15 +418,39 @@ func PrintProgress(ctx context.Context, w io.Writer, every time.Duration, progre
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
+	var steady steadyFindings
 	for {
 		select {
 		case <-ctx.Done():
-			fmt.Fprintln(w, ProgressLine(progress()))
+			fmt.Fprintln(w, ProgressLine(steady.filter(progress())))
 			return
 		case <-t.C:
-			fmt.Fprintln(w, ProgressLine(progress()))
+			fmt.Fprintln(w, ProgressLine(steady.filter(progress())))
 		}
 	}
+}
+
+// steadyFindings keeps a live warning out of the progress lines until it
+// holds in two consecutive looks: one window's blip (a burst at its edge)
+// is not worth a WARN that the summary would contradict.
+type steadyFindings struct{ last map[string]bool }
+
+func (s *steadyFindings) filter(p Progress) Progress {
+	seen := map[string]bool{}
+	kept := p.Findings[:0:0]
+	for _, f := range p.Findings {
+		if f.Severity == reconcile.Info {
+			kept = append(kept, f)
+			continue
+		}
+		seen[f.ID] = true
+		if s.last[f.ID] {
+			kept = append(kept, f)
+		}
+	}
+	s.last = seen
+	p.Findings = kept
+	return p
 }
 
 // SafeWriter is for what a run prints about itself (engine notes, errors):

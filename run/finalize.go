@@ -32,7 +32,10 @@ type Finalized struct {
 // none). It is the one way a run directory is finalized, whether it comes
 // from a run, a rebuilt report or merged shards, so all three write the same
 // files.
-func Finalize(dir string, text io.Writer) (Finalized, error) {
+func Finalize(dir string, text io.Writer) (Finalized, error) { return finalize(dir, text, false) }
+
+// finalize is Finalize; verbose prints the findings whole.
+func finalize(dir string, text io.Writer, verbose bool) (Finalized, error) {
 	s, err := report.Build(dir)
 	if err != nil {
 		return Finalized{}, fmt.Errorf("summarise %s: %w", dir, err)
@@ -68,7 +71,11 @@ func Finalize(dir string, text io.Writer) (Finalized, error) {
 		return fin, err
 	}
 	if text != nil {
-		if err := report.RenderText(text, s); err != nil {
+		render := report.RenderText
+		if verbose {
+			render = report.RenderTextVerbose
+		}
+		if err := render(text, s); err != nil {
 			return fin, err
 		}
 	}

@@ -52,6 +52,9 @@ type Config struct {
 	// Views watch the run while the load runs; each is called in its own
 	// goroutine and must return once its context is done.
 	Views []View
+	// Verbose prints the findings whole in the text summary (the reports
+	// always have them whole).
+	Verbose bool
 	// MetricsAddr, when set, serves llmbench's own Prometheus /metrics there
 	// during the run (package selfmetrics; "127.0.0.1:0" picks a port).
 	MetricsAddr string
@@ -401,7 +404,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	if err := meta.write(rec); err != nil {
 		return res, err
 	}
-	fin, err := Finalize(dir, sys.Stdout)
+	fin, err := finalize(dir, sys.Stdout, cfg.Verbose)
 	if err != nil {
 		return res, err
 	}

@@ -16,6 +16,7 @@ import (
 
 func newReportCmd(cio *cliIO) *cobra.Command {
 	var format string
+	var verbose bool
 	cmd := &cobra.Command{
 		Use:   "report RUN_DIR",
 		Short: "Rebuild a run's summary.json and report.html from its raw files and print the summary",
@@ -42,9 +43,13 @@ func newReportCmd(cio *cliIO) *cobra.Command {
 				_, err := fmt.Fprintln(cio.stdout, filepath.Join(dir, reporthtml.FileName))
 				return err
 			}
+			if format == "text" && verbose {
+				render = report.RenderTextVerbose
+			}
 			return render(cio.stdout, fin.Summary)
 		},
 	}
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "text: print every finding whole, with its evidence")
 	cmd.Flags().StringVar(&format, "format", "text", "what to print: text, json or md (the summary), csv (one line per request), or html (the path of the rebuilt report.html)")
 	return cmd
 }

@@ -24,6 +24,7 @@ type runOpts struct {
 	shard      string        // "i/n": send only shard i of n of the plan ("" = all)
 	sets       []string      // --set FIELD=VALUE overrides of the scenario
 	metrics    string        // serve llmbench's own /metrics here during the run
+	verbose    bool          // the findings whole in the text summary
 }
 
 func newRunCmd(cio *cliIO) *cobra.Command {
@@ -54,6 +55,7 @@ func newRunCmd(cio *cliIO) *cobra.Command {
 	cmd.Flags().StringArrayVar(&opts.thresholds, "threshold", nil, "a gate to check besides the scenario's gates.thresholds (repeatable), e.g. \"client.ttft.p99 < 500ms\"")
 	cmd.Flags().StringVar(&opts.shard, "shard", "", "i/n: send only shard i (0-based) of n of the plan, for n load generators on n machines (merge their runs with llmbench merge)")
 	cmd.Flags().StringVar(&opts.junit, "junit", "", "write the gates' JUnit report here (default: junit.xml in the run directory)")
+	cmd.Flags().BoolVarP(&opts.verbose, "verbose", "v", false, "print every finding whole, with its evidence (report.md and report.html always have them)")
 	cmd.Flags().StringVar(&opts.metrics, "metrics-addr", "", "serve llmbench's own Prometheus /metrics at HOST:PORT during the run (deploy/grafana has a dashboard)")
 	addSetFlag(cmd, &opts.sets)
 	return cmd
@@ -73,7 +75,7 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 	cfg := run.Config{
 		Scenario: opts.scenario, Sets: opts.sets, RunsDir: opts.runsDir,
 		Baseline: opts.baseline, Thresholds: opts.thresholds, JUnit: opts.junit, Shard: opts.shard,
-		Stop: stop, Views: []run.View{progressView(cio, opts, tuiOn, intr.interrupt)}, MetricsAddr: opts.metrics,
+		Stop: stop, Views: []run.View{progressView(cio, opts, tuiOn, intr.interrupt)}, MetricsAddr: opts.metrics, Verbose: opts.verbose,
 	}
 	res, err := run.Run(ctx, cfg, cio.runIO())
 	return res.Dir, err
