@@ -253,12 +253,12 @@ func latencyAxis(cdf []scrape.CDFPoint, samples []float64, p0, p1 float64) (axis
 	return a, unit, ""
 }
 
-// clientCDFPath draws the client's empirical CDF: the share of samples at or
-// below each of cdfGrid points spread along the axis and each engine bound
-// on it. Empty without samples.
-func clientCDFPath(samples []float64, cdf []scrape.CDFPoint, x, y axis, per float64) string {
+// clientCDF is the client's empirical CDF at cdfGrid+1 points spread along
+// the axis and at each engine bound inside it: X in seconds, Y the share of
+// samples at or below. nil without samples.
+func clientCDF(samples []float64, cdf []scrape.CDFPoint, x axis, per float64) []xy {
 	if len(samples) == 0 {
-		return ""
+		return nil
 	}
 	grid := make([]float64, 0, cdfGrid+1+len(cdf))
 	for i := 0; i <= cdfGrid; i++ {
@@ -281,11 +281,20 @@ func clientCDFPath(samples []float64, cdf []scrape.CDFPoint, x, y axis, per floa
 		j, _ := slices.BinarySearch(grid, s) // the first grid point ≥ s
 		counts[j]++
 	}
-	var p pathBuilder
+	out := make([]xy, 0, len(grid))
 	below := 0
 	for j, g := range grid {
 		below += counts[j]
-		p.lineTo(x.at(g*per), y.at(float64(below)/float64(len(samples))))
+		out = append(out, xy{X: g, Y: float64(below) / float64(len(samples))})
+	}
+	return out
+}
+
+// clientCDFPath draws clientCDF as a line; empty without samples.
+func clientCDFPath(samples []float64, cdf []scrape.CDFPoint, x, y axis, per float64) string {
+	var p pathBuilder
+	for _, pt := range clientCDF(samples, cdf, x, per) {
+		p.lineTo(x.at(pt.X*per), y.at(pt.Y))
 	}
 	return p.String()
 }

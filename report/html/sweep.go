@@ -170,7 +170,19 @@ func sweepLatency(sw *report.SweepResult, l sweepLatencyOf) *chart {
 	c := newChartSized(l.id, l.name+" vs offered load", smallW, smallH)
 	x := valueAxis(0, maxLoad, c.Plot.X, c.Plot.Right(), 6)
 	c.XTicks, c.XTitle = x.tickMarks(), loadUnit(sw)
-	y := c.valueY(0, top, "client "+l.name+" (ms)")
+	// Latencies growing by decades past the knee would flatten the points
+	// before it onto the axis: a log scale keeps both readable.
+	bottom := math.Inf(1)
+	for _, p := range p50 {
+		if p.Y > 0 {
+			bottom = math.Min(bottom, p.Y)
+		}
+	}
+	y, logScale := c.valueY(0, top, "client "+l.name+" (ms)"), top/bottom >= 30
+	if logScale {
+		y = looseLogAxis(bottom, top, c.Plot.Bottom(), c.Plot.Y)
+		c.YTicks, c.YTitle = y.tickMarks(), "client "+l.name+" (ms, log scale)"
+	}
 	c.Paths = append(c.Paths, path{Class: "line c4", D: linePath(p50, x, y)}, path{Class: "line c5", D: linePath(p99, x, y)})
 	for i, p := range sw.Points {
 		if math.IsNaN(p50[i].Y) {
@@ -188,6 +200,9 @@ func sweepLatency(sw *report.SweepResult, l sweepLatencyOf) *chart {
 		c.Legend = append(c.Legend, legend{Class: "knee", Kind: "rule", Label: "knee"})
 	}
 	c.Caption = fmt.Sprintf("The client's %s p50 and p99 in each measured phase: %s", l.name, l.why)
+	if logScale {
+		c.Caption += " The latency axis is logarithmic: it spans more than thirtyfold."
+	}
 	return c
 }
 
