@@ -437,6 +437,22 @@ func findingsOf(fs []report.Finding) findingsView {
 		by[f.Severity]++
 		item := findingView{ID: f.ID, Severity: string(f.Severity), Verdict: f.Verdict}
 		for _, k := range slices.Sorted(maps.Keys(f.Evidence)) {
+			// An engine quantile's bucket reads as one bucket, bound first.
+			if q, ok := strings.CutSuffix(k, "_lower_s"); ok {
+				if hi, ok := f.Evidence[q+"_upper_s"]; ok {
+					lo, up := dur(f.Evidence[k]), dur(hi)
+					if l, ok := strings.CutSuffix(lo, " ms"); ok && strings.HasSuffix(up, " ms") {
+						lo = l
+					}
+					item.Evidence = append(item.Evidence, fact{Label: q, Value: "≤ " + up + " (bucket " + lo + "–" + up + ")"})
+					continue
+				}
+			}
+			if q, ok := strings.CutSuffix(k, "_upper_s"); ok {
+				if _, ok := f.Evidence[q+"_lower_s"]; ok {
+					continue
+				}
+			}
 			item.Evidence = append(item.Evidence, fact{Label: k, Value: evidenceValue(k, f.Evidence[k])})
 		}
 		v.Items = append(v.Items, item)

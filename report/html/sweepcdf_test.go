@@ -30,7 +30,9 @@ func TestQuantileCell(t *testing.T) {
 	}
 	// The page shows them so, and no longer in the old "value [bucket]" form.
 	doc := renderString(t, goldenRun.input())
-	for _, want := range []string{"≤ 2\u202f000 ms<span class=\"bucket\">(bucket 1\u202f000–2\u202f000 ms), ≈ "} {
+	for _, want := range []string{"≤ 2\u202f000 ms<span class=\"bucket\">(bucket 1\u202f000–2\u202f000 ms), ≈ ",
+		// a finding's evidence too
+		"server_itl_p50</dt><dd>≤ 6.0 ms (bucket 4.0–6.0 ms)</dd>"} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("the latency table lacks %q", want)
 		}
