@@ -352,6 +352,19 @@ type SweepPoint struct {
 	TTFTp50       float64 `json:"ttft_p50_s"`
 	TTFTp99       float64 `json:"ttft_p99_s"`
 	QueueMean     float64 `json:"server_queue_mean"` // mean requests_waiting over the phase's scrapes; -1 when the engine does not say
+	// The client's ITL, TPOT and E2E quantiles over the phase (0 without
+	// samples, like TTFT).
+	ITLp50  float64 `json:"itl_p50_s"`
+	ITLp99  float64 `json:"itl_p99_s"`
+	TPOTp50 float64 `json:"tpot_p50_s"`
+	TPOTp99 float64 `json:"tpot_p99_s"`
+	E2Ep50  float64 `json:"e2e_p50_s"`
+	E2Ep99  float64 `json:"e2e_p99_s"`
+	// OutputTokPerSPerUser is the output rate one request in flight saw:
+	// the successful requests' output tokens ÷ the sum of their E2E, which
+	// is output_tokens_per_s ÷ the mean number of them in flight (Little's
+	// law); 0 without a successful request.
+	OutputTokPerSPerUser float64 `json:"output_tokens_per_s_per_user"`
 	// GoodputPerS is the rate of requests that met the scenario's SLO
 	// (absent without one).
 	GoodputPerS *float64 `json:"goodput_requests_per_s,omitempty"`

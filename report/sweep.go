@@ -22,6 +22,10 @@ func sweepOf(phases []PhaseResult) *SweepResult {
 			Phase: ph.Name, Load: ph.Load, LoadUnit: ph.LoadUnit,
 			RequestsPerS: ph.Client.Throughput.RequestsPerSec, OutputTokPerS: ph.Client.Throughput.OutputTokensPerSec,
 			TTFTp50: ph.Client.Latency.TTFT.P50, TTFTp99: ph.Client.Latency.TTFT.P99, QueueMean: -1,
+			ITLp50: ph.Client.Latency.ITL.P50, ITLp99: ph.Client.Latency.ITL.P99,
+			TPOTp50: ph.Client.Latency.TPOT.P50, TPOTp99: ph.Client.Latency.TPOT.P99,
+			E2Ep50: ph.Client.Latency.E2E.P50, E2Ep99: ph.Client.Latency.E2E.P99,
+			OutputTokPerSPerUser: perUser(ph.Client),
 		}
 		if g := ph.Client.Goodput; g != nil {
 			p.GoodputPerS = &g.RequestsPerS
@@ -87,4 +91,15 @@ func sweepOf(phases []PhaseResult) *SweepResult {
 // String is the peak in words.
 func (g GoodputPeak) String() string {
 	return fmt.Sprintf("goodput peaks at %s (offered %.4g %s): %.2f requests/s within the SLO", g.Phase, g.Load, g.LoadUnit, g.RequestsPerS)
+}
+
+// perUser is the output rate of one request in flight: the successful
+// requests' output tokens over the time they were in flight (Σ E2E), equal
+// to the phase's output tokens/s ÷ its mean requests in flight (Little's law).
+func perUser(c ClientSide) float64 {
+	inFlight := c.Latency.E2E.Mean * float64(c.Latency.E2E.N)
+	if inFlight <= 0 || math.IsNaN(inFlight) {
+		return 0
+	}
+	return float64(c.Tokens.Output) / inFlight
 }

@@ -83,6 +83,12 @@ func TestBrowser(t *testing.T) {
 		if c := consoleLines(log); len(c) > 0 {
 			t.Errorf("console messages:\n%s", strings.Join(c, "\n"))
 		}
+		drawn := drawnIDs(doc)
+		for _, id := range newCharts {
+			if !drawn[id] {
+				t.Errorf("the browser's DOM does not draw chart %s", id)
+			}
+		}
 	})
 
 	t.Run("screenshot", func(t *testing.T) {
@@ -134,6 +140,68 @@ func TestBrowser(t *testing.T) {
 		if dir := os.Getenv("LLMBENCH_KEEP_SCREENSHOT"); dir != "" {
 			b, _ := os.ReadFile(shot)
 			_ = os.WriteFile(filepath.Join(dir, "report.png"), b, 0o644)
+		}
+	})
+
+	// The CDF and sweep sections lie below the first screen: the same page
+	// with every other section hidden shows them, and their series must be
+	// painted in their colours.
+	t.Run("sweep and CDF screenshot", func(t *testing.T) {
+		const hide = "section:not(#cdf):not(#sweep), .masthead, .tiles { display: none; }"
+		doc := renderString(t, in)
+		if !strings.Contains(doc, "</style>") {
+			t.Fatal("the page has no style sheet to add to")
+		}
+		part := filepath.Join(t.TempDir(), "part.html")
+		if err := os.WriteFile(part, []byte(strings.Replace(doc, "</style>", hide+"</style>", 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		shot := filepath.Join(t.TempDir(), "part.png")
+		_, log := chromium(t, bin, part, "--screenshot="+shot)
+		if c := consoleLines(log); len(c) > 0 {
+			t.Errorf("console messages:\n%s", strings.Join(c, "\n"))
+		}
+		f, err := os.Open(shot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		img, err := png.Decode(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		colours := []struct {
+			name string
+			rgb  [3]uint32
+			min  int
+		}{
+			{"blue (the client's CDFs)", [3]uint32{0x25, 0x63, 0xeb}, 1500},
+			{"light teal (the engine's steps)", [3]uint32{0xa6, 0xd8, 0xd3}, 1500},
+			{"orange (per-user vs total)", [3]uint32{0xd9, 0x77, 0x06}, 300},
+			{"violet (sweep p50s)", [3]uint32{0x7c, 0x3a, 0xed}, 600},
+			{"pink (sweep p99s and the knee)", [3]uint32{0xdb, 0x27, 0x77}, 600},
+		}
+		counts := make([]int, len(colours))
+		for y := 0; y < img.Bounds().Dy(); y++ {
+			for x := 0; x < img.Bounds().Dx(); x++ {
+				r, g, b, _ := img.At(x, y).RGBA()
+				for i, c := range colours {
+					d := func(a, b uint32) uint32 { return max(a, b) - min(a, b) }
+					if d(r>>8, c.rgb[0]) < 20 && d(g>>8, c.rgb[1]) < 20 && d(b>>8, c.rgb[2]) < 20 {
+						counts[i]++
+					}
+				}
+			}
+		}
+		for i, c := range colours {
+			t.Logf("%d %s pixels", counts[i], c.name)
+			if counts[i] < c.min {
+				t.Errorf("%s: %d pixels, want at least %d", c.name, counts[i], c.min)
+			}
+		}
+		if dir := os.Getenv("LLMBENCH_KEEP_SCREENSHOT"); dir != "" {
+			b, _ := os.ReadFile(shot)
+			_ = os.WriteFile(filepath.Join(dir, "sweep-cdf.png"), b, 0o644)
 		}
 	})
 }

@@ -1,6 +1,6 @@
 // Package html renders a run as one self-contained HTML page: the run header
 // and its health, the client-versus-engine latency table, charts over the run
-// clock, the CDF comparison at the engine's bucket bounds, the sweep and the
+// clock, the client's and the engine's CDFs on a latency axis, the sweep and the
 // waterfall when the run has them, and every finding with its evidence.
 //
 // It computes, then renders: build turns the Summary and the raw records and

@@ -74,7 +74,11 @@ func build(in Input) page {
 	}
 	tl := timelineOf(s, records, in.Rows)
 	p.Timeline, p.Notes = tl.charts, tl.notes
-	p.CDF, p.CDFNote = cdfCharts(s.Server)
+	var samples map[string][]float64
+	if s.Server != nil {
+		samples = clientSamples(s, records)
+	}
+	p.CDF, p.CDFNote = cdfCharts(s.Server, samples)
 	p.Sweep = sweepOf(s.Sweep)
 	p.Waterfall = waterfallOf(s.Waterfall)
 	notes := report.NotesOf(s)
@@ -333,10 +337,30 @@ type latRow struct {
 	ServerState string       // "" | absent | no /metrics
 }
 
+// serverCell is an engine quantile: what the histogram knows first (the
+// bucket it lies in), the value interpolated inside it second.
 type serverCell struct {
-	Value  string // ms
-	Bucket string // the bucket that bounds it
+	Bound  string // "≤ 100 ms", or "> 400 ms" above the top bucket
+	Bucket string // "bucket 0–100 ms" | "above the top bucket"
+	Approx string // "≈ 50.0" interpolated, ms; empty above the top bucket
 	Above  bool   // beyond the top finite bucket: unknowable above it
+}
+
+// String is the cell in one line: "≤ 100 ms (bucket 0–100 ms), ≈ 50.0".
+func (c serverCell) String() string {
+	s := c.Bound + " (" + c.Bucket + ")"
+	if c.Approx != "" {
+		s += ", " + c.Approx
+	}
+	return s
+}
+
+// quantileCell formats an engine quantile bucket first.
+func quantileCell(e report.BucketEstimate) serverCell {
+	if e.AboveTop {
+		return serverCell{Bound: "> " + ms(e.Bucket[0]) + " ms", Bucket: "above the top bucket", Above: true}
+	}
+	return serverCell{Bound: "≤ " + ms(e.Bucket[1]) + " ms", Bucket: "bucket " + ms(e.Bucket[0]) + "–" + ms(e.Bucket[1]) + " ms", Approx: "≈ " + ms(e.Value)}
 }
 
 var latencyNames = []struct{ key, name, help string }{
@@ -392,11 +416,7 @@ func serverCells(row *latRow, srv *report.ServerSide, key string) {
 	}
 	row.ServerN, row.ServerMean = num(d.N), ms(d.Mean)
 	for _, e := range []report.BucketEstimate{d.P50, d.P90, d.P99} {
-		if e.AboveTop {
-			row.Server = append(row.Server, serverCell{Value: "> " + ms(e.Bucket[0]), Bucket: "above the top bucket", Above: true})
-			continue
-		}
-		row.Server = append(row.Server, serverCell{Value: ms(e.Value), Bucket: "[" + ms(e.Bucket[0]) + "–" + ms(e.Bucket[1]) + "]"})
+		row.Server = append(row.Server, quantileCell(e))
 	}
 }
 
@@ -417,6 +437,22 @@ func findingsOf(fs []report.Finding) findingsView {
 		by[f.Severity]++
 		item := findingView{ID: f.ID, Severity: string(f.Severity), Verdict: f.Verdict}
 		for _, k := range slices.Sorted(maps.Keys(f.Evidence)) {
+			// An engine quantile's bucket reads as one bucket, bound first.
+			if q, ok := strings.CutSuffix(k, "_lower_s"); ok {
+				if hi, ok := f.Evidence[q+"_upper_s"]; ok {
+					lo, up := dur(f.Evidence[k]), dur(hi)
+					if l, ok := strings.CutSuffix(lo, " ms"); ok && strings.HasSuffix(up, " ms") {
+						lo = l
+					}
+					item.Evidence = append(item.Evidence, fact{Label: q, Value: "≤ " + up + " (bucket " + lo + "–" + up + ")"})
+					continue
+				}
+			}
+			if q, ok := strings.CutSuffix(k, "_upper_s"); ok {
+				if _, ok := f.Evidence[q+"_lower_s"]; ok {
+					continue
+				}
+			}
 			item.Evidence = append(item.Evidence, fact{Label: k, Value: evidenceValue(k, f.Evidence[k])})
 		}
 		v.Items = append(v.Items, item)

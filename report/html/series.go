@@ -19,7 +19,6 @@ import (
 const (
 	maxBuckets     = 400   // time buckets per run-clock chart
 	maxLinePoints  = 1000  // points per line (gauges, in-flight)
-	maxCDFLabels   = 7     // bucket-bound labels under a CDF chart
 	maxAllDots     = 5000  // a scatter of more requests is thinned
 	minWindow      = 20    // requests per rolling-quantile window, at least
 	maxWindows     = 200   // rolling-quantile windows per run, about

@@ -18,6 +18,7 @@ type sweepView struct {
 
 type sweepRow struct {
 	Phase, Load, ReqPerS, TokPerS, TTFTp50, TTFTp99, Queue, Goodput string
+	PerUser                                                         string // output tok/s per user
 	Knee                                                            bool
 }
 
@@ -38,7 +39,8 @@ func sweepOf(sw *report.SweepResult) *sweepView {
 		v.Rows = append(v.Rows, sweepRow{
 			Phase: p.Phase, Load: num(p.Load) + " " + p.LoadUnit, ReqPerS: num(p.RequestsPerS), TokPerS: num(p.OutputTokPerS),
 			TTFTp50: ms(p.TTFTp50), TTFTp99: ms(p.TTFTp99), Queue: queue, Goodput: goodput,
-			Knee: sw.Saturation.Found && p.Phase == sw.Saturation.Phase,
+			PerUser: num(p.OutputTokPerSPerUser),
+			Knee:    sw.Saturation.Found && p.Phase == sw.Saturation.Phase,
 		})
 	}
 	if sw.Saturation.Found {
@@ -50,8 +52,30 @@ func sweepOf(sw *report.SweepResult) *sweepView {
 	if g := sw.GoodputPeak; g != nil {
 		v.Saturation += " Goodput " + strings.TrimPrefix(g.String(), "goodput ") + "."
 	}
-	v.Charts = []*chart{sweepThroughput(sw), sweepLatency(sw)}
+	v.Charts = []*chart{sweepThroughput(sw), sweepPerUser(sw)}
+	for _, l := range sweepLatencies {
+		if c := sweepLatency(sw, l); c != nil {
+			v.Charts = append(v.Charts, c)
+		}
+	}
 	return v
+}
+
+// sweepLatency is one client latency the sweep charts against offered load.
+type sweepLatencyOf struct {
+	id, name, why string
+	p50, p99      func(report.SweepPoint) float64
+}
+
+var sweepLatencies = []sweepLatencyOf{
+	{"sweep-ttft", "TTFT", "past the knee, requests queue and TTFT grows.",
+		func(p report.SweepPoint) float64 { return p.TTFTp50 }, func(p report.SweepPoint) float64 { return p.TTFTp99 }},
+	{"sweep-itl", "ITL", "the gaps between a request's tokens, which widen when a fuller batch makes each decoding step slower.",
+		func(p report.SweepPoint) float64 { return p.ITLp50 }, func(p report.SweepPoint) float64 { return p.ITLp99 }},
+	{"sweep-tpot", "TPOT", "each request's time per output token after its first, which grows with the batch as ITL does.",
+		func(p report.SweepPoint) float64 { return p.TPOTp50 }, func(p report.SweepPoint) float64 { return p.TPOTp99 }},
+	{"sweep-e2e", "E2E", "what a user waited for the whole answer, queueing included.",
+		func(p report.SweepPoint) float64 { return p.E2Ep50 }, func(p report.SweepPoint) float64 { return p.E2Ep99 }},
 }
 
 func loadUnit(sw *report.SweepResult) string {
@@ -124,32 +148,101 @@ func sweepThroughput(sw *report.SweepResult) *chart {
 	return c
 }
 
-func sweepLatency(sw *report.SweepResult) *chart {
-	c := newChartSized("sweep-ttft", "TTFT vs offered load", smallW, smallH)
+// sweepLatency charts a client latency's p50 and p99 per phase against the
+// offered load; nil when no phase has a sample of it (0 means none).
+func sweepLatency(sw *report.SweepResult, l sweepLatencyOf) *chart {
 	maxLoad, top := 0.0, 0.0
 	var p50, p99 []xy
 	for _, p := range sw.Points {
 		maxLoad = math.Max(maxLoad, p.Load)
-		top = math.Max(top, p.TTFTp99*1000)
-		p50 = append(p50, xy{X: p.Load, Y: p.TTFTp50 * 1000})
-		p99 = append(p99, xy{X: p.Load, Y: p.TTFTp99 * 1000})
+		a, b := l.p50(p)*1000, l.p99(p)*1000
+		if a <= 0 && b <= 0 {
+			a, b = math.NaN(), math.NaN()
+		} else {
+			top = math.Max(top, b)
+		}
+		p50 = append(p50, xy{X: p.Load, Y: a})
+		p99 = append(p99, xy{X: p.Load, Y: b})
 	}
+	if top == 0 {
+		return nil
+	}
+	c := newChartSized(l.id, l.name+" vs offered load", smallW, smallH)
 	x := valueAxis(0, maxLoad, c.Plot.X, c.Plot.Right(), 6)
 	c.XTicks, c.XTitle = x.tickMarks(), loadUnit(sw)
-	y := c.valueY(0, top, "client TTFT (ms)")
+	// Latencies growing by decades past the knee would flatten the points
+	// before it onto the axis: a log scale keeps both readable.
+	bottom := math.Inf(1)
+	for _, p := range p50 {
+		if p.Y > 0 {
+			bottom = math.Min(bottom, p.Y)
+		}
+	}
+	y, logScale := c.valueY(0, top, "client "+l.name+" (ms)"), top/bottom >= 30
+	if logScale {
+		y = looseLogAxis(bottom, top, c.Plot.Bottom(), c.Plot.Y)
+		c.YTicks, c.YTitle = y.tickMarks(), "client "+l.name+" (ms, log scale)"
+	}
 	c.Paths = append(c.Paths, path{Class: "line c4", D: linePath(p50, x, y)}, path{Class: "line c5", D: linePath(p99, x, y)})
 	for i, p := range sw.Points {
+		if math.IsNaN(p50[i].Y) {
+			continue
+		}
 		c.Points = append(c.Points,
-			point{X: x.at(p50[i].X), Y: y.at(p50[i].Y), R: 3, Class: "c4", Title: fmt.Sprintf("%s: TTFT p50 %s ms", p.Phase, ms(p.TTFTp50))},
-			point{X: x.at(p99[i].X), Y: y.at(p99[i].Y), R: 3, Class: "c5", Title: fmt.Sprintf("%s: TTFT p99 %s ms", p.Phase, ms(p.TTFTp99))})
+			point{X: x.at(p50[i].X), Y: y.at(p50[i].Y), R: 3, Class: "c4", Title: fmt.Sprintf("%s: offered %s, %s p50 %s ms", p.Phase, num(p.Load), l.name, ms(l.p50(p)))},
+			point{X: x.at(p99[i].X), Y: y.at(p99[i].Y), R: 3, Class: "c5", Title: fmt.Sprintf("%s: offered %s, %s p99 %s ms", p.Phase, num(p.Load), l.name, ms(l.p99(p)))})
 	}
 	if s := sw.Saturation; s.Found && s.Load > 0 {
-		c.Rules = append(c.Rules, rule{X: x.at(s.Load), Class: "knee", Title: "knee: " + s.Phase})
+		c.Rules = append(c.Rules, rule{X: x.at(s.Load), Class: "knee", Title: "knee: " + s.Phase + ", offered " + num(s.Load)})
 	}
 	c.Legend = []legend{{Class: "c4", Kind: "line", Label: "p50"}, {Class: "c5", Kind: "line", Label: "p99"}}
 	if sw.Saturation.Found {
 		c.Legend = append(c.Legend, legend{Class: "knee", Kind: "rule", Label: "knee"})
 	}
-	c.Caption = "The client's TTFT p50 and p99 in each measured phase: past the knee, requests queue and TTFT grows."
+	c.Caption = fmt.Sprintf("The client's %s p50 and p99 in each measured phase: %s", l.name, l.why)
+	if logScale {
+		c.Caption += " The latency axis is logarithmic: it spans more than thirtyfold."
+	}
+	return c
+}
+
+// sweepPerUser trades the engine's total output rate against what one
+// request in flight gets: one point per phase, the knee ringed.
+func sweepPerUser(sw *report.SweepResult) *chart {
+	c := newChartSized("sweep-per-user", "Output tokens/s per user vs total", smallW, smallH)
+	maxX, maxY := 0.0, 0.0
+	pts := make([]xy, 0, len(sw.Points))
+	for _, p := range sw.Points {
+		maxX = math.Max(maxX, p.OutputTokPerS)
+		maxY = math.Max(maxY, p.OutputTokPerSPerUser)
+		pts = append(pts, xy{X: p.OutputTokPerS, Y: p.OutputTokPerSPerUser})
+	}
+	x := valueAxis(0, maxX, c.Plot.X, c.Plot.Right(), 6)
+	c.XTicks, c.XTitle = x.tickMarks(), "total output tokens/s"
+	y := c.valueY(0, maxY, "output tokens/s per user")
+	c.Paths = append(c.Paths, path{Class: "line c3", D: linePath(pts, x, y)})
+	for _, p := range sw.Points {
+		c.Points = append(c.Points, point{X: x.at(p.OutputTokPerS), Y: y.at(p.OutputTokPerSPerUser), R: 3.5, Class: "c3",
+			Title: fmt.Sprintf("%s: offered %s, %s output tok/s in total, %s per user", p.Phase, num(p.Load), num(p.OutputTokPerS), num(p.OutputTokPerSPerUser))})
+	}
+	c.Legend = []legend{{Class: "c3", Kind: "line", Label: "one point per phase, in order"}}
+	if s := sw.Saturation; s.Found {
+		for _, p := range sw.Points {
+			if p.Phase != s.Phase {
+				continue
+			}
+			px, py := x.at(p.OutputTokPerS), y.at(p.OutputTokPerSPerUser)
+			c.Points = append(c.Points, point{X: px, Y: py, R: 7, Class: "knee", Title: "knee: " + p.Phase})
+			anchor, lx := "start", px+10
+			if px > c.Plot.X+c.Plot.W/2 {
+				anchor, lx = "end", px-10
+			}
+			c.Labels = append(c.Labels, label{X: lx, Y: py - 8, Text: "knee: " + clip(p.Phase, 24), Anchor: anchor, Class: "knee"})
+			c.Legend = append(c.Legend, legend{Class: "knee", Kind: "ring", Label: "knee"})
+		}
+	}
+	c.Caption = "Each measured phase's total output tokens/s against the output tokens/s one request in flight saw " +
+		"(its output tokens ÷ the sum of the requests' E2E: the total ÷ the mean requests in flight). " +
+		"Up and right is better; past the knee more load buys no total rate and costs every user."
 	return c
 }
