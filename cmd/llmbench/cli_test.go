@@ -28,6 +28,7 @@ func TestExitCodes(t *testing.T) {
 		inStderr string
 	}{
 		{"version", []string{"version"}, exitOK, ""},
+		{"--version", []string{"--version"}, exitOK, ""},
 		{"unknown command", []string{"bogus"}, exitUsage, "unknown command"},
 		{"run without a file", []string{"run"}, exitUsage, "arg"},
 		{"unknown flag", []string{"run", "--nope", "x.yaml"}, exitUsage, "unknown flag"},

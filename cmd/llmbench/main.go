@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/llmbench-org/llmbench/internal/version"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/run"
 )
@@ -92,8 +93,10 @@ func newRootCmd(cio *cliIO) *cobra.Command {
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		RunE:    func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+		Version: version.String(),
 	}
+	root.SetVersionTemplate("llmbench {{.Version}}\n")
 	root.SetOut(cio.stdout)
 	root.SetErr(cio.stderr)
 	// Flag errors are usage errors (exit 2).

@@ -15,16 +15,40 @@ func String() string {
 	if value != "" {
 		return value
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		v := bi.Main.Version
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				v += "+" + s.Value[:12]
-			}
-		}
-		if v != "" {
-			return v
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	return fromBuildInfo(bi)
+}
+
+// fromBuildInfo is the module's version when it was built as a module
+// (`go install github.com/llmbench-org/llmbench/cmd/llmbench@v1.2.3`), else
+// "devel" with the VCS revision and "-dirty" for uncommitted changes (a
+// build from a checkout, whose module version is "(devel)").
+func fromBuildInfo(bi *debug.BuildInfo) string {
+	v := bi.Main.Version
+	if v == "(devel)" {
+		v = ""
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
 		}
 	}
-	return "devel"
+	if v != "" {
+		return v
+	}
+	v = "devel"
+	if len(rev) >= 12 {
+		v += "+" + rev[:12]
+		if dirty {
+			v += "-dirty"
+		}
+	}
+	return v
 }
