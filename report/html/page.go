@@ -20,6 +20,7 @@ type page struct {
 	Subtitle  string
 	Run       []fact
 	Engine    []fact
+	Gates     *gatesView // the gates' verdicts, first when the run has gates
 	Health    healthView
 	Tiles     []tile
 	Tokens    []fact
@@ -60,6 +61,7 @@ func build(in Input) page {
 		Subtitle:     s.Run.ID,
 		Run:          runFacts(s),
 		Engine:       engineFacts(s),
+		Gates:        gatesOf(s.Gates),
 		Health:       healthOf(s.Health),
 		Tiles:        tilesOf(s),
 		Tokens:       tokenFacts(s.Client),
@@ -601,4 +603,46 @@ func errorsOf(records []client.Record) errorsView {
 		v.Rows = append(v.Rows, errorRow{Count: count(counts[k]), Class: string(k.class), Status: status, Message: orDash(clip(report.Redact(k.msg), errorTextRunes))})
 	}
 	return v
+}
+
+// gatesView is the gates' verdicts: why a CI job passed or failed.
+type gatesView struct {
+	Passed   bool
+	Verdict  string
+	Baseline string
+	Rows     []gateRow
+}
+
+type gateRow struct {
+	Status, Class, Gate, Observed, Limit, Reason string
+}
+
+func gatesOf(g *report.GateVerdicts) *gatesView {
+	if g == nil {
+		return nil
+	}
+	v := &gatesView{Passed: g.Passed, Baseline: g.Baseline,
+		Verdict: fmt.Sprintf("%d passed, %d failed, %d could not be evaluated", g.Pass, g.Fail, g.Unevaluable)}
+	for _, r := range g.Results {
+		class := map[string]string{"pass": "ok", "fail": "bad", "error": "warn"}[r.Status]
+		v.Rows = append(v.Rows, gateRow{Status: r.Status, Class: class, Gate: r.Gate,
+			Observed: gateValue(r.Observed, r.Unit, r.Status), Limit: gateValue(r.Limit, r.Unit, ""), Reason: r.Reason})
+	}
+	return v
+}
+
+// gateValue shows a gate's number in its unit ("—" when not evaluated).
+func gateValue(v float64, unit, status string) string {
+	if status == "error" {
+		return "—"
+	}
+	switch unit {
+	case "s":
+		return fmt.Sprintf("%.4g s", v)
+	case "fraction":
+		return fmt.Sprintf("%.2f %%", 100*v)
+	case "per_s":
+		return fmt.Sprintf("%.4g /s", v)
+	}
+	return fmt.Sprintf("%.4g", v)
 }
