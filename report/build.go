@@ -423,6 +423,7 @@ func clientSide(records []client.Record, dur time.Duration) ClientSide {
 		}
 	}
 	c.Latency = Latencies{TTFT: distOf(ttft), TTFC: distOf(ttfc), ITL: distOf(itl), TPOT: distOf(tpot), E2E: distOf(e2e)}
+	c.Throughput.PeakOutputTokensPerSec, c.PeakConcurrency = peaks(records)
 	return c
 }
 
@@ -548,7 +549,50 @@ func distOf(xs []float64) Dist {
 	}
 	sort.Float64s(xs)
 	q := func(p float64) float64 { return stat.Quantile(p, stat.LinInterp, xs, nil) }
-	return Dist{N: len(xs), Mean: stat.Mean(xs, nil), P50: q(0.5), P90: q(0.9), P95: q(0.95), P99: q(0.99), Max: xs[len(xs)-1]}
+	mean, std := stat.MeanStdDev(xs, nil)
+	if len(xs) < 2 {
+		std = 0 // one sample has no spread (MeanStdDev says NaN)
+	}
+	return Dist{N: len(xs), Mean: mean, StdDev: std, P50: q(0.5), P90: q(0.9), P95: q(0.95), P99: q(0.99), Max: xs[len(xs)-1]}
+}
+
+// peaks are the most output tokens streamed in one second of the run clock,
+// and the most requests in flight at once, over the records.
+func peaks(records []client.Record) (tokensPerS float64, concurrency int) {
+	perSecond := map[int64]float64{}
+	type edge struct {
+		at time.Duration
+		d  int
+	}
+	edges := make([]edge, 0, 2*len(records))
+	for i := range records {
+		r := &records[i]
+		if r.Sent > 0 && r.End >= r.Sent {
+			edges = append(edges, edge{r.SentOnWire(), 1}, edge{r.End, -1})
+		}
+		for _, c := range r.Chunks {
+			n := float64(c.Tokens)
+			if n == 0 {
+				n = 1
+			}
+			perSecond[int64(c.At/time.Second)] += n
+		}
+	}
+	for _, v := range perSecond {
+		tokensPerS = max(tokensPerS, v)
+	}
+	sort.Slice(edges, func(i, j int) bool {
+		if edges[i].at != edges[j].at {
+			return edges[i].at < edges[j].at
+		}
+		return edges[i].d < edges[j].d // an end before a start at the same instant
+	})
+	cur := 0
+	for _, e := range edges {
+		cur += e.d
+		concurrency = max(concurrency, cur)
+	}
+	return tokensPerS, concurrency
 }
 
 func health(meta RunMeta, records []client.Record, rows []scrape.Row, partialLines, duplicates int) Health {

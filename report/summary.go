@@ -109,6 +109,8 @@ type ClientSide struct {
 	Latency    Latencies     `json:"latency_s"`
 	// Goodput is present when the scenario set an SLO.
 	Goodput *Goodput `json:"goodput,omitempty"`
+	// PeakConcurrency is the most requests in flight at once.
+	PeakConcurrency int `json:"peak_concurrency"`
 	// FirstTokenNotContent counts successful requests whose first output
 	// chunk was reasoning or a tool call rather than content: their TTFC
 	// (time to first content) differs from their TTFT.
@@ -235,6 +237,9 @@ type Throughput struct {
 	RequestsPerSec     float64 `json:"requests_per_s"`
 	OutputTokensPerSec float64 `json:"output_tokens_per_s"`
 	TotalTokensPerSec  float64 `json:"total_tokens_per_s"`
+	// PeakOutputTokensPerSec is the most output tokens streamed in one
+	// second of the run clock.
+	PeakOutputTokensPerSec float64 `json:"peak_output_tokens_per_s"`
 }
 
 // Latencies are the client's latency distributions, in seconds. TTFT counts
@@ -252,13 +257,14 @@ type Latencies struct {
 // Dist summarises samples (seconds). Quantiles interpolate linearly between
 // order statistics (gonum stat.LinInterp).
 type Dist struct {
-	N    int     `json:"n"`
-	Mean float64 `json:"mean"`
-	P50  float64 `json:"p50"`
-	P90  float64 `json:"p90"`
-	P95  float64 `json:"p95"`
-	P99  float64 `json:"p99"`
-	Max  float64 `json:"max"`
+	N      int     `json:"n"`
+	Mean   float64 `json:"mean"`
+	StdDev float64 `json:"stddev"` // sample standard deviation
+	P50    float64 `json:"p50"`
+	P90    float64 `json:"p90"`
+	P95    float64 `json:"p95"`
+	P99    float64 `json:"p99"`
+	Max    float64 `json:"max"`
 }
 
 // ServerSide is the engine's own account of the measured phases: deltas of its

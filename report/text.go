@@ -51,8 +51,12 @@ func renderText(w io.Writer, s Summary, verbose bool) error {
 	for _, class := range sortedKeys(c.Requests.ErrorSamples) {
 		ew.printf("  %s, e.g.: %s\n", class, oneLine(c.Requests.ErrorSamples[class], 160))
 	}
-	ew.printf("throughput: %.1f output tokens/s, %.2f requests/s (tokens from %s)\n",
+	ew.printf("throughput: %.1f output tokens/s, %.2f requests/s (tokens from %s)",
 		c.Throughput.OutputTokensPerSec, c.Throughput.RequestsPerSec, c.Tokens.Source)
+	if c.PeakConcurrency > 0 {
+		ew.printf("; peak %.0f output tokens/s, %d requests in flight", c.Throughput.PeakOutputTokensPerSec, c.PeakConcurrency)
+	}
+	ew.printf("\n")
 	if g := c.Goodput; g != nil {
 		ew.printf("goodput: %s\n", goodputLine(g, c.Requests.Sent))
 	}

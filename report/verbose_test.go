@@ -3,7 +3,9 @@ package report
 import (
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report/reconcile"
 )
 
@@ -46,5 +48,23 @@ func TestLiveWarningsMustHold(t *testing.T) {
 	}
 	if got := s.filter(Progress{Findings: []Finding{warn}}).Findings; len(got) != 0 {
 		t.Errorf("back after a gap: %v, want it held back again", got)
+	}
+}
+
+// Peaks: the most output tokens in one second, the most requests in flight.
+func TestPeaks(t *testing.T) {
+	t.Parallel()
+	s := time.Second
+	records := []client.Record{
+		{Sent: 1 * s, End: 3 * s, Chunks: []client.Chunk{{At: 1500 * time.Millisecond, Tokens: 4}, {At: 2100 * time.Millisecond, Tokens: 2}}},
+		{Sent: 2 * s, End: 4 * s, Chunks: []client.Chunk{{At: 2200 * time.Millisecond}, {At: 2300 * time.Millisecond, Tokens: 3}}},
+		{Sent: 4 * s, End: 5 * s},
+	}
+	tok, conc := peaks(records)
+	if tok != 6 || conc != 2 {
+		t.Errorf("peaks %g tokens/s, %d in flight; want 6 (second 2: 2+1+3) and 2 (the third starts as the second ends)", tok, conc)
+	}
+	if d := distOf([]float64{1, 2, 3, 4}); d.StdDev < 1.29 || d.StdDev > 1.30 {
+		t.Errorf("stddev %g, want the sample standard deviation 1.291", d.StdDev)
 	}
 }
