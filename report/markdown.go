@@ -188,7 +188,7 @@ func renderGatesMarkdown(ew *errWriter, g *GateVerdicts) {
 		if mark == "" {
 			mark = mdText(r.Status)
 		}
-		ew.printf("| %s | `%s` | %s | %s | %s |\n", mark, mdCode(r.Gate), gateNumber(r.Observed, r.Unit, r.Status), gateNumber(r.Limit, r.Unit, ""), mdText(r.Reason))
+		ew.printf("| %s | `%s` | %s | %s | %s |\n", mark, mdCode(r.Gate), GateNumber(r.Observed, r.Unit, r.Status), GateNumber(r.Limit, r.Unit, ""), mdText(r.Reason))
 	}
 	ew.printf("\n")
 }
@@ -200,8 +200,9 @@ func mdCode(s string) string {
 	return Printable(s)
 }
 
-// gateNumber shows a gate's value in its unit ("—" when it was not evaluated).
-func gateNumber(v float64, unit, status string) string {
+// GateNumber shows a gate's value in its unit ("—" when it was not
+// evaluated); every report shows gates' numbers this way.
+func GateNumber(v float64, unit, status string) string {
 	if status == "error" {
 		return "—"
 	}

@@ -626,23 +626,7 @@ func gatesOf(g *report.GateVerdicts) *gatesView {
 	for _, r := range g.Results {
 		class := map[string]string{"pass": "ok", "fail": "bad", "error": "warn"}[r.Status]
 		v.Rows = append(v.Rows, gateRow{Status: r.Status, Class: class, Gate: r.Gate,
-			Observed: gateValue(r.Observed, r.Unit, r.Status), Limit: gateValue(r.Limit, r.Unit, ""), Reason: r.Reason})
+			Observed: report.GateNumber(r.Observed, r.Unit, r.Status), Limit: report.GateNumber(r.Limit, r.Unit, ""), Reason: r.Reason})
 	}
 	return v
-}
-
-// gateValue shows a gate's number in its unit ("—" when not evaluated).
-func gateValue(v float64, unit, status string) string {
-	if status == "error" {
-		return "—"
-	}
-	switch unit {
-	case "s":
-		return fmt.Sprintf("%.4g s", v)
-	case "fraction":
-		return fmt.Sprintf("%.2f %%", 100*v)
-	case "per_s":
-		return fmt.Sprintf("%.4g /s", v)
-	}
-	return fmt.Sprintf("%.4g", v)
 }
