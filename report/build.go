@@ -629,8 +629,13 @@ func health(meta RunMeta, records []client.Record, rows []scrape.Row, partialLin
 	if h.DroppedArrivals > 0 {
 		h.Problems = append(h.Problems, fmt.Sprintf("%d arrivals were dropped: the offered load was not sent", h.DroppedArrivals))
 	}
-	if meta.Client.Saturated {
-		h.Problems = append(h.Problems, "the client itself was saturated: its latencies include its own delay")
+	switch c := meta.Client; {
+	case c.Saturated:
+		h.Problems = append(h.Problems, fmt.Sprintf("the client itself was saturated (%.0f%% of %d cores): its latencies include its own delay; use a bigger client machine or shard the run",
+			100*c.CPUUtilization, c.CPUCores))
+	case c.Delay == "host_delayed":
+		h.Problems = append(h.Problems, fmt.Sprintf("the host delayed the client: its goroutines waited %.1f ms (p99) to run while it used %.0f%% of its cores, so other processes took them; its latencies include that delay: run on a quieter host or set CPUs aside for llmbench",
+			1000*c.SchedLatencyP99_s, 100*c.CPUUtilization))
 	}
 	if meta.Stopped != "" {
 		h.Problems = append(h.Problems, "the run stopped early: "+meta.Stopped)

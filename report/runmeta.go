@@ -107,7 +107,10 @@ type ClientHealth struct {
 	CPUCores          int     `json:"cpu_cores"`           // GOMAXPROCS during the run
 	CPUUtilization    float64 `json:"cpu_utilization"`     // process CPU time ÷ (wall time × cores), 0–1
 	SchedLatencyP99_s float64 `json:"sched_latency_p99_s"` // Go scheduler: runnable → running, p99 over the run
-	Saturated         bool    `json:"saturated"`           // the client was likely a bottleneck
-	GCCycles          uint64  `json:"gc_cycles"`           // garbage collections in the client process during the run
-	GCPolicy          string  `json:"gc_policy,omitempty"` // how the collector was kept out of the measurement
+	Saturated         bool    `json:"saturated"`           // the client itself was the bottleneck (CPU-bound)
+	// Delay says what delayed the client's timestamps: "" nothing,
+	// "cpu_bound" its own work, "host_delayed" other processes on the host.
+	Delay    string `json:"delay,omitempty"`
+	GCCycles uint64 `json:"gc_cycles"`           // garbage collections in the client process during the run
+	GCPolicy string `json:"gc_policy,omitempty"` // how the collector was kept out of the measurement
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmbench-org/llmbench/internal/quiet"
 	"github.com/llmbench-org/llmbench/report"
 )
 
@@ -18,6 +19,7 @@ import (
 // more than planned, and the summary says by how much.
 func TestCalibratedPromptsAreCountedExactly(t *testing.T) {
 	t.Parallel()
+	quiet.Busy(t) // eight runs at once load the machine
 	for _, dialect := range []string{"llamacpp", "vllm", "sglang", "fastdeploy"} {
 		for _, calibrate := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/calibrate=%v", dialect, calibrate), func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/internal/quiet"
 	"github.com/llmbench-org/llmbench/report"
 )
 
@@ -414,6 +415,7 @@ scrape: {interval: 300ms, timeout: 250ms}
 
 func TestFaultMatrix(t *testing.T) {
 	t.Parallel()
+	quiet.Busy(t) // dozens of runs at once load the machine: the ground-truth test waits for them
 	cases := faultCases()
 	if len(cases) < 40 {
 		t.Fatalf("the fault matrix has %d cases, want at least 40", len(cases))

@@ -64,8 +64,8 @@ scrape: {interval: 250ms}
 
 // timeDiffs collects client − truth time differences (a client time counts
 // from the send on the wire, the engine's from its arrival: a loopback hop
-// apart). Their median must be within a wake-up; single samples may meet a
-// busy machine.
+// apart). Their median must be within a few wake-ups; single samples may
+// meet a busy machine.
 type timeDiffs struct {
 	name string
 	d    []time.Duration
@@ -84,8 +84,12 @@ func (td *timeDiffs) check(t *testing.T) {
 		abs[i] = max(d, -d)
 	}
 	slices.Sort(abs)
-	if med := abs[len(abs)/2]; med > 2*time.Millisecond {
-		t.Errorf("%s: median |client − truth| %v over %d requests, want <= 2ms (all: %v)", td.name, med, len(abs), td.d)
+	// The bound tells the events apart (reasoning comes tokens before
+	// content, a tool call's first delta before its arguments end); the
+	// 2 ms accuracy itself is TestRunAgainstGroundTruth's, on a quiet
+	// machine, while these share it with other tests.
+	if med := abs[len(abs)/2]; med > 5*time.Millisecond {
+		t.Errorf("%s: median |client − truth| %v over %d requests, want <= 5ms (all: %v)", td.name, med, len(abs), td.d)
 	}
 }
 

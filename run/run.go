@@ -382,7 +382,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 		}
 		m.Client = report.ClientHealth{
 			CPUCores: self.Cores, CPUUtilization: self.CPUUtilization,
-			SchedLatencyP99_s: self.SchedLatencyP99.Seconds(), Saturated: self.Saturated(),
+			SchedLatencyP99_s: self.SchedLatencyP99.Seconds(), Saturated: self.Saturated(), Delay: self.Delay(),
 			GCCycles: self.GCCycles, GCPolicy: "GOGC/GOMEMLIMIT from the environment",
 		}
 		if quietGC {

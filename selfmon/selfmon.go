@@ -42,16 +42,44 @@ func Take() Sample {
 type Report struct {
 	Cores           int           // GOMAXPROCS
 	CPUUtilization  float64       // CPU time ÷ (wall × cores), 0–1
-	SchedLatencyP99 time.Duration // p99 of runnable → running delay over the interval (bucket upper bound)
+	SchedLatencyP99 time.Duration // p99 of runnable → running delay over the interval (interpolated in its bucket)
 	GCCycles        uint64        // garbage collections during the interval
 }
 
-// Saturated reports whether the client was likely a bottleneck: its cores
-// were nearly all busy, or goroutines waited long to be scheduled (which
-// delays the timestamp taken when a chunk arrives).
-func (r Report) Saturated() bool {
-	return r.CPUUtilization > 0.9 || r.SchedLatencyP99 > 5*time.Millisecond
+// What delayed the client's goroutines, when something did (Report.Delay).
+const (
+	// DelayCPUBound: llmbench used nearly all its cores; its own work
+	// delayed its timestamps. A bigger machine or a sharded run helps.
+	DelayCPUBound = "cpu_bound"
+	// DelayHost: llmbench's goroutines waited to run although it used
+	// little CPU: other processes on the host took the cores. A quieter
+	// host (or CPUs set aside for llmbench) helps; more llmbench does not.
+	DelayHost = "host_delayed"
+)
+
+// Thresholds of Delay: the CPU share past which llmbench is CPU-bound, and
+// the scheduler delay past which its timestamps are late enough to say.
+const (
+	cpuBound      = 0.9
+	lateScheduler = 5 * time.Millisecond
+)
+
+// Delay says what, if anything, delayed the client's timestamps: "" when
+// nothing did, DelayCPUBound when llmbench itself kept its cores busy,
+// DelayHost when its goroutines waited to run while it used little CPU.
+func (r Report) Delay() string {
+	switch {
+	case r.CPUUtilization > cpuBound:
+		return DelayCPUBound
+	case r.SchedLatencyP99 > lateScheduler:
+		return DelayHost
+	}
+	return ""
 }
+
+// Saturated reports whether the client itself was the bottleneck (CPU-bound);
+// a host that delayed it is Delay's DelayHost, not the client's doing.
+func (r Report) Saturated() bool { return r.Delay() == DelayCPUBound }
 
 // Since compares a later sample with an earlier one.
 func Since(before, after Sample) Report {
@@ -67,8 +95,9 @@ func Since(before, after Sample) Report {
 }
 
 // histQuantile reads quantile q of the difference of two cumulative runtime
-// histograms, reporting the upper bound of the bucket where it falls (an
-// honest over-estimate; +Inf buckets report their lower bound).
+// histograms, interpolated linearly inside the bucket where it falls (a
+// bucket's upper edge would read 4.19 ms as 5 ms); +Inf buckets report their
+// lower bound.
 func histQuantile(before, after *metrics.Float64Histogram, q float64) time.Duration {
 	if len(before.Counts) != len(after.Counts) {
 		return 0
@@ -83,17 +112,23 @@ func histQuantile(before, after *metrics.Float64Histogram, q float64) time.Durat
 	rank := uint64(math.Ceil(q * float64(total)))
 	var seen uint64
 	for i := range after.Counts {
-		seen += after.Counts[i] - before.Counts[i]
-		if seen >= rank {
-			upper := after.Buckets[i+1]
-			if math.IsInf(upper, 1) {
-				upper = after.Buckets[i]
+		n := after.Counts[i] - before.Counts[i]
+		if seen+n >= rank {
+			lower, upper := after.Buckets[i], after.Buckets[i+1]
+			switch {
+			case math.IsInf(upper, 1):
+				return seconds(lower)
+			case math.IsInf(lower, -1):
+				return seconds(upper)
 			}
-			return time.Duration(upper * float64(time.Second))
+			return seconds(lower + (upper-lower)*float64(rank-seen)/float64(n))
 		}
+		seen += n
 	}
 	return 0
 }
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // DefaultMemoryLimit is the heap size at which the garbage collector runs
 // during a measurement when the user has not configured it (QuietGC).

@@ -15,7 +15,8 @@ func TestHistQuantile(t *testing.T) {
 		q      float64
 		want   time.Duration
 	}{
-		{"all in first", []uint64{100, 0, 0}, 0.99, time.Millisecond},
+		{"all in first: interpolated, not the bucket's edge", []uint64{100, 0, 0}, 0.99, 990 * time.Microsecond},
+		{"inside the second", []uint64{90, 10, 0}, 0.95, 5500 * time.Microsecond},
 		{"tail in last", []uint64{98, 1, 1}, 0.99, 10 * time.Millisecond},
 		{"p99 exactly at 99th", []uint64{99, 0, 1}, 0.99, time.Millisecond},
 		{"empty", []uint64{0, 0, 0}, 0.99, 0},
@@ -77,4 +78,24 @@ func TestQuietGCCollectsOnlyAtTheLimit(t *testing.T) {
 		t.Errorf("%d collections while quiet, want none below the %d-byte limit", r.GCCycles, DefaultMemoryLimit)
 	}
 	_ = keep
+}
+
+// The verdict tells a CPU-bound client from a host that delayed it.
+func TestDelay(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		r    Report
+		want string
+		sat  bool
+	}{
+		{"fine", Report{CPUUtilization: 0.3, SchedLatencyP99: time.Millisecond}, "", false},
+		{"busy cores", Report{CPUUtilization: 0.95, SchedLatencyP99: 8 * time.Millisecond}, DelayCPUBound, true},
+		{"the host delayed it at 4% CPU", Report{CPUUtilization: 0.04, SchedLatencyP99: 9 * time.Millisecond}, DelayHost, false},
+		{"4.19 ms is under 5 ms", Report{CPUUtilization: 0.04, SchedLatencyP99: 4190 * time.Microsecond}, "", false},
+	} {
+		if got := tc.r.Delay(); got != tc.want || tc.r.Saturated() != tc.sat {
+			t.Errorf("%s: Delay %q, Saturated %v; want %q, %v", tc.name, got, tc.r.Saturated(), tc.want, tc.sat)
+		}
+	}
 }
