@@ -246,7 +246,9 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 		// as one the scenario names.
 		ep.Dialect = detectDialect(ctx, source)
 		if ep.Dialect != "" {
-			ep.Notes = append(ep.Notes, fmt.Sprintf("dialect %s, detected from the metric names (engine.dialect sets it)", ep.Dialect))
+			note := fmt.Sprintf("dialect %s, detected from the metric names (engine.dialect sets it)", ep.Dialect)
+			ep.Notes = append(ep.Notes, note)
+			fmt.Fprintf(sys.Stderr, "llmbench: engine: %s\n", note)
 		}
 	}
 
