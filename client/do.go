@@ -576,6 +576,10 @@ func (cl *call) settle() {
 // decode steps, not the first token). The rest are spread as evenly as whole
 // tokens allow: the first c of the later chunks hold round(c·rest/(n−1)).
 func spreadTokens(chunks []Chunk, total int) {
+	if len(chunks) == 1 {
+		chunks[0].Tokens = int32(min(total, math.MaxInt32))
+		return
+	}
 	chunks[0].Tokens = 1
 	later := chunks[1:]
 	n, rest := int64(len(later)), int64(total-1)

@@ -258,6 +258,11 @@ func TestDoTokensPerChunk(t *testing.T) {
 			tokens: []int32{1, 3, 3}, source: ChunkTokensUsageTotal, output: 7,
 		},
 		{
+			name:   "one chunk carrying a final usage of several tokens",
+			events: append(chunks(1), finishEvent("s", "length"), usageEvent("s", 4, 3, 0), doneEvent),
+			tokens: []int32{3}, source: ChunkTokensUsageTotal, output: 3,
+		},
+		{
 			name:   "a final usage equal to the chunks",
 			events: append(chunks(4), finishEvent("s", "length"), usageEvent("s", 4, 4, 0), doneEvent),
 			tokens: []int32{1, 1, 1, 1}, source: ChunkTokensUsageTotal, output: 4,
