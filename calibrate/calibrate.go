@@ -116,14 +116,14 @@ func (r Result) Fit() workload.Fit {
 // String is a one-line summary for logs and reports.
 func (r Result) String() string {
 	if r.Method == MethodNone {
-		return "prompt calibration: none (" + strings.Join(r.Notes, "; ") + ")"
+		return "none (" + strings.Join(r.Notes, "; ") + ")"
 	}
-	s := fmt.Sprintf("prompt calibration (%s, %s): the engine adds %d tokens to a one-message request (%d per request + %d per message",
+	s := fmt.Sprintf("by %s (%s): the engine adds %d tokens to a one-message request (%d per request + %d per message",
 		r.Method, r.Endpoint, r.TemplateTokens, r.RequestTokens, r.MessageTokens)
 	if v, ok := r.RoleTokens["system"]; ok {
 		s += fmt.Sprintf(", %d per system message", v)
 	}
-	s += fmt.Sprintf("), %.4g tokens per word", r.TokensPerWord)
+	s += fmt.Sprintf("), %.4g token(s) per word", r.TokensPerWord)
 	return s
 }
 

@@ -50,8 +50,8 @@ func fitPrompts(ctx context.Context, plan *workload.Plan, ep engine.Endpoint, en
 		_ = writeRunFile(dir, CalibrationFile, []byte(report.Redact(string(b))+"\n"))
 	}
 	if err != nil {
-		note := report.Redact(fmt.Sprintf("prompt calibration: %v; prompts are sent as planned", err))
-		fmt.Fprintf(log, "llmbench: %s\n", note)
+		note := report.Redact(fmt.Sprintf("failed: %v; prompts are sent as planned", err))
+		fmt.Fprintf(log, "llmbench: prompt calibration %s\n", note)
 		return plan, note
 	}
 	fitted := plan.WithFit(res.Fit())
