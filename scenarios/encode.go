@@ -74,7 +74,9 @@ func (e *encoder) value(v reflect.Value, path string) *yaml.Node {
 		for _, f := range fieldsOf(v.Type()).list {
 			fv := v.FieldByIndex(f.index)
 			fpath := joinPath(path, f.name)
-			if f.omitEmpty && isEmpty(fv) {
+			// A nil list or map is left out like an omitempty field: written
+			// as [] it would read back as an empty one, not as nil.
+			if (f.omitEmpty && isEmpty(fv)) || ((fv.Kind() == reflect.Slice || fv.Kind() == reflect.Map) && fv.IsNil()) {
 				if _, substituted := e.raw[fpath]; !substituted {
 					continue
 				}
