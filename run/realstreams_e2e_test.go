@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/engine/sim"
+	"github.com/llmbench-org/llmbench/internal/quiet"
 	"github.com/llmbench-org/llmbench/report"
 )
 
@@ -30,6 +31,7 @@ func realRun(t *testing.T, engineYAML, request string, requests int) ([]client.R
 // failing, say): failing is then not fatal.
 func realRunErr(t *testing.T, engineYAML, request string, requests int, mayFail bool) ([]client.Record, map[string]sim.RequestTruth, string) {
 	t.Helper()
+	quiet.Busy(t)
 	y := fmt.Sprintf(`
 name: real
 engine:
@@ -283,6 +285,7 @@ func TestDetectedDialectSendsIDs(t *testing.T) {
 // end to end: llama.cpp's counters are read, and each answer's timings kept.
 func TestLaunchedLlamaCpp(t *testing.T) {
 	t.Parallel()
+	quiet.Busy(t)
 	path := writeScenario(t, `
 name: llamacpp-launched
 engine:

@@ -26,6 +26,7 @@ import (
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/engine"
 	"github.com/llmbench-org/llmbench/engine/sim"
+	"github.com/llmbench-org/llmbench/internal/quiet"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/reconcile"
 	"github.com/llmbench-org/llmbench/scrape"
@@ -89,6 +90,7 @@ func liveFindings(in reconcile.Input) []reconcile.Finding {
 // runQuick runs a scenario and returns its run directory.
 func runQuick(t *testing.T, yaml string) string {
 	t.Helper()
+	quiet.Busy(t) // a run against the built-in engine loads the machine: the ground-truth test waits for it
 	cio, _, stderr := testIO(nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

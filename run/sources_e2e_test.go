@@ -16,6 +16,7 @@ import (
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/engine"
 	"github.com/llmbench-org/llmbench/engine/sim"
+	"github.com/llmbench-org/llmbench/internal/quiet"
 	"github.com/llmbench-org/llmbench/internal/realtest"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/scrape/promapi"
@@ -189,6 +190,7 @@ scrape: {interval: 250ms}
 // keeps its output in engine.log, and stops it.
 func TestLaunchedEngine(t *testing.T) {
 	t.Parallel()
+	quiet.Busy(t)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -228,6 +230,7 @@ scrape: {interval: 250ms}
 // deltas over the merged phase equal to all the shards' successes.
 func TestShardedRunMerges(t *testing.T) {
 	t.Parallel()
+	quiet.Busy(t)
 	_, ep := startSim(t, sim.Config{})
 	path := writeScenario(t, `
 name: sharded

@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/engine/sim"
+	"github.com/llmbench-org/llmbench/internal/quiet"
 	"github.com/llmbench-org/llmbench/report"
 )
 
@@ -23,6 +24,7 @@ func runForSummary(t *testing.T, yaml string) report.Summary {
 // runForSummaryAndDir is runForSummary that also returns the run directory.
 func runForSummaryAndDir(t *testing.T, yaml string) (report.Summary, string) {
 	t.Helper()
+	quiet.Busy(t)
 	path := writeScenario(t, yaml)
 	cio, _, stderr := testIO(nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
