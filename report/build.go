@@ -189,7 +189,12 @@ func Compute(meta RunMeta, records []client.Record, rows []scrape.Row, traces []
 			mrecs = append(mrecs, r)
 		}
 	}
-	s.Client = clientSide(mrecs, measuredDur)
+	ps := meta.Percentiles
+	if len(ps) == 0 {
+		ps = DefaultPercentiles
+	}
+	s.Percentiles = ps
+	s.Client = clientSide(mrecs, measuredDur, ps)
 	s.Client.Tokens.PromptCalibration = meta.PromptCalibration
 	s.Client.Goodput = goodputOf(mrecs, measuredDur, meta.SLO)
 	s.Run.Duration = measuredDur.Seconds()
@@ -201,7 +206,7 @@ func Compute(meta RunMeta, records []client.Record, rows []scrape.Row, traces []
 				prec = append(prec, r)
 			}
 		}
-		pc := clientSide(prec, ph.End-ph.Start)
+		pc := clientSide(prec, ph.End-ph.Start, ps)
 		pc.Goodput = goodputOf(prec, ph.End-ph.Start, meta.SLO)
 		s.Phases = append(s.Phases, PhaseResult{
 			Name: ph.Name, Measured: ph.Measured, Start: ph.Start.Seconds(),
@@ -310,7 +315,7 @@ func samplesOf(records []client.Record) clientSamples {
 	return out
 }
 
-func clientSide(records []client.Record, dur time.Duration) ClientSide {
+func clientSide(records []client.Record, dur time.Duration, ps []float64) ClientSide {
 	c := ClientSide{Requests: RequestCounts{Errors: map[string]int{}}}
 	bySource := map[string]int{}
 	perChunk := map[string]int{}
@@ -422,7 +427,7 @@ func clientSide(records []client.Record, dur time.Duration) ClientSide {
 			TotalTokensPerSec:  float64(c.Tokens.Output+c.Tokens.Prompt) / sec,
 		}
 	}
-	c.Latency = Latencies{TTFT: distOf(ttft), TTFC: distOf(ttfc), ITL: distOf(itl), TPOT: distOf(tpot), E2E: distOf(e2e)}
+	c.Latency = Latencies{TTFT: distWith(ttft, ps), TTFC: distWith(ttfc, ps), ITL: distWith(itl, ps), TPOT: distWith(tpot, ps), E2E: distWith(e2e, ps)}
 	c.Throughput.PeakOutputTokensPerSec, c.PeakConcurrency = peaks(records)
 	return c
 }
@@ -554,6 +559,19 @@ func distOf(xs []float64) Dist {
 		std = 0 // one sample has no spread (MeanStdDev says NaN)
 	}
 	return Dist{N: len(xs), Mean: mean, StdDev: std, P50: q(0.5), P90: q(0.9), P95: q(0.95), P99: q(0.99), Max: xs[len(xs)-1]}
+}
+
+// distWith is distOf with the percentiles ps (in percent) in Quantiles.
+func distWith(xs []float64, ps []float64) Dist {
+	d := distOf(xs) // sorts xs
+	if d.N == 0 {
+		return d
+	}
+	d.Quantiles = make(map[string]float64, len(ps))
+	for _, p := range ps {
+		d.Quantiles[PercentileName(p)] = stat.Quantile(p/100, stat.LinInterp, xs, nil)
+	}
+	return d
 }
 
 // peaks are the most output tokens streamed in one second of the run clock,

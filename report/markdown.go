@@ -64,7 +64,13 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 		ew.printf("\n")
 	}
 
-	ew.printf("| latency (ms) | client mean | p50 | p90 | p99 | engine mean | p50 [bucket] | p90 | p99 |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	ps := percentiles(s)
+	var head, align string
+	for _, p := range ps {
+		head += " " + PercentileName(p) + " |"
+		align += "---:|"
+	}
+	ew.printf("| latency (ms) | client mean |%s engine mean |%s\n|---|---:|%s---:|%s\n", head, strings.Replace(head, " |", " [bucket] |", 1), align, align)
 	for _, r := range []struct {
 		name, concept string
 		d             Dist
@@ -72,13 +78,17 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 		if r.name == "TTFC" && !showTTFC(c) {
 			continue
 		}
-		client := "— | — | — | —"
+		client := "—" + strings.Repeat(" | —", len(ps))
 		if r.d.N > 0 {
-			client = ms(r.d.Mean) + " | " + ms(r.d.P50) + " | " + ms(r.d.P90) + " | " + ms(r.d.P99)
+			client = ms(r.d.Mean)
+			for _, p := range ps {
+				v, _ := r.d.Quantile(p)
+				client += " | " + ms(v)
+			}
 		}
-		server := "— | | |"
+		server := "—" + strings.Repeat(" |", len(ps))
 		if r.concept != "" {
-			server = strings.ReplaceAll(serverCols(s.Server, r.concept), "\t", " | ")
+			server = strings.ReplaceAll(serverCols(s.Server, r.concept, ps), "\t", " | ")
 		}
 		ew.printf("| %s | %s | %s |\n", r.name, client, server)
 	}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +45,7 @@ func TestClientSideRealEngines(t *testing.T) {
 	}{
 		{name: "ttfc equals ttft: nothing differs", records: []client.Record{streamed(10*msec, 5*msec, 4, 1), streamed(20*msec, 5*msec, 4, 1)},
 			check: func(t *testing.T, c ClientSide) {
-				if c.FirstTokenNotContent != 0 || c.Latency.TTFC != c.Latency.TTFT || c.Tokens.Reasoning != 0 {
+				if c.FirstTokenNotContent != 0 || !reflect.DeepEqual(c.Latency.TTFC, c.Latency.TTFT) || c.Tokens.Reasoning != 0 {
 					t.Errorf("ttfc %+v vs ttft %+v, %d differ, reasoning %d", c.Latency.TTFC, c.Latency.TTFT, c.FirstTokenNotContent, c.Tokens.Reasoning)
 				}
 				if c.Unmeasured != nil {
@@ -150,7 +151,7 @@ func TestClientSideRealEngines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.check(t, clientSide(tt.records, time.Second))
+			tt.check(t, clientSide(tt.records, time.Second, DefaultPercentiles))
 		})
 	}
 }

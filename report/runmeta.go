@@ -67,6 +67,9 @@ type RunMeta struct {
 	// engine's tokenizer, in words ("" when they were not); the summary
 	// copies it into client.tokens.prompt_calibration.
 	PromptCalibration string `json:"prompt_calibration,omitempty"`
+	// Percentiles are the latency quantiles the reports show (the
+	// scenario's report.percentiles); empty: DefaultPercentiles.
+	Percentiles []float64 `json:"percentiles,omitempty"`
 }
 
 // EngineMeta says what engine was under test and where.

@@ -61,7 +61,10 @@ func serverSide(meta RunMeta, phases []PhaseMeta, rows []scrape.Row, samples cli
 		if h.Count == 0 {
 			continue
 		}
-		sd := ServerDist{N: h.Count, P50: estimate(h, 0.5), P90: estimate(h, 0.9), P99: estimate(h, 0.99)}
+		sd := ServerDist{N: h.Count, P50: estimate(h, 0.5), P90: estimate(h, 0.9), P99: estimate(h, 0.99), Quantiles: map[string]BucketEstimate{}}
+		for _, p := range percentilesOf(meta) {
+			sd.Quantiles[PercentileName(p)] = estimate(h, p/100)
+		}
 		if m, ok := h.Mean(); ok {
 			sd.Mean = m
 		}
@@ -261,4 +264,12 @@ func inPhases(phases []PhaseMeta, row scrape.Row) bool {
 		}
 	}
 	return false
+}
+
+// percentilesOf are the run's report percentiles.
+func percentilesOf(meta RunMeta) []float64 {
+	if len(meta.Percentiles) == 0 {
+		return DefaultPercentiles
+	}
+	return meta.Percentiles
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/llmbench-org/llmbench/report/reconcile"
@@ -14,14 +15,17 @@ const SummarySchema = "llmbench.summary/v1"
 // reads. Every number carries its unit in its name or its parent's; every
 // server-side quantile carries the bucket bounds that limit it.
 type Summary struct {
-	Schema string        `json:"schema"`
-	Run    RunInfo       `json:"run"`
-	Engine EngineMeta    `json:"engine"`
-	Health Health        `json:"health"`
-	Client ClientSide    `json:"client"`
-	Server *ServerSide   `json:"server,omitempty"` // nil when the engine exposes no /metrics
-	Phases []PhaseResult `json:"phases"`
-	Sweep  *SweepResult  `json:"sweep,omitempty"` // with two or more measured phases
+	Schema string `json:"schema"`
+	// Percentiles are the latency quantiles the tables show, in percent;
+	// each Dist and ServerDist has them in Quantiles.
+	Percentiles []float64     `json:"percentiles"`
+	Run         RunInfo       `json:"run"`
+	Engine      EngineMeta    `json:"engine"`
+	Health      Health        `json:"health"`
+	Client      ClientSide    `json:"client"`
+	Server      *ServerSide   `json:"server,omitempty"` // nil when the engine exposes no /metrics
+	Phases      []PhaseResult `json:"phases"`
+	Sweep       *SweepResult  `json:"sweep,omitempty"` // with two or more measured phases
 	// Waterfall joins client requests to the engine's trace log (when the run
 	// has one): where each request's time went, phase by phase.
 	Waterfall *reconcile.WaterfallSummary `json:"waterfall,omitempty"`
@@ -265,6 +269,8 @@ type Dist struct {
 	P95    float64 `json:"p95"`
 	P99    float64 `json:"p99"`
 	Max    float64 `json:"max"`
+	// Quantiles are the configured percentiles ("p99.9": seconds).
+	Quantiles map[string]float64 `json:"quantiles,omitempty"`
 }
 
 // ServerSide is the engine's own account of the measured phases: deltas of its
@@ -288,6 +294,8 @@ type ServerDist struct {
 	P50  BucketEstimate `json:"p50"`
 	P90  BucketEstimate `json:"p90"`
 	P99  BucketEstimate `json:"p99"`
+	// Quantiles are the configured percentiles, each a bucket estimate.
+	Quantiles map[string]BucketEstimate `json:"quantiles,omitempty"`
 	// CDF compares the client's samples of the same quantity with the
 	// engine's histogram at the engine's own bucket bounds (the client's
 	// samples re-binned), so both distributions are read at the same points;
@@ -389,3 +397,44 @@ type Saturation struct {
 // Finding is one conclusion of comparing the client's and the server's
 // views (report/reconcile explains every gap it finds).
 type Finding = reconcile.Finding
+
+// DefaultPercentiles are the quantiles reports show unless a run says otherwise.
+var DefaultPercentiles = []float64{50, 90, 99}
+
+// PercentileName is how a percentile is named: 99 → "p99", 99.9 → "p99.9".
+func PercentileName(p float64) string { return "p" + strconv.FormatFloat(p, 'f', -1, 64) }
+
+// Quantile is the percentile p (in percent) of d: from Quantiles, or from the
+// fixed fields of a summary written before Quantiles existed.
+func (d Dist) Quantile(p float64) (float64, bool) {
+	if v, ok := d.Quantiles[PercentileName(p)]; ok {
+		return v, true
+	}
+	switch p {
+	case 50:
+		return d.P50, d.N > 0
+	case 90:
+		return d.P90, d.N > 0
+	case 95:
+		return d.P95, d.N > 0
+	case 99:
+		return d.P99, d.N > 0
+	}
+	return 0, false
+}
+
+// Quantile is the percentile p (in percent) of the engine's histogram.
+func (d ServerDist) Quantile(p float64) (BucketEstimate, bool) {
+	if v, ok := d.Quantiles[PercentileName(p)]; ok {
+		return v, true
+	}
+	switch p {
+	case 50:
+		return d.P50, d.N > 0
+	case 90:
+		return d.P90, d.N > 0
+	case 99:
+		return d.P99, d.N > 0
+	}
+	return BucketEstimate{}, false
+}

@@ -77,7 +77,13 @@ func renderText(w io.Writer, s Summary, verbose bool) error {
 	}
 
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "latency (ms)\tclient mean\tp50\tp90\tp99\t\tserver mean\tp50\tp90\tp99")
+	ps := percentiles(s)
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = PercentileName(p)
+	}
+	cols := strings.Join(names, "\t")
+	fmt.Fprintln(tw, "latency (ms)\tclient mean\t"+cols+"\t\tserver mean\t"+cols)
 	rows := []struct {
 		name   string
 		client Dist
@@ -93,13 +99,17 @@ func renderText(w io.Writer, s Summary, verbose bool) error {
 		if r.name == "TTFC" && !showTTFC(c) {
 			continue
 		}
-		client := "—\t—\t—\t—"
+		client := "—" + strings.Repeat("\t—", len(ps))
 		if r.client.N > 0 {
-			client = ms(r.client.Mean) + "\t" + ms(r.client.P50) + "\t" + ms(r.client.P90) + "\t" + ms(r.client.P99)
+			client = ms(r.client.Mean)
+			for _, p := range ps {
+				v, _ := r.client.Quantile(p)
+				client += "\t" + ms(v)
+			}
 		}
-		server := "—\t\t\t" // no engine keeps a time to first content
+		server := "—" + strings.Repeat("\t", len(ps)) // no engine keeps a time to first content
 		if r.server != "" {
-			server = serverCols(s.Server, r.server)
+			server = serverCols(s.Server, r.server, ps)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t\t%s\n", r.name, client, server)
 	}
@@ -204,17 +214,33 @@ func renderSweep(w io.Writer, sw *SweepResult) error {
 	return err
 }
 
-func serverCols(s *ServerSide, concept string) string {
+func serverCols(s *ServerSide, concept string, ps []float64) string {
 	if s == nil {
-		return "—\t—\t—\t—"
+		return "—" + strings.Repeat("\t—", len(ps))
 	}
 	d, ok := s.Latency[concept]
 	if !ok {
-		return "absent\t\t\t"
+		return "absent" + strings.Repeat("\t", len(ps))
 	}
 	// The mean is exact (the histogram's _sum over _count); the quantiles
 	// are only as good as the buckets.
-	return ms(d.Mean) + "\t" + bucketCol(d.P50) + "\t" + bucketCol(d.P90) + "\t" + bucketCol(d.P99)
+	out := ms(d.Mean)
+	for _, p := range ps {
+		if e, ok := d.Quantile(p); ok {
+			out += "\t" + bucketCol(e)
+		} else {
+			out += "\t—"
+		}
+	}
+	return out
+}
+
+// percentiles are the quantiles a summary's tables show.
+func percentiles(s Summary) []float64 {
+	if len(s.Percentiles) == 0 {
+		return DefaultPercentiles
+	}
+	return s.Percentiles
 }
 
 func bucketCol(e BucketEstimate) string {

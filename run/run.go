@@ -265,6 +265,9 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 		Engine: report.EngineMeta{Kind: sc.Engine.Kind, Dialect: ep.Dialect, BaseURL: ep.BaseURL, MetricsURL: ep.MetricsURL, Model: ep.Model, Notes: ep.Notes},
 	}}
 	meta.PromptCalibration = calibration
+	if sc.Report != nil {
+		meta.Percentiles = sc.Report.Percentiles
+	}
 	if o := sc.SLO; o != nil {
 		meta.SLO = &report.SLO{TTFT: o.TTFT, TPOT: o.TPOT, E2E: o.E2E}
 		rec.SetSLO(*meta.SLO)

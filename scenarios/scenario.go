@@ -34,9 +34,30 @@ type Scenario struct {
 	// Gates are pass/fail thresholds for CI. Their syntax belongs to the gates
 	// package; a scenario only carries them.
 	Gates *Gates `yaml:"gates,omitempty"`
+	// Report shapes the reports. Optional.
+	Report *ReportSettings `yaml:"report,omitempty"`
 
 	raw map[string]string // scalar text before ${VAR} substitution, by field path
 	src source            // where the file came from, to read the data files it names
+}
+
+// ReportSettings shape what the reports show.
+type ReportSettings struct {
+	// Percentiles are the latency quantiles every report shows, in percent
+	// (default 50, 90, 99), e.g. [50, 90, 95, 99, 99.9]; gates may name any
+	// of them (client.ttft.p99.9).
+	Percentiles []float64 `yaml:"percentiles,omitempty"`
+}
+
+// DefaultPercentiles are the quantiles reports show without report.percentiles.
+var DefaultPercentiles = []float64{50, 90, 99}
+
+// Percentiles are the quantiles the reports show.
+func (s Scenario) Percentiles() []float64 {
+	if s.Report == nil || len(s.Report.Percentiles) == 0 {
+		return DefaultPercentiles
+	}
+	return s.Report.Percentiles
 }
 
 // Request endpoints (Request.Endpoint).

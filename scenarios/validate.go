@@ -180,6 +180,7 @@ func (s *Scenario) validate(d *decoder) {
 	s.Scrape.validate(d, "scrape")
 	s.SLO.validate(d)
 	s.Request.validate(d)
+	s.Report.validate(d)
 	s.Gates.validate(d)
 }
 
@@ -355,6 +356,26 @@ const (
 func checkBound(d *decoder, path string, v, bound float64, what string) {
 	if v > bound || math.IsInf(v, 1) {
 		d.failf(path, "%g is beyond what a run can hold: at most %g %s", v, bound, what)
+	}
+}
+
+func (r *ReportSettings) validate(d *decoder) {
+	if r == nil {
+		return
+	}
+	const most = 8 // columns a table can hold
+	ps := r.Percentiles
+	if len(ps) > most {
+		d.failf("report.percentiles", "at most %d percentiles, got %d", most, len(ps))
+	}
+	for i, p := range ps {
+		at := fmt.Sprintf("report.percentiles[%d]", i)
+		switch {
+		case !(p > 0 && p < 100):
+			d.failf(at, "want a percentile between 0 and 100 (exclusive), got %g", p)
+		case i > 0 && p <= ps[i-1]:
+			d.failf(at, "list the percentiles in increasing order: %g after %g", p, ps[i-1])
+		}
 	}
 }
 

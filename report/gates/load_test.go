@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -87,7 +88,7 @@ func TestLoadRun(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
-		if s.Records != nil || s.ID != "dir-run" || s.Summary.Client.Latency.TTFT != got.Summary.Client.Latency.TTFT {
+		if s.Records != nil || s.ID != "dir-run" || !reflect.DeepEqual(s.Summary.Client.Latency.TTFT, got.Summary.Client.Latency.TTFT) {
 			t.Errorf("%s: id %q, %d records, ttft %+v", p, s.ID, len(s.Records), s.Summary.Client.Latency.TTFT)
 		}
 	}

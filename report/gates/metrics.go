@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/llmbench-org/llmbench/client"
@@ -118,6 +119,9 @@ type metric struct {
 	family family
 	stat   string  // "mean" | "p50" ...
 	p      float64 // the quantile of stat, 0 for the mean
+	// dist reads the distribution of a latency (client ones): any of the
+	// run's report percentiles can then be gated (client.ttft.p99.9).
+	dist func(*report.Summary) report.Dist
 }
 
 // bootstrappable reports whether a regression gate on m can be given a
@@ -147,13 +151,18 @@ func lookupMetric(name string) (metric, bool) {
 	if m, ok := vocabulary[name]; ok {
 		return m, true
 	}
+	if m, ok := percentileMetric(name); ok {
+		return m, true
+	}
 	phase, inner, ok := splitPhase(name)
 	if !ok || !perPhase(inner) {
 		return metric{}, false
 	}
 	m, ok := vocabulary[inner]
 	if !ok {
-		return metric{}, false
+		if m, ok = percentileMetric(inner); !ok {
+			return metric{}, false
+		}
 	}
 	m.name, m.phase = name, phase
 	read := m.read
@@ -214,6 +223,38 @@ func suggestion(name string) string {
 	return fmt.Sprintf(": did you mean %s%s?", prefix, best)
 }
 
+// percentileMetric is a client latency at any percentile the run reports
+// (its scenario's report.percentiles): client.ttft.p99.9, client.e2e.p75.
+func percentileMetric(name string) (metric, bool) {
+	i := strings.LastIndex(name, ".p")
+	for i > 0 {
+		if p, err := strconv.ParseFloat(name[i+2:], 64); err == nil && p > 0 && p < 100 {
+			base, ok := vocabulary[name[:i]+".p99"]
+			if !ok || base.dist == nil {
+				return metric{}, false
+			}
+			get, label := base.dist, report.PercentileName(p)
+			m := base
+			m.name, m.stat, m.p = name, label, p/100
+			m.doc = label + strings.TrimPrefix(base.doc, "p99")
+			m.read = func(s *report.Summary) reading {
+				d := get(s)
+				if d.N == 0 {
+					return absent("no samples")
+				}
+				v, ok := d.Quantile(p)
+				if !ok {
+					return absent("%s is not among the run's report.percentiles (%v)", label, s.Percentiles)
+				}
+				return value(v)
+			}
+			return m, true
+		}
+		i = strings.LastIndex(name[:i], ".p")
+	}
+	return metric{}, false
+}
+
 // vocabulary is every metric name, derived from report.Summary's fields.
 var vocabulary = buildVocabulary()
 
@@ -264,6 +305,7 @@ func buildVocabulary() map[string]metric {
 			if st.name != "max" {
 				m.family, m.stat, m.p = fam, st.name, st.p
 			}
+			m.dist = get
 			add(m)
 		}
 	}

@@ -297,7 +297,9 @@ func tokenFacts(c report.ClientSide) []fact {
 
 // latencyView is the client-versus-server latency table.
 type latencyView struct {
-	Rows     []latRow // TTFT, ITL, TPOT, E2E: both sides (and TTFC when it differs from TTFT)
+	Quantiles []string // the run's percentiles, as the columns name them ("p99.9")
+	Span      int      // the columns of one side: n, mean and the quantiles
+	Rows      []latRow // TTFT, ITL, TPOT, E2E: both sides (and TTFC when it differs from TTFT)
 	Engine   []latRow // what only the engine measures: queue, prefill, decode, ...
 	NoServer bool
 	Notes    []string
@@ -332,11 +334,12 @@ type latRow struct {
 	Name        string
 	Help        string
 	ClientN     string
-	Client      [4]string // mean p50 p90 p99, in ms
+	Client      []string // mean, then each of the run's percentiles, in ms
 	ServerN     string
 	ServerMean  string       // ms, exact: the histogram's sum ÷ count
-	Server      []serverCell // p50 p90 p99; empty when ServerState says why
+	Server      []serverCell // the run's percentiles; empty when ServerState says why
 	ServerState string       // "" | absent | no /metrics
+	Span        int          // the server columns, for ServerState to span
 }
 
 // serverCell is an engine quantile: what the histogram knows first (the
@@ -375,20 +378,37 @@ var latencyNames = []struct{ key, name, help string }{
 
 func latencyOf(s report.Summary) latencyView {
 	v := latencyView{NoServer: s.Server == nil, Timings: timingsOf(s.Client.ServerTimings)}
+	ps := s.Percentiles
+	if len(ps) == 0 {
+		ps = report.DefaultPercentiles
+	}
+	for _, p := range ps {
+		v.Quantiles = append(v.Quantiles, report.PercentileName(p))
+	}
+	v.Span = 2 + len(ps)
 	client := map[string]report.Dist{"ttft": s.Client.Latency.TTFT, "ttfc": s.Client.Latency.TTFC, "itl": s.Client.Latency.ITL, "tpot": s.Client.Latency.TPOT, "e2e": s.Client.Latency.E2E}
 	for _, l := range latencyNames {
 		if l.key == "ttfc" && !report.ShowTTFC(s.Client) {
 			continue
 		}
 		d := client[l.key]
-		row := latRow{Name: l.name, Help: l.help, ClientN: count(d.N), Client: [4]string{"—", "—", "—", "—"}}
+		row := latRow{Name: l.name, Help: l.help, ClientN: count(d.N), Span: v.Span}
+		row.Client = append(row.Client, "—")
 		if d.N > 0 {
-			row.Client = [4]string{ms(d.Mean), ms(d.P50), ms(d.P90), ms(d.P99)}
+			row.Client[0] = ms(d.Mean)
+		}
+		for _, p := range ps {
+			q, ok := d.Quantile(p)
+			if d.N > 0 && ok {
+				row.Client = append(row.Client, ms(q))
+			} else {
+				row.Client = append(row.Client, "—")
+			}
 		}
 		if l.key == "ttfc" {
 			row.ServerState = "no engine metric"
 		} else {
-			serverCells(&row, s.Server, l.key)
+			serverCells(&row, s.Server, l.key, ps)
 		}
 		v.Rows = append(v.Rows, row)
 	}
@@ -397,8 +417,8 @@ func latencyOf(s report.Summary) latencyView {
 			if slices.ContainsFunc(latencyNames, func(l struct{ key, name, help string }) bool { return l.key == k }) {
 				continue
 			}
-			row := latRow{Name: k, Help: "engine-side only: the client cannot see it"}
-			serverCells(&row, s.Server, k)
+			row := latRow{Name: k, Help: "engine-side only: the client cannot see it", Span: v.Span}
+			serverCells(&row, s.Server, k, ps)
 			v.Engine = append(v.Engine, row)
 		}
 		v.Notes = s.Server.Notes
@@ -406,7 +426,7 @@ func latencyOf(s report.Summary) latencyView {
 	return v
 }
 
-func serverCells(row *latRow, srv *report.ServerSide, key string) {
+func serverCells(row *latRow, srv *report.ServerSide, key string, ps []float64) {
 	if srv == nil {
 		row.ServerState = "no /metrics"
 		return
@@ -417,7 +437,12 @@ func serverCells(row *latRow, srv *report.ServerSide, key string) {
 		return
 	}
 	row.ServerN, row.ServerMean = num(d.N), ms(d.Mean)
-	for _, e := range []report.BucketEstimate{d.P50, d.P90, d.P99} {
+	for _, p := range ps {
+		e, ok := d.Quantile(p)
+		if !ok {
+			row.Server = append(row.Server, serverCell{Bound: "—", Bucket: "not computed for this run"})
+			continue
+		}
 		row.Server = append(row.Server, quantileCell(e))
 	}
 }

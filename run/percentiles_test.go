@@ -1,0 +1,47 @@
+package run
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/llmbench-org/llmbench/report"
+)
+
+// report.percentiles: the summary, every report's latency table and the
+// gates use the scenario's quantiles.
+func TestConfiguredPercentiles(t *testing.T) {
+	t.Parallel()
+	path := writeScenario(t, `
+name: pct
+engine: {kind: sim, preset: tiny, process: inline}
+workload: {concurrency: 2, requests: 40, prompt_tokens: 8, output_tokens: 8}
+report: {percentiles: [50, 95, 99.9]}
+gates: {thresholds: ["client.ttft.p99.9 < 10s", "phase[main].client.e2e.p95 < 1us"]}
+`)
+	var out strings.Builder
+	res, err := Run(t.Context(), Config{Scenario: path, RunsDir: t.TempDir()}, IO{Stdout: &out})
+	var gf *GatesFailed
+	if !errors.As(err, &gf) || gf.Failed != 1 || gf.Unevaluable != 0 {
+		t.Fatalf("run: %v, want the e2e p95 gate failed and the p99.9 one passed", err)
+	}
+	s := res.Summary
+	ttft := s.Client.Latency.TTFT
+	if _, ok := ttft.Quantiles["p99.9"]; !ok || len(s.Percentiles) != 3 {
+		t.Errorf("percentiles %v, ttft quantiles %v", s.Percentiles, ttft.Quantiles)
+	}
+	if e, ok := s.Server.Latency["ttft"].Quantile(99.9); !ok || e.Bucket[1] == 0 {
+		t.Errorf("engine ttft p99.9 %+v (%v)", e, ok)
+	}
+	if !strings.Contains(out.String(), "client mean  p50") || !strings.Contains(out.String(), "p95") || !strings.Contains(out.String(), "p99.9") {
+		t.Errorf("text summary's latency table:\n%s", out.String())
+	}
+	for _, f := range []string{report.MarkdownFile, "report.html"} {
+		b, err := os.ReadFile(filepath.Join(res.Dir, f))
+		if err != nil || !strings.Contains(string(b), "p99.9") {
+			t.Errorf("%s lacks the p99.9 column (%v)", f, err)
+		}
+	}
+}
