@@ -300,10 +300,10 @@ type latencyView struct {
 	Quantiles []string // the run's percentiles, as the columns name them ("p99.9")
 	Span      int      // the columns of one side: n, mean and the quantiles
 	Rows      []latRow // TTFT, ITL, TPOT, E2E: both sides (and TTFC when it differs from TTFT)
-	Engine   []latRow // what only the engine measures: queue, prefill, decode, ...
-	NoServer bool
-	Notes    []string
-	Timings  *timingsView // llama.cpp's per-request timings beside the client's
+	Engine    []latRow // what only the engine measures: queue, prefill, decode, ...
+	NoServer  bool
+	Notes     []string
+	Timings   *timingsView // llama.cpp's per-request timings beside the client's
 }
 
 // timingsView is llama.cpp's own account of its requests beside the
