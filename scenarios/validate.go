@@ -195,7 +195,9 @@ func (o *SLO) validate(d *decoder) {
 		name string
 		v    time.Duration
 	}{{"ttft", o.TTFT}, {"tpot", o.TPOT}, {"e2e", o.E2E}} {
-		if b.v < 0 {
+		// A bound of 0 no request can meet (and a resolved scenario would
+		// drop it, as unset).
+		if b.v < 0 || (b.v == 0 && d.has("slo."+b.name)) {
 			d.failf("slo."+b.name, "want a positive duration, got %v", b.v)
 		}
 	}
