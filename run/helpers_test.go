@@ -1,16 +1,14 @@
 package run
 
 import (
-	"bytes"
 	"context"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/llmbench-org/llmbench/internal/testkit"
 	"github.com/llmbench-org/llmbench/report"
 )
 
@@ -53,45 +51,16 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 	return res.Dir, err
 }
 
-// syncBuffer is a bytes.Buffer safe for the progress goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
+// Shared with the command's tests (internal/testkit).
+type syncBuffer = testkit.SyncBuffer
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
+func writeScenario(t testing.TB, yaml string) string { return testkit.WriteScenario(t, yaml) }
 
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+func readJSONL[T any](t testing.TB, path string) []T { return testkit.ReadJSONL[T](t, path) }
 
 func testIO(sigs <-chan os.Signal) (*cliIO, *syncBuffer, *syncBuffer) {
 	out, errb := &syncBuffer{}, &syncBuffer{}
 	return &cliIO{io: IO{Stdout: out, Stderr: errb, Getenv: func(string) string { return "" }, Self: testBinary, SelfEnv: []string{envAsCLI + "=1"}}, signals: sigs}, out, errb
-}
-
-func writeScenario(t testing.TB, yaml string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "scenario.yaml")
-	if err := os.WriteFile(p, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-func readJSONL[T any](t testing.TB, path string) []T {
-	t.Helper()
-	var out []T
-	if _, err := report.ReadJSONL(path, func(v *T) error { out = append(out, *v); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // p99 of the absolute values.

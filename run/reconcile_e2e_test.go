@@ -27,6 +27,7 @@ import (
 	"github.com/llmbench-org/llmbench/engine"
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/internal/quiet"
+	"github.com/llmbench-org/llmbench/internal/testkit"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/reconcile"
 	"github.com/llmbench-org/llmbench/scrape"
@@ -104,26 +105,7 @@ func runQuick(t *testing.T, yaml string) string {
 // startSim starts a built-in engine of the tiny preset (2 ms passes) for a
 // scenario of kind external to point at.
 func startSim(t *testing.T, cfg sim.Config) (*sim.Engine, engine.Endpoint) {
-	t.Helper()
-	p, err := sim.Preset("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Params = p
-	e, err := sim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ep, err := e.Start(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = e.Stop(ctx)
-	})
-	return e, ep
+	return testkit.StartSim(t, cfg)
 }
 
 // externalScenario is a short closed-loop run against an engine already
