@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -41,17 +42,30 @@ workload:
 scrape:
   interval: 200ms
 `)
-	// The 2 ms bound is about llmbench's measurement, not about the machine:
-	// a burst of other work (another test binary that does not take the
-	// quiet lock, the machine's own) can delay a few wake-ups past it. An attempt that misses only the bound runs again, up to 3 times; a
-	// systematic error fails every attempt. Every other check is exact.
-	const attempts = 3
+	// The bounds are about llmbench's measurement, not about the machine. The
+	// quiet lock keeps the test binaries that take it away, but `go test
+	// ./...` also compiles and links the next packages beside this one, and
+	// with other processes on both cores a few wake-ups come 2–5 ms late (the
+	// Go scheduler's own delay does not show it: the whole process waits).
+	// So each attempt measures what other processes used of the machine: an
+	// attempt that misses a bound on a busy machine is run again (until
+	// attemptsUntil), one that misses on a quiet machine counts, and 3 of
+	// those fail. A systematic error misses on a quiet machine every time.
+	const (
+		quietMisses   = 3
+		busyNeighbour = 0.25 // share of the machine other processes used
+		p99Bound      = 2 * time.Millisecond
+		p50Bound      = 500 * time.Microsecond // quiet: about 0.2 ms, the two hops on loopback
+	)
+	attemptsUntil := time.Now().Add(3 * time.Minute)
 	var (
 		dir                string
 		stdout             *syncBuffer
 		prompt, output, ok int
+		missed             int
 	)
 	for attempt := 1; ; attempt++ {
+		neighbours := quiet.WatchNeighbours()
 		cio, out, stderr := testIO(nil)
 		stdout = out
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -103,19 +117,32 @@ scrape:
 		if len(dTTFT) == 0 {
 			t.Fatal("no request joined to the ground truth")
 		}
-		ttftP, e2eP := p99Abs(dTTFT), p99Abs(dE2E)
-		if ttftP <= 2*time.Millisecond && e2eP <= 2*time.Millisecond {
+		share, measured := neighbours.Share()
+		got := fmt.Sprintf("|diff| TTFT p50 %v p99 %v, E2E p50 %v p99 %v (other processes used %.0f%% of the machine)",
+			quantileAbs(dTTFT, 0.5), quantileAbs(dTTFT, 0.99), quantileAbs(dE2E, 0.5), quantileAbs(dE2E, 0.99), 100*share)
+		if quantileAbs(dTTFT, 0.99) <= p99Bound && quantileAbs(dE2E, 0.99) <= p99Bound &&
+			quantileAbs(dTTFT, 0.5) <= p50Bound && quantileAbs(dE2E, 0.5) <= p50Bound {
+			t.Logf("attempt %d: %s", attempt, got)
 			break
 		}
 		if raceEnabled {
-			t.Logf("p99 |diff| TTFT %v, E2E %v: the 2 ms bound is not checked under the race detector", ttftP, e2eP)
+			t.Logf("%s: the bounds are not checked under the race detector", got)
 			break
 		}
-		if attempt == attempts {
-			t.Errorf("client vs ground truth: p99 |diff| TTFT %v, E2E %v in the last of %d attempts, want <= 2ms", ttftP, e2eP, attempts)
-			break
+		busy := measured && share > busyNeighbour
+		if !busy {
+			missed++
 		}
-		t.Logf("attempt %d: p99 |diff| TTFT %v, E2E %v, above 2 ms: running again", attempt, ttftP, e2eP)
+		switch {
+		case missed == quietMisses:
+			t.Errorf("client vs ground truth, attempt %d: %s; want p50 <= %v and p99 <= %v (missed %d times with the machine quiet)", attempt, got, p50Bound, p99Bound, missed)
+		case time.Now().After(attemptsUntil):
+			t.Errorf("client vs ground truth, attempt %d: %s; want p50 <= %v and p99 <= %v: the machine was never quiet long enough to tell", attempt, got, p50Bound, p99Bound)
+		default:
+			t.Logf("attempt %d: %s: above the bounds, running again", attempt, got)
+			continue
+		}
+		break
 	}
 
 	var sum report.Summary

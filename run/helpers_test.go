@@ -64,11 +64,13 @@ func testIO(sigs <-chan os.Signal) (*cliIO, *syncBuffer, *syncBuffer) {
 }
 
 // p99 of the absolute values.
-func p99Abs(xs []time.Duration) time.Duration {
+// quantileAbs is quantile q of |x| over xs (the nearest rank: at q=0.99 of
+// 200, the 2nd largest).
+func quantileAbs(xs []time.Duration, q float64) time.Duration {
 	abs := make([]time.Duration, len(xs))
 	for i, x := range xs {
 		abs[i] = max(x, -x)
 	}
 	slices.Sort(abs)
-	return abs[int(math.Ceil(0.99*float64(len(abs))))-1]
+	return abs[int(math.Ceil(q*float64(len(abs))))-1]
 }
