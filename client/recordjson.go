@@ -1,0 +1,683 @@
+package client
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// RecordVersion is the format of the record lines this llmbench writes
+// (requests.jsonl; docs/decisions/0206-compact-records.md):
+//
+//   - v1 (lines without "v"): every chunk an object,
+//     "chunks":[{"at_ns":…,"tokens":…},…].
+//   - v2 ("v":2, the first key of every line): "chunk_dt_ns" holds the first
+//     chunk's arrival on the run clock, then each chunk's gap to the one
+//     before, all in integer nanoseconds; "chunk_tokens" holds each chunk's
+//     token count, and is left out when every chunk carried exactly one.
+//
+// The version is on every line, so a file appended to by two versions (or a
+// merge of shards of both) still reads; a reader refuses a line whose version
+// is newer than it knows rather than misread it.
+const RecordVersion = 2
+
+// recordFields is Record without its methods, so encoding/json decodes it
+// field by field (a Record would call its own UnmarshalJSON again).
+type recordFields Record
+
+// recordJSON is a record line of any version as encoding/json sees it: the
+// reference decoding, and the fallback of the fast one for anything unusual.
+type recordJSON struct {
+	V int `json:"v,omitempty"`
+	recordFields
+	ChunkDtNs   []int64 `json:"chunk_dt_ns,omitempty"`
+	ChunkTokens []int32 `json:"chunk_tokens,omitempty"`
+}
+
+// MarshalJSON writes the record as one v2 line (without the newline).
+func (r Record) MarshalJSON() ([]byte, error) {
+	return r.AppendJSON(make([]byte, 0, 512+10*len(r.Chunks))), nil
+}
+
+// AppendJSON appends the record's v2 JSON to dst: what MarshalJSON writes,
+// without encoding/json's check and copy of it (the recorder writes one
+// record at the end of every request).
+func (r *Record) AppendJSON(dst []byte) []byte {
+	b := append(dst, `{"v":`...)
+	b = strconv.AppendInt(b, RecordVersion, 10)
+	b = appendString(append(b, `,"id":`...), r.ID)
+	if r.ServerID != "" {
+		b = appendString(append(b, `,"server_id":`...), r.ServerID)
+	}
+	b = strconv.AppendInt(append(b, `,"index":`...), int64(r.Index), 10)
+	if r.Phase != "" {
+		b = appendString(append(b, `,"phase":`...), r.Phase)
+	}
+	b = strconv.AppendInt(append(b, `,"intended_ns":`...), int64(r.Intended), 10)
+	b = strconv.AppendInt(append(b, `,"sent_ns":`...), int64(r.Sent), 10)
+	b = appendDuration(b, `,"wrote_ns":`, r.Wrote)
+	b = appendDuration(b, `,"connected_ns":`, r.Connected)
+	b = appendDuration(b, `,"connect_dur_ns":`, r.ConnectDur)
+	b = strconv.AppendBool(append(b, `,"reused":`...), r.Reused)
+	b = appendDuration(b, `,"first_byte_ns":`, r.FirstByte)
+	b = appendDuration(b, `,"first_token_ns":`, r.FirstToken)
+	b = strconv.AppendInt(append(b, `,"end_ns":`...), int64(r.End), 10)
+	b = appendDuration(b, `,"first_content_ns":`, r.FirstContent)
+	if len(r.Chunks) > 0 {
+		b = append(b, `,"chunk_dt_ns":[`...)
+		var prev time.Duration
+		allOne := true
+		for i, c := range r.Chunks {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(c.At-prev), 10)
+			prev = c.At
+			allOne = allOne && c.Tokens == 1
+		}
+		b = append(b, ']')
+		if !allOne {
+			b = append(b, `,"chunk_tokens":[`...)
+			for i, c := range r.Chunks {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = strconv.AppendInt(b, int64(c.Tokens), 10)
+			}
+			b = append(b, ']')
+		}
+	}
+	if r.TokensPerChunkSource != "" {
+		b = appendString(append(b, `,"tokens_per_chunk_source":`...), string(r.TokensPerChunkSource))
+	}
+	b = appendInt(b, `,"target_prompt_tokens":`, r.TargetPromptTokens)
+	b = appendInt(b, `,"max_tokens":`, r.MaxTokens)
+	b = strconv.AppendInt(append(b, `,"prompt_tokens":`...), int64(r.PromptTokens), 10)
+	b = strconv.AppendInt(append(b, `,"output_tokens":`...), int64(r.OutputTokens), 10)
+	b = appendInt(b, `,"cached_tokens":`, r.CachedTokens)
+	if r.TokenSource != "" {
+		b = appendString(append(b, `,"token_source":`...), string(r.TokenSource))
+	}
+	if r.FinishReason != "" {
+		b = appendString(append(b, `,"finish_reason":`...), r.FinishReason)
+	}
+	b = appendInt(b, `,"status":`, r.Status)
+	if r.ErrorClass != "" {
+		b = appendString(append(b, `,"error_class":`...), string(r.ErrorClass))
+	}
+	if r.Error != "" {
+		b = appendString(append(b, `,"error":`...), r.Error)
+	}
+	b = appendInt(b, `,"retries":`, r.Retries)
+	b = appendInt(b, `,"reasoning_tokens":`, r.ReasoningTokens)
+	if r.Timings != nil {
+		t, _ := json.Marshal(r.Timings) // plain numbers only: cannot fail
+		b = append(append(b, `,"timings":`...), t...)
+	}
+	if r.NoDone {
+		b = append(b, `,"no_done":true`...)
+	}
+	if r.NoStream {
+		b = append(b, `,"no_stream":true`...)
+	}
+	return append(b, '}')
+}
+
+func appendDuration(b []byte, key string, d time.Duration) []byte {
+	if d == 0 {
+		return b
+	}
+	return strconv.AppendInt(append(b, key...), int64(d), 10)
+}
+
+func appendInt(b []byte, key string, n int) []byte {
+	if n == 0 {
+		return b
+	}
+	return strconv.AppendInt(append(b, key...), int64(n), 10)
+}
+
+// appendString appends s as a JSON string. Ids, phases and classes are plain
+// ASCII and are copied as they are; anything else (an error message that
+// quotes the server) is left to encoding/json's escaping.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always encodes
+			return append(b, q...)
+		}
+	}
+	return append(append(append(b, '"'), s...), '"')
+}
+
+// UnmarshalJSON reads a record line of either version (see RecordVersion).
+// It replaces the whole record (encoding/json would merge into it), and
+// leaves it as it is for null.
+func (r *Record) UnmarshalJSON(data []byte) error {
+	if string(data) == "null" {
+		return nil
+	}
+	r.Chunks = nil // never reuse the chunks of a record someone may still hold
+	return DecodeRecord(data, r)
+}
+
+// DecodeRecord decodes one record line of either version into r, replacing
+// all of *r. It answers as json.Unmarshal into the record would, the same
+// record or the same error (FuzzDecodeRecord holds it to that), but reads the
+// lines llmbench writes in one pass without allocating beyond the strings and
+// the chunks; anything else (escapes in strings, unknown or repeated keys,
+// numbers that are not plain integers, null, invalid JSON) is decoded by
+// encoding/json.
+//
+// r.Chunks' backing array is reused when it is large enough: a caller that
+// decodes line after line into one Record must copy the chunks it keeps
+// (slices.Clone), or set r.Chunks to nil first.
+func DecodeRecord(line []byte, r *Record) error {
+	ok, err := decodeRecordFast(line, r)
+	if ok {
+		return err
+	}
+	var w recordJSON
+	if err := json.Unmarshal(line, &w); err != nil {
+		return err
+	}
+	return w.record(r)
+}
+
+// record converts the decoded line into r, checking the chunk arrays agree.
+func (w *recordJSON) record(r *Record) error {
+	if len(w.Chunks) > 0 && len(w.ChunkDtNs) > 0 {
+		return fmt.Errorf("record %q has both chunks (v1) and chunk_dt_ns (v2)", w.ID)
+	}
+	if err := checkRecordForm(w.V, w.ID, len(w.ChunkDtNs), w.ChunkTokens != nil, len(w.ChunkTokens)); err != nil {
+		return err
+	}
+	*r = Record(w.recordFields)
+	if len(w.ChunkDtNs) > 0 {
+		r.Chunks = make([]Chunk, len(w.ChunkDtNs))
+		var at time.Duration
+		for i, dt := range w.ChunkDtNs {
+			at += time.Duration(dt)
+			r.Chunks[i] = Chunk{At: at, Tokens: 1}
+			if w.ChunkTokens != nil {
+				r.Chunks[i].Tokens = w.ChunkTokens[i]
+			}
+		}
+	}
+	if len(r.Chunks) == 0 {
+		r.Chunks = nil
+	}
+	return nil
+}
+
+// checkRecordForm is the check both decodings make of a line's version and
+// of its chunk arrays' lengths.
+func checkRecordForm(version int, id string, dts int, hasTokens bool, tokens int) error {
+	if version < 0 || version > RecordVersion {
+		return fmt.Errorf("record %q is in format v%d; this llmbench reads v1 to v%d (a newer llmbench wrote it?)", id, version, RecordVersion)
+	}
+	if hasTokens && tokens != dts {
+		return fmt.Errorf("record %q has %d chunk_tokens for %d chunk_dt_ns", id, tokens, dts)
+	}
+	return nil
+}
+
+// recordScanner reads the subset of JSON llmbench writes. Each method
+// reports false on anything outside it, and the caller hands the line to
+// encoding/json.
+type recordScanner struct {
+	b []byte
+	i int
+}
+
+func (s *recordScanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *recordScanner) eat(c byte) bool {
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// str reads a string without escapes or control characters, in valid UTF-8
+// (encoding/json would replace invalid bytes).
+func (s *recordScanner) str() ([]byte, bool) {
+	if !s.eat('"') {
+		return nil, false
+	}
+	start := s.i
+	ascii := true
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		switch {
+		case c == '"':
+			v := s.b[start:s.i]
+			s.i++
+			return v, ascii || utf8.Valid(v)
+		case c == '\\' || c < 0x20:
+			return nil, false
+		case c >= 0x80:
+			ascii = false
+		}
+		s.i++
+	}
+	return nil, false
+}
+
+// int reads a plain JSON integer (no fraction, no exponent) of at most 18
+// digits, which fits an int64 whatever its value.
+func (s *recordScanner) int() (int64, bool) {
+	neg := s.eat('-')
+	start := s.i
+	var n int64
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		n = n*10 + int64(s.b[s.i]-'0')
+		s.i++
+	}
+	digits := s.i - start
+	if digits == 0 || digits > 18 || (digits > 1 && s.b[start] == '0') {
+		return 0, false
+	}
+	if s.i < len(s.b) && (s.b[s.i] == '.' || s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		return 0, false
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
+
+func (s *recordScanner) int32() (int32, bool) {
+	n, ok := s.int()
+	if !ok || n != int64(int32(n)) {
+		return 0, false
+	}
+	return int32(n), true
+}
+
+func (s *recordScanner) bool() (v, ok bool) {
+	rest := s.b[s.i:]
+	switch {
+	case len(rest) >= 4 && string(rest[:4]) == "true":
+		s.i += 4
+		return true, true
+	case len(rest) >= 5 && string(rest[:5]) == "false":
+		s.i += 5
+		return false, true
+	}
+	return false, false
+}
+
+// ints reads an array of integers with fn, and reports how many there were.
+func (s *recordScanner) ints(fn func(i int, n int64) bool) (int, bool) {
+	if !s.eat('[') {
+		return 0, false
+	}
+	s.ws()
+	if s.eat(']') {
+		return 0, true
+	}
+	for i := 0; ; i++ {
+		s.ws()
+		n, ok := s.int()
+		if !ok || !fn(i, n) {
+			return 0, false
+		}
+		s.ws()
+		if s.eat(']') {
+			return i + 1, true
+		}
+		if !s.eat(',') {
+			return 0, false
+		}
+	}
+}
+
+// count is an upper bound of how many elements the array that starts here
+// holds, to size the chunks once: how many sep bytes it holds, plus one.
+func (s *recordScanner) count(sep byte) int {
+	n := 1
+	for _, c := range s.b[s.i:] {
+		if c == sep {
+			n++
+		} else if c == ']' {
+			break
+		}
+	}
+	return n
+}
+
+// chunkBuffer is buf emptied, or a new slice when buf cannot hold n chunks.
+func chunkBuffer(buf []Chunk, n int) []Chunk {
+	if cap(buf) < n {
+		return make([]Chunk, 0, n)
+	}
+	return buf[:0]
+}
+
+// chunksV1 reads a v1 "chunks" array of {"at_ns":…,"tokens":…} objects.
+func (s *recordScanner) chunksV1(chunks []Chunk) ([]Chunk, bool) {
+	if !s.eat('[') {
+		return nil, false
+	}
+	s.ws()
+	if s.eat(']') {
+		return chunks, true
+	}
+	for {
+		s.ws()
+		if !s.eat('{') {
+			return nil, false
+		}
+		var c Chunk
+		s.ws()
+		if !s.eat('}') {
+			for {
+				s.ws()
+				key, ok := s.str()
+				if !ok {
+					return nil, false
+				}
+				s.ws()
+				if !s.eat(':') {
+					return nil, false
+				}
+				s.ws()
+				switch string(key) {
+				case "at_ns":
+					var n int64
+					n, ok = s.int()
+					c.At = time.Duration(n)
+				case "tokens":
+					c.Tokens, ok = s.int32()
+				default:
+					ok = false
+				}
+				if !ok {
+					return nil, false
+				}
+				s.ws()
+				if s.eat('}') {
+					break
+				}
+				if !s.eat(',') {
+					return nil, false
+				}
+			}
+		}
+		chunks = append(chunks, c)
+		s.ws()
+		if s.eat(']') {
+			return chunks, true
+		}
+		if !s.eat(',') {
+			return nil, false
+		}
+	}
+}
+
+// object reads a JSON object's bytes (for timings, which encoding/json then
+// decodes): braces are matched outside strings; encoding/json checks the
+// rest.
+func (s *recordScanner) object() ([]byte, bool) {
+	start := s.i
+	if !s.eat('{') {
+		return nil, false
+	}
+	depth := 1
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		s.i++
+		switch c {
+		case '"':
+			for s.i < len(s.b) && s.b[s.i] != '"' {
+				if s.b[s.i] == '\\' {
+					s.i++
+				}
+				s.i++
+			}
+			s.i++
+		case '{':
+			depth++
+		case '}':
+			if depth--; depth == 0 {
+				return s.b[start:s.i], true
+			}
+		}
+	}
+	return nil, false
+}
+
+// intern returns the string of b, without allocating when it is the value
+// the record had before (DecodeRecord into a reused Record) or a common one.
+func intern(b []byte, prev string) string {
+	if string(b) == prev {
+		return prev
+	}
+	switch string(b) {
+	case "main":
+		return "main"
+	case "warmup":
+		return "warmup"
+	case "stop":
+		return "stop"
+	case "length":
+		return "length"
+	case "tool_calls":
+		return "tool_calls"
+	case string(TokensFromUsage):
+		return string(TokensFromUsage)
+	case string(TokensFromChunks):
+		return string(TokensFromChunks)
+	case string(ChunkTokensUsageGrowth):
+		return string(ChunkTokensUsageGrowth)
+	case string(ChunkTokensUsageTotal):
+		return string(ChunkTokensUsageTotal)
+	}
+	return string(b)
+}
+
+// Bits of the keys decodeRecordFast has seen.
+const (
+	seenChunks = 1 << iota
+	seenDt
+	seenTokens
+	seenTimings
+)
+
+// decodeRecordFast decodes the lines llmbench writes. ok is false when the
+// line is anything else: the caller then decodes it with encoding/json.
+func decodeRecordFast(line []byte, r *Record) (ok bool, err error) {
+	prev := *r
+	*r = Record{}
+	s := recordScanner{b: line}
+	version, seen, tokens := 0, 0, 0
+	s.ws()
+	if !s.eat('{') {
+		return false, nil
+	}
+	s.ws()
+	if !s.eat('}') {
+		for {
+			key, ok := s.str()
+			if !ok {
+				return false, nil
+			}
+			s.ws()
+			if !s.eat(':') {
+				return false, nil
+			}
+			s.ws()
+			var n int64
+			var v []byte
+			switch string(key) {
+			case "v":
+				n, ok = s.int()
+				version = int(n)
+			case "id":
+				v, ok = s.str()
+				r.ID = intern(v, prev.ID)
+			case "server_id":
+				v, ok = s.str()
+				r.ServerID = intern(v, r.ID)
+			case "index":
+				n, ok = s.int()
+				r.Index = int(n)
+			case "phase":
+				v, ok = s.str()
+				r.Phase = intern(v, prev.Phase)
+			case "intended_ns":
+				n, ok = s.int()
+				r.Intended = time.Duration(n)
+			case "sent_ns":
+				n, ok = s.int()
+				r.Sent = time.Duration(n)
+			case "wrote_ns":
+				n, ok = s.int()
+				r.Wrote = time.Duration(n)
+			case "connected_ns":
+				n, ok = s.int()
+				r.Connected = time.Duration(n)
+			case "connect_dur_ns":
+				n, ok = s.int()
+				r.ConnectDur = time.Duration(n)
+			case "reused":
+				r.Reused, ok = s.bool()
+			case "first_byte_ns":
+				n, ok = s.int()
+				r.FirstByte = time.Duration(n)
+			case "first_token_ns":
+				n, ok = s.int()
+				r.FirstToken = time.Duration(n)
+			case "end_ns":
+				n, ok = s.int()
+				r.End = time.Duration(n)
+			case "first_content_ns":
+				n, ok = s.int()
+				r.FirstContent = time.Duration(n)
+			case "chunks":
+				if seen&(seenChunks|seenDt) != 0 {
+					return false, nil
+				}
+				seen |= seenChunks
+				r.Chunks, ok = s.chunksV1(chunkBuffer(prev.Chunks, s.count('{')-1))
+			case "chunk_dt_ns":
+				if seen&(seenChunks|seenDt) != 0 {
+					return false, nil
+				}
+				seen |= seenDt
+				chunks := chunkBuffer(prev.Chunks, s.count(','))
+				var at time.Duration
+				_, ok = s.ints(func(_ int, dt int64) bool {
+					at += time.Duration(dt)
+					chunks = append(chunks, Chunk{At: at, Tokens: 1})
+					return true
+				})
+				r.Chunks = chunks
+			case "chunk_tokens":
+				if seen&(seenDt|seenTokens) != seenDt {
+					return false, nil // before the gaps, or repeated
+				}
+				seen |= seenTokens
+				tokens, ok = s.ints(func(i int, n int64) bool {
+					if n != int64(int32(n)) {
+						return false
+					}
+					if i < len(r.Chunks) {
+						r.Chunks[i].Tokens = int32(n)
+					}
+					return true
+				})
+			case "tokens_per_chunk_source":
+				v, ok = s.str()
+				r.TokensPerChunkSource = ChunkTokenSource(intern(v, string(prev.TokensPerChunkSource)))
+			case "target_prompt_tokens":
+				n, ok = s.int()
+				r.TargetPromptTokens = int(n)
+			case "max_tokens":
+				n, ok = s.int()
+				r.MaxTokens = int(n)
+			case "prompt_tokens":
+				n, ok = s.int()
+				r.PromptTokens = int(n)
+			case "output_tokens":
+				n, ok = s.int()
+				r.OutputTokens = int(n)
+			case "cached_tokens":
+				n, ok = s.int()
+				r.CachedTokens = int(n)
+			case "token_source":
+				v, ok = s.str()
+				r.TokenSource = TokenSource(intern(v, string(prev.TokenSource)))
+			case "finish_reason":
+				v, ok = s.str()
+				r.FinishReason = intern(v, prev.FinishReason)
+			case "status":
+				n, ok = s.int()
+				r.Status = int(n)
+			case "error_class":
+				v, ok = s.str()
+				r.ErrorClass = ErrorClass(intern(v, string(prev.ErrorClass)))
+			case "error":
+				v, ok = s.str()
+				r.Error = intern(v, prev.Error)
+			case "retries":
+				n, ok = s.int()
+				r.Retries = int(n)
+			case "reasoning_tokens":
+				n, ok = s.int()
+				r.ReasoningTokens = int(n)
+			case "timings":
+				if seen&seenTimings != 0 {
+					return false, nil // encoding/json would merge the two
+				}
+				seen |= seenTimings
+				if v, ok = s.object(); ok {
+					r.Timings = new(Timings)
+					ok = json.Unmarshal(v, r.Timings) == nil
+				}
+			case "no_done":
+				r.NoDone, ok = s.bool()
+			case "no_stream":
+				r.NoStream, ok = s.bool()
+			default:
+				return false, nil
+			}
+			if !ok {
+				return false, nil
+			}
+			s.ws()
+			if s.eat('}') {
+				break
+			}
+			if !s.eat(',') {
+				return false, nil
+			}
+			s.ws()
+		}
+	}
+	s.ws()
+	if s.i != len(line) {
+		return false, nil
+	}
+	if len(r.Chunks) == 0 {
+		r.Chunks = nil
+	}
+	dts := 0
+	if seen&seenDt != 0 {
+		dts = len(r.Chunks)
+	}
+	return true, checkRecordForm(version, r.ID, dts, seen&seenTokens != 0, tokens)
+}
