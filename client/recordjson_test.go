@@ -111,6 +111,16 @@ func TestRecordRoundTrip(t *testing.T) {
 	}
 }
 
+// TestRecordV2Size: a 200-chunk record of one-token chunks 8 to 10 ms apart
+// (the built-in engine's pace) takes at least 3 times fewer bytes in v2.
+func TestRecordV2Size(t *testing.T) {
+	r := sampleRecord(200, 1)
+	v1, v2 := len(v1Line(t, r)), len(r.AppendJSON(nil))
+	if float64(v1)/float64(v2) < 3 {
+		t.Errorf("v1 %d bytes, v2 %d: %.2f× smaller, want 3×", v1, v2, float64(v1)/float64(v2))
+	}
+}
+
 // TestRecordEveryField fails when a field is added to Record without
 // teaching recordjson.go its key: each field is set alone, and must show in
 // the line under its tag and come back.
