@@ -73,4 +73,3 @@ func BenchmarkRecord(b *testing.B) {
 		return nil
 	})
 }
-
