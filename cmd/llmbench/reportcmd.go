@@ -5,18 +5,20 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report"
 	reporthtml "github.com/llmbench-org/llmbench/report/html"
+	reportparquet "github.com/llmbench-org/llmbench/report/parquet"
 	"github.com/llmbench-org/llmbench/run"
 )
 
 func newReportCmd(cio *cliIO) *cobra.Command {
 	var format string
-	var verbose bool
+	var verbose, chunks bool
 	cmd := &cobra.Command{
 		Use:   "report RUN_DIR",
 		Short: "Rebuild a run's summary.json and report.html from its raw files and print the summary",
@@ -26,9 +28,17 @@ func newReportCmd(cio *cliIO) *cobra.Command {
 			if _, err := os.Stat(filepath.Join(dir, report.RunFile)); err != nil {
 				return asUsage(fmt.Errorf("%s is not a run directory: %w", dir, err))
 			}
-			render, ok := map[string]report.Renderer{"text": report.RenderText, "json": report.RenderJSON, "md": report.RenderMarkdown, "html": nil, "csv": nil}[format]
+			render, ok := map[string]report.Renderer{"text": report.RenderText, "json": report.RenderJSON, "md": report.RenderMarkdown, "html": nil, "csv": nil, "parquet": nil}[format]
 			if !ok {
-				return asUsage(fmt.Errorf("--format must be text, json, md, csv or html, not %q", format))
+				return asUsage(fmt.Errorf("--format must be text, json, md, csv, html or parquet, not %q", format))
+			}
+			if format == "parquet" { // an export of the raw records: no summary to rebuild
+				w, err := reportparquet.Write(dir, reportparquet.Options{Chunks: chunks})
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintln(cio.stdout, strings.Join(w.Files, "\n"))
+				return err
 			}
 			fin, err := run.Finalize(dir, nil)
 			if err != nil {
@@ -50,6 +60,7 @@ func newReportCmd(cio *cliIO) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "text: print every finding whole, with its evidence")
-	cmd.Flags().StringVar(&format, "format", "text", "what to print: text, json or md (the summary), csv (one line per request), or html (the path of the rebuilt report.html)")
+	cmd.Flags().BoolVar(&chunks, "chunks", false, "parquet: also write chunks.parquet, one row per output chunk")
+	cmd.Flags().StringVar(&format, "format", "text", "what to print: text, json or md (the summary), csv (one line per request), html (the path of the rebuilt report.html), or parquet (write requests.parquet, one row per request, into the run directory and print its path)")
 	return cmd
 }
