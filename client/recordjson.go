@@ -2,8 +2,10 @@ package client
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -376,12 +378,17 @@ func (s *recordScanner) gaps(buf []Chunk) ([]Chunk, bool) {
 		}
 		start := i
 		var n int64
-		for ; i < len(b); i++ {
-			d := b[i] - '0'
-			if d > 9 {
-				break
+		if v, digits, ok := swarDigits(b[i:]); ok {
+			n = v
+			i += digits
+		} else {
+			for ; i < len(b); i++ {
+				d := b[i] - '0'
+				if d > 9 {
+					break
+				}
+				n = n*10 + int64(d)
 			}
-			n = n*10 + int64(d)
 		}
 		digits := i - start
 		if digits == 0 || digits > 18 || (digits > 1 && b[start] == '0') {
@@ -408,6 +415,33 @@ func (s *recordScanner) gaps(buf []Chunk) ([]Chunk, bool) {
 		}
 		i++
 	}
+}
+
+// swarDigits parses the 1 to 7 decimal digits that start b, eight bytes at
+// a time (a gap of 10 ms is 8 digits with its comma): ok is false when b is
+// shorter than 8 bytes or starts with no digit or with 8, and the caller
+// parses byte by byte.
+func swarDigits(b []byte) (n int64, digits int, ok bool) {
+	if len(b) < 8 {
+		return 0, 0, false
+	}
+	w := binary.LittleEndian.Uint64(b)
+	// A byte is a digit when its high nibble is 3 before and after adding
+	// 6; a carry out of a byte only reaches the bytes after it, past the
+	// first non-digit, which are not read.
+	const ones, highs, zeros = 0x0101010101010101, 0xF0F0F0F0F0F0F0F0, 0x3030303030303030
+	notDigit := (w&highs ^ zeros) | ((w+6*ones)&highs ^ zeros)
+	digits = bits.TrailingZeros64(notDigit) / 8
+	if digits == 0 || digits == 8 {
+		return 0, 0, false
+	}
+	// The digits, as values, moved to the top bytes: the bytes shifted in
+	// are leading zeros, the bytes after the digits fall off (so does the
+	// borrow of the first non-digit's subtraction).
+	x := (w - zeros) << (8 * (8 - digits))
+	x = x*10 + x>>8 // pairs of digits
+	x = ((x&0x000000FF000000FF)*(100+1000000<<32) + (x>>16&0x000000FF000000FF)*(1+10000<<32)) >> 32
+	return int64(x), digits, true
 }
 
 // count is an upper bound of how many elements the array that starts here

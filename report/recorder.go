@@ -297,11 +297,13 @@ func ReadJSONL[T any](path string, fn func(*T) error) (partial int, err error) {
 }
 
 // gluedObject finds a whole JSON object at the end of a bad line: the line
-// a writer appended after a torn one that had no newline.
+// a writer appended after a torn one that had no newline. Any '{' may start
+// it (the torn line may end in "[" or ","); one inside the glued object
+// cannot, as that object's own closing brace would follow it.
 func gluedObject[T any](b []byte) (T, bool) {
 	var v T
 	for i := len(b) - 1; i > 0; i-- {
-		if b[i] != '{' || b[i-1] == '{' || b[i-1] == ':' || b[i-1] == ',' || b[i-1] == '[' {
+		if b[i] != '{' {
 			continue
 		}
 		if json.Unmarshal(b[i:], &v) == nil {

@@ -233,3 +233,35 @@ func TestMergeOfBothVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTornV2LineAtEveryByte: a v2 line torn at any byte (a full disk), with
+// the next line glued to it, reads as one torn line and the whole next one.
+func TestTornV2LineAtEveryByte(t *testing.T) {
+	t.Parallel()
+	records := readRecords(t, filepath.Join(v1Run, report.RequestsFile))
+	var torn, whole client.Record
+	for _, r := range records {
+		if len(r.Chunks) > 3 && torn.ID == "" {
+			torn = r
+		} else if len(r.Chunks) > 3 {
+			whole = r
+			break
+		}
+	}
+	line, next := torn.AppendJSON(nil), whole.AppendJSON(nil)
+	path := filepath.Join(t.TempDir(), report.RequestsFile)
+	for cut := 1; cut < len(line); cut++ {
+		b := append(append(append(slices.Clip(line[:cut]), next...), '\n'), next...)
+		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var got []client.Record
+		partial, err := report.ReadJSONL(path, func(r *client.Record) error {
+			got = append(got, *r)
+			return nil
+		})
+		if err != nil || partial != 1 || len(got) != 2 || !cmp.Equal(got[0], whole) || !cmp.Equal(got[1], whole) {
+			t.Fatalf("torn at byte %d (%q): %d records, %d partial, %v", cut, line[max(0, cut-10):cut], len(got), partial, err)
+		}
+	}
+}
