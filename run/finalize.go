@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report/gates"
 
 	"github.com/llmbench-org/llmbench/report"
@@ -36,17 +35,17 @@ func Finalize(dir string, text io.Writer) (Finalized, error) { return finalize(d
 
 // finalize is Finalize; verbose prints the findings whole.
 func finalize(dir string, text io.Writer, verbose bool) (Finalized, error) {
-	s, err := report.Build(dir)
+	// requests.jsonl is read once, in one streaming pass: the summary, the
+	// HTML report and the gates are all computed from what it gave.
+	l, err := report.Load(dir)
 	if err != nil {
 		return Finalized{}, fmt.Errorf("summarise %s: %w", dir, err)
 	}
-	fin := Finalized{Summary: s}
-	if fin.Raw, err = reporthtml.LoadRaw(dir, s); err != nil {
-		return fin, fmt.Errorf("html report: %w", err)
-	}
+	s := l.Summary()
+	fin := Finalized{Summary: s, Raw: reporthtml.FromLoaded(l, s)}
 	// The gates' verdicts go into every report, so a CI job's summary says
 	// why it failed.
-	if rep, _ := finalGates(dir, s, fin.Raw.Records); rep != nil {
+	if rep, _ := finalGates(dir, s, l); rep != nil {
 		fin.Gates = rep
 		s.Gates = verdicts(*rep)
 		fin.Summary, fin.Raw.Summary = s, s
@@ -86,7 +85,7 @@ func finalize(dir string, text io.Writer, verbose bool) (Finalized, error) {
 // thresholds and baseline it was run with (run.json); nil without gates. A
 // baseline that is not there (a run directory moved to another machine)
 // leaves the gates that need it unevaluated.
-func finalGates(dir string, s report.Summary, records []client.Record) (*gates.Report, error) {
+func finalGates(dir string, s report.Summary, l *report.Loaded) (*gates.Report, error) {
 	var meta report.RunMeta
 	if b, err := os.ReadFile(filepath.Join(dir, report.RunFile)); err == nil {
 		_ = json.Unmarshal(b, &meta) // report.Build read it already
@@ -103,7 +102,7 @@ func finalGates(dir string, s report.Summary, records []client.Record) (*gates.R
 			base = &b
 		}
 	}
-	cur := gates.NewRun(s, records)
+	cur := gates.NewRunLoaded(s, l)
 	rep := gates.NewReport(cur, base, gs.EvaluateRuns(cur, base, gates.DefaultBootstrap))
 	return &rep, nil
 }
