@@ -202,7 +202,7 @@ func TestGoodputUnmeasured(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := goodputOf(records, time.Second, &tt.slo)
+			got := goodputOf(requestsOf(records), time.Second, &tt.slo)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Fatalf("goodput (-want +got):\n%s", diff)
 			}

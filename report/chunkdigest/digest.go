@@ -147,6 +147,18 @@ func (d *Digest) Of(keep func(phase string) bool) *Phase {
 	return out
 }
 
+// Only is a digest of the phases keep keeps (sharing their digests with d),
+// without d's spans.
+func (d *Digest) Only(keep func(phase string) bool) *Digest {
+	out := New(nil)
+	for name, p := range d.Phases {
+		if keep(name) {
+			out.Phases[name] = p
+		}
+	}
+	return out
+}
+
 // AddN records the value d n times.
 func (s *Sketch) AddN(d time.Duration, n uint64) {
 	if n == 1 {

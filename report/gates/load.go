@@ -11,7 +11,6 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report"
-	"github.com/llmbench-org/llmbench/report/chunkdigest"
 )
 
 // LoadRun reads a run for the gates. path is either a run directory with its
@@ -50,12 +49,7 @@ func NewRunLoaded(s report.Summary, l *report.Loaded) Run {
 			measured[ph.Name] = true
 		}
 	}
-	run.Digest = chunkdigest.New(nil)
-	for name, p := range l.Requests.Digest.Phases {
-		if len(measured) == 0 || measured[name] {
-			run.Digest.Phases[name] = p
-		}
-	}
+	run.Digest = l.Requests.Digest.Only(func(phase string) bool { return len(measured) == 0 || measured[phase] })
 	return run
 }
 
