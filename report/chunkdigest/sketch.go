@@ -160,6 +160,9 @@ func (s *Sketch) orderStat(k uint64) float64 {
 		}
 		if k < seen+c {
 			lo, w := bucketBounds(i)
+			if i < subBuckets {
+				return lo // whole nanoseconds: the bucket holds exactly lo
+			}
 			v := lo + w*(float64(k-seen)+0.5)/float64(c)
 			return math.Min(math.Max(v, float64(s.min)), float64(s.max))
 		}
