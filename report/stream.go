@@ -64,10 +64,15 @@ func ReadRequests(path string, spans []chunkdigest.Span) (*Requests, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return readRequests(f, path, spans, runtime.GOMAXPROCS(0))
+	var size int64
+	if st, err := f.Stat(); err == nil {
+		size = st.Size()
+	}
+	return readRequests(f, path, spans, runtime.GOMAXPROCS(0), size)
 }
 
-func readRequests(rd io.Reader, path string, spans []chunkdigest.Span, workers int) (*Requests, error) {
+// readRequests reads size bytes (0: unknown) of requests.jsonl from rd.
+func readRequests(rd io.Reader, path string, spans []chunkdigest.Span, workers int, size int64) (*Requests, error) {
 	workers = max(workers, 1)
 	todo := make(chan *lineBatch, workers)
 	ordered := make(chan *lineBatch, 2*workers)
@@ -127,6 +132,15 @@ func readRequests(rd io.Reader, path string, spans []chunkdigest.Span, workers i
 	var pending error
 	for b := range ordered {
 		<-b.done
+		if b.seq == 0 && size > 0 && len(b.records) > 0 {
+			// Room for every record at once, guessed from the first
+			// batch's line length: growing by doubling would hold the old
+			// and the new array together, half again the records' memory.
+			perLine := max(len(b.buf)/len(b.lines), 1)
+			guess := int(size/int64(perLine)) + len(b.lines)
+			out.Records = make([]client.Record, 0, guess+guess/16)
+			out.Chunks = make([]chunkdigest.Request, 0, guess+guess/16)
+		}
 		// A bad line followed by any other line is an error; a bad last
 		// line is a torn write (ReadJSONL's rule).
 		rec := 0
@@ -181,22 +195,36 @@ func readRequests(rd io.Reader, path string, spans []chunkdigest.Span, workers i
 	return out, nil
 }
 
-// SortByIndex puts records (and their digests) in plan order, stably.
+// SortByIndex puts records (and their digests) in plan order, stably, in
+// place: a large run's records are most of a report's memory, so they are
+// moved along the permutation's cycles rather than copied.
 func SortByIndex(r *Requests) {
 	if slices.IsSortedFunc(r.Records, func(a, b client.Record) int { return a.Index - b.Index }) {
 		return
 	}
+	// perm[j] is the position of the record that goes to j.
 	perm := make([]int32, len(r.Records))
 	for i := range perm {
 		perm[i] = int32(i)
 	}
 	slices.SortStableFunc(perm, func(a, b int32) int { return r.Records[a].Index - r.Records[b].Index })
-	recs := make([]client.Record, len(perm))
-	chunks := make([]chunkdigest.Request, len(perm))
-	for i, p := range perm {
-		recs[i], chunks[i] = r.Records[p], r.Chunks[p]
+	for i := range perm {
+		if perm[i] < 0 || perm[i] == int32(i) {
+			continue
+		}
+		rec, ch := r.Records[i], r.Chunks[i]
+		j := i
+		for {
+			k := perm[j]
+			perm[j] = -1
+			if int(k) == i {
+				r.Records[j], r.Chunks[j] = rec, ch
+				break
+			}
+			r.Records[j], r.Chunks[j] = r.Records[k], r.Chunks[k]
+			j = int(k)
+		}
 	}
-	r.Records, r.Chunks = recs, chunks
 }
 
 // splitLines cuts the file into batches of whole lines, as bufio.Scanner's

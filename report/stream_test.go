@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -90,7 +91,7 @@ func TestReadRequestsSameForAnyWorkerCount(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := readRequests(f, path, []chunkdigest.Span{{From: 0, To: 2 * time.Second}}, workers)
+		got, err := readRequests(f, path, []chunkdigest.Span{{From: 0, To: 2 * time.Second}}, workers, 0)
 		f.Close()
 		if err != nil {
 			t.Fatalf("%d workers: %v", workers, err)
@@ -240,4 +241,25 @@ func BenchmarkBuild(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/10_000, "ns/request")
 }
 
-var _ = fmt.Sprint
+// SortByIndex moves records and their digests together, stably.
+func TestSortByIndexInPlace(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 4))
+	r := &Requests{}
+	for i := range 5000 {
+		idx := rng.IntN(1000) // repeats: stability matters
+		r.Records = append(r.Records, client.Record{ID: fmt.Sprint(i), Index: idx})
+		r.Chunks = append(r.Chunks, chunkdigest.Request{Chunks: int32(i)})
+	}
+	want := slices.Clone(r.Records)
+	slices.SortStableFunc(want, func(a, b client.Record) int { return a.Index - b.Index })
+	SortByIndex(r)
+	if !reflect.DeepEqual(r.Records, want) {
+		t.Fatal("records not in stable plan order")
+	}
+	for i, rec := range r.Records {
+		if fmt.Sprint(r.Chunks[i].Chunks) != rec.ID {
+			t.Fatalf("record %s carries the digest of record %d", rec.ID, r.Chunks[i].Chunks)
+		}
+	}
+}

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 
 	"github.com/llmbench-org/llmbench/report/gates"
 
@@ -35,6 +37,14 @@ func Finalize(dir string, text io.Writer) (Finalized, error) { return finalize(d
 
 // finalize is Finalize; verbose prints the findings whole.
 func finalize(dir string, text io.Writer, verbose bool) (Finalized, error) {
+	// A large run's report holds every request (without its chunks): a
+	// soft memory limit makes the collector work harder near it rather
+	// than let the heap double past it. One set from outside (GOMEMLIMIT)
+	// is kept.
+	if debug.SetMemoryLimit(-1) == math.MaxInt64 {
+		debug.SetMemoryLimit(finalizeMemoryLimit)
+		defer debug.SetMemoryLimit(math.MaxInt64)
+	}
 	// requests.jsonl is read once, in one streaming pass: the summary, the
 	// HTML report and the gates are all computed from what it gave.
 	l, err := report.Load(dir)
@@ -80,6 +90,10 @@ func finalize(dir string, text io.Writer, verbose bool) (Finalized, error) {
 	}
 	return fin, nil
 }
+
+// finalizeMemoryLimit is the soft memory limit while a run directory is
+// finalized: under the 1 GB a report of a million requests is allowed.
+const finalizeMemoryLimit = 768 << 20
 
 // finalGates evaluates the run's gates: its scenario's thresholds, and the
 // thresholds and baseline it was run with (run.json); nil without gates. A
