@@ -263,3 +263,24 @@ func TestSortByIndexInPlace(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkDecodeRecords is decodeRecord alone over the same file, on one
+// core: the floor BenchmarkBuild stands on (compare CPU per request).
+func BenchmarkDecodeRecords(b *testing.B) {
+	dir := writeBigRun(b, 10_000, 200)
+	data, err := os.ReadFile(filepath.Join(dir, RequestsFile))
+	if err != nil {
+		b.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSuffix(data, []byte{'\n'}), []byte{'\n'})
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		for _, l := range lines {
+			var r client.Record
+			if err := decodeRecord(l, &r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(lines)), "ns/request")
+}

@@ -101,13 +101,20 @@ func (d *Digest) Add(r *client.Record) Request {
 			break
 		}
 	}
-	itls := make([]time.Duration, 0, req.ITLs)
+	// The ITLs are kept only for a request the sample takes.
+	key := SampleKey(r)
+	var itls []time.Duration
+	if p.Sample.Takes(key) {
+		itls = make([]time.Duration, 0, req.ITLs)
+	}
 	for i := 1; i < len(r.Chunks); i++ {
 		gap := r.Chunks[i].At - r.Chunks[i-1].At
 		k := max(int(r.Chunks[i].Tokens), 1)
 		per := gap / time.Duration(k)
-		for range k {
-			itls = append(itls, per)
+		if itls != nil {
+			for range k {
+				itls = append(itls, per)
+			}
 		}
 		p.ITL.AddN(per, uint64(k))
 		if inSpan {
@@ -115,7 +122,9 @@ func (d *Digest) Add(r *client.Record) Request {
 			d.InSpans.Gaps.Add(gap)
 		}
 	}
-	p.Sample.Offer(SampleKey(r), itls)
+	if itls != nil {
+		p.Sample.Offer(key, itls)
+	}
 	return req
 }
 
@@ -293,6 +302,9 @@ func SampleKey(r *client.Record) uint64 {
 	h.Write(strconv.AppendInt(nil, int64(r.Index), 10))
 	return h.Sum64()
 }
+
+// Takes reports whether a request of this key would be kept now.
+func (s *Reservoir) Takes(key uint64) bool { return len(s.h) < SampleSize || key < s.h[0].Key }
 
 // Offer keeps the request when its key is among the smallest.
 func (s *Reservoir) Offer(key uint64, itls []time.Duration) {

@@ -224,8 +224,9 @@ func (s *Sketch) AtOrBelow(x float64) float64 {
 }
 
 // Representative returns m values (seconds, ascending) whose empirical
-// distribution follows the sketch's: its quantiles at evenly spaced ranks,
-// with the exact min first and the exact max last. For drawing a CDF.
+// distribution follows the sketch's: its order statistics at evenly spaced
+// ranks (the exact min first and the exact max last), read in one walk
+// over the buckets. For comparing and drawing a CDF.
 func (s *Sketch) Representative(m int) []float64 {
 	if s.n == 0 || m <= 0 {
 		return nil
@@ -234,13 +235,37 @@ func (s *Sketch) Representative(m int) []float64 {
 		m = int(s.n)
 	}
 	out := make([]float64, m)
-	for i := range out {
+	i := 0
+	rank := func(i int) uint64 {
 		if m == 1 {
-			out[i] = float64(s.max) / 1e9
+			return s.n - 1
+		}
+		return uint64(math.Round(float64(i) * float64(s.n-1) / float64(m-1)))
+	}
+	// The first and the last rank, and the negative values, are the exact
+	// extremes (as orderStat reads them).
+	for i < m && (rank(i) == 0 || rank(i) < s.negative) {
+		out[i] = float64(s.min) / 1e9
+		i++
+	}
+	var seen uint64
+	for b, c := range s.counts {
+		if c == 0 {
 			continue
 		}
-		k := uint64(math.Round(float64(i) * float64(s.n-1) / float64(m-1)))
-		out[i] = s.orderStat(k) / 1e9
+		lo, w := bucketBounds(b)
+		for i < m && rank(i) < seen+c && rank(i) < s.n-1 {
+			v := lo
+			if b >= subBuckets {
+				v = lo + w*(float64(rank(i)-seen)+0.5)/float64(c)
+			}
+			out[i] = math.Min(math.Max(v, float64(s.min)), float64(s.max)) / 1e9
+			i++
+		}
+		seen += c
+	}
+	for ; i < m; i++ {
+		out[i] = float64(s.max) / 1e9
 	}
 	return out
 }

@@ -202,3 +202,28 @@ func TestBins(t *testing.T) {
 		t.Errorf("bins %v %v, want %v [4 1 2 3]", got, tokens, want)
 	}
 }
+
+// Representative reads the same order statistics as Quantile does.
+func TestRepresentativeFollowsTheSketch(t *testing.T) {
+	t.Parallel()
+	var s Sketch
+	for _, v := range itlLike(20_000, 11) {
+		s.Add(v)
+	}
+	for _, m := range []int{1, 2, 7, 1000, 20_000, 50_000} {
+		got := s.Representative(m)
+		want := min(m, s.N())
+		if len(got) != want || !slices.IsSorted(got) {
+			t.Fatalf("m=%d: %d values, sorted %v", m, len(got), slices.IsSorted(got))
+		}
+		for i, v := range got {
+			k := uint64(s.N() - 1)
+			if want > 1 {
+				k = uint64(math.Round(float64(i) * float64(s.N()-1) / float64(want-1)))
+			}
+			if o := s.orderStat(k) / 1e9; v != o {
+				t.Fatalf("m=%d: value %d is %g, order statistic %d is %g", m, i, v, k, o)
+			}
+		}
+	}
+}

@@ -54,11 +54,8 @@ func FromLoaded(l *report.Loaded, s report.Summary) Input {
 // chunks when they were not given, and the records in plan order.
 func (in Input) digested() Input {
 	if in.Digest == nil || len(in.Chunks) != len(in.Records) {
-		recs := make([]client.Record, 0, len(in.Records))
-		for _, r := range in.Records {
-			recs = append(recs, r)
-		}
-		req := report.DigestRecords(recs, nil)
+		// A copy: the records are sorted, and the caller's stay as they are.
+		req := report.DigestRecords(slices.Clone(in.Records), nil)
 		in.Records, in.Chunks, in.Digest = req.Records, req.Chunks, req.Digest
 		return in
 	}
