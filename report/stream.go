@@ -284,11 +284,15 @@ func (b *lineBatch) decode(spans []chunkdigest.Span) {
 	b.digest = chunkdigest.New(spans)
 	b.bad = make([]error, len(b.lines))
 	b.records = make([]client.Record, 0, len(b.lines))
+	// One record is decoded into again and again: its chunks' array is
+	// reused (decoding appends to it), so a run's chunks are not garbage
+	// the collector must chase.
+	var r client.Record
 	for li, line := range b.lines {
 		if len(line) == 0 {
 			continue
 		}
-		var r client.Record
+		r = client.Record{Chunks: r.Chunks[:0]}
 		glued := false
 		if err := decodeRecord(line, &r); err != nil {
 			var ok bool
@@ -300,8 +304,9 @@ func (b *lineBatch) decode(spans []chunkdigest.Span) {
 		}
 		RedactRecord(&r)
 		b.chunks = append(b.chunks, b.digest.Add(&r))
-		r.Chunks = nil
-		b.records = append(b.records, r)
+		kept := r
+		kept.Chunks = nil
+		b.records = append(b.records, kept)
 		b.lineOf = append(b.lineOf, li)
 		b.glued = append(b.glued, glued)
 	}
