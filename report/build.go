@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/report/chunkdigest"
 	"github.com/llmbench-org/llmbench/report/reconcile"
 	"github.com/llmbench-org/llmbench/scrape"
 	"github.com/llmbench-org/llmbench/scrape/trace"
@@ -23,37 +24,58 @@ import (
 // scrapes.jsonl) and computes its Summary. It only reads: the same directory
 // always gives the same Summary, so `llmbench report DIR` can rebuild it.
 func Build(dir string) (Summary, error) {
-	var meta RunMeta
-	b, err := os.ReadFile(filepath.Join(dir, RunFile))
-	if err != nil {
-		return Summary{}, fmt.Errorf("read run: %w", err)
-	}
-	if err := json.Unmarshal(b, &meta); err != nil {
-		return Summary{}, fmt.Errorf("%s: %w", filepath.Join(dir, RunFile), err)
-	}
-
-	var records []client.Record
-	partialReq, err := ReadJSONL(filepath.Join(dir, RequestsFile), func(r *client.Record) error {
-		records = append(records, *r)
-		return nil
-	})
+	l, err := Load(dir)
 	if err != nil {
 		return Summary{}, err
 	}
-	var rows []scrape.Row
-	partialScr, err := ReadJSONL(filepath.Join(dir, ScrapesFile), func(r *scrape.Row) error {
-		rows = append(rows, *r)
+	return l.Summary(), nil
+}
+
+// Loaded is a run directory read once: what the summary, the HTML report
+// and the gates are all computed from. requests.jsonl is read in one
+// streaming pass (ReadRequests): the records are kept without their chunks.
+type Loaded struct {
+	Meta     RunMeta
+	Requests *Requests
+	Rows     []scrape.Row // redacted (RedactRow)
+	Traces   []trace.Event
+	// PartialScrapes counts torn lines of scrapes.jsonl.
+	PartialScrapes int
+}
+
+// Load reads a run directory's raw files, requests.jsonl once.
+func Load(dir string) (*Loaded, error) {
+	l := &Loaded{}
+	b, err := os.ReadFile(filepath.Join(dir, RunFile))
+	if err != nil {
+		return nil, fmt.Errorf("read run: %w", err)
+	}
+	if err := json.Unmarshal(b, &l.Meta); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, RunFile), err)
+	}
+	// The scrapes first: they say which stretches of the run clock the
+	// reconciliation compares, and the records are digested for them.
+	l.PartialScrapes, err = ReadJSONL(filepath.Join(dir, ScrapesFile), func(r *scrape.Row) error {
+		RedactRow(r)
+		l.Rows = append(l.Rows, *r)
 		return nil
 	})
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return Summary{}, err
+		return nil, err
 	}
-	traces, err := readTraceLog(filepath.Join(dir, TraceLogFile))
-	if err != nil {
-		return Summary{}, err
+	if l.Traces, err = readTraceLog(filepath.Join(dir, TraceLogFile)); err != nil {
+		return nil, err
 	}
-	s := Compute(meta, records, rows, traces, partialReq+partialScr)
-	if meta.Ended.IsZero() {
+	if l.Requests, err = ReadRequests(filepath.Join(dir, RequestsFile), reconcileSpans(l.Meta, l.Rows)); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Summary computes the run's Summary.
+func (l *Loaded) Summary() Summary {
+	s := summarize(l.Meta, l.Requests, l.Rows, l.Traces, l.Requests.Partial+l.PartialScrapes)
+	if l.Meta.Ended.IsZero() {
 		// run.json is rewritten when the run ends; without its end the run
 		// was stopped from outside (kill -9, a crash, a lost machine)
 		// before it could say so, and its phases may be cut short.
@@ -63,7 +85,34 @@ func Build(dir string) (Summary, error) {
 		s.Health.Unfinished = true
 		s.Health.Valid = false
 	}
-	return s, nil
+	return s
+}
+
+// reconcileWindows are the run's phases as the reconciliation sees them.
+func reconcileWindows(meta RunMeta) []reconcile.Window {
+	var out []reconcile.Window
+	for _, ph := range meta.Phases {
+		out = append(out, reconcile.Window{Name: ph.Name, Measured: ph.Measured, Start: ph.Start, End: ph.End,
+			Before: ph.Before, After: ph.After, Settle: ph.Settle})
+	}
+	return out
+}
+
+// reconcileSpans are the stretches of the run clock whose records the
+// reconciliation compares with the engine.
+func reconcileSpans(meta RunMeta, rows []scrape.Row) []chunkdigest.Span {
+	return reconcile.Spans(reconcileWindows(meta))
+}
+
+// DigestRecords digests records already in memory (duplicates dropped,
+// redacted) as ReadRequests digests a file: their chunks stay.
+func DigestRecords(records []client.Record, spans []chunkdigest.Span) *Requests {
+	out := &Requests{Records: records, Chunks: make([]chunkdigest.Request, len(records)), Digest: chunkdigest.New(spans)}
+	for i := range records {
+		out.Chunks[i] = out.Digest.Add(&records[i])
+	}
+	SortByIndex(out)
+	return out
 }
 
 func plural(n int, one, many string) string {
@@ -155,10 +204,23 @@ func readTraceLog(path string) ([]trace.Event, error) {
 // closed at its last record, so no duration is negative.
 func Compute(meta RunMeta, records []client.Record, rows []scrape.Row, traces []trace.Event, partialLines int) Summary {
 	records, rows, duplicates := Clean(records, rows)
+	req := DigestRecords(records, reconcileSpans(meta, rows))
+	req.Duplicates = duplicates
+	return summarize(meta, req, rows, traces, partialLines)
+}
+
+// request is a record with what it kept of its chunks.
+type request struct {
+	*client.Record
+	chunks chunkdigest.Request
+}
+
+// summarize computes the Summary from records in plan order (duplicates
+// dropped, redacted) with their digests, and redacted rows.
+func summarize(meta RunMeta, req *Requests, rows []scrape.Row, traces []trace.Event, partialLines int) Summary {
 	RedactMeta(&meta)
+	records := req.Records
 	meta.Phases = closePhases(meta.Phases, records)
-	// Requests sorted by plan index so every derived list has one order.
-	slices.SortStableFunc(records, func(a, b client.Record) int { return a.Index - b.Index })
 
 	s := Summary{
 		Schema: SummarySchema,
@@ -183,43 +245,43 @@ func Compute(meta RunMeta, records []client.Record, rows []scrape.Row, traces []
 		measuredDur = spanOf(records)
 	}
 
-	var mrecs []client.Record
-	for _, r := range records {
+	var mrecs []request
+	byPhase := map[string][]request{}
+	for i := range records {
+		r := request{&records[i], req.Chunks[i]}
 		if inMeasured(r.Phase) {
 			mrecs = append(mrecs, r)
 		}
+		byPhase[r.Phase] = append(byPhase[r.Phase], r)
 	}
+	measuredDigest := req.Digest.Of(inMeasured)
 	ps := meta.Percentiles
 	if len(ps) == 0 {
 		ps = DefaultPercentiles
 	}
 	s.Percentiles = ps
-	s.Client = clientSide(mrecs, measuredDur, ps)
+	s.Client = clientSide(mrecs, measuredDigest, measuredDur, ps)
 	s.Client.Tokens.PromptCalibration = meta.PromptCalibration
 	s.Client.Goodput = goodputOf(mrecs, measuredDur, meta.SLO)
 	s.Run.Duration = measuredDur.Seconds()
 
 	for _, ph := range meta.Phases {
-		var prec []client.Record
-		for _, r := range records {
-			if r.Phase == ph.Name {
-				prec = append(prec, r)
-			}
-		}
-		pc := clientSide(prec, ph.End-ph.Start, ps)
+		prec := byPhase[ph.Name]
+		pd := req.Digest.Of(func(name string) bool { return name == ph.Name })
+		pc := clientSide(prec, pd, ph.End-ph.Start, ps)
 		pc.Goodput = goodputOf(prec, ph.End-ph.Start, meta.SLO)
 		s.Phases = append(s.Phases, PhaseResult{
 			Name: ph.Name, Measured: ph.Measured, Start: ph.Start.Seconds(),
 			Duration: (ph.End - ph.Start).Seconds(), Load: ph.Load, LoadUnit: ph.LoadUnit,
 			Client: pc,
-			Server: serverSide(meta, []PhaseMeta{ph}, rows, samplesOf(prec)),
+			Server: serverSide(meta, []PhaseMeta{ph}, rows, samplesOf(prec, pd)),
 		})
 	}
 
 	s.Sweep = sweepOf(s.Phases)
-	s.Health = health(meta, mrecs, rows, partialLines, duplicates)
+	s.Health = health(meta, mrecs, rows, partialLines, req.Duplicates)
 	s.Health.Records = len(records)
-	s.Server = serverSide(meta, measuredPhases(meta), rows, samplesOf(mrecs))
+	s.Server = serverSide(meta, measuredPhases(meta), rows, samplesOf(mrecs, measuredDigest))
 	// An engine whose dialect was left to detection is reconciled in the
 	// dialect its scrapes were recognised as.
 	dialect := meta.Engine.Dialect
@@ -227,20 +289,26 @@ func Compute(meta RunMeta, records []client.Record, rows []scrape.Row, traces []
 		dialect = s.Server.Dialect
 		s.Engine.Dialect = dialect
 	}
-	in := reconcile.Input{Records: records, Rows: rows, Dialect: dialect, Traces: traces, Origin: meta.StartedAt}
-	for _, ph := range meta.Phases {
-		in.Windows = append(in.Windows, reconcile.Window{Name: ph.Name, Measured: ph.Measured, Start: ph.Start, End: ph.End,
-			Before: ph.Before, After: ph.After, Settle: ph.Settle})
-	}
+	in := reconcile.Input{Records: records, Chunks: req.Chunks, Digest: req.Digest, Rows: rows, Dialect: dialect, Traces: traces,
+		Origin: meta.StartedAt, Windows: reconcileWindows(meta)}
 	if f := reconcile.Reconcile(in); len(f) > 0 {
 		s.Findings = f
 	}
 	if len(traces) > 0 {
-		w := reconcile.Waterfall(mrecs, traces, meta.StartedAt)
+		w := reconcile.Waterfall(plain(mrecs), traces, meta.StartedAt)
 		s.Waterfall = &w
 	}
 	redactSummary(&s)
 	return s
+}
+
+// plain copies the records of rs.
+func plain(rs []request) []client.Record {
+	out := make([]client.Record, len(rs))
+	for i, r := range rs {
+		out[i] = *r.Record
+	}
+	return out
 }
 
 // closePhases returns phases with every phase that has no end yet (a run
@@ -291,12 +359,11 @@ func spanOf(records []client.Record) time.Duration {
 // quantities the engine also keeps histograms of.
 type clientSamples map[scrape.Concept][]float64
 
-// samplesOf gathers them from the successful records.
-func samplesOf(records []client.Record) clientSamples {
+// samplesOf gathers them from the successful records; ITL from the
+// digest's sketch (chunkdigest.Sketch.Representative).
+func samplesOf(records []request, d *chunkdigest.Phase) clientSamples {
 	out := clientSamples{}
-	var itls []time.Duration
-	for i := range records {
-		r := &records[i]
+	for _, r := range records {
 		if !r.OK() {
 			continue
 		}
@@ -307,27 +374,29 @@ func samplesOf(records []client.Record) clientSamples {
 			out[scrape.TPOT] = append(out[scrape.TPOT], d.Seconds())
 		}
 		out[scrape.E2E] = append(out[scrape.E2E], r.E2E().Seconds())
-		itls = r.ITLs(itls[:0])
-		for _, d := range itls {
-			out[scrape.ITL] = append(out[scrape.ITL], d.Seconds())
-		}
+	}
+	if xs := d.ITL.Representative(RepresentativeITLs); len(xs) > 0 {
+		out[scrape.ITL] = xs
 	}
 	return out
 }
 
-func clientSide(records []client.Record, dur time.Duration, ps []float64) ClientSide {
+// RepresentativeITLs is how many values stand for the ITL sketch where a
+// list of samples is compared with an engine's histogram: the CDF they draw
+// is within 1/RepresentativeITLs of the sketch's at every point.
+const RepresentativeITLs = 100_000
+
+func clientSide(records []request, digest *chunkdigest.Phase, dur time.Duration, ps []float64) ClientSide {
 	c := ClientSide{Requests: RequestCounts{Errors: map[string]int{}}}
 	bySource := map[string]int{}
 	perChunk := map[string]int{}
-	var ttft, ttfc, itl, tpot, e2e []float64
-	var itlBuf []time.Duration
+	var ttft, ttfc, tpot, e2e []float64
 	var short OutputShort
 	var shortFrac float64
 	var prompt promptErrors
 	var timings timingSamples
 	streamedOutput := 0
-	for i := range records {
-		r := &records[i]
+	for _, r := range records {
 		c.Requests.Sent++
 		if r.ErrorClass == client.ErrCanceled {
 			// Cancelled by the run's abort (a second Ctrl-C): neither a
@@ -355,10 +424,10 @@ func clientSide(records []client.Record, dur time.Duration, ps []float64) Client
 		c.Tokens.Reasoning += r.ReasoningTokens
 		bySource[string(r.TokenSource)]++
 		if !r.NoStream {
-			c.Tokens.Chunks += len(r.Chunks)
+			c.Tokens.Chunks += int(r.chunks.Chunks)
 			streamedOutput += r.OutputTokens
 		}
-		if len(r.Chunks) > 0 {
+		if r.chunks.Chunks > 0 {
 			src := string(r.TokensPerChunkSource)
 			if src == "" {
 				src = "unrecorded"
@@ -374,8 +443,8 @@ func clientSide(records []client.Record, dur time.Duration, ps []float64) Client
 				shortFrac += float64(r.OutputTokens) / float64(r.MaxTokens)
 			}
 		}
-		prompt.add(r)
-		timings.add(r)
+		prompt.add(r.Record)
+		timings.add(r.Record)
 		d, hasTTFT := r.TTFT()
 		if hasTTFT {
 			ttft = append(ttft, d.Seconds())
@@ -390,11 +459,7 @@ func clientSide(records []client.Record, dur time.Duration, ps []float64) Client
 			tpot = append(tpot, d.Seconds())
 		}
 		e2e = append(e2e, r.E2E().Seconds())
-		itlBuf = r.ITLs(itlBuf[:0])
-		for _, d := range itlBuf {
-			itl = append(itl, d.Seconds())
-		}
-		for latency, why := range unmeasured(r, len(itlBuf)) {
+		for latency, why := range unmeasured(r.Record, int(r.chunks.ITLs)) {
 			if why == "" {
 				continue
 			}
@@ -427,8 +492,8 @@ func clientSide(records []client.Record, dur time.Duration, ps []float64) Client
 			TotalTokensPerSec:  float64(c.Tokens.Output+c.Tokens.Prompt) / sec,
 		}
 	}
-	c.Latency = Latencies{TTFT: distWith(ttft, ps), TTFC: distWith(ttfc, ps), ITL: distWith(itl, ps), TPOT: distWith(tpot, ps), E2E: distWith(e2e, ps)}
-	c.Throughput.PeakOutputTokensPerSec, c.PeakConcurrency = peaks(records)
+	c.Latency = Latencies{TTFT: distWith(ttft, ps), TTFC: distWith(ttfc, ps), ITL: sketchDist(&digest.ITL, ps), TPOT: distWith(tpot, ps), E2E: distWith(e2e, ps)}
+	c.Throughput.PeakOutputTokensPerSec, c.PeakConcurrency = peaks(records, &digest.Arrivals)
 	return c
 }
 
@@ -574,26 +639,42 @@ func distWith(xs []float64, ps []float64) Dist {
 	return d
 }
 
-// peaks are the most output tokens streamed in one second of the run clock,
-// and the most requests in flight at once, over the records.
-func peaks(records []client.Record) (tokensPerS float64, concurrency int) {
+// sketchDist summarises a sketch as distWith summarises samples: count,
+// mean, standard deviation and max exact, quantiles within
+// chunkdigest.RelativeError.
+func sketchDist(sk *chunkdigest.Sketch, ps []float64) Dist {
+	if sk.N() == 0 {
+		return Dist{}
+	}
+	d := Dist{N: sk.N(), Mean: sk.Mean(), StdDev: sk.StdDev(), P50: sk.Quantile(0.5), P90: sk.Quantile(0.9),
+		P95: sk.Quantile(0.95), P99: sk.Quantile(0.99), Max: sk.Max().Seconds()}
+	d.Quantiles = make(map[string]float64, len(ps))
+	for _, p := range ps {
+		d.Quantiles[PercentileName(p)] = sk.Quantile(p / 100)
+	}
+	return d
+}
+
+// peaks are the most output tokens streamed in one second of the run clock
+// (from the token arrivals), and the most requests in flight at once, over
+// the records.
+func peaks(records []request, arrivals *chunkdigest.Bins) (tokensPerS float64, concurrency int) {
 	perSecond := map[int64]float64{}
+	arrivals.Each(func(at time.Duration, tokens int64) {
+		sec := int64(at / time.Second)
+		if at < 0 && at%time.Second != 0 {
+			sec-- // the bins are floored; so is the second
+		}
+		perSecond[sec] += float64(tokens)
+	})
 	type edge struct {
 		at time.Duration
 		d  int
 	}
 	edges := make([]edge, 0, 2*len(records))
-	for i := range records {
-		r := &records[i]
+	for _, r := range records {
 		if r.Sent > 0 && r.End >= r.Sent {
 			edges = append(edges, edge{r.SentOnWire(), 1}, edge{r.End, -1})
-		}
-		for _, c := range r.Chunks {
-			n := float64(c.Tokens)
-			if n == 0 {
-				n = 1
-			}
-			perSecond[int64(c.At/time.Second)] += n
 		}
 	}
 	for _, v := range perSecond {
@@ -613,14 +694,13 @@ func peaks(records []client.Record) (tokensPerS float64, concurrency int) {
 	return tokensPerS, concurrency
 }
 
-func health(meta RunMeta, records []client.Record, rows []scrape.Row, partialLines, duplicates int) Health {
+func health(meta RunMeta, records []request, rows []scrape.Row, partialLines, duplicates int) Health {
 	h := Health{
 		DroppedArrivals: meta.DroppedArrivals, LateArrivals: meta.LateArrivals,
 		PartialLines: partialLines, DuplicateRecords: duplicates, Client: meta.Client,
 	}
 	var lag, connect, sendDelay []float64
-	for i := range records {
-		r := &records[i]
+	for _, r := range records {
 		sendDelay = append(sendDelay, r.SendDelay().Seconds())
 		if r.Intended > 0 { // closed-loop requests have no intended time: they go when a user is free
 			lag = append(lag, max(0, r.ScheduleLag()).Seconds())

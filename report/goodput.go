@@ -100,7 +100,7 @@ func (o SLO) check(r *client.Record) (ttft, tpot, e2e bool, unmeasured []string)
 }
 
 // goodputOf measures records against slo over dur; nil without an SLO.
-func goodputOf(records []client.Record, dur time.Duration, slo *SLO) *Goodput {
+func goodputOf(records []request, dur time.Duration, slo *SLO) *Goodput {
 	if slo == nil || *slo == (SLO{}) {
 		return nil
 	}
@@ -108,15 +108,14 @@ func goodputOf(records []client.Record, dur time.Duration, slo *SLO) *Goodput {
 		SLO:    SLOSeconds{TTFT: slo.TTFT.Seconds(), TPOT: slo.TPOT.Seconds(), E2E: slo.E2E.Seconds()},
 		Missed: map[string]int{},
 	}
-	for i := range records {
-		r := &records[i]
+	for _, r := range records {
 		if r.ErrorClass == client.ErrCanceled {
 			g.Canceled++
 		}
 		if !r.OK() {
 			continue
 		}
-		ttft, tpot, e2e, why := slo.check(r)
+		ttft, tpot, e2e, why := slo.check(r.Record)
 		for _, m := range []struct {
 			name   string
 			missed bool

@@ -49,7 +49,7 @@ func TestGoodput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := goodputOf(records, 2*time.Second, tt.slo)
+			got := goodputOf(requestsOf(records), 2*time.Second, tt.slo)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Fatalf("goodput (-want +got):\n%s", diff)
 			}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/report/chunkdigest"
 )
 
 var _ Renderer = RenderMarkdown
@@ -152,6 +153,16 @@ var RequestsCSVHeader = []string{"id", "index", "phase", "intended_s", "sent_s",
 // times on the run clock, latencies in seconds (empty when undefined) and
 // outcome — for spreadsheets and notebooks.
 func WriteRequestsCSV(w io.Writer, records []client.Record) error {
+	chunks := make([]chunkdigest.Request, len(records))
+	for i := range records {
+		chunks[i] = chunkdigest.Of(&records[i])
+	}
+	return WriteRequestsCSVDigested(w, records, chunks)
+}
+
+// WriteRequestsCSVDigested is WriteRequestsCSV for records read without
+// their chunks: chunks[i] is what records[i] kept of them (Requests.Chunks).
+func WriteRequestsCSVDigested(w io.Writer, records []client.Record, chunks []chunkdigest.Request) error {
 	cw := csv.NewWriter(PrintableWriter(w))
 	if err := cw.Write(RequestsCSVHeader); err != nil {
 		return err
@@ -171,7 +182,7 @@ func WriteRequestsCSV(w io.Writer, records []client.Record) error {
 			e2e = sec(r.E2E().Seconds())
 		}
 		row := []string{r.ID, strconv.Itoa(r.Index), r.Phase, sec(r.Intended.Seconds()), sec(r.SentOnWire().Seconds()),
-			ttft, tpot, e2e, strconv.Itoa(r.PromptTokens), strconv.Itoa(r.OutputTokens), strconv.Itoa(len(r.Chunks)),
+			ttft, tpot, e2e, strconv.Itoa(r.PromptTokens), strconv.Itoa(r.OutputTokens), strconv.Itoa(int(chunks[i].Chunks)),
 			strconv.Itoa(r.Status), string(r.ErrorClass), Redact(r.Error)}
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write requests csv: %w", err)

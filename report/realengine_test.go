@@ -151,7 +151,7 @@ func TestClientSideRealEngines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.check(t, clientSide(tt.records, time.Second, DefaultPercentiles))
+			tt.check(t, clientSideOf(tt.records, time.Second, DefaultPercentiles))
 		})
 	}
 }
@@ -162,7 +162,7 @@ func TestHealthStreams(t *testing.T) {
 	failedNoDone := noDone
 	failedNoDone.ErrorClass = client.ErrStreamBroken
 	noStream := client.Record{NoStream: true, End: 50 * msec, OutputTokens: 3}
-	h := health(RunMeta{}, []client.Record{noDone, failedNoDone, noStream, streamed(10*msec, 5*msec, 2, 1)}, nil, 0, 0)
+	h := health(RunMeta{}, requestsOf([]client.Record{noDone, failedNoDone, noStream, streamed(10*msec, 5*msec, 2, 1)}), nil, 0, 0)
 	if h.StreamsWithoutDone != 1 || h.NotStreamed != 1 {
 		t.Errorf("streams without done %d, not streamed %d: want 1, 1", h.StreamsWithoutDone, h.NotStreamed)
 	}
@@ -202,7 +202,7 @@ func TestGoodputUnmeasured(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := goodputOf(records, time.Second, &tt.slo)
+			got := goodputOf(requestsOf(records), time.Second, &tt.slo)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Fatalf("goodput (-want +got):\n%s", diff)
 			}

@@ -60,7 +60,8 @@ func TestPeaks(t *testing.T) {
 		{Sent: 2 * s, End: 4 * s, Chunks: []client.Chunk{{At: 2200 * time.Millisecond}, {At: 2300 * time.Millisecond, Tokens: 3}}},
 		{Sent: 4 * s, End: 5 * s},
 	}
-	tok, conc := peaks(records)
+	req := DigestRecords(records, nil)
+	tok, conc := peaks(requestsOf(req.Records), &req.Digest.Of(nil).Arrivals)
 	if tok != 6 || conc != 2 {
 		t.Errorf("peaks %g tokens/s, %d in flight; want 6 (second 2: 2+1+3) and 2 (the third starts as the second ends)", tok, conc)
 	}

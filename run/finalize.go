@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 
-	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report/gates"
 
 	"github.com/llmbench-org/llmbench/report"
@@ -36,17 +37,25 @@ func Finalize(dir string, text io.Writer) (Finalized, error) { return finalize(d
 
 // finalize is Finalize; verbose prints the findings whole.
 func finalize(dir string, text io.Writer, verbose bool) (Finalized, error) {
-	s, err := report.Build(dir)
+	// A large run's report holds every request (without its chunks): a
+	// soft memory limit makes the collector work harder near it rather
+	// than let the heap double past it. One set from outside (GOMEMLIMIT)
+	// is kept.
+	if debug.SetMemoryLimit(-1) == math.MaxInt64 {
+		debug.SetMemoryLimit(finalizeMemoryLimit)
+		defer debug.SetMemoryLimit(math.MaxInt64)
+	}
+	// requests.jsonl is read once, in one streaming pass: the summary, the
+	// HTML report and the gates are all computed from what it gave.
+	l, err := report.Load(dir)
 	if err != nil {
 		return Finalized{}, fmt.Errorf("summarise %s: %w", dir, err)
 	}
-	fin := Finalized{Summary: s}
-	if fin.Raw, err = reporthtml.LoadRaw(dir, s); err != nil {
-		return fin, fmt.Errorf("html report: %w", err)
-	}
+	s := l.Summary()
+	fin := Finalized{Summary: s, Raw: reporthtml.FromLoaded(l, s)}
 	// The gates' verdicts go into every report, so a CI job's summary says
 	// why it failed.
-	if rep, _ := finalGates(dir, s, fin.Raw.Records); rep != nil {
+	if rep, _ := finalGates(dir, s, l); rep != nil {
 		fin.Gates = rep
 		s.Gates = verdicts(*rep)
 		fin.Summary, fin.Raw.Summary = s, s
@@ -82,11 +91,15 @@ func finalize(dir string, text io.Writer, verbose bool) (Finalized, error) {
 	return fin, nil
 }
 
+// finalizeMemoryLimit is the soft memory limit while a run directory is
+// finalized: under the 1 GB a report of a million requests is allowed.
+const finalizeMemoryLimit = 768 << 20
+
 // finalGates evaluates the run's gates: its scenario's thresholds, and the
 // thresholds and baseline it was run with (run.json); nil without gates. A
 // baseline that is not there (a run directory moved to another machine)
 // leaves the gates that need it unevaluated.
-func finalGates(dir string, s report.Summary, records []client.Record) (*gates.Report, error) {
+func finalGates(dir string, s report.Summary, l *report.Loaded) (*gates.Report, error) {
 	var meta report.RunMeta
 	if b, err := os.ReadFile(filepath.Join(dir, report.RunFile)); err == nil {
 		_ = json.Unmarshal(b, &meta) // report.Build read it already
@@ -103,7 +116,7 @@ func finalGates(dir string, s report.Summary, records []client.Record) (*gates.R
 			base = &b
 		}
 	}
-	cur := gates.NewRun(s, records)
+	cur := gates.NewRunLoaded(s, l)
 	rep := gates.NewReport(cur, base, gs.EvaluateRuns(cur, base, gates.DefaultBootstrap))
 	return &rep, nil
 }

@@ -48,7 +48,7 @@ func newReportCmd(cio *cliIO) *cobra.Command {
 			case "csv":
 				records := fin.Raw.Records
 				slices.SortStableFunc(records, func(a, b client.Record) int { return a.Index - b.Index })
-				return report.WriteRequestsCSV(cio.stdout, records)
+				return report.WriteRequestsCSVDigested(cio.stdout, records, fin.Raw.Chunks)
 			case "html":
 				_, err := fmt.Fprintln(cio.stdout, filepath.Join(dir, reporthtml.FileName))
 				return err

@@ -339,6 +339,9 @@ func phaseRun(r gates.Run, ph report.PhaseResult) gates.Run {
 			}
 		}
 	}
+	if r.Digest != nil {
+		out.Digest = r.Digest.Only(func(phase string) bool { return phase == ph.Name })
+	}
 	return out
 }
 

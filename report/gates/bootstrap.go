@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/report/chunkdigest"
 )
 
 // Bootstrap configures the confidence interval of a regression gate.
@@ -98,6 +99,32 @@ func samplesOf(records []client.Record, fam family) samples {
 		if n := len(all) - before; n > 0 {
 			sizes = append(sizes, n)
 		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].v < all[j].v })
+	s := samples{values: make([]float64, len(all)), cluster: make([]int32, len(all)), sizes: sizes}
+	for i, t := range all {
+		s.values[i], s.cluster[i] = t.v, t.c
+	}
+	return s
+}
+
+// itlSamplesOf are the ITL samples of sampled requests, each request a
+// cluster, as samplesOf makes them of records.
+func itlSamplesOf(sampled []chunkdigest.Sampled) samples {
+	type tagged struct {
+		v float64
+		c int32
+	}
+	var all []tagged
+	var sizes []int
+	for _, x := range sampled {
+		if len(x.ITLs) == 0 {
+			continue
+		}
+		for _, d := range x.ITLs {
+			all = append(all, tagged{d.Seconds(), int32(len(sizes))})
+		}
+		sizes = append(sizes, len(x.ITLs))
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].v < all[j].v })
 	s := samples{values: make([]float64, len(all)), cluster: make([]int32, len(all)), sizes: sizes}

@@ -1,6 +1,8 @@
 package gates
 
 import (
+	"github.com/llmbench-org/llmbench/report/chunkdigest"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -145,7 +147,14 @@ func TestSamplesMatchTheSummary(t *testing.T) {
 		for i := range ones {
 			ones[i] = 1
 		}
-		if got := s.statistic(m.p, m.stat == "mean", ones); !close(got, want.v) {
+		got := s.statistic(m.p, m.stat == "mean", ones)
+		if m.family == itlSamples && m.stat != "mean" {
+			// The summary's ITL quantiles come from a sketch
+			// (chunkdigest.Sketch): within its stated relative error.
+			if math.Abs(got-want.v) > chunkdigest.RelativeError*math.Abs(got) {
+				t.Errorf("%s: statistic of the samples %v, summary %v: beyond the sketch's error", name, got, want.v)
+			}
+		} else if !close(got, want.v) {
 			t.Errorf("%s: statistic of the samples %v, summary %v", name, got, want.v)
 		}
 		checked++

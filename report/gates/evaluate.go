@@ -6,6 +6,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/report/chunkdigest"
 )
 
 // Status is a gate's outcome.
@@ -51,6 +52,11 @@ type Run struct {
 	ID      string // for reports; the summary's run id when empty
 	Summary report.Summary
 	Records []client.Record
+	// Digest is what the records' chunks were digested into when they were
+	// read without them (report.ReadRequests), over the measured phases
+	// only: ITL intervals then resample its deterministic sample of
+	// requests (chunkdigest.Reservoir). nil: the records have their chunks.
+	Digest *chunkdigest.Digest
 }
 
 func (r Run) id() string {
@@ -251,15 +257,25 @@ func (ev *evaluator) samples(m metric) (cur, base samples) {
 	key := sampleKey{m.family, m.phase}
 	cs, ok := ev.curSamples[key]
 	if !ok {
-		cs = samplesOf(inPhase(ev.cur.Records, m.phase), m.family)
+		cs = ev.cur.samplesOf(m)
 		ev.curSamples[key] = cs
 	}
 	bs, ok := ev.baseSamples[key]
 	if !ok {
-		bs = samplesOf(inPhase(ev.base.Records, m.phase), m.family)
+		bs = ev.base.samplesOf(m)
 		ev.baseSamples[key] = bs
 	}
 	return cs, bs
+}
+
+// samplesOf is the run's samples of m's family in m's phase: ITLs from the
+// digest's sample of requests when the records were read without chunks.
+func (r Run) samplesOf(m metric) samples {
+	if m.family == itlSamples && r.Digest != nil {
+		sampled := r.Digest.Of(func(phase string) bool { return m.phase == "" || phase == m.phase }).Sample.Requests()
+		return itlSamplesOf(sampled)
+	}
+	return samplesOf(inPhase(r.Records, m.phase), m.family)
 }
 
 // inPhase is the records of one phase ("": all of them).

@@ -32,21 +32,28 @@ func LoadRun(path string) (Run, error) {
 		}
 		return Run{}, fmt.Errorf("load run: %s holds neither %s nor %s", path, report.RunFile, report.SummaryFile)
 	}
-	s, err := report.Build(path)
+	l, err := report.Load(path)
 	if err != nil {
 		return Run{}, fmt.Errorf("load run %s: %w", path, err)
 	}
-	var records []client.Record
-	if _, err := report.ReadJSONL(filepath.Join(path, report.RequestsFile), func(r *client.Record) error {
-		records = append(records, *r)
-		return nil
-	}); err != nil {
-		return Run{}, fmt.Errorf("load run %s: %w", path, err)
-	}
-	// The same records the summary counted: duplicates dropped.
-	records, _ = report.DedupeRecords(records)
-	return NewRun(s, records), nil
+	return NewRunLoaded(l.Summary(), l), nil
 }
+
+// NewRunLoaded is NewRun for a run directory read once (report.Load):
+// its records, without their chunks, and the digest of their chunks.
+func NewRunLoaded(s report.Summary, l *report.Loaded) Run {
+	run := NewRun(s, l.Requests.Records)
+	measured := map[string]bool{}
+	for _, ph := range s.Phases {
+		if ph.Measured {
+			measured[ph.Name] = true
+		}
+	}
+	run.Digest = l.Requests.Digest.Only(func(phase string) bool { return len(measured) == 0 || measured[phase] })
+	return run
+}
+
+func byIndex(a, b client.Record) int { return a.Index - b.Index }
 
 func loadSummary(path string) (Run, error) {
 	b, err := os.ReadFile(path)
@@ -73,12 +80,23 @@ func NewRun(s report.Summary, records []client.Record) Run {
 			measured[ph.Name] = true
 		}
 	}
-	kept := []client.Record{}
+	n := 0
+	for _, r := range records {
+		if len(measured) == 0 || measured[r.Phase] {
+			n++
+		}
+	}
+	if n == len(records) && slices.IsSortedFunc(records, byIndex) {
+		// Every record kept, already in order: no copy (a large run's
+		// records are most of a report's memory).
+		return Run{ID: s.Run.ID, Summary: s, Records: records}
+	}
+	kept := make([]client.Record, 0, n)
 	for _, r := range records {
 		if len(measured) == 0 || measured[r.Phase] {
 			kept = append(kept, r)
 		}
 	}
-	slices.SortStableFunc(kept, func(a, b client.Record) int { return a.Index - b.Index })
+	slices.SortStableFunc(kept, byIndex)
 	return Run{ID: s.Run.ID, Summary: s, Records: kept}
 }

@@ -2,11 +2,11 @@ package html
 
 import (
 	"fmt"
+	"github.com/llmbench-org/llmbench/report/chunkdigest"
 	"maps"
 	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report"
@@ -59,6 +59,13 @@ func cdfCharts(s *report.ServerSide, samples map[string][]float64) ([]*chart, st
 // phases (every phase when none is marked measured), by the engine's
 // histogram keys: the samples the summary compared with the engine's.
 func clientSamples(s report.Summary, records []client.Record) map[string][]float64 {
+	in := Input{Records: records}.digested()
+	return clientSamplesOf(s, in.Records, in.Digest)
+}
+
+// clientSamplesOf is clientSamples with the ITLs from the digest's sketch
+// (chunkdigest.Sketch.Representative).
+func clientSamplesOf(s report.Summary, records []client.Record, digest *chunkdigest.Digest) map[string][]float64 {
 	measured := map[string]bool{}
 	for _, ph := range s.Phases {
 		if ph.Measured {
@@ -66,7 +73,6 @@ func clientSamples(s report.Summary, records []client.Record) map[string][]float
 		}
 	}
 	out := map[string][]float64{}
-	var itls []time.Duration
 	for i := range records {
 		r := &records[i]
 		if !r.OK() || len(measured) > 0 && !measured[r.Phase] {
@@ -79,10 +85,10 @@ func clientSamples(s report.Summary, records []client.Record) map[string][]float
 			out["tpot"] = append(out["tpot"], d.Seconds())
 		}
 		out["e2e"] = append(out["e2e"], r.E2E().Seconds())
-		itls = r.ITLs(itls[:0])
-		for _, d := range itls {
-			out["itl"] = append(out["itl"], d.Seconds())
-		}
+	}
+	itl := digest.Of(func(phase string) bool { return len(measured) == 0 || measured[phase] }).ITL
+	if xs := itl.Representative(report.RepresentativeITLs); len(xs) > 0 {
+		out["itl"] = xs
 	}
 	return out
 }

@@ -13,17 +13,18 @@ package html
 
 import (
 	"bufio"
+	"cmp"
 	"embed"
-	"errors"
 	"fmt"
 	"html/template"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/report/chunkdigest"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
@@ -35,7 +36,36 @@ const FileName = "report.html"
 type Input struct {
 	Summary report.Summary
 	Records []client.Record
-	Rows    []scrape.Row
+	// Chunks and Digest are what the records' chunks were digested into
+	// (report.ReadRequests drops the chunks): Chunks[i] is Records[i]'s.
+	// Both nil: the records still have their chunks and are digested here.
+	Chunks []chunkdigest.Request
+	Digest *chunkdigest.Digest
+	Rows   []scrape.Row
+}
+
+// FromLoaded is the input of a run directory read once (report.Load) whose
+// Summary is s.
+func FromLoaded(l *report.Loaded, s report.Summary) Input {
+	return Input{Summary: s, Records: l.Requests.Records, Chunks: l.Requests.Chunks, Digest: l.Requests.Digest, Rows: l.Rows}
+}
+
+// digested returns in with Chunks and Digest filled in from the records'
+// chunks when they were not given, and the records in plan order.
+func (in Input) digested() Input {
+	if in.Digest == nil || len(in.Chunks) != len(in.Records) {
+		// A copy: the records are sorted, and the caller's stay as they are.
+		req := report.DigestRecords(slices.Clone(in.Records), nil)
+		in.Records, in.Chunks, in.Digest = req.Records, req.Chunks, req.Digest
+		return in
+	}
+	if !slices.IsSortedFunc(in.Records, func(a, b client.Record) int { return cmp.Compare(a.Index, b.Index) }) {
+		req := report.DigestRecords(nil, nil)
+		req.Records, req.Chunks, req.Digest = slices.Clone(in.Records), slices.Clone(in.Chunks), in.Digest
+		report.SortByIndex(req)
+		in.Records, in.Chunks = req.Records, req.Chunks
+	}
+	return in
 }
 
 //go:embed assets/report.html.tmpl assets/report.css
@@ -72,34 +102,23 @@ func Render(w io.Writer, in Input) error {
 // Load reads a run directory: its Summary (report.Build, from the raw files)
 // and the raw records and scrape rows the charts need.
 func Load(dir string) (Input, error) {
-	s, err := report.Build(dir)
+	l, err := report.Load(dir)
 	if err != nil {
 		return Input{}, fmt.Errorf("load %s: %w", dir, err)
 	}
-	return LoadRaw(dir, s)
+	return FromLoaded(l, l.Summary()), nil
 }
 
 // LoadRaw reads the raw records and scrape rows of a run whose Summary is
-// already built (at the end of a run), so it is not computed twice. A run
-// without scrapes.jsonl (no /metrics) loads with no rows.
+// already built, for a caller that has no report.Loaded (FromLoaded does
+// not read the directory again). A run without scrapes.jsonl (no /metrics)
+// loads with no rows.
 func LoadRaw(dir string, s report.Summary) (Input, error) {
-	in := Input{Summary: s}
-	if _, err := report.ReadJSONL(filepath.Join(dir, report.RequestsFile), func(r *client.Record) error {
-		in.Records = append(in.Records, *r)
-		return nil
-	}); err != nil {
+	l, err := report.Load(dir)
+	if err != nil {
 		return Input{}, fmt.Errorf("load %s: %w", dir, err)
 	}
-	if _, err := report.ReadJSONL(filepath.Join(dir, report.ScrapesFile), func(r *scrape.Row) error {
-		in.Rows = append(in.Rows, *r)
-		return nil
-	}); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return Input{}, fmt.Errorf("load %s: %w", dir, err)
-	}
-	// The records and rows the summary counted: duplicates dropped, secrets
-	// redacted.
-	in.Records, in.Rows, _ = report.Clean(in.Records, in.Rows)
-	return in, nil
+	return FromLoaded(l, s), nil
 }
 
 // WriteFile renders the page into dir/report.html and returns its path. It

@@ -53,8 +53,8 @@ type tile struct {
 // build computes the page from the run. It does not modify in.
 func build(in Input) page {
 	s := in.Summary
-	records := slices.Clone(in.Records)
-	slices.SortStableFunc(records, func(a, b client.Record) int { return cmp.Compare(a.Index, b.Index) })
+	in = in.digested()
+	records := in.Records
 
 	p := page{
 		Title:        "llmbench report: " + orDash(s.Run.Scenario),
@@ -74,11 +74,11 @@ func build(in Input) page {
 		Footer: fmt.Sprintf("llmbench %s · run %s · schema %s. This file is self-contained: no script, no font, no image or style sheet is fetched when it opens.",
 			orDash(s.Run.Version), orDash(s.Run.ID), orDash(s.Schema)),
 	}
-	tl := timelineOf(s, records, in.Rows)
+	tl := timelineOf(s, in, in.Rows)
 	p.Timeline, p.Notes = tl.charts, tl.notes
 	var samples map[string][]float64
 	if s.Server != nil {
-		samples = clientSamples(s, records)
+		samples = clientSamplesOf(s, records, in.Digest)
 	}
 	p.CDF, p.CDFNote = cdfCharts(s.Server, samples)
 	p.Sweep = sweepOf(s.Sweep)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/report/chunkdigest"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
@@ -124,6 +125,14 @@ type throughput struct {
 // arrival of the chunks that carried them (a record without chunks counts
 // its usage total at its end).
 func throughputOf(records []client.Record, span float64) throughput {
+	in := Input{Records: records}.digested()
+	return throughputFrom(in.Records, in.Chunks, &in.Digest.Of(nil).Arrivals, span)
+}
+
+// throughputFrom is throughputOf from the records' digests: tokens by
+// arrival in chunkdigest.BinWidth bins, each counted at its start (the
+// buckets are whole seconds or more, so a bin never straddles two).
+func throughputFrom(records []client.Record, chunks []chunkdigest.Request, arrivals *chunkdigest.Bins, span float64) throughput {
 	w := bucketWidth(span)
 	ok, failed, tokens := newBucketed(span, w), newBucketed(span, w), newBucketed(span, w)
 	t := throughput{width: w, tokensFrom: "chunks"}
@@ -136,17 +145,12 @@ func throughputOf(records []client.Record, span float64) throughput {
 			failed.add(end, 1)
 			t.anyFailed = true
 		}
-		if len(r.Chunks) == 0 {
-			if r.OutputTokens > 0 {
-				tokens.add(end, float64(r.OutputTokens))
-				t.tokensFrom = "usage"
-			}
-			continue
-		}
-		for _, c := range r.Chunks {
-			tokens.add(c.At.Seconds(), float64(max(1, c.Tokens)))
+		if chunks[i].Chunks == 0 && r.OutputTokens > 0 {
+			tokens.add(end, float64(r.OutputTokens))
+			t.tokensFrom = "usage"
 		}
 	}
+	arrivals.Each(func(at time.Duration, n int64) { tokens.add(at.Seconds(), float64(n)) })
 	t.okPerS, t.failed, t.tokensPerS = ok.rates(), failed.rates(), tokens.rates()
 	return t
 }

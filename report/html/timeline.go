@@ -19,14 +19,15 @@ type timeline struct {
 
 const bandsCaption = " Shaded: measured phases; hatched: phases not measured (warm-up)."
 
-func timelineOf(s report.Summary, records []client.Record, rows []scrape.Row) timeline {
+func timelineOf(s report.Summary, in Input, rows []scrape.Row) timeline {
+	records := in.Records
 	phases := phaseSpans(s.Phases)
 	span := runSpan(phases, records, rows)
 	var tl timeline
 	if span > longRunSeconds {
 		tl.notes = append(tl.notes, fmt.Sprintf("The run clock reads m:ss: the run lasted %s.", clock(span)))
 	}
-	tp := throughputOf(records, span)
+	tp := throughputFrom(records, in.Chunks, &in.Digest.Of(nil).Arrivals, span)
 	per := "each second"
 	if tp.width > 1 {
 		per = "each " + dur(tp.width)

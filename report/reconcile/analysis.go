@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/report/chunkdigest"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
@@ -55,6 +56,7 @@ type analysis struct {
 func (a *analysis) paired() bool { return len(a.windows) > 0 }
 
 func analyse(in Input) *analysis {
+	in.digested()
 	a := &analysis{in: in, flight: newInflight(in.Records), origin: in.Origin}
 	if a.origin.IsZero() {
 		a.origin = originFromRows(in.Rows)
@@ -90,6 +92,7 @@ func analyse(in Input) *analysis {
 	// name keeps the comparison honest when phases overlap (a cooldown
 	// starts while the main phase drains): the engine counts by finish time.
 	var set []*client.Record
+	var setChunks []chunkdigest.Request
 	for i, pw := range a.windows {
 		if i == 0 {
 			a.server = cloneSnapshot(pw.delta)
@@ -107,6 +110,7 @@ func analyse(in Input) *analysis {
 			r := &in.Records[j]
 			if r.End > from && r.End <= to {
 				set = append(set, r)
+				setChunks = append(setChunks, in.Chunks[j])
 			}
 			if nearRow(r.End, pw.Before) || nearRow(r.End, pw.After) {
 				a.ambiguous++
@@ -115,7 +119,7 @@ func analyse(in Input) *analysis {
 		}
 	}
 	sort.Slice(a.resets, func(i, j int) bool { return a.resets[i] < a.resets[j] })
-	a.client = newClientStats(set)
+	a.client = newClientStats(set, setChunks, &in.Digest.InSpans)
 	if !a.sem.tokensAtFinish {
 		a.straddleTok = a.straddlingTokens(in.InFlight)
 	}

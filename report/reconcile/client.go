@@ -3,6 +3,8 @@ package reconcile
 import (
 	"time"
 
+	"github.com/llmbench-org/llmbench/report/chunkdigest"
+
 	"github.com/llmbench-org/llmbench/client"
 )
 
@@ -10,6 +12,9 @@ import (
 // set of records, in seconds and tokens.
 type clientStats struct {
 	records []*client.Record
+	// itl holds the ITLs of the successful records, per token and per
+	// chunk (chunkdigest.Digest.InSpans).
+	itl *struct{ ITL, Gaps chunkdigest.Sketch }
 
 	sent, ok, failed int
 	// reached counts the records whose request may have reached the engine:
@@ -57,9 +62,9 @@ type clientStats struct {
 	tpotN   int
 }
 
-func newClientStats(records []*client.Record) clientStats {
-	c := clientStats{records: records}
-	for _, r := range records {
+func newClientStats(records []*client.Record, chunks []chunkdigest.Request, itl *struct{ ITL, Gaps chunkdigest.Sketch }) clientStats {
+	c := clientStats{records: records, itl: itl}
+	for i, r := range records {
 		c.sent++
 		if r.ErrorClass != client.ErrConnect {
 			c.reached++
@@ -97,13 +102,11 @@ func newClientStats(records []*client.Record) clientStats {
 			c.ttftN++
 		}
 		c.e2eSum += r.E2E().Seconds()
-		if n := len(r.Chunks); n > 1 {
-			c.gapSum += (r.Chunks[n-1].At - r.Chunks[0].At).Seconds()
-			c.chunkGaps += n - 1
+		if ch := chunks[i]; ch.Chunks > 1 {
+			c.gapSum += (ch.Last - ch.First).Seconds()
+			c.chunkGaps += int(ch.Chunks) - 1
 			c.gapOutput += float64(r.OutputTokens)
-			for _, ch := range r.Chunks[1:] {
-				c.tokenGaps += float64(max(1, ch.Tokens))
-			}
+			c.tokenGaps += float64(ch.ITLs)
 		}
 		if d, ok := r.TPOT(); ok {
 			c.tpotSum += d.Seconds()
@@ -130,25 +133,16 @@ func (c clientStats) itlMean(perToken bool) (float64, bool) {
 // one per token (a chunk of k tokens giving k samples of gap/k, as SGLang
 // bins them) or one per chunk gap.
 func (c clientStats) itlSamples(perToken bool) []float64 {
-	var out []float64
-	var buf []time.Duration
-	for _, r := range c.records {
-		if !r.OK() {
-			continue
-		}
-		if perToken {
-			buf = r.ITLs(buf[:0])
-			for _, d := range buf {
-				out = append(out, d.Seconds())
-			}
-			continue
-		}
-		for i := 1; i < len(r.Chunks); i++ {
-			out = append(out, (r.Chunks[i].At - r.Chunks[i-1].At).Seconds())
-		}
+	if perToken {
+		return c.itl.ITL.Representative(representativeITLs)
 	}
-	return out
+	return c.itl.Gaps.Representative(representativeITLs)
 }
+
+// representativeITLs is how many values stand for an ITL sketch
+// (chunkdigest.Sketch.Representative) where the client's ITLs are binned
+// into the engine's buckets and their quantiles read.
+const representativeITLs = 100_000
 
 // samples returns one value per OK record that has it.
 func (c clientStats) samples(of func(*client.Record) (time.Duration, bool)) []float64 {

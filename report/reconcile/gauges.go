@@ -235,23 +235,15 @@ func (a *analysis) stepsPerUpdate(cd scrape.Cadence, step float64, hasStep bool)
 // busy when any request was in flight during the interval, tokens those
 // whose chunks arrived in it.
 func (a *analysis) activity() scrape.Activity {
-	type arrival struct {
-		at     time.Duration
-		tokens float64
-	}
-	var arr []arrival
-	for i := range a.in.Records {
-		for _, ch := range a.in.Records[i].Chunks {
-			arr = append(arr, arrival{ch.At, float64(max(1, ch.Tokens))})
-		}
-	}
-	slices.SortFunc(arr, func(x, y arrival) int { return compareDur(x.at, y.at) })
-	at := make([]time.Duration, len(arr))
-	cum := make([]float64, len(arr)+1) // cum[i] = tokens of the first i arrivals
-	for i, x := range arr {
-		at[i] = x.at
-		cum[i+1] = cum[i] + x.tokens
-	}
+	// Token arrivals in chunkdigest.BinWidth bins: a bin counts at its
+	// start, so an interval's tokens are read to within a bin at each end.
+	arrivals := a.in.Digest.Of(nil).Arrivals
+	var at []time.Duration
+	cum := []float64{0} // cum[i] = tokens of the first i bins
+	arrivals.Each(func(t time.Duration, tokens int64) {
+		at = append(at, t)
+		cum = append(cum, cum[len(cum)-1]+float64(tokens))
+	})
 	upTo := func(t time.Duration) float64 { // tokens arrived at or before t
 		n, _ := slices.BinarySearch(at, t+1)
 		return cum[n]

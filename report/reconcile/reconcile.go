@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/report/chunkdigest"
 	"github.com/llmbench-org/llmbench/scrape"
 	"github.com/llmbench-org/llmbench/scrape/trace"
 )
@@ -94,10 +95,16 @@ type Window struct {
 // Input is everything a reconciliation reads.
 type Input struct {
 	Records []client.Record // the client's records, all phases
-	Windows []Window        // the run's phases with their boundary snapshots
-	Rows    []scrape.Row    // every scrape of the run, in order (gauges, staleness, dead targets)
-	Dialect string          // the engine's metrics dialect ("" = the snapshots' own)
-	Traces  []trace.Event   // engine trace events (FastDeploy trace_logger.log, the built-in engine's), if any
+	// Chunks and Digest are what the records' chunks were digested into
+	// (report.ReadRequests drops the chunks): Chunks[i] is Records[i]'s,
+	// and Digest was made with the windows' Spans. Both nil: the records
+	// still have their chunks and are digested here.
+	Chunks  []chunkdigest.Request
+	Digest  *chunkdigest.Digest
+	Windows []Window      // the run's phases with their boundary snapshots
+	Rows    []scrape.Row  // every scrape of the run, in order (gauges, staleness, dead targets)
+	Dialect string        // the engine's metrics dialect ("" = the snapshots' own)
+	Traces  []trace.Event // engine trace events (FastDeploy trace_logger.log, the built-in engine's), if any
 	// InFlight is how many requests were still in flight when the records
 	// were gathered (the live view's; 0 after a run): an engine that counts
 	// tokens as it works has counted part of theirs in the last window.
@@ -106,6 +113,32 @@ type Input struct {
 	// trace events carry wall-clock times, records run-clock offsets. Zero =
 	// estimated from the scrape rows' Wall − At.
 	Origin time.Time
+}
+
+// Spans are the stretches of the run clock whose records the reconciliation
+// compares with the engine: each measured window whose boundary snapshots
+// can be differenced, from its first snapshot to the end of its last.
+func Spans(windows []Window) []chunkdigest.Span {
+	var out []chunkdigest.Span
+	for _, w := range windows {
+		if w.Measured && usable(w.Before) && usable(w.After) && w.Before.Target == w.After.Target {
+			out = append(out, chunkdigest.Span{From: w.Before.At, To: w.After.At + w.After.Duration})
+		}
+	}
+	return out
+}
+
+// digested fills in Chunks and Digest from the records' chunks when they
+// are not given.
+func (in *Input) digested() {
+	if in.Digest != nil && len(in.Chunks) == len(in.Records) {
+		return
+	}
+	in.Digest = chunkdigest.New(Spans(in.Windows))
+	in.Chunks = make([]chunkdigest.Request, len(in.Records))
+	for i := range in.Records {
+		in.Chunks[i] = in.Digest.Add(&in.Records[i])
+	}
 }
 
 // Reconcile compares the two views of a run and returns its findings in a

@@ -1,0 +1,355 @@
+package chunkdigest
+
+import (
+	"container/heap"
+	"hash/fnv"
+	"maps"
+	"math/bits"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/llmbench-org/llmbench/client"
+)
+
+// Request is what the reports keep of one record's chunks once they are
+// dropped: a few numbers, exact.
+type Request struct {
+	// Chunks is how many output chunks the record had.
+	Chunks int32
+	// ITLs is how many per-token inter-token latencies it gave
+	// (client.Record.ITLs): the tokens of every chunk after the first, at
+	// least one each.
+	ITLs int32
+	// First and Last are the arrivals of its first and last chunk (0
+	// without chunks).
+	First, Last time.Duration
+}
+
+// Of digests one record's chunks.
+func Of(r *client.Record) Request {
+	d := Request{Chunks: int32(len(r.Chunks))}
+	if len(r.Chunks) == 0 {
+		return d
+	}
+	d.First, d.Last = r.Chunks[0].At, r.Chunks[len(r.Chunks)-1].At
+	for _, ch := range r.Chunks[1:] {
+		d.ITLs += max(ch.Tokens, 1)
+	}
+	return d
+}
+
+// Span is a stretch (From, To] of the run clock: a record whose end falls
+// in one of the digest's spans has its ITLs kept apart (InSpans), for the
+// reconciliation with the engine, which counts requests by finish time.
+type Span struct{ From, To time.Duration }
+
+// Phase is what the chunks of one phase's records add up to.
+type Phase struct {
+	// ITL holds the per-token ITLs of the phase's successful requests.
+	ITL Sketch
+	// Arrivals are the output tokens of every request by chunk arrival.
+	Arrivals Bins
+	// Sample is a deterministic sample of the successful requests with
+	// their ITLs, for the gates' bootstrap.
+	Sample Reservoir
+}
+
+// Digest is what a run's chunks add up to, per phase and over the spans;
+// digests of parts of a run merge into the digest of the whole.
+type Digest struct {
+	Phases map[string]*Phase
+	Spans  []Span
+	// InSpans are the successful requests that ended inside a span: ITL
+	// per token, and Gaps per chunk (the time between consecutive
+	// chunks, whatever they carried).
+	InSpans struct{ ITL, Gaps Sketch }
+}
+
+// New is an empty digest that keeps ITLs apart for the given spans.
+func New(spans []Span) *Digest {
+	return &Digest{Phases: map[string]*Phase{}, Spans: slices.Clone(spans)}
+}
+
+func (d *Digest) phase(name string) *Phase {
+	p := d.Phases[name]
+	if p == nil {
+		p = &Phase{}
+		d.Phases[name] = p
+	}
+	return p
+}
+
+// Add digests a record's chunks into d and returns what the record keeps
+// of them.
+func (d *Digest) Add(r *client.Record) Request {
+	req := Of(r)
+	if len(r.Chunks) == 0 {
+		return req
+	}
+	p := d.phase(r.Phase)
+	for _, ch := range r.Chunks {
+		p.Arrivals.Add(ch.At, int64(max(ch.Tokens, 1)))
+	}
+	if !r.OK() || len(r.Chunks) < 2 {
+		return req
+	}
+	inSpan := false
+	for _, s := range d.Spans {
+		if r.End > s.From && r.End <= s.To {
+			inSpan = true
+			break
+		}
+	}
+	// The ITLs are kept only for a request the sample takes.
+	key := SampleKey(r)
+	var itls []time.Duration
+	if p.Sample.Takes(key) {
+		itls = make([]time.Duration, 0, req.ITLs)
+	}
+	for i := 1; i < len(r.Chunks); i++ {
+		gap := r.Chunks[i].At - r.Chunks[i-1].At
+		k := max(int(r.Chunks[i].Tokens), 1)
+		per := gap / time.Duration(k)
+		if itls != nil {
+			for range k {
+				itls = append(itls, per)
+			}
+		}
+		p.ITL.AddN(per, uint64(k))
+		if inSpan {
+			d.InSpans.ITL.AddN(per, uint64(k))
+			d.InSpans.Gaps.Add(gap)
+		}
+	}
+	if itls != nil {
+		p.Sample.Offer(key, itls)
+	}
+	return req
+}
+
+// Merge adds o into d (o's spans must be d's).
+func (d *Digest) Merge(o *Digest) {
+	for _, name := range slices.Sorted(maps.Keys(o.Phases)) {
+		op, p := o.Phases[name], d.phase(name)
+		p.ITL.Merge(&op.ITL)
+		p.Arrivals.Merge(&op.Arrivals)
+		p.Sample.Merge(&op.Sample)
+	}
+	d.InSpans.ITL.Merge(&o.InSpans.ITL)
+	d.InSpans.Gaps.Merge(&o.InSpans.Gaps)
+}
+
+// Of phases merges the named phases' digests (every phase when keep is
+// nil) into one.
+func (d *Digest) Of(keep func(phase string) bool) *Phase {
+	out := &Phase{}
+	for _, name := range slices.Sorted(maps.Keys(d.Phases)) {
+		if keep != nil && !keep(name) {
+			continue
+		}
+		p := d.Phases[name]
+		out.ITL.Merge(&p.ITL)
+		out.Arrivals.Merge(&p.Arrivals)
+		out.Sample.Merge(&p.Sample)
+	}
+	return out
+}
+
+// Only is a digest of the phases keep keeps (sharing their digests with d),
+// without d's spans.
+func (d *Digest) Only(keep func(phase string) bool) *Digest {
+	out := New(nil)
+	for name, p := range d.Phases {
+		if keep(name) {
+			out.Phases[name] = p
+		}
+	}
+	return out
+}
+
+// AddN records the value d n times.
+func (s *Sketch) AddN(d time.Duration, n uint64) {
+	if n == 1 {
+		s.Add(d)
+		return
+	}
+	if n == 0 {
+		return
+	}
+	if s.n == 0 || d < s.min {
+		s.min = d
+	}
+	if s.n == 0 || d > s.max {
+		s.max = d
+	}
+	s.n += n
+	s.sum += int64(d) * int64(n)
+	a := d
+	if a < 0 {
+		a = -a
+		s.negative += n
+	}
+	// n·d² in 128 bits: d² = hi·2⁶⁴ + lo, times n.
+	hi, lo := bits.Mul64(uint64(a), uint64(a))
+	h1, l1 := bits.Mul64(lo, n)
+	var carry uint64
+	s.sqLo, carry = bits.Add64(s.sqLo, l1, 0)
+	s.sqHi += hi*n + h1 + carry
+	i := 0
+	if d > 0 {
+		i = bucketOf(uint64(d))
+	}
+	if i >= len(s.counts) {
+		s.counts = append(s.counts, make([]uint64, i+1-len(s.counts))...)
+	}
+	s.counts[i] += n
+}
+
+// BinWidth is the resolution of token arrivals: every chart and peak reads
+// whole seconds or more, and a scrape interval is read to within it.
+const BinWidth = 10 * time.Millisecond
+
+// Bins count output tokens by arrival in BinWidth bins of the run clock.
+type Bins struct {
+	start  int64 // bin index of tokens[0]
+	tokens []int64
+}
+
+func binOf(at time.Duration) int64 {
+	b := int64(at / BinWidth)
+	if at < 0 && at%BinWidth != 0 {
+		b-- // floor
+	}
+	return b
+}
+
+// Add counts n tokens arriving at at.
+func (b *Bins) Add(at time.Duration, n int64) { b.addBin(binOf(at), n) }
+
+func (b *Bins) addBin(i int64, n int64) {
+	if len(b.tokens) == 0 {
+		b.start = i
+		b.tokens = append(b.tokens, n)
+		return
+	}
+	if i < b.start {
+		grow := b.start - i
+		b.tokens = append(make([]int64, grow, grow+int64(len(b.tokens))), b.tokens...)
+		b.start = i
+	}
+	j := i - b.start
+	if j >= int64(len(b.tokens)) {
+		b.tokens = append(b.tokens, make([]int64, j+1-int64(len(b.tokens)))...)
+	}
+	b.tokens[j] += n
+}
+
+// Merge adds o's tokens to b.
+func (b *Bins) Merge(o *Bins) {
+	if len(o.tokens) == 0 {
+		return
+	}
+	// Widen once to cover both, then add.
+	b.addBin(o.start, 0)
+	b.addBin(o.start+int64(len(o.tokens))-1, 0)
+	off := o.start - b.start
+	for i, n := range o.tokens {
+		b.tokens[off+int64(i)] += n
+	}
+}
+
+// Each calls fn with every non-empty bin: its start on the run clock and
+// its tokens, in time order.
+func (b *Bins) Each(fn func(at time.Duration, tokens int64)) {
+	for i, n := range b.tokens {
+		if n != 0 {
+			fn(time.Duration(b.start+int64(i))*BinWidth, n)
+		}
+	}
+}
+
+// Total is every token counted.
+func (b *Bins) Total() int64 {
+	var t int64
+	for _, n := range b.tokens {
+		t += n
+	}
+	return t
+}
+
+// SampleSize is how many successful requests a phase's Sample keeps.
+const SampleSize = 4096
+
+// Sampled is one request of a Sample: its key and its per-token ITLs.
+type Sampled struct {
+	Key  uint64
+	ITLs []time.Duration
+}
+
+// Reservoir keeps the SampleSize requests of smallest key: which requests
+// it holds depends on the requests only, not on the order they came in or
+// on how the run was split among readers, and the union of two reservoirs
+// cut to size is the reservoir of the union.
+type Reservoir struct{ h sampleHeap }
+
+// SampleKey is a request's hash (FNV-1a of its id and plan index): a
+// deterministic and evenly spread order for sampling.
+func SampleKey(r *client.Record) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(r.ID))
+	h.Write([]byte{0})
+	h.Write(strconv.AppendInt(nil, int64(r.Index), 10))
+	return h.Sum64()
+}
+
+// Takes reports whether a request of this key would be kept now.
+func (s *Reservoir) Takes(key uint64) bool { return len(s.h) < SampleSize || key < s.h[0].Key }
+
+// Offer keeps the request when its key is among the smallest.
+func (s *Reservoir) Offer(key uint64, itls []time.Duration) {
+	if len(s.h) < SampleSize {
+		heap.Push(&s.h, Sampled{key, itls})
+		return
+	}
+	if key < s.h[0].Key {
+		s.h[0] = Sampled{key, itls}
+		heap.Fix(&s.h, 0)
+	}
+}
+
+// Merge offers o's requests to s.
+func (s *Reservoir) Merge(o *Reservoir) {
+	for _, x := range o.h {
+		s.Offer(x.Key, x.ITLs)
+	}
+}
+
+// Requests are the sampled requests by key.
+func (s *Reservoir) Requests() []Sampled {
+	out := slices.Clone([]Sampled(s.h))
+	slices.SortFunc(out, func(a, b Sampled) int {
+		switch {
+		case a.Key < b.Key:
+			return -1
+		case a.Key > b.Key:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// sampleHeap is a max-heap on Key: its top is the first to leave.
+type sampleHeap []Sampled
+
+func (h sampleHeap) Len() int           { return len(h) }
+func (h sampleHeap) Less(i, j int) bool { return h[i].Key > h[j].Key }
+func (h sampleHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *sampleHeap) Push(x any)        { *h = append(*h, x.(Sampled)) }
+func (h *sampleHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

@@ -1,0 +1,350 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/report/chunkdigest"
+)
+
+// decodeRecord decodes one line of requests.jsonl: the one place a record
+// is decoded, so a faster decoder or a new encoding changes only this.
+func decodeRecord(line []byte, r *client.Record) error { return json.Unmarshal(line, r) }
+
+// Requests is requests.jsonl read in one pass: every record with its
+// chunks dropped, what each kept of its chunks, and what the chunks add up
+// to. Duplicates (a repeated ID and plan index) are dropped, the first
+// kept; every record is redacted (RedactRecord); records are in plan order.
+type Requests struct {
+	Records []client.Record
+	// Chunks[i] is what Records[i] kept of its chunks.
+	Chunks []chunkdigest.Request
+	Digest *chunkdigest.Digest
+	// Partial counts torn lines skipped; Duplicates the records dropped.
+	Partial, Duplicates int
+}
+
+// readBatchLines is how many lines one worker decodes at a time: enough to
+// make the hand-over cheap, few enough that the batches in flight stay small.
+const readBatchLines = 512
+
+// lineBatch is a run of consecutive lines of the file and, once decoded,
+// what they gave.
+type lineBatch struct {
+	seq     int
+	firstNo int      // line number of lines[0]
+	lines   [][]byte // into buf
+	buf     []byte
+
+	records []client.Record // chunks dropped
+	chunks  []chunkdigest.Request
+	lineOf  []int   // the line (index into lines) each record came from
+	glued   []bool  // the record was found after a torn line on its line
+	bad     []error // per line: decoding failed (nil: fine, or empty)
+	digest  *chunkdigest.Digest
+	done    chan struct{}
+}
+
+// ReadRequests reads a requests.jsonl once: lines are split by one
+// goroutine and decoded and digested by GOMAXPROCS workers, and the
+// batches are merged in file order, so the result does not depend on how
+// many workers there were. spans are passed to the digest
+// (chunkdigest.New). Torn lines are handled as ReadJSONL handles them.
+func ReadRequests(path string, spans []chunkdigest.Span) (*Requests, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var size int64
+	if st, err := f.Stat(); err == nil {
+		size = st.Size()
+	}
+	return readRequests(f, path, spans, runtime.GOMAXPROCS(0), size)
+}
+
+// readRequests reads size bytes (0: unknown) of requests.jsonl from rd.
+func readRequests(rd io.Reader, path string, spans []chunkdigest.Span, workers int, size int64) (*Requests, error) {
+	workers = max(workers, 1)
+	todo := make(chan *lineBatch, workers)
+	ordered := make(chan *lineBatch, 2*workers)
+	var splitErr error
+	stop := make(chan struct{})
+	go func() {
+		defer close(ordered)
+		defer close(todo)
+		splitErr = splitLines(rd, path, func(b *lineBatch) bool {
+			b.done = make(chan struct{})
+			select {
+			case todo <- b:
+			case <-stop:
+				return false
+			}
+			select {
+			case ordered <- b:
+				return true
+			case <-stop:
+				return false
+			}
+		})
+	}()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range todo {
+				b.decode(spans)
+				close(b.done)
+			}
+		}()
+	}
+	defer wg.Wait()
+	defer close(stop)
+
+	out := &Requests{Digest: chunkdigest.New(spans)}
+	type key struct {
+		id    string
+		index int
+	}
+	seen := map[key]struct{}{}
+	interned := map[string]string{}
+	intern := func(s *string) {
+		if *s == "" {
+			return
+		}
+		if v, ok := interned[*s]; ok {
+			*s = v
+			return
+		}
+		if len(interned) < 4096 { // only the few values a field repeats
+			interned[*s] = *s
+		}
+	}
+	var pending error
+	for b := range ordered {
+		<-b.done
+		if b.seq == 0 && size > 0 && len(b.records) > 0 {
+			// Room for every record at once, guessed from the first
+			// batch's line length: growing by doubling would hold the old
+			// and the new array together, half again the records' memory.
+			perLine := max(len(b.buf)/len(b.lines), 1)
+			guess := int(size/int64(perLine)) + len(b.lines)
+			out.Records = make([]client.Record, 0, guess+guess/16)
+			out.Chunks = make([]chunkdigest.Request, 0, guess+guess/16)
+		}
+		// A bad line followed by any other line is an error; a bad last
+		// line is a torn write (ReadJSONL's rule).
+		rec := 0
+		dupInBatch := false
+		for li := range b.lines {
+			if pending != nil {
+				return nil, pending
+			}
+			if err := b.bad[li]; err != nil {
+				pending = fmt.Errorf("%s:%d: %w", path, b.firstNo+li, err)
+				continue
+			}
+			for ; rec < len(b.records) && b.lineOf[rec] == li; rec++ {
+				if b.glued[rec] {
+					out.Partial++
+				}
+				r := &b.records[rec]
+				if r.ID != "" {
+					k := key{r.ID, r.Index}
+					if _, dup := seen[k]; dup {
+						dupInBatch = true
+						out.Duplicates++
+						r.Index = -1 << 62 // marked; dropped below
+						continue
+					}
+					seen[k] = struct{}{}
+				}
+				intern(&r.Phase)
+				intern(&r.FinishReason)
+				intern((*string)(&r.TokenSource))
+				intern((*string)(&r.TokensPerChunkSource))
+				intern((*string)(&r.ErrorClass))
+				out.Records = append(out.Records, *r)
+				out.Chunks = append(out.Chunks, b.chunks[rec])
+			}
+		}
+		if dupInBatch {
+			// Rare: the batch's digest counted a duplicate's chunks; digest
+			// the batch again without it.
+			b.redigest(spans)
+		}
+		out.Digest.Merge(b.digest)
+		b.records, b.chunks, b.lines, b.buf, b.digest = nil, nil, nil, nil, nil
+	}
+	if splitErr != nil {
+		return nil, splitErr
+	}
+	if pending != nil {
+		out.Partial++
+	}
+	SortByIndex(out)
+	return out, nil
+}
+
+// SortByIndex puts records (and their digests) in plan order, stably, in
+// place: a large run's records are most of a report's memory, so they are
+// moved along the permutation's cycles rather than copied.
+func SortByIndex(r *Requests) {
+	if slices.IsSortedFunc(r.Records, func(a, b client.Record) int { return a.Index - b.Index }) {
+		return
+	}
+	// perm[j] is the position of the record that goes to j.
+	perm := make([]int32, len(r.Records))
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	slices.SortStableFunc(perm, func(a, b int32) int { return r.Records[a].Index - r.Records[b].Index })
+	for i := range perm {
+		if perm[i] < 0 || perm[i] == int32(i) {
+			continue
+		}
+		rec, ch := r.Records[i], r.Chunks[i]
+		j := i
+		for {
+			k := perm[j]
+			perm[j] = -1
+			if int(k) == i {
+				r.Records[j], r.Chunks[j] = rec, ch
+				break
+			}
+			r.Records[j], r.Chunks[j] = r.Records[k], r.Chunks[k]
+			j = int(k)
+		}
+	}
+}
+
+// splitLines cuts the file into batches of whole lines, as bufio.Scanner's
+// ScanLines cuts them (a trailing \r dropped, no empty line after the last
+// newline), and hands each to emit; emit returning false stops it.
+func splitLines(rd io.Reader, path string, emit func(*lineBatch) bool) error {
+	br := bufio.NewReaderSize(rd, 1<<20)
+	seq, lineNo := 0, 0
+	const batchBytes = 4 << 20
+	for {
+		b := &lineBatch{seq: seq, firstNo: lineNo + 1, buf: make([]byte, 0, batchBytes)}
+		var starts []int
+		var eof bool
+		for len(starts) < readBatchLines && len(b.buf) < batchBytes {
+			line, err := br.ReadSlice('\n')
+			full := line
+			for err == bufio.ErrBufferFull {
+				// A line longer than the reader's buffer: gather it.
+				full = append([]byte(nil), full...)
+				line, err = br.ReadSlice('\n')
+				full = append(full, line...)
+			}
+			if err != nil && err != io.EOF {
+				return fmt.Errorf("read %s: %w", path, err)
+			}
+			if len(full) > 0 {
+				full = bytes.TrimSuffix(full, []byte{'\n'})
+				full = bytes.TrimSuffix(full, []byte{'\r'})
+				starts = append(starts, len(b.buf))
+				b.buf = append(b.buf, full...)
+				lineNo++
+			}
+			if err == io.EOF {
+				eof = true
+				break
+			}
+		}
+		for i, s := range starts {
+			end := len(b.buf)
+			if i+1 < len(starts) {
+				end = starts[i+1]
+			}
+			b.lines = append(b.lines, b.buf[s:end:end])
+		}
+		if len(b.lines) > 0 && !emit(b) {
+			return nil
+		}
+		seq++
+		if eof {
+			return nil
+		}
+	}
+}
+
+// decode decodes and digests the batch's lines.
+func (b *lineBatch) decode(spans []chunkdigest.Span) {
+	b.digest = chunkdigest.New(spans)
+	b.bad = make([]error, len(b.lines))
+	b.records = make([]client.Record, 0, len(b.lines))
+	// One record is decoded into again and again: its chunks' array is
+	// reused (decoding appends to it), so a run's chunks are not garbage
+	// the collector must chase.
+	var r client.Record
+	for li, line := range b.lines {
+		if len(line) == 0 {
+			continue
+		}
+		r = client.Record{Chunks: r.Chunks[:0]}
+		glued := false
+		if err := decodeRecord(line, &r); err != nil {
+			var ok bool
+			if r, ok = gluedRecord(line); !ok {
+				b.bad[li] = err
+				continue
+			}
+			glued = true
+		}
+		RedactRecord(&r)
+		b.chunks = append(b.chunks, b.digest.Add(&r))
+		kept := r
+		kept.Chunks = nil
+		b.records = append(b.records, kept)
+		b.lineOf = append(b.lineOf, li)
+		b.glued = append(b.glued, glued)
+	}
+}
+
+// redigest digests the batch again, leaving out the records marked as
+// duplicates (decode again: their chunks were dropped).
+func (b *lineBatch) redigest(spans []chunkdigest.Span) {
+	b.digest = chunkdigest.New(spans)
+	rec := 0
+	for li, line := range b.lines {
+		if len(line) == 0 || b.bad[li] != nil {
+			continue
+		}
+		r := &b.records[rec]
+		rec++
+		if r.Index == -1<<62 {
+			continue
+		}
+		var full client.Record
+		if err := decodeRecord(line, &full); err != nil {
+			full, _ = gluedRecord(line)
+		}
+		b.digest.Add(&full)
+	}
+}
+
+// gluedRecord finds a whole record at the end of a bad line (gluedObject
+// for records, through decodeRecord).
+func gluedRecord(b []byte) (client.Record, bool) {
+	for i := len(b) - 1; i > 0; i-- {
+		if b[i] != '{' || b[i-1] == '{' || b[i-1] == ':' || b[i-1] == ',' || b[i-1] == '[' {
+			continue
+		}
+		var r client.Record
+		if decodeRecord(b[i:], &r) == nil {
+			return r, true
+		}
+	}
+	return client.Record{}, false
+}
