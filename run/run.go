@@ -390,6 +390,9 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 			SchedLatencyP99_s: self.SchedLatencyP99.Seconds(), Saturated: self.Saturated(), Delay: self.Delay(),
 			GCCycles: self.GCCycles, GCPolicy: "GOGC/GOMEMLIMIT from the environment",
 		}
+		if self.HostMeasured {
+			m.Client.HostOtherCPU = &self.HostOtherCPU
+		}
 		if quietGC {
 			m.Client.GCPolicy = fmt.Sprintf("collect at a %d MiB heap (GOGC=off, GOMEMLIMIT)", selfmon.DefaultMemoryLimit>>20)
 		}

@@ -1,6 +1,8 @@
-// Package selfmon measures the load generator itself: the CPU it used and how
-// long its goroutines waited to run. A client whose cores are saturated
-// timestamps late, so every run states these numbers beside its latencies.
+// Package selfmon measures the load generator itself: the CPU it used, how
+// long its goroutines waited to run, and how much of the machine other
+// processes used meanwhile. A client whose cores are saturated, by itself or
+// by its neighbours, timestamps late, so every run states these numbers
+// beside its latencies.
 package selfmon
 
 import (
@@ -22,11 +24,19 @@ type Sample struct {
 	cpu      time.Duration // user + system CPU time of the process
 	sched    *metrics.Float64Histogram
 	gcCycles uint64
+
+	// The machine's CPU-seconds busy and this process's, in the same
+	// ticks, and its online CPUs; hostOK is false where they are not
+	// measured (off Linux).
+	hostBusy, hostSelf float64
+	hostCores          int
+	hostOK             bool
 }
 
 // Take reads the counters now.
 func Take() Sample {
 	s := Sample{wall: time.Now(), cpu: processCPU()}
+	s.hostBusy, s.hostSelf, s.hostCores, s.hostOK = hostCPU()
 	m := []metrics.Sample{{Name: schedMetric}, {Name: gcCyclesMetric}}
 	metrics.Read(m)
 	if m[0].Value.Kind() == metrics.KindFloat64Histogram {
@@ -44,6 +54,17 @@ type Report struct {
 	CPUUtilization  float64       // CPU time ÷ (wall × cores), 0–1
 	SchedLatencyP99 time.Duration // p99 of runnable → running delay over the interval (interpolated in its bucket)
 	GCCycles        uint64        // garbage collections during the interval
+
+	// The machine around the process over the interval, as shares of all
+	// its CPUs (0–1): HostOtherCPU is what every other process used (a
+	// built-in engine in its child process, or a real engine on the same
+	// host, included), HostSelfCPU this process. HostMeasured is false
+	// where the platform does not say (off Linux); then both are 0 and
+	// mean nothing.
+	HostCores    int
+	HostOtherCPU float64
+	HostSelfCPU  float64
+	HostMeasured bool
 }
 
 // What delayed the client's goroutines, when something did (Report.Delay).
@@ -51,30 +72,55 @@ const (
 	// DelayCPUBound: llmbench used nearly all its cores; its own work
 	// delayed its timestamps. A bigger machine or a sharded run helps.
 	DelayCPUBound = "cpu_bound"
-	// DelayHost: llmbench's goroutines waited to run although it used
-	// little CPU: other processes on the host took the cores. A quieter
-	// host (or CPUs set aside for llmbench) helps; more llmbench does not.
+	// DelayHost: other processes on the host took the cores llmbench
+	// needed: its goroutines waited to run although it used little CPU,
+	// or the machine had hardly a core left idle for it. A quieter host
+	// (or CPUs set aside for llmbench) helps; more llmbench does not.
 	DelayHost = "host_delayed"
 )
 
-// Thresholds of Delay: the CPU share past which llmbench is CPU-bound, and
-// the scheduler delay past which its timestamps are late enough to say.
+// Thresholds of Delay: the CPU share past which llmbench is CPU-bound, the
+// scheduler delay past which its timestamps are late enough to say, and the
+// idle CPU below which the machine had no core ready for it.
 const (
 	cpuBound      = 0.9
 	lateScheduler = 5 * time.Millisecond
+	// minIdleCores: a goroutine woken by a chunk runs at once when some
+	// core is idle, and otherwise waits for the kernel to preempt another
+	// process (2–5 ms measured on this project's 2-core machine with other
+	// processes on both cores, while the Go scheduler's own delay stayed
+	// at 0.5 ms: the whole process waits, so /sched/latencies cannot see
+	// it). Less than half a core left idle on average means most wake-ups
+	// find none.
+	minIdleCores = 0.5
 )
 
 // Delay says what, if anything, delayed the client's timestamps: "" when
 // nothing did, DelayCPUBound when llmbench itself kept its cores busy,
-// DelayHost when its goroutines waited to run while it used little CPU.
+// DelayHost when other processes did: its goroutines waited to run while it
+// used little CPU, or the others (using at least as much of the machine as
+// llmbench) left it less than half a core idle.
 func (r Report) Delay() string {
 	switch {
 	case r.CPUUtilization > cpuBound:
 		return DelayCPUBound
 	case r.SchedLatencyP99 > lateScheduler:
 		return DelayHost
+	case r.hostBusy():
+		return DelayHost
 	}
 	return ""
+}
+
+// hostBusy reports whether other processes kept the machine too busy for
+// llmbench to find an idle core: less than minIdleCores left idle, most of
+// the busy part theirs.
+func (r Report) hostBusy() bool {
+	if !r.HostMeasured || r.HostCores == 0 {
+		return false
+	}
+	idle := float64(r.HostCores) * (1 - r.HostOtherCPU - r.HostSelfCPU)
+	return idle < minIdleCores && r.HostOtherCPU >= r.HostSelfCPU
 }
 
 // Saturated reports whether the client itself was the bottleneck (CPU-bound);
@@ -88,6 +134,13 @@ func Since(before, after Sample) Report {
 		r.CPUUtilization = float64(after.cpu-before.cpu) / float64(wall) / float64(r.Cores)
 	}
 	r.GCCycles = after.gcCycles - before.gcCycles
+	if wall := after.wall.Sub(before.wall).Seconds(); before.hostOK && after.hostOK && after.hostCores > 0 && wall > 0 {
+		machine := wall * float64(after.hostCores)
+		self := after.hostSelf - before.hostSelf
+		r.HostCores, r.HostMeasured = after.hostCores, true
+		r.HostSelfCPU = min(1, self/machine)
+		r.HostOtherCPU = min(1, max(0, (after.hostBusy-before.hostBusy)-self)/machine)
+	}
 	if before.sched != nil && after.sched != nil {
 		r.SchedLatencyP99 = histQuantile(before.sched, after.sched, 0.99)
 	}

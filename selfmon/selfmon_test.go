@@ -1,7 +1,11 @@
 package selfmon
 
 import (
+	"os"
+	"os/exec"
+	"runtime"
 	"runtime/metrics"
+	"sync"
 	"testing"
 	"time"
 )
@@ -93,9 +97,72 @@ func TestDelay(t *testing.T) {
 		{"busy cores", Report{CPUUtilization: 0.95, SchedLatencyP99: 8 * time.Millisecond}, DelayCPUBound, true},
 		{"the host delayed it at 4% CPU", Report{CPUUtilization: 0.04, SchedLatencyP99: 9 * time.Millisecond}, DelayHost, false},
 		{"4.19 ms is under 5 ms", Report{CPUUtilization: 0.04, SchedLatencyP99: 4190 * time.Microsecond}, "", false},
+		// The whole process waits when others take every core: the Go
+		// scheduler's delay stays low, the machine's CPU says it.
+		{"others took both cores", Report{CPUUtilization: 0.05, SchedLatencyP99: 500 * time.Microsecond,
+			HostMeasured: true, HostCores: 2, HostOtherCPU: 0.9, HostSelfCPU: 0.05}, DelayHost, false},
+		{"others left under half a core", Report{CPUUtilization: 0.2, SchedLatencyP99: 500 * time.Microsecond,
+			HostMeasured: true, HostCores: 2, HostOtherCPU: 0.6, HostSelfCPU: 0.2}, DelayHost, false},
+		{"a built-in engine beside it leaves a core idle", Report{CPUUtilization: 0.15, SchedLatencyP99: 500 * time.Microsecond,
+			HostMeasured: true, HostCores: 2, HostOtherCPU: 0.3, HostSelfCPU: 0.15}, "", false},
+		{"half of a big machine busy leaves many cores idle", Report{CPUUtilization: 0.1, SchedLatencyP99: 500 * time.Microsecond,
+			HostMeasured: true, HostCores: 64, HostOtherCPU: 0.6, HostSelfCPU: 0.003}, "", false},
+		{"llmbench itself is most of the busy part", Report{CPUUtilization: 0.85, SchedLatencyP99: 500 * time.Microsecond,
+			HostMeasured: true, HostCores: 2, HostOtherCPU: 0.1, HostSelfCPU: 0.85}, "", false},
+		{"not measured: only the scheduler says", Report{CPUUtilization: 0.05, SchedLatencyP99: 500 * time.Microsecond,
+			HostMeasured: false, HostCores: 0, HostOtherCPU: 0}, "", false},
+		{"cpu-bound wins over a busy host", Report{CPUUtilization: 0.95, SchedLatencyP99: 500 * time.Microsecond,
+			HostMeasured: true, HostCores: 2, HostOtherCPU: 0.05, HostSelfCPU: 0.95}, DelayCPUBound, true},
 	} {
 		if got := tc.r.Delay(); got != tc.want || tc.r.Saturated() != tc.sat {
 			t.Errorf("%s: Delay %q, Saturated %v; want %q, %v", tc.name, got, tc.r.Saturated(), tc.want, tc.sat)
 		}
+	}
+}
+
+// TestHostDelayedByASpinningNeighbour spins every core of the machine in a
+// child process while this process idles: the run's verdict must say the
+// host delayed it, as the scheduler's own delay cannot (this process's
+// goroutines are not runnable while it waits, so they never queue).
+func TestHostDelayedByASpinningNeighbour(t *testing.T) {
+	if os.Getenv("SELFMON_TEST_SPIN") != "" {
+		var wg sync.WaitGroup
+		for range runtime.NumCPU() {
+			wg.Go(func() {
+				for end := time.Now().Add(1500 * time.Millisecond); time.Now().Before(end); {
+				}
+			})
+		}
+		wg.Wait()
+		return
+	}
+	if runtime.GOOS != "linux" {
+		before := Take()
+		if r := Since(before, Take()); r.HostMeasured {
+			t.Fatal("a measurement of other processes where the platform has none")
+		}
+		t.Skip("other processes' CPU is measured on Linux only")
+	}
+	before := Take()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHostDelayedByASpinningNeighbour$")
+	cmd.Env = append(os.Environ(), "SELFMON_TEST_SPIN=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("spinning child: %v\n%s", err, out)
+	}
+	r := Since(before, Take())
+	if !r.HostMeasured {
+		t.Fatal("no measurement on Linux")
+	}
+	// Every core busy for about the whole interval, less the child's
+	// start-up; other processes can only add to it.
+	if r.HostOtherCPU < 0.7 {
+		t.Errorf("a child spinning all %d cores: others' share %.2f, want >= 0.7", r.HostCores, r.HostOtherCPU)
+	}
+	if r.HostSelfCPU > 0.2 {
+		t.Errorf("this process waited, yet its share of the machine is %.2f", r.HostSelfCPU)
+	}
+	if got := r.Delay(); got != DelayHost {
+		t.Errorf("Delay = %q with others on %.0f%% of the machine (llmbench %.0f%%, scheduler p99 %v), want %q",
+			got, 100*r.HostOtherCPU, 100*r.HostSelfCPU, r.SchedLatencyP99, DelayHost)
 	}
 }
