@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -27,7 +28,12 @@ type Recorder struct {
 
 	requests *os.File
 	scrapes  *os.File
-	line     []byte // reused encoding buffer: Consume is the only writer
+	// line is the reused encoding buffer and enc encodes into it (Consume
+	// is the only writer): a line costs no allocation of its own, which at
+	// hundreds of records a second is garbage the quiet collector (0004)
+	// would otherwise have to hold.
+	line bytes.Buffer
+	enc  *json.Encoder
 	// torn marks a file whose last write failed part-way (a full disk):
 	// the next line starts on a new line, so it is not glued to the torn one.
 	torn map[*os.File]bool
@@ -182,16 +188,17 @@ func (r *Recorder) Consume(records <-chan client.Record, rows <-chan scrape.Row)
 // appendLine writes v as one JSON line with a single write call, so the file
 // only ever holds whole lines plus, after a crash, at most one partial last line.
 func (r *Recorder) appendLine(f *os.File, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
+	r.line.Reset()
+	if r.torn[f] {
+		r.line.WriteByte('\n')
+	}
+	if r.enc == nil {
+		r.enc = json.NewEncoder(&r.line) // as json.Marshal, plus the newline
+	}
+	if err := r.enc.Encode(v); err != nil {
 		return fmt.Errorf("encode %s line: %w", filepath.Base(f.Name()), err)
 	}
-	r.line = r.line[:0]
-	if r.torn[f] {
-		r.line = append(r.line, '\n')
-	}
-	r.line = append(append(r.line, b...), '\n')
-	if n, err := f.Write(r.line); err != nil {
+	if n, err := f.Write(r.line.Bytes()); err != nil {
 		if n > 0 {
 			if r.torn == nil {
 				r.torn = map[*os.File]bool{}

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"sync/atomic"
 	"time"
 )
 
@@ -183,25 +184,93 @@ func histQuantile(before, after *metrics.Float64Histogram, q float64) time.Durat
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-// DefaultMemoryLimit is the heap size at which the garbage collector runs
-// during a measurement when the user has not configured it (QuietGC).
+// DefaultMemoryLimit is the memory limit at which the built-in engine's
+// child process collects during a run (run/engine.go gives it GOGC=off and
+// this GOMEMLIMIT, as decision 0004 first did for the client too).
 const DefaultMemoryLimit = 1 << 30
 
-// QuietGC keeps the garbage collector out of a measurement: instead of
-// collecting each time the heap doubles (many times a second when thousands
-// of chunks stream through a small heap, each cycle taking CPU from the
-// goroutines that timestamp chunks), it collects only when the heap reaches
-// DefaultMemoryLimit. A user who set GOGC or GOMEMLIMIT keeps their setting.
-// It returns a function that restores the previous policy, and whether it
+// GarbageAllowance is the least garbage the client's heap may hold above
+// what is live before the collector runs during a run (QuietGC). At 200
+// requests/s the client makes about 5 MiB/s of garbage, so it collects
+// about every 10 s, each time marking a live heap of a few MiB: the
+// collector is out of the measurement (a cycle every few hundred
+// milliseconds at GOGC=100 was not) and the resident set stays flat.
+const GarbageAllowance = 64 << 20
+
+// QuietGC keeps the garbage collector out of a measurement without letting
+// the heap grow with the run (docs/decisions/0004): GOGC=off, and a memory
+// limit that follows the live heap, re-set after every collection so that
+// the heap holds at most max(GarbageAllowance, live heap) of garbage (the
+// proportion GOGC=100 keeps for a large heap, with a floor that makes
+// collections rare for a small one). The collector then runs only when
+// that much garbage has piled up, and a live heap that grows (thousands of
+// streams) raises the limit with it rather than making the collector run
+// back to back. A user who set GOGC or GOMEMLIMIT keeps their own policy.
+// It collects once first, so the run starts from a known live heap. It
+// returns a function that restores the previous policy, and whether it
 // changed anything.
 func QuietGC(getenv func(string) string) (restore func(), changed bool) {
 	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
 		return func() {}, false
 	}
+	runtime.GC()
 	oldPercent := debug.SetGCPercent(-1)
-	oldLimit := debug.SetMemoryLimit(DefaultMemoryLimit)
+	oldLimit := debug.SetMemoryLimit(boundedLimit())
+	t := &gcTuner{}
+	t.arm()
 	return func() {
+		t.stopped.Store(true)
 		debug.SetMemoryLimit(oldLimit)
 		debug.SetGCPercent(oldPercent)
 	}, true
+}
+
+// gcTuner re-sets the memory limit after every collection, from a cleanup
+// attached to an object that only the collector can find unreachable; it
+// stops when QuietGC's restore runs.
+type gcTuner struct{ stopped atomic.Bool }
+
+// gcSentinel holds a pointer so that it is never in a tiny-allocator block,
+// whose objects' cleanups may never run.
+type gcSentinel struct{ _ *gcSentinel }
+
+func (t *gcTuner) arm() {
+	runtime.AddCleanup(new(gcSentinel), func(t *gcTuner) {
+		if t.stopped.Load() {
+			return
+		}
+		debug.SetMemoryLimit(boundedLimit())
+		t.arm()
+	}, t)
+}
+
+var limitMetrics = []string{
+	"/gc/heap/live:bytes",                 // marked live by the last collection
+	"/memory/classes/total:bytes",         // everything the runtime mapped
+	"/memory/classes/heap/released:bytes", // returned to the OS
+	"/memory/classes/heap/objects:bytes",  // live and dead objects
+	"/memory/classes/heap/unused:bytes",   // free space inside spans
+	"/memory/classes/heap/free:bytes",     // free spans not returned
+}
+
+// boundedLimit is the memory limit for a heap that holds what is live now
+// plus max(GarbageAllowance, live) of garbage, on top of what the runtime
+// keeps outside the heap's objects (stacks, metadata), which the limit
+// counts too (the memory classes are disjoint: what is left of the total is
+// stacks, the runtime's metadata and the like).
+func boundedLimit() int64 {
+	m := make([]metrics.Sample, len(limitMetrics))
+	for i, n := range limitMetrics {
+		m[i].Name = n
+	}
+	metrics.Read(m)
+	v := func(i int) int64 {
+		if m[i].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return int64(m[i].Value.Uint64())
+	}
+	live := v(0)
+	outsideObjects := v(1) - v(2) - v(3) - v(4) - v(5)
+	return max(0, outsideObjects) + live + max(GarbageAllowance, live)
 }
