@@ -152,13 +152,17 @@ func (r *Recorder) Consume(records <-chan client.Record, rows <-chan scrape.Row)
 			r.brokenOnce.Do(func() { close(r.broken) })
 		}
 	}
+	// One variable holds every record in turn: the encoder takes its
+	// address, so a variable per record would be a heap allocation each.
+	var rec client.Record
 	for records != nil || rows != nil {
 		select {
-		case rec, ok := <-records:
+		case next, ok := <-records:
 			if !ok {
 				records = nil
 				continue
 			}
+			rec = next
 			RedactRecord(&rec) // no secret reaches the disk: an error may echo an API key or a URL
 			keep(r.appendLine(r.requests, &rec))
 			r.mu.Lock()
