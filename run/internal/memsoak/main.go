@@ -37,14 +37,16 @@ seed: 1
 engine:
   kind: sim
   dialect: sglang
-  preset: tiny              # 2 ms passes, no EOS: every request streams its output_tokens
-  sim: {max_running_requests: 256}
+  preset: tiny              # no EOS: every request streams its output_tokens
+  # 10 ms passes: at 200 requests/s of 32 tokens each, about 65 streams at
+  # once, with few enough chunks that the engine keeps up on a shared 2-core machine
+  sim: {max_running_requests: 256, decode_base: 10ms}
 workload:
   arrival: constant
   rate: %g
   duration: %s
   prompt_tokens: {dist: uniform, min: 64, max: 256}
-  output_tokens: {dist: uniform, min: 32, max: 192}
+  output_tokens: {dist: uniform, min: 16, max: 48}
 scrape:
   interval: 1s
 `
@@ -80,7 +82,9 @@ type sample struct {
 	allocated         uint64 // cumulative
 	gcCycles          uint64
 	goroutines        uint64
-	totalRuntimeBytes uint64 // everything the Go runtime mapped and did not release
+	totalRuntimeBytes uint64  // everything the Go runtime mapped and did not release
+	gcCPU             float64 // CPU-seconds the collector used (cumulative, estimated by the runtime)
+	gcPauses          *metrics.Float64Histogram
 }
 
 var metricNames = []string{
@@ -90,6 +94,8 @@ var metricNames = []string{
 	"/sched/goroutines:goroutines",
 	"/memory/classes/total:bytes",
 	"/memory/classes/heap/released:bytes",
+	"/cpu/classes/gc/total:cpu-seconds",
+	"/sched/pauses/total/gc:seconds",
 }
 
 func take(start time.Time) sample {
@@ -102,6 +108,7 @@ func take(start time.Time) sample {
 		at: time.Since(start), rss: residentSet(),
 		heapInUse: m[0].Value.Uint64(), allocated: m[1].Value.Uint64(), gcCycles: m[2].Value.Uint64(),
 		goroutines: m[3].Value.Uint64(), totalRuntimeBytes: m[4].Value.Uint64() - m[5].Value.Uint64(),
+		gcCPU: m[6].Value.Float64(), gcPauses: m[7].Value.Float64Histogram(),
 	}
 }
 
@@ -232,13 +239,27 @@ func summarize(samples []sample, rate float64) {
 	last := samples[len(samples)-1]
 	elapsed := (last.at - first.at).Seconds()
 	perRequest := float64(last.allocated-first.allocated) / (elapsed * rate)
-	fmt.Printf("allocated %.1f MiB/s, about %.0f bytes per request; %d garbage collections; GOMAXPROCS %d\n",
-		mib(last.allocated-first.allocated)/elapsed, perRequest, last.gcCycles-first.gcCycles, runtime.GOMAXPROCS(0))
+	fmt.Printf("allocated %.1f MiB/s, about %.0f bytes per request; GOMAXPROCS %d\n",
+		mib(last.allocated-first.allocated)/elapsed, perRequest, runtime.GOMAXPROCS(0))
+	fmt.Printf("%d garbage collections (one every %.1f s), %.3f CPU-seconds in the collector (%.2f%% of the cores), stop-the-world pauses up to %s\n",
+		last.gcCycles-first.gcCycles, elapsed/float64(max(1, last.gcCycles-first.gcCycles)), last.gcCPU-first.gcCPU,
+		100*(last.gcCPU-first.gcCPU)/(elapsed*float64(runtime.GOMAXPROCS(0))), maxPause(first.gcPauses, last.gcPauses))
 	if atMinute != nil && atMinute.rss > 0 && last.rss > 0 {
 		fmt.Printf("rss at %s: %.1f MiB; at %s: %.1f MiB; ratio %.2f\n",
 			atMinute.at.Round(time.Second), mib(uint64(atMinute.rss)), last.at.Round(time.Second), mib(uint64(last.rss)),
 			float64(last.rss)/float64(atMinute.rss))
 	}
+}
+
+// maxPause is the upper edge of the highest bucket that gained a pause
+// between two samples of the runtime's pause histogram.
+func maxPause(before, after *metrics.Float64Histogram) time.Duration {
+	for i := len(after.Counts) - 1; i >= 0; i-- {
+		if after.Counts[i] > before.Counts[i] {
+			return time.Duration(after.Buckets[i+1] * float64(time.Second))
+		}
+	}
+	return 0
 }
 
 // discardLines drops the run's text summary (memsoak prints its own).
