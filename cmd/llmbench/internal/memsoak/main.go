@@ -5,7 +5,7 @@
 // (docs/decisions/0004): the resident set after the last sample should stay
 // within 1.2× of the one after the first minute.
 //
-//	go run ./run/internal/memsoak -duration 10m -rate 200 -every 30s
+//	go run ./cmd/llmbench/internal/memsoak -duration 10m -rate 200 -every 30s
 //
 // It prints one line per sample and a summary; -memprofile writes a heap
 // profile at the end (`go tool pprof -sample_index=alloc_space` reads what
