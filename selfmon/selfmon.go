@@ -10,7 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
-	"sync/atomic"
+	"sync"
 	"time"
 )
 
@@ -219,7 +219,9 @@ func QuietGC(getenv func(string) string) (restore func(), changed bool) {
 	t := &gcTuner{}
 	t.arm()
 	return func() {
-		t.stopped.Store(true)
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		t.stopped = true
 		debug.SetMemoryLimit(oldLimit)
 		debug.SetGCPercent(oldPercent)
 	}, true
@@ -227,8 +229,12 @@ func QuietGC(getenv func(string) string) (restore func(), changed bool) {
 
 // gcTuner re-sets the memory limit after every collection, from a cleanup
 // attached to an object that only the collector can find unreachable; it
-// stops when QuietGC's restore runs.
-type gcTuner struct{ stopped atomic.Bool }
+// stops when QuietGC's restore runs (mu: a cleanup running then must not
+// set the limit again after restore put the old one back).
+type gcTuner struct {
+	mu      sync.Mutex
+	stopped bool
+}
 
 // gcSentinel holds a pointer so that it is never in a tiny-allocator block,
 // whose objects' cleanups may never run.
@@ -236,7 +242,9 @@ type gcSentinel struct{ _ *gcSentinel }
 
 func (t *gcTuner) arm() {
 	runtime.AddCleanup(new(gcSentinel), func(t *gcTuner) {
-		if t.stopped.Load() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.stopped {
 			return
 		}
 		debug.SetMemoryLimit(boundedLimit())
