@@ -116,4 +116,9 @@ type ClientHealth struct {
 	Delay    string `json:"delay,omitempty"`
 	GCCycles uint64 `json:"gc_cycles"`           // garbage collections in the client process during the run
 	GCPolicy string `json:"gc_policy,omitempty"` // how the collector was kept out of the measurement
+	// HostOtherCPU is the share of the machine (0–1, all its CPUs) that
+	// other processes used during the run, the engine included when it ran
+	// on the same host (the built-in one runs in a child process); absent
+	// where it is not measured (off Linux).
+	HostOtherCPU *float64 `json:"host_other_cpu,omitempty"`
 }

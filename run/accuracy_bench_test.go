@@ -18,7 +18,8 @@ import (
 // concurrent streams, through the whole `llmbench run` pipeline (client,
 // recorder, scrapes, live view), with the built-in engine in a child process
 // (the default) and in llmbench's own process. Reported per run: the lag's p50 and p99 (TTFT and E2E),
-// the chunks streamed per second, and the client process's CPU use.
+// the chunks streamed per second, the client process's CPU use and its
+// garbage collections during the load.
 //
 //	go test -run '^$' -bench TimestampAccuracy -benchtime 1x ./run
 func BenchmarkTimestampAccuracy(b *testing.B) {
@@ -94,4 +95,5 @@ scrape:
 	b.ReportMetric(float64(chunks)/elapsed.Seconds(), "chunks/s")
 	b.ReportMetric(100*s.Health.Client.CPUUtilization, "client-cpu-%")
 	b.ReportMetric(1000*s.Health.Client.SchedLatencyP99_s, "sched-p99-ms")
+	b.ReportMetric(float64(s.Health.Client.GCCycles), "gc-cycles")
 }

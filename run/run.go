@@ -390,8 +390,11 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 			SchedLatencyP99_s: self.SchedLatencyP99.Seconds(), Saturated: self.Saturated(), Delay: self.Delay(),
 			GCCycles: self.GCCycles, GCPolicy: "GOGC/GOMEMLIMIT from the environment",
 		}
+		if self.HostMeasured {
+			m.Client.HostOtherCPU = &self.HostOtherCPU
+		}
 		if quietGC {
-			m.Client.GCPolicy = fmt.Sprintf("collect at a %d MiB heap (GOGC=off, GOMEMLIMIT)", selfmon.DefaultMemoryLimit>>20)
+			m.Client.GCPolicy = fmt.Sprintf("collect when garbage reaches the live heap or %d MiB, whichever is more (GOGC=off, a memory limit that follows the live heap)", selfmon.GarbageAllowance>>20)
 		}
 		// The run wrote its end: a run directory without it was cut short
 		// (llmbench killed), which its report then says.

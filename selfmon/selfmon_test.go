@@ -1,7 +1,13 @@
 package selfmon
 
 import (
+	"math"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
 	"runtime/metrics"
+	"sync"
 	"testing"
 	"time"
 )
@@ -62,22 +68,108 @@ func TestQuietGCRespectsTheUsersSetting(t *testing.T) {
 	}
 }
 
-func TestQuietGCCollectsOnlyAtTheLimit(t *testing.T) {
+// gcCycles is the number of collections so far.
+func gcCycles() uint64 {
+	m := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(m)
+	return m[0].Value.Uint64()
+}
+
+// heapHeld is the heap the process holds from the OS now: objects, live or
+// dead, and the free space around them.
+func heapHeld() uint64 {
+	m := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/unused:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"}}
+	metrics.Read(m)
+	return m[0].Value.Uint64() + m[1].Value.Uint64() + m[2].Value.Uint64()
+}
+
+var sink []byte
+
+// makeGarbage allocates n MiB, one MiB at a time, keeping none of it.
+func makeGarbage(n int) {
+	for range n {
+		sink = make([]byte, 1<<20)
+	}
+	sink = nil
+}
+
+// Below the allowance the collector stays out; past it, it collects about
+// once per allowance of garbage (not every few MiB, as GOGC=100 would on a
+// small heap), and the heap stays bounded however much garbage is made.
+func TestQuietGCBoundsTheHeapWithFewCollections(t *testing.T) {
 	restore, changed := QuietGC(func(string) string { return "" })
+	defer restore()
 	if !changed {
 		t.Fatal("QuietGC changed nothing without GOGC or GOMEMLIMIT")
 	}
-	before := Take()
-	var keep [][]byte
-	for i := 0; i < 64; i++ { // 64 MB of garbage: a few collections at GOGC=100 with a small heap
-		keep = append(keep[:0], make([]byte, 1<<20))
+	start := gcCycles()
+	makeGarbage(GarbageAllowance>>20 - 16)
+	if n := gcCycles() - start; n != 0 {
+		t.Errorf("%d collections for %d MiB of garbage, want none below the %d MiB allowance", n, GarbageAllowance>>20-16, GarbageAllowance>>20)
 	}
-	r := Since(before, Take())
+	const garbage = 1024 // MiB: 16 allowances
+	start = gcCycles()
+	var peak uint64
+	for range garbage / 16 {
+		makeGarbage(16)
+		peak = max(peak, heapHeld())
+	}
+	n := gcCycles() - start
+	// GOGC=100 on this few-MiB live heap would collect every 4 MiB or so:
+	// hundreds of times.
+	if lo, hi := uint64(garbage/(GarbageAllowance>>20)/2), uint64(2*garbage/(GarbageAllowance>>20)+2); n < lo || n > hi {
+		t.Errorf("%d collections for %d MiB of garbage, want %d–%d (one per %d MiB allowance)", n, garbage, lo, hi, GarbageAllowance>>20)
+	}
+	t.Logf("%d collections for %d MiB of garbage; heap peaked at %d MiB", n, garbage, peak>>20)
+	if limit := uint64(2*GarbageAllowance + 64<<20); peak > limit {
+		t.Errorf("the heap reached %d MiB, want it bounded under %d MiB", peak>>20, limit>>20)
+	}
+}
+
+// A live heap larger than the allowance raises the limit with it: the
+// collector still runs about once per live heap's worth of garbage, not
+// back to back (a fixed limit near the live heap would).
+func TestQuietGCFollowsTheLiveHeap(t *testing.T) {
+	restore, _ := QuietGC(func(string) string { return "" })
+	defer restore()
+	live := make([][]byte, 0, 256)
+	for range 256 { // 256 MiB kept: four allowances
+		live = append(live, make([]byte, 1<<20))
+	}
+	makeGarbage(64) // a collection or two that find the 256 MiB live
+	start := gcCycles()
+	const garbage = 1024
+	makeGarbage(garbage)
+	n := gcCycles() - start
+	t.Logf("%d collections for %d MiB of garbage over 256 MiB live", n, garbage)
+	if hi := uint64(2*garbage/256 + 2); n > hi {
+		t.Errorf("%d collections for %d MiB of garbage over a 256 MiB live heap, want at most %d", n, garbage, hi)
+	}
+	if limit := debug.SetMemoryLimit(-1); limit < 512<<20 {
+		t.Errorf("memory limit %d MiB with 256 MiB live, want at least live + as much garbage (512 MiB)", limit>>20)
+	}
+	runtime.KeepAlive(live)
+}
+
+func TestQuietGCRestores(t *testing.T) {
+	oldPercent := debug.SetGCPercent(100)
+	defer debug.SetGCPercent(oldPercent)
+	oldLimit := debug.SetMemoryLimit(math.MaxInt64)
+	defer debug.SetMemoryLimit(oldLimit)
+	restore, _ := QuietGC(func(string) string { return "" })
+	makeGarbage(GarbageAllowance>>20 + 16) // a collection, so the tuner has run
 	restore()
-	if r.GCCycles != 0 {
-		t.Errorf("%d collections while quiet, want none below the %d-byte limit", r.GCCycles, DefaultMemoryLimit)
+	if p := debug.SetGCPercent(100); p != 100 {
+		t.Errorf("GOGC %d after restore, want 100", p)
 	}
-	_ = keep
+	if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
+		t.Errorf("memory limit %d after restore, want none", l)
+	}
+	makeGarbage(GarbageAllowance>>20 + 16) // the tuner must not set a limit again
+	if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
+		t.Errorf("memory limit %d after a collection past restore, want none", l)
+	}
 }
 
 // The verdict tells a CPU-bound client from a host that delayed it.
@@ -93,9 +185,72 @@ func TestDelay(t *testing.T) {
 		{"busy cores", Report{CPUUtilization: 0.95, SchedLatencyP99: 8 * time.Millisecond}, DelayCPUBound, true},
 		{"the host delayed it at 4% CPU", Report{CPUUtilization: 0.04, SchedLatencyP99: 9 * time.Millisecond}, DelayHost, false},
 		{"4.19 ms is under 5 ms", Report{CPUUtilization: 0.04, SchedLatencyP99: 4190 * time.Microsecond}, "", false},
+		// The whole process waits when others take every core: the Go
+		// scheduler's delay stays low, the machine's CPU says it.
+		{"others took both cores", Report{CPUUtilization: 0.05, SchedLatencyP99: 500 * time.Microsecond,
+			HostMeasured: true, HostCores: 2, HostOtherCPU: 0.9, HostSelfCPU: 0.05}, DelayHost, false},
+		{"others left under half a core", Report{CPUUtilization: 0.2, SchedLatencyP99: 500 * time.Microsecond,
+			HostMeasured: true, HostCores: 2, HostOtherCPU: 0.6, HostSelfCPU: 0.2}, DelayHost, false},
+		{"a built-in engine beside it leaves a core idle", Report{CPUUtilization: 0.15, SchedLatencyP99: 500 * time.Microsecond,
+			HostMeasured: true, HostCores: 2, HostOtherCPU: 0.3, HostSelfCPU: 0.15}, "", false},
+		{"half of a big machine busy leaves many cores idle", Report{CPUUtilization: 0.1, SchedLatencyP99: 500 * time.Microsecond,
+			HostMeasured: true, HostCores: 64, HostOtherCPU: 0.6, HostSelfCPU: 0.003}, "", false},
+		{"llmbench itself is most of the busy part", Report{CPUUtilization: 0.85, SchedLatencyP99: 500 * time.Microsecond,
+			HostMeasured: true, HostCores: 2, HostOtherCPU: 0.1, HostSelfCPU: 0.85}, "", false},
+		{"not measured: only the scheduler says", Report{CPUUtilization: 0.05, SchedLatencyP99: 500 * time.Microsecond,
+			HostMeasured: false, HostCores: 0, HostOtherCPU: 0}, "", false},
+		{"cpu-bound wins over a busy host", Report{CPUUtilization: 0.95, SchedLatencyP99: 500 * time.Microsecond,
+			HostMeasured: true, HostCores: 2, HostOtherCPU: 0.05, HostSelfCPU: 0.95}, DelayCPUBound, true},
 	} {
 		if got := tc.r.Delay(); got != tc.want || tc.r.Saturated() != tc.sat {
 			t.Errorf("%s: Delay %q, Saturated %v; want %q, %v", tc.name, got, tc.r.Saturated(), tc.want, tc.sat)
 		}
+	}
+}
+
+// TestHostDelayedByASpinningNeighbour spins every core of the machine in a
+// child process while this process idles: the run's verdict must say the
+// host delayed it, as the scheduler's own delay cannot (this process's
+// goroutines are not runnable while it waits, so they never queue).
+func TestHostDelayedByASpinningNeighbour(t *testing.T) {
+	if os.Getenv("SELFMON_TEST_SPIN") != "" {
+		var wg sync.WaitGroup
+		for range runtime.NumCPU() {
+			wg.Go(func() {
+				for end := time.Now().Add(1500 * time.Millisecond); time.Now().Before(end); {
+				}
+			})
+		}
+		wg.Wait()
+		return
+	}
+	if runtime.GOOS != "linux" {
+		before := Take()
+		if r := Since(before, Take()); r.HostMeasured {
+			t.Fatal("a measurement of other processes where the platform has none")
+		}
+		t.Skip("other processes' CPU is measured on Linux only")
+	}
+	before := Take()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHostDelayedByASpinningNeighbour$")
+	cmd.Env = append(os.Environ(), "SELFMON_TEST_SPIN=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("spinning child: %v\n%s", err, out)
+	}
+	r := Since(before, Take())
+	if !r.HostMeasured {
+		t.Fatal("no measurement on Linux")
+	}
+	// Every core busy for about the whole interval, less the child's
+	// start-up; other processes can only add to it.
+	if r.HostOtherCPU < 0.7 {
+		t.Errorf("a child spinning all %d cores: others' share %.2f, want >= 0.7", r.HostCores, r.HostOtherCPU)
+	}
+	if r.HostSelfCPU > 0.2 {
+		t.Errorf("this process waited, yet its share of the machine is %.2f", r.HostSelfCPU)
+	}
+	if got := r.Delay(); got != DelayHost {
+		t.Errorf("Delay = %q with others on %.0f%% of the machine (llmbench %.0f%%, scheduler p99 %v), want %q",
+			got, 100*r.HostOtherCPU, 100*r.HostSelfCPU, r.SchedLatencyP99, DelayHost)
 	}
 }

@@ -45,9 +45,18 @@ func appendWords(b []byte, rng *rand.Rand, n int) []byte {
 	return b
 }
 
-// words returns n words drawn with rng.
+// words returns n words drawn with rng, built in place: a prompt is made for
+// every request, and converting an appended []byte would copy it once more.
 func words(rng *rand.Rand, n int) string {
-	return string(appendWords(make([]byte, 0, n*6), rng, n))
+	var b strings.Builder
+	b.Grow(n * 6)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(vocabulary[rng.IntN(len(vocabulary))])
+	}
+	return b.String()
 }
 
 // CountTokens counts tokens the way the built-in engine does: whitespace-

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/llmbench-org/llmbench/selfmon"
 )
 
 // TestNeighboursSeesAnotherProcess spins one core in a child process and
@@ -19,7 +21,7 @@ func TestNeighboursSeesAnotherProcess(t *testing.T) {
 	}
 	if runtime.GOOS != "linux" {
 		if _, ok := WatchNeighbours().Share(); ok {
-			t.Fatal("Share claims a measurement where machineCPU has none")
+			t.Fatal("Share claims a measurement where selfmon has none")
 		}
 		t.Skip("other processes' CPU is measured on Linux only")
 	}
@@ -33,7 +35,7 @@ func TestNeighboursSeesAnotherProcess(t *testing.T) {
 	if !ok {
 		t.Fatal("no measurement on Linux")
 	}
-	_, _, cores, _ := machineCPU()
+	cores := selfmon.Since(w.start, selfmon.Take()).HostCores
 	// One core busy for about the whole interval: 1/cores of the machine,
 	// less the child's start-up; other processes can only add to it.
 	if want := 0.6 / float64(cores); share < want {

@@ -1,4 +1,4 @@
-package quiet
+package selfmon
 
 import (
 	"os"
@@ -10,9 +10,11 @@ import (
 // every Linux architecture Go supports.
 const clockTicks = 100
 
-// machineCPU reads the machine's busy CPU time (steal included: a hypervisor
-// that took the cores is a neighbour too) and this process's own.
-func machineCPU() (busy, self float64, cores int, ok bool) {
+// hostCPU reads the CPU-seconds the whole machine spent busy (steal included:
+// a hypervisor that took the cores is a neighbour too), the CPU-seconds this
+// process used, counted in the same ticks so the difference is the other
+// processes', and the machine's online CPUs.
+func hostCPU() (busy, self float64, cores int, ok bool) {
 	stat, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return 0, 0, 0, false
