@@ -19,7 +19,6 @@ import (
 	"github.com/llmbench-org/llmbench/scenarios"
 	"github.com/llmbench-org/llmbench/scrape"
 	"github.com/llmbench-org/llmbench/scrape/promapi"
-	"github.com/llmbench-org/llmbench/selfmon"
 )
 
 // newEngine builds the engine the scenario names.
@@ -182,12 +181,10 @@ func simProcess(sc scenarios.Scenario, runDir string, sys IO) (engine.Engine, er
 		return nil, err
 	}
 	args = append(append(args, params...), faults...)
-	// The engine's truth stamps are taken right after each flush: its
-	// collector, like the client's, is kept out of the measurement (0004).
+	// The engine's truth stamps are taken right after each flush: `serve`
+	// keeps its collector out of them as the client does (selfmon.QuietGC,
+	// 0004), unless the environment sets GOGC or GOMEMLIMIT.
 	env := append([]string(nil), sys.SelfEnv...)
-	if sys.Getenv("GOGC") == "" && sys.Getenv("GOMEMLIMIT") == "" {
-		env = append(env, "GOGC=off", fmt.Sprintf("GOMEMLIMIT=%d", selfmon.DefaultMemoryLimit))
-	}
 	return launch.New(launch.Config{
 		Kind: launch.KindCommand, Command: args, Dialect: sc.Engine.Dialect, Env: env,
 		LogPath: filepath.Join(runDir, report.EngineLogFile),

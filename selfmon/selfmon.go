@@ -184,11 +184,6 @@ func histQuantile(before, after *metrics.Float64Histogram, q float64) time.Durat
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-// DefaultMemoryLimit is the memory limit at which the built-in engine's
-// child process collects during a run (run/engine.go gives it GOGC=off and
-// this GOMEMLIMIT, as decision 0004 first did for the client too).
-const DefaultMemoryLimit = 1 << 30
-
 // GarbageAllowance is the least garbage the client's heap may hold above
 // what is live before the collector runs during a run (QuietGC). At 200
 // requests/s the client makes about 5 MiB/s of garbage, so it collects

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"github.com/llmbench-org/llmbench/selfmon"
 	"os"
 	"os/signal"
 	"syscall"
@@ -45,6 +46,10 @@ stall_for=2s). Presets: ` + fmt.Sprint(sim.PresetNames()) + `.`,
 			if err != nil {
 				return err
 			}
+			// Truth is stamped right after each flush: the collector stays
+			// out of it without letting memory grow (docs/decisions/0004).
+			restore, _ := selfmon.QuietGC(os.Getenv)
+			defer restore()
 			sigs := make(chan os.Signal, 2)
 			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 			defer signal.Stop(sigs)
