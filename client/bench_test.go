@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	openai "github.com/sashabaranov/go-openai"
 )
 
 // Benchmarks of the per-chunk path; client/BENCHMARKS.md has the numbers
@@ -89,10 +91,14 @@ func BenchmarkDoLoopback(b *testing.B) {
 // decodes every chunk into a full ChatCompletionStreamResponse.
 func BenchmarkGoOpenAIRecv(b *testing.B) {
 	const n = 1024
-	c := benchClient(b, "http://engine.test", &http.Client{Transport: bodyTransport(benchStream(n))})
-	req := c.chatRequest(benchRequest(n))
+	oc := openai.DefaultConfig("")
+	oc.BaseURL = "http://engine.test/v1"
+	oc.HTTPClient = &http.Client{Transport: bodyTransport(benchStream(n))}
+	api := openai.NewClientWithConfig(oc)
+	req := openai.ChatCompletionRequest{Model: "m", Stream: true,
+		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hello"}}}
 	perChunk(b, n, func() {
-		s, err := c.api.CreateChatCompletionStream(b.Context(), req)
+		s, err := api.CreateChatCompletionStream(b.Context(), req)
 		if err != nil {
 			b.Fatal(err)
 		}

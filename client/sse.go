@@ -44,9 +44,14 @@ const (
 	sseBare                // a non-SSE line starting with '{'
 )
 
-// sseBufSize is the read buffer: real chunks (llama.cpp's last, with
-// timings, is the longest seen) fit in it.
-const sseBufSize = 8 << 10
+// sseBufSize is the read buffer, held by every stream in flight (16,000 at
+// once make it 32 MB at 2 KiB). Content chunks are a few hundred bytes and
+// fit; a longer line (llama.cpp's last chunk with its timings, chunks with
+// logprobs) is assembled in s.long, which keeps its capacity for the rest of
+// the stream, so it costs a copy, not an allocation per chunk. The buffer
+// does not decide how much is read per system call: the transport's own
+// buffer, under the chunked-body decoder, does.
+const sseBufSize = 2 << 10
 
 // MaxSSELine caps one SSE line, '\n' included. Longer real chunks do not
 // exist (the longest seen, llama.cpp's last with its timings, is a few KiB);
