@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // go-openai's stream reader (RecvRaw) loses what real engines send: it
@@ -45,13 +46,14 @@ const (
 )
 
 // sseBufSize is the read buffer, held by every stream in flight (16,000 at
-// once make it 32 MB at 2 KiB). Content chunks are a few hundred bytes and
-// fit; a longer line (llama.cpp's last chunk with its timings, chunks with
-// logprobs) is assembled in s.long, which keeps its capacity for the rest of
-// the stream, so it costs a copy, not an allocation per chunk. The buffer
-// does not decide how much is read per system call: the transport's own
-// buffer, under the chunked-body decoder, does.
-const sseBufSize = 2 << 10
+// once: 16 MB at 1 KiB, 128 MB at the 8 KiB it once was). Content chunks,
+// even SGLang's and vLLM's with their ids, model and usage, are 250 to 500
+// bytes and fit; a longer line (llama.cpp's last chunk with its timings,
+// chunks with logprobs) is assembled in s.long, which keeps its capacity for
+// the rest of the stream: it costs a copy, not an allocation per chunk. The
+// buffer does not decide how much is read per system call: the transport's
+// own buffer, under the chunked-body decoder, does. See decision 0207.
+const sseBufSize = 1 << 10
 
 // MaxSSELine caps one SSE line, '\n' included. Longer real chunks do not
 // exist (the longest seen, llama.cpp's last with its timings, is a few KiB);
@@ -113,6 +115,11 @@ func (s *sseReader) line() ([]byte, error) {
 		b, err = s.br.ReadSlice('\n')
 		if len(s.long)+len(b) > MaxSSELine {
 			return nil, ErrSSELineTooLong
+		}
+		if len(s.long)+len(b) > cap(s.long) {
+			// Double: append grows large slices by 1.25×, which for a
+			// line read 2 KiB at a time would copy it about 5 times over.
+			s.long = slices.Grow(s.long, max(len(b), cap(s.long)))
 		}
 		s.long = append(s.long, b...)
 		if err != bufio.ErrBufferFull {

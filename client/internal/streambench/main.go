@@ -564,6 +564,9 @@ func connStream(conn net.Conn, br *bufio.Reader, base string, maxTokens int, w *
 // measures memory with every stream in flight; then lets them finish and
 // checks that none was lost.
 func concurrentStreams(base string, o options) error {
+	if os.Getenv("STREAMBENCH_HEAP") != "" {
+		runtime.MemProfileRate = 1 // every allocation, for the profile
+	}
 	start := time.Now()
 	ctx := context.Background()
 	runtime.GC()
