@@ -20,6 +20,8 @@
 //   - rawconn: the floor without net/http's Transport: one net.Conn per
 //     stream, the request written by hand, the response read with
 //     http.ReadResponse in the stream's own goroutine, lines as in raw.
+//   - baseline: the llmbench loop of another streambench binary (-baseline),
+//     built from an earlier client, for before/after ratios in one run.
 //   - aiohttp: aiohttp_loop.py under /usr/bin/python3, shaped like vLLM's
 //     benchmark_serving (needs python3-aiohttp).
 package main
@@ -73,6 +75,7 @@ type options struct {
 	cpuprofile string
 	python     string
 	settle     time.Duration
+	baseline   string
 }
 
 func main() {
@@ -93,6 +96,7 @@ func main() {
 	flag.IntVar(&o.ramp, "ramp", 4000, "streams mode: new streams per second")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write the llmbench loop's CPU profile over the window to this file")
 	flag.StringVar(&o.python, "python", "/usr/bin/python3", "the Python with aiohttp")
+	flag.StringVar(&o.baseline, "baseline", "", "another streambench binary (built from an earlier client) whose llmbench loop runs as loop \"baseline\"")
 	flag.DurationVar(&o.settle, "settle", 10*time.Second, "streams mode: time from the last stream's start to the measurement")
 	flag.Parse()
 	if o.rate == 0 {
@@ -305,7 +309,14 @@ func child(o options, loop, base, procs string) (result, error) {
 		if err != nil {
 			return result{}, err
 		}
-		cmd = exec.Command(exe, "-loop", loop, "-base", base, "-mode", o.mode, "-streams", strconv.Itoa(o.streams),
+		name := loop
+		if loop == "baseline" {
+			if o.baseline == "" {
+				return result{}, errors.New("loop baseline needs -baseline")
+			}
+			exe, name = o.baseline, "llmbench"
+		}
+		cmd = exec.Command(exe, "-loop", name, "-base", base, "-mode", o.mode, "-streams", strconv.Itoa(o.streams),
 			"-rate", fmt.Sprint(o.rate), "-max-tokens", strconv.Itoa(o.maxTokens), "-warmup", o.warmup.String(),
 			"-window", o.window.String(), "-ramp", strconv.Itoa(o.ramp), "-cpuprofile", o.cpuprofile, "-settle", o.settle.String())
 		cmd.Env = os.Environ()
@@ -323,6 +334,7 @@ func child(o options, loop, base, procs string) (result, error) {
 	if err := json.Unmarshal(lines[len(lines)-1], &r); err != nil {
 		return result{}, fmt.Errorf("report %q: %w", out, err)
 	}
+	r.Loop = loop
 	return r, nil
 }
 
