@@ -1,15 +1,15 @@
 // Command streambench measures the llmbench client's CPU per streamed chunk
 // against the floor and against Python, and how many concurrent streams one
-// client process holds and at what memory each. The engine (`llmbench
-// serve`'s code, sim.Serve) runs in a child process, or -target names one
-// already running; every reading loop runs in a child process of its own, one
-// after another in the same run, so that each one's CPU (getrusage) and
-// memory are its own. Results go to client/BENCHMARKS.md.
+// client process holds and at what memory each. The engine is `llmbench
+// serve` in a child process (-llmbench names the binary), or -target names
+// one already running; every reading loop runs in a child process of its
+// own, one after another in the same run, so that each one's CPU (getrusage)
+// and memory are its own. Results go to client/BENCHMARKS.md.
 //
+//	go build -o /tmp/llmbench ./cmd/llmbench
 //	go build -o /tmp/streambench ./client/internal/streambench
-//	/tmp/streambench -mode cpu -streams 1024 -rate 50               # llmbench vs raw loops vs aiohttp
-//	/tmp/streambench -mode cpu -streams 64 -rate 500 -loops llmbench -procs 1,2
-//	/tmp/streambench -mode streams -streams 16000                   # concurrent streams, memory per stream
+//	/tmp/streambench -llmbench /tmp/llmbench -mode cpu -streams 1024 -rate 50   # llmbench vs raw loops vs aiohttp
+//	/tmp/streambench -llmbench /tmp/llmbench -mode streams -streams 16000       # concurrent streams, memory per stream
 //
 // The loops (-loops):
 //   - llmbench: client.Client.Do, as `llmbench run` uses it (connections
@@ -41,7 +41,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -54,7 +53,6 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
-	"github.com/llmbench-org/llmbench/engine/sim"
 )
 
 //go:embed aiohttp_loop.py
@@ -76,15 +74,17 @@ type options struct {
 	python     string
 	settle     time.Duration
 	baseline   string
+	llmbench   string
 }
 
 func main() {
 	var o options
-	serveMode := flag.Bool("serve", false, "internal: run the engine (child process)")
 	loop := flag.String("loop", "", "internal: run one reading loop (child process)")
 	base := flag.String("base", "", "internal: the engine's base URL, for -loop")
 	flag.StringVar(&o.mode, "mode", "cpu", "cpu (CPU per chunk, loops one after another) | streams (concurrent streams, memory per stream)")
-	flag.StringVar(&o.target, "target", "", "base URL of an engine already running (e.g. llmbench serve's http://127.0.0.1:30000/v1); default: start one")
+	flag.StringVar(&o.target, "target", "", "base URL of an engine already running (e.g. llmbench serve's http://127.0.0.1:30000/v1); default: start llmbench serve")
+	flag.StringVar(&o.llmbench, "llmbench", "llmbench", "the llmbench binary whose serve command is started")
+	flag.StringVar(&model, "model", model, "the model name requested")
 	flag.IntVar(&o.streams, "streams", 1024, "concurrent streams")
 	flag.Float64Var(&o.rate, "rate", 0, "tokens per second per stream: the engine's pass time is 1/rate (default 50 for cpu, 1 for streams)")
 	flag.IntVar(&o.maxTokens, "max-tokens", 0, "tokens per request (default 200 for cpu, 30 for streams)")
@@ -107,8 +107,6 @@ func main() {
 	}
 	var err error
 	switch {
-	case *serveMode:
-		err = serve(o)
 	case *loop != "":
 		err = runLoop(*loop, *base, o)
 	default:
@@ -120,50 +118,34 @@ func main() {
 	}
 }
 
-// serve runs the built-in engine as `llmbench serve` does, paced at o.rate
-// tokens per second per stream with room for every stream at once.
-func serve(o options) error {
-	so := sim.ServeOptions{Addr: "127.0.0.1:0", Dialect: sim.DialectSGLang, Preset: "tiny", Grace: time.Second,
-		Params: []string{
-			"decode_base=" + time.Duration(float64(time.Second)/o.rate).String(),
-			"decode_per_seq=0s",
-			"max_running_requests=" + strconv.Itoa(o.streams),
-			"max_prefill_tokens=" + strconv.Itoa(max(2048, 64*o.streams)),
-			"kv_blocks=" + strconv.Itoa(max(2048, o.streams*(o.maxTokens/16+4))),
-			"max_model_len=" + strconv.Itoa(max(4096, o.maxTokens+64)),
-			"prefix_cache=false",
-		}}
-	cfg, err := so.Config()
-	if err != nil {
-		return err
-	}
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	return sim.Serve(context.Background(), cfg, so.Grace, os.Stdout, sigs)
-}
-
-// startEngine starts the engine child and returns its base URL.
+// startEngine starts `llmbench serve` (the built-in engine), paced at
+// o.rate tokens per second per stream with room for every stream at once,
+// and returns its base URL.
 func startEngine(o options) (*exec.Cmd, string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, "", err
-	}
-	cmd := exec.Command(exe, "-serve", "-streams", strconv.Itoa(o.streams), "-rate", fmt.Sprint(o.rate),
-		"-max-tokens", strconv.Itoa(o.maxTokens))
+	cmd := exec.Command(o.llmbench, "serve", "--addr", "127.0.0.1:0", "--dialect", "sglang", "--preset", "tiny",
+		"--grace", "1s", "--model", model,
+		"--param", "decode_base="+time.Duration(float64(time.Second)/o.rate).String(),
+		"--param", "decode_per_seq=0s",
+		"--param", "max_running_requests="+strconv.Itoa(o.streams),
+		"--param", "max_prefill_tokens="+strconv.Itoa(max(2048, 64*o.streams)),
+		"--param", "kv_blocks="+strconv.Itoa(max(2048, o.streams*(o.maxTokens/16+4))),
+		"--param", "max_model_len="+strconv.Itoa(max(4096, o.maxTokens+64)),
+		"--param", "prefix_cache=false")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, "", err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, "", err
+		return nil, "", fmt.Errorf("start %s serve (build it with go build -o /tmp/llmbench ./cmd/llmbench, or pass -target): %w", o.llmbench, err)
 	}
 	br := bufio.NewReader(out)
 	for {
 		line, err := br.ReadString('\n')
 		if err != nil {
 			_ = cmd.Process.Kill()
-			return nil, "", fmt.Errorf("engine did not say where it listens: %w", err)
+			_ = cmd.Wait()
+			return nil, "", fmt.Errorf("llmbench serve did not say where it listens: %w", err)
 		}
 		if rest, ok := strings.CutPrefix(line, "listening on "); ok {
 			go func() { _, _ = io.Copy(io.Discard, br) }()
@@ -171,6 +153,10 @@ func startEngine(o options) (*exec.Cmd, string, error) {
 		}
 	}
 }
+
+// model is the served model name the loops ask for; with -target, the
+// engine must serve it or ignore the name (llmbench serve takes --model).
+var model = "llmbench-sim"
 
 // result is what a loop child reports.
 type result struct {
@@ -303,7 +289,7 @@ func child(o options, loop, base, procs string) (result, error) {
 			return result{}, err
 		}
 		cmd = exec.Command(o.python, script, base+"/chat/completions", strconv.Itoa(o.streams),
-			strconv.Itoa(o.maxTokens), fmt.Sprint(o.warmup.Seconds()), fmt.Sprint(o.window.Seconds()), sim.DefaultModel)
+			strconv.Itoa(o.maxTokens), fmt.Sprint(o.warmup.Seconds()), fmt.Sprint(o.window.Seconds()), model)
 	} else {
 		exe, err := os.Executable()
 		if err != nil {
@@ -316,7 +302,7 @@ func child(o options, loop, base, procs string) (result, error) {
 			}
 			exe, name = o.baseline, "llmbench"
 		}
-		cmd = exec.Command(exe, "-loop", name, "-base", base, "-mode", o.mode, "-streams", strconv.Itoa(o.streams),
+		cmd = exec.Command(exe, "-loop", name, "-base", base, "-model", model, "-mode", o.mode, "-streams", strconv.Itoa(o.streams),
 			"-rate", fmt.Sprint(o.rate), "-max-tokens", strconv.Itoa(o.maxTokens), "-warmup", o.warmup.String(),
 			"-window", o.window.String(), "-ramp", strconv.Itoa(o.ramp), "-cpuprofile", o.cpuprofile, "-settle", o.settle.String())
 		cmd.Env = os.Environ()
@@ -362,7 +348,7 @@ func runLoop(loop, base string, o options) error {
 	var streamFn func(i int)
 	switch loop {
 	case "llmbench":
-		cl, err := client.New(client.Config{BaseURL: base, Model: sim.DefaultModel, Start: w.start,
+		cl, err := client.New(client.Config{BaseURL: base, Model: model, Start: w.start,
 			MaxConns: o.streams, IncludeUsage: true, Dialect: "sglang"})
 		if err != nil {
 			return err
@@ -479,7 +465,7 @@ func hostOf(base string) string {
 
 func requestBody(maxTokens int) string {
 	return fmt.Sprintf(`{"model":%q,"messages":[{"role":"user","content":"tell me a story"}],"stream":true,"stream_options":{"include_usage":true},"max_tokens":%d,"ignore_eos":true}`,
-		sim.DefaultModel, maxTokens)
+		model, maxTokens)
 }
 
 // rawClient is an http.Client set up as client.New sets up its own, with n
@@ -586,7 +572,7 @@ func concurrentStreams(base string, o options) error {
 	var r result
 	r.Loop, r.Streams, r.Procs = "llmbench", o.streams, runtime.GOMAXPROCS(0)
 	r.RSSBase, r.GoroutineBase = rss(), runtime.NumGoroutine()
-	cl, err := client.New(client.Config{BaseURL: base, Model: sim.DefaultModel, Start: start,
+	cl, err := client.New(client.Config{BaseURL: base, Model: model, Start: start,
 		MaxConns: o.streams, IncludeUsage: true, Dialect: "sglang", Timeout: 10 * time.Minute})
 	if err != nil {
 		return err
