@@ -5,7 +5,7 @@ one aiohttp session, `async for chunk_bytes in response.content`, strip
 on each stream. It reports, as one JSON line, the chunks read and its own CPU
 time (getrusage) over the measured window.
 
-usage: aiohttp_loop.py URL STREAMS MAX_TOKENS WARMUP_S WINDOW_S MODEL
+usage: aiohttp_loop.py URL STREAMS MAX_TOKENS WARMUP_S WINDOW_S MODEL RATE
 """
 import asyncio
 import json
@@ -15,17 +15,21 @@ import time
 
 import aiohttp
 
-URL, STREAMS, MAX_TOKENS, WARMUP, WINDOW, MODEL = (
-    sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), sys.argv[6])
+URL, STREAMS, MAX_TOKENS, WARMUP, WINDOW, MODEL, RATE = (
+    sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), sys.argv[6],
+    float(sys.argv[7]))
 
-chunks = 0
+chunks = 0   # content chunks read
+bunched = 0  # of which read within a quarter pass of the previous one: late
 failed = 0
 done = 0
+BUNCH_GAP = 0.25 / RATE
 
 
 async def request(session, payload):
-    global chunks, failed, done
+    global chunks, bunched, failed, done
     generated_text = ""
+    last_content = 0.0
     ttft = 0.0
     itl = []
     st = time.perf_counter()
@@ -50,7 +54,11 @@ async def request(session, payload):
                     else:
                         itl.append(timestamp - most_recent_timestamp)
                     generated_text += content or ""
-                    chunks += 1
+                    if content:
+                        chunks += 1
+                        if last_content and timestamp - last_content < BUNCH_GAP:
+                            bunched += 1
+                        last_content = timestamp
                 most_recent_timestamp = timestamp
         done += 1
 
@@ -82,14 +90,14 @@ async def main():
         stop = asyncio.Event()
         tasks = [asyncio.create_task(stream(session, stop)) for _ in range(STREAMS)]
         await asyncio.sleep(WARMUP)
-        c0, n0, t0 = cpu(), chunks, time.perf_counter()
+        c0, n0, b0, t0 = cpu(), chunks, bunched, time.perf_counter()
         await asyncio.sleep(WINDOW)
-        c1, n1, t1 = cpu(), chunks, time.perf_counter()
+        c1, n1, b1, t1 = cpu(), chunks, bunched, time.perf_counter()
         stop.set()
         for t in tasks:
             t.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-    print(json.dumps({"loop": "aiohttp", "chunks": n1 - n0, "cpu_ns": int((c1 - c0) * 1e9),
+    print(json.dumps({"loop": "aiohttp", "chunks": n1 - n0, "bunched": b1 - b0, "cpu_ns": int((c1 - c0) * 1e9),
                       "wall_ns": int((t1 - t0) * 1e9), "failed": failed, "requests": done}))
 
 

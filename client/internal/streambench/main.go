@@ -162,7 +162,8 @@ var model = "llmbench-sim"
 type result struct {
 	Loop     string `json:"loop"`
 	Procs    int    `json:"procs,omitempty"`
-	Chunks   int64  `json:"chunks"`
+	Chunks   int64  `json:"chunks"`  // content chunks read in the window
+	Bunched  int64  `json:"bunched"` // of which read within a quarter pass of the previous one: late
 	CPUNs    int64  `json:"cpu_ns"`
 	WallNs   int64  `json:"wall_ns"`
 	Failed   int64  `json:"failed"`
@@ -218,9 +219,9 @@ func run(o options) error {
 					return fmt.Errorf("loop %s: %w", loop, err)
 				}
 				all = append(all, r)
-				fmt.Printf("round %d  %-9s procs=%-2s chunks/s=%8.0f  cpu/chunk=%6.2f µs  cpu=%.2f cores  failed=%d\n",
+				fmt.Printf("round %d  %-9s procs=%-2s chunks/s=%8.0f  cpu/chunk=%6.2f µs  cpu=%.2f cores  bunched=%5.1f%%  failed=%d\n",
 					round+1, r.Loop, procStr(r.Procs), float64(r.Chunks)/(float64(r.WallNs)/1e9), perChunk(r),
-					float64(r.CPUNs)/float64(r.WallNs), r.Failed)
+					float64(r.CPUNs)/float64(r.WallNs), 100*float64(r.Bunched)/float64(max(r.Chunks, 1)), r.Failed)
 			}
 		}
 	}
@@ -289,7 +290,7 @@ func child(o options, loop, base, procs string) (result, error) {
 			return result{}, err
 		}
 		cmd = exec.Command(o.python, script, base+"/chat/completions", strconv.Itoa(o.streams),
-			strconv.Itoa(o.maxTokens), fmt.Sprint(o.warmup.Seconds()), fmt.Sprint(o.window.Seconds()), model)
+			strconv.Itoa(o.maxTokens), fmt.Sprint(o.warmup.Seconds()), fmt.Sprint(o.window.Seconds()), model, fmt.Sprint(o.rate))
 	} else {
 		exe, err := os.Executable()
 		if err != nil {
@@ -328,9 +329,27 @@ func child(o options, loop, base, procs string) (result, error) {
 type window struct {
 	start    time.Time
 	from, to time.Duration
+	// bunchGap is a quarter of the engine's pass: a content chunk read
+	// sooner than this after the previous one of its stream was read late,
+	// together with it (the engine sends one per pass).
+	bunchGap time.Duration
 }
 
-func (w *window) in(at time.Duration) bool { return at >= w.from && at < w.to }
+// tally counts one stream's content chunks read in the window, and those
+// that came bunched with the previous one.
+type tally struct{ chunks, bunched int64 }
+
+// count counts a content chunk read at at, the previous one at prev (0 for
+// none).
+func (w *window) count(t *tally, prev, at time.Duration) {
+	if at < w.from || at >= w.to {
+		return
+	}
+	t.chunks++
+	if prev != 0 && at-prev < w.bunchGap {
+		t.bunched++
+	}
+}
 
 // runLoop is a loop child: it streams until the window has passed and prints
 // its result as one JSON line.
@@ -340,10 +359,11 @@ func runLoop(loop, base string, o options) error {
 	if o.mode == "streams" {
 		return concurrentStreams(base, o)
 	}
-	w := &window{start: time.Now(), from: o.warmup, to: o.warmup + o.window}
+	w := &window{start: time.Now(), from: o.warmup, to: o.warmup + o.window,
+		bunchGap: time.Duration(float64(time.Second) / o.rate / 4)}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	counts := make([]int64, o.streams)
+	counts := make([]tally, o.streams)
 	var failed, requests atomic.Int64
 	var streamFn func(i int)
 	switch loop {
@@ -362,10 +382,10 @@ func runLoop(loop, base string, o options) error {
 				Messages: []client.Message{{Role: "user", Content: "tell me a story"}}}
 			for n := 0; ctx.Err() == nil; n++ {
 				rec := cl.Do(ctx, req)
+				var prev time.Duration
 				for _, c := range rec.Chunks {
-					if w.in(c.At) {
-						counts[i]++
-					}
+					w.count(&counts[i], prev, c.At)
+					prev = c.At
 				}
 				requests.Add(1)
 				if !rec.OK() && ctx.Err() == nil {
@@ -380,8 +400,7 @@ func runLoop(loop, base string, o options) error {
 		}
 		streamFn = func(i int) {
 			for ctx.Err() == nil {
-				n, err := rawStream(ctx, hc, base, o.maxTokens, w)
-				counts[i] += n
+				err := rawStream(ctx, hc, base, o.maxTokens, w, &counts[i])
 				requests.Add(1)
 				if err != nil && ctx.Err() == nil {
 					failed.Add(1)
@@ -402,8 +421,7 @@ func runLoop(loop, base string, o options) error {
 			defer stop()
 			br := bufio.NewReaderSize(conns[i], 4096)
 			for ctx.Err() == nil {
-				n, err := connStream(conns[i], br, base, o.maxTokens, w)
-				counts[i] += n
+				err := connStream(conns[i], br, base, o.maxTokens, w, &counts[i])
 				requests.Add(1)
 				if err != nil {
 					if ctx.Err() == nil {
@@ -440,11 +458,12 @@ func runLoop(loop, base string, o options) error {
 	}
 	cancel()
 	wg.Wait()
-	var chunks int64
-	for _, n := range counts {
-		chunks += n
+	var chunks, bunched int64
+	for _, t := range counts {
+		chunks += t.chunks
+		bunched += t.bunched
 	}
-	return json.NewEncoder(os.Stdout).Encode(result{Loop: loop, Procs: runtime.GOMAXPROCS(0), Chunks: chunks,
+	return json.NewEncoder(os.Stdout).Encode(result{Loop: loop, Procs: runtime.GOMAXPROCS(0), Chunks: chunks, Bunched: bunched,
 		CPUNs: int64(cpu1 - cpu0), WallNs: int64(t1.Sub(t0)), Failed: failed.Load(), Requests: requests.Load()})
 }
 
@@ -497,64 +516,68 @@ func rawClient(ctx context.Context, base string, n int) (*http.Client, error) {
 var dataPrefix = []byte("data: {")
 
 // rawStream sends one request through net/http and counts its data lines in w.
-func rawStream(ctx context.Context, hc *http.Client, base string, maxTokens int, w *window) (int64, error) {
+func rawStream(ctx context.Context, hc *http.Client, base string, maxTokens int, w *window, t *tally) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/chat/completions", strings.NewReader(requestBody(maxTokens)))
 	if err != nil {
-		return 0, err
+		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := hc.Do(req)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("status %d", resp.StatusCode)
+		return fmt.Errorf("status %d", resp.StatusCode)
 	}
-	return readLines(bufio.NewReaderSize(resp.Body, 4096), w)
+	return readLines(bufio.NewReaderSize(resp.Body, 4096), w, t)
 }
 
-// readLines counts the data lines of one stream that arrive in w, each
-// timestamped as it is read, until [DONE].
-func readLines(br *bufio.Reader, w *window) (int64, error) {
-	var n int64
+// readLines reads one stream's lines until [DONE], timestamping each as it
+// is read, and counts its content chunks in w (the JSON is not parsed: a
+// content chunk is a data line with a non-empty delta.content).
+func readLines(br *bufio.Reader, w *window, t *tally) error {
+	var prev time.Duration
 	for {
 		line, err := br.ReadSlice('\n')
 		at := time.Since(w.start)
 		if bytes.HasPrefix(line, dataPrefix) {
-			if w.in(at) {
-				n++
+			if i := bytes.Index(line, contentMark); i >= 0 && len(line) > i+len(contentMark) && line[i+len(contentMark)] != '"' {
+				w.count(t, prev, at)
+				prev = at
 			}
 		} else if bytes.HasPrefix(line, []byte("data: [DONE]")) {
-			return n, nil
+			return nil
 		}
 		if err != nil {
-			return n, err
+			return err
 		}
 	}
 }
 
+var contentMark = []byte(`"delta":{"content":"`)
+
 // connStream sends one request on conn, written by hand, and reads the
 // response in this goroutine.
-func connStream(conn net.Conn, br *bufio.Reader, base string, maxTokens int, w *window) (int64, error) {
+func connStream(conn net.Conn, br *bufio.Reader, base string, maxTokens int, w *window, t *tally) error {
 	body := requestBody(maxTokens)
 	u, _ := url.Parse(base)
 	head := fmt.Sprintf("POST %s/chat/completions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", u.Path, u.Host, len(body))
 	if _, err := io.WriteString(conn, head+body); err != nil {
-		return 0, err
+		return err
 	}
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("status %d", resp.StatusCode)
+		return fmt.Errorf("status %d", resp.StatusCode)
 	}
-	n, err := readLines(bufio.NewReaderSize(resp.Body, 4096), w)
+	err = readLines(bufio.NewReaderSize(resp.Body, 4096), w, t)
 	if err == nil {
 		_, err = io.Copy(io.Discard, resp.Body) // to the end of the chunked body: the connection is reused
 	}
-	return n, err
+	return err
 }
 
 // concurrentStreams opens o.streams connections, starts one request on each
