@@ -15,8 +15,8 @@ import (
 // `: ping`, event lines) into one buffer that it parses as JSON when a
 // `data: {"error": …}` line arrives, so an error event after a comment comes
 // back as an empty data line, its message lost. It also allocates per line
-// (ReadBytes, regexp). The client therefore lets go-openai send the request
-// and check the status, and reads the body itself with sseReader.
+// (ReadBytes, regexp). The client therefore reads the body itself with
+// sseReader (decision 0205; since 0207 it sends the request itself too).
 
 // sseReader splits an SSE body into lines and hands out the data payloads.
 // A line is judged as go-openai judges it: trimmed of white space
