@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	openai "github.com/sashabaranov/go-openai"
 )
 
 // Benchmarks of the per-chunk path; client/BENCHMARKS.md has the numbers
@@ -85,14 +87,51 @@ func BenchmarkDoLoopback(b *testing.B) {
 	}
 }
 
+// BenchmarkDoLoopbackParallel is BenchmarkDoLoopback from many goroutines at
+// once (64 streams per GOMAXPROCS): run with -cpu 1,2, ns/chunk is wall time
+// per chunk over all of them, so it halves when throughput doubles with the
+// cores. The server writes each response in one go, so the client's work
+// dominates.
+func BenchmarkDoLoopbackParallel(b *testing.B) {
+	const n = 1024
+	body := benchStream(n)
+	srv := serve(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write(body)
+	}))
+	c, err := New(Config{BaseURL: srv.URL + "/v1", Model: "m", Dialect: "sglang", IncludeUsage: true, MaxConns: 256})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(c.Close)
+	r := benchRequest(n)
+	b.SetParallelism(64)
+	b.ReportAllocs()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if rec := c.Do(b.Context(), r); !rec.OK() || len(rec.Chunks) != n {
+				b.Errorf("%s: %s, %d chunks", rec.ErrorClass, rec.Error, len(rec.Chunks))
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N*n), "ns/chunk")
+}
+
 // BenchmarkGoOpenAIRecv is the comparison: go-openai's own Recv, which
 // decodes every chunk into a full ChatCompletionStreamResponse.
 func BenchmarkGoOpenAIRecv(b *testing.B) {
 	const n = 1024
-	c := benchClient(b, "http://engine.test", &http.Client{Transport: bodyTransport(benchStream(n))})
-	req := c.chatRequest(benchRequest(n))
+	oc := openai.DefaultConfig("")
+	oc.BaseURL = "http://engine.test/v1"
+	oc.HTTPClient = &http.Client{Transport: bodyTransport(benchStream(n))}
+	api := openai.NewClientWithConfig(oc)
+	req := openai.ChatCompletionRequest{Model: "m", Stream: true,
+		Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "hello"}}}
 	perChunk(b, n, func() {
-		s, err := c.api.CreateChatCompletionStream(b.Context(), req)
+		s, err := api.CreateChatCompletionStream(b.Context(), req)
 		if err != nil {
 			b.Fatal(err)
 		}

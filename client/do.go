@@ -12,8 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	openai "github.com/sashabaranov/go-openai"
 )
 
 const (
@@ -26,7 +24,7 @@ const (
 	drainLimit = 64 << 10
 )
 
-// call is one request in flight: the Record being filled and what extrasDoer
+// call is one request in flight: the Record being filled and what sender
 // needs to send it.
 type call struct {
 	c      *Client
@@ -34,7 +32,7 @@ type call struct {
 	ctx    context.Context // the request's own context: Timeout and the caller's cancel
 	id     string
 	extras []byte        // JSON members appended to the marshalled body
-	body   io.ReadCloser // the response body, set by extrasDoer
+	body   io.ReadCloser // the response body, set by sender
 	callTrace
 
 	streamed   bool   // a 2xx streamed response arrived and its body was read
@@ -62,17 +60,8 @@ func (c *Client) Do(ctx context.Context, r Request) Record {
 		defer stop()
 	}
 	cl := &call{c: c, rec: &rec, ctx: reqCtx, id: r.ID, extras: c.extras(r), allUsage: true}
-	callCtx := context.WithValue(reqCtx, callKey{}, cl)
 
-	var err error
-	if c.endpoint == EndpointChat && !c.cfg.NoStream {
-		// go-openai sends the request and turns a non-2xx answer into an
-		// error; the body is read by sseReader (see sse.go), not by the
-		// stream go-openai returns.
-		_, err = c.api.CreateChatCompletionStream(callCtx, c.chatRequest(r))
-	} else {
-		err = c.post(callCtx, r)
-	}
+	err := c.post(reqCtx, cl, r)
 	switch {
 	case err != nil:
 		cl.failOpen(err)
@@ -95,21 +84,10 @@ func (c *Client) Do(ctx context.Context, r Request) Record {
 	return rec
 }
 
-// chatRequest is the part of a streamed chat request go-openai knows how to
-// express. max_tokens and stream_options are not among it: see extras.
-func (c *Client) chatRequest(r Request) openai.ChatCompletionRequest {
-	msgs := make([]openai.ChatCompletionMessage, len(r.Messages))
-	for i, m := range r.Messages {
-		msgs[i] = openai.ChatCompletionMessage{Role: m.Role, Content: m.Content}
-	}
-	return openai.ChatCompletionRequest{Model: c.cfg.Model, Messages: msgs, Stream: true}
-}
-
-// chatBody and completionBody are the bodies the client marshals itself:
-// non-streamed chat (whose response go-openai would decode into a type that
-// drops llama.cpp's timings) and completions, streamed or not (go-openai
-// refuses /v1/completions for model names it takes for OpenAI chat models,
-// which a local engine may well serve under). extras follow as for chat.
+// chatBody and completionBody are the bodies the client marshals itself,
+// every request's since decision 0207 (go-openai's own request types refuse
+// max_tokens and /v1/completions for model names they take for OpenAI's, and
+// have no place for the fields engines read): extras follow (Client.extras).
 type chatBody struct {
 	Model    string    `json:"model"`
 	Messages []Message `json:"messages"`
@@ -132,9 +110,10 @@ func prompt(r Request) string {
 	return strings.Join(parts, "\n")
 }
 
-// post sends r without go-openai, through the same extrasDoer, and leaves a
-// 2xx response's body in the call. A non-2xx answer becomes a statusError.
-func (c *Client) post(ctx context.Context, r Request) error {
+// post sends r for cl (the body marshalled here, cl.extras appended) and
+// leaves a 2xx response's body in cl. A non-2xx answer becomes a
+// statusError.
+func (c *Client) post(ctx context.Context, cl *call, r Request) error {
 	var v any
 	url := c.chatURL
 	if c.endpoint == EndpointCompletions {
@@ -150,7 +129,10 @@ func (c *Client) post(ctx context.Context, r Request) error {
 	if err != nil {
 		return fmt.Errorf("client: marshal request: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if body, err = addMembers(body, cl.extras); err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
 	if err != nil {
 		return err
 	}
@@ -164,7 +146,7 @@ func (c *Client) post(ctx context.Context, r Request) error {
 	if c.cfg.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
 	}
-	resp, err := c.doer.Do(req)
+	resp, err := c.sender.send(req, cl, body)
 	if err != nil {
 		return err
 	}
@@ -175,9 +157,8 @@ func (c *Client) post(ctx context.Context, r Request) error {
 	return nil
 }
 
-// errBodyLimit bounds the error body read from a non-2xx answer, by the
-// client (Client.post) and by go-openai (extrasDoer hands it a limited body):
-// a message is quoted at most 500 bytes long anyway.
+// errBodyLimit bounds the error body read from a non-2xx answer: a message
+// is quoted at most 500 bytes long anyway.
 const errBodyLimit = 64 << 10
 
 // statusError is a non-2xx answer on the client's own path.
@@ -291,11 +272,6 @@ func (c *Client) extras(r Request) []byte {
 func (cl *call) failOpen(err error) {
 	rec := cl.rec
 	rec.End = cl.c.since()
-	var re *openai.RequestError
-	if errors.As(err, &re) && re.HTTPStatusCode != 0 {
-		// go-openai quotes the whole (bounded) body: say what it said, shortened.
-		err = &statusError{code: re.HTTPStatusCode, msg: errorMessage(re.Body)}
-	}
 	rec.Error = err.Error()
 	switch {
 	case rec.Status != 0 && (rec.Status < http.StatusOK || rec.Status >= http.StatusBadRequest):

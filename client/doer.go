@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptrace"
@@ -12,28 +11,22 @@ import (
 	"time"
 )
 
-// go-openai builds and sends the request, but its ChatCompletionRequest has no
-// place for the fields llmbench must send (ignore_eos, min_tokens, the
-// dialect's id field) and CreateChatCompletionStream takes no per-request
-// headers. Its one seam is ClientConfig.HTTPClient, an HTTPDoer. extrasDoer
-// sits there: Do finds the request's *call in the context (put there by
-// Client.Do), appends the extra JSON members to the body go-openai marshalled,
-// sets Config.Headers and X-Request-Id, attaches an httptrace.ClientTrace,
-// resends when a kept-alive connection turns out dead, and keeps the response
-// body for the client's own SSE reader (sse.go). See
-// docs/decisions/0200-client-request-extras.md.
+// sender sends every request the client makes for a Record (Client.post
+// builds it): it sets Config.Headers and X-Request-Id, attaches an
+// httptrace.ClientTrace, resends when a kept-alive connection turns out dead,
+// and keeps the response body for the client's own SSE reader (sse.go).
+// go-openai built and sent streamed chat requests through this seam (its
+// ClientConfig.HTTPClient) until decision 0207: the client now marshals every
+// body itself, which spares each stream go-openai's unused 4 KiB reader. See
+// docs/decisions/0200-client-request-extras.md and 0207-client-at-the-floor.md.
 
 // maxRetries bounds resends on dead kept-alive connections. Each resend needs
 // the failed attempt to have used a reused connection, so the loop also ends
 // as soon as the transport dials afresh.
 const maxRetries = 3
 
-// callKey is the context key under which Client.Do stores its *call.
-type callKey struct{}
-
-// extrasDoer is the HTTPDoer given to go-openai (and used by the client's
-// own requests, Client.post); see the comment above.
-type extrasDoer struct {
+// sender is what Client.post sends through; see the comment above.
+type sender struct {
 	next    *http.Client
 	headers map[string]string // Config.Headers
 }
@@ -49,20 +42,8 @@ func setHeaders(req *http.Request, headers map[string]string) {
 	}
 }
 
-// Do sends req, adapted for the call found in its context.
-func (d *extrasDoer) Do(req *http.Request) (*http.Response, error) {
-	cl, _ := req.Context().Value(callKey{}).(*call)
-	if cl == nil {
-		return d.next.Do(req)
-	}
-	body, err := readBody(req)
-	if err != nil {
-		return nil, fmt.Errorf("client: read request body: %w", err)
-	}
-	body, err = addMembers(body, cl.extras)
-	if err != nil {
-		return nil, err
-	}
+// send sends req, whose body is body, for cl.
+func (d *sender) send(req *http.Request, cl *call, body []byte) (*http.Response, error) {
 	setHeaders(req, d.headers)
 	if cl.id != "" {
 		req.Header.Set("X-Request-Id", cl.id)
@@ -88,10 +69,6 @@ func (d *extrasDoer) Do(req *http.Request) (*http.Response, error) {
 		}
 		if err == nil {
 			cl.rec.Status = resp.StatusCode
-			if resp.StatusCode < http.StatusOK || resp.StatusCode >= http.StatusBadRequest {
-				// go-openai reads an error body whole (io.ReadAll): bound it.
-				resp.Body = limitedBody{io.LimitReader(resp.Body, errBodyLimit), resp.Body}
-			}
 			cl.body = resp.Body
 			return resp, nil
 		}
@@ -100,12 +77,6 @@ func (d *extrasDoer) Do(req *http.Request) (*http.Response, error) {
 		}
 		cl.rec.Retries++
 	}
-}
-
-// limitedBody is a response body read through an io.LimitReader.
-type limitedBody struct {
-	io.Reader
-	io.Closer
 }
 
 // resendable reports whether the attempt that just failed can be sent again:
@@ -117,18 +88,9 @@ func (cl *call) resendable() bool {
 	return cl.reused.Load() && cl.firstByte.Load() == 0 && cl.ctx.Err() == nil
 }
 
-// readBody returns the bytes go-openai marshalled.
-func readBody(req *http.Request) ([]byte, error) {
-	if req.Body == nil {
-		return nil, nil
-	}
-	defer req.Body.Close()
-	return io.ReadAll(req.Body)
-}
-
 // addMembers appends members, a run of `,"key":value` pairs, to the JSON
-// object body. go-openai (or Client.post) marshals the request with
-// encoding/json, so body is one compact object; Client.extras never renders
+// object body. Client.post marshals the request with encoding/json, so body
+// is one compact object; Client.extras never renders
 // a key the marshalled body has (model, messages or prompt, stream), so no
 // key is duplicated.
 func addMembers(body, members []byte) ([]byte, error) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // go-openai's stream reader (RecvRaw) loses what real engines send: it
@@ -14,8 +15,8 @@ import (
 // `: ping`, event lines) into one buffer that it parses as JSON when a
 // `data: {"error": …}` line arrives, so an error event after a comment comes
 // back as an empty data line, its message lost. It also allocates per line
-// (ReadBytes, regexp). The client therefore lets go-openai send the request
-// and check the status, and reads the body itself with sseReader.
+// (ReadBytes, regexp). The client therefore reads the body itself with
+// sseReader (decision 0205; since 0207 it sends the request itself too).
 
 // sseReader splits an SSE body into lines and hands out the data payloads.
 // A line is judged as go-openai judges it: trimmed of white space
@@ -44,9 +45,15 @@ const (
 	sseBare                // a non-SSE line starting with '{'
 )
 
-// sseBufSize is the read buffer: real chunks (llama.cpp's last, with
-// timings, is the longest seen) fit in it.
-const sseBufSize = 8 << 10
+// sseBufSize is the read buffer, held by every stream in flight (16,000 at
+// once: 16 MB at 1 KiB, 128 MB at the 8 KiB it once was). Content chunks,
+// even SGLang's and vLLM's with their ids, model and usage, are 250 to 500
+// bytes and fit; a longer line (llama.cpp's last chunk with its timings,
+// chunks with logprobs) is assembled in s.long, which keeps its capacity for
+// the rest of the stream: it costs a copy, not an allocation per chunk. The
+// buffer does not decide how much is read per system call: the transport's
+// own buffer, under the chunked-body decoder, does. See decision 0207.
+const sseBufSize = 1 << 10
 
 // MaxSSELine caps one SSE line, '\n' included. Longer real chunks do not
 // exist (the longest seen, llama.cpp's last with its timings, is a few KiB);
@@ -108,6 +115,11 @@ func (s *sseReader) line() ([]byte, error) {
 		b, err = s.br.ReadSlice('\n')
 		if len(s.long)+len(b) > MaxSSELine {
 			return nil, ErrSSELineTooLong
+		}
+		if len(s.long)+len(b) > cap(s.long) {
+			// Double: append grows large slices by 1.25×, which for a
+			// line read 2 KiB at a time would copy it about 5 times over.
+			s.long = slices.Grow(s.long, max(len(b), cap(s.long)))
 		}
 		s.long = append(s.long, b...)
 		if err != bufio.ErrBufferFull {
