@@ -731,6 +731,11 @@ func health(meta RunMeta, records []request, rows []scrape.Row, partialLines, du
 	case c.Saturated:
 		h.Problems = append(h.Problems, fmt.Sprintf("the client itself was saturated (%.0f%% of %d cores): its latencies include its own delay; use a bigger client machine or shard the run",
 			100*c.CPUUtilization, c.CPUCores))
+	case c.Delay == "host_delayed" && c.HostOtherCPU != nil:
+		// The whole process waits for a core then, which the Go scheduler's
+		// delay does not show: the share of the machine others used does.
+		h.Problems = append(h.Problems, fmt.Sprintf("the host delayed the client: other processes used %.0f%% of the machine (the engine too, when it runs on this host) and left it under half a core idle; its goroutines waited %.1f ms (p99) at %.0f%% of its cores; its latencies include that delay: give llmbench cores of its own (taskset, a cpuset) or a quieter host",
+			100**c.HostOtherCPU, 1000*c.SchedLatencyP99_s, 100*c.CPUUtilization))
 	case c.Delay == "host_delayed":
 		h.Problems = append(h.Problems, fmt.Sprintf("the host delayed the client: its goroutines waited %.1f ms (p99) to run while it used %.0f%% of its cores, so other processes took them; its latencies include that delay: run on a quieter host or set CPUs aside for llmbench",
 			1000*c.SchedLatencyP99_s, 100*c.CPUUtilization))
