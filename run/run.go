@@ -300,7 +300,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	if err := warm(ctx, cl, conc, cfg.Stop); err != nil {
 		return res, fmt.Errorf("open connections to %s: %w", ep.BaseURL, err)
 	}
-	if err := waitForStart(ctx, cfg.StartAt, cfg.Stop, sys.Stderr); err != nil {
+	if err := startedLate(cfg.StartAt); err != nil {
 		return res, err
 	}
 
@@ -349,6 +349,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	})
 	driver := &workload.Driver{Plan: plan, Sender: sender, Start: start, OnPhase: phases.onPhase}
 
+	waitForStart(ctx, cfg.StartAt, cfg.Stop, sys.Stderr)
 	live := Live{Scenario: sc.Name, RunDir: dir, Engine: fmt.Sprintf("%s (%s) %s", sc.Engine.Kind, orUnknown(ep.Dialect), ep.BaseURL),
 		Planned: plannedDuration(plan), PlannedRequests: plannedRequests(plan), Phases: PhaseNames(plan), Progress: rec.Progress}
 	stopViews := startViews(cfg.Views, live)
