@@ -439,10 +439,7 @@ func joinInts(xs []int) string {
 // closing one the latest, so that the engine's increase covers every
 // shard's requests once.
 func mergePhases(runs []shardRun, eng *engines) []PhaseMeta {
-	type bounds struct {
-		before, after *scrape.Row
-		settle        *scrape.Settled
-	}
+	type bounds struct{ before, after *scrape.Row }
 	type phaseAcc struct {
 		ph      PhaseMeta
 		engines map[string]*bounds
