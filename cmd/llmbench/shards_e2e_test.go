@@ -266,3 +266,73 @@ func TestStartAtFlag(t *testing.T) {
 		}
 	}
 }
+
+// Each shard with its own built-in engine (engine kind sim): the merged
+// run's engine view adds the two engines up, and agrees with the client (the
+// issue-11 run counted one shard's engine alone, Δ100 of 191 requests, and
+// said the engine's side was missing).
+func TestShardsWithTheirOwnEnginesAddUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two load generators and two engines for about 5 s")
+	}
+	t.Parallel()
+	path := writeScenario(t, `
+name: own-engines
+seed: 5
+engine: {kind: sim, preset: tiny, dialect: vllm}
+workload:
+  rate: 20
+  requests: 61
+  prompt_tokens: {dist: uniform, min: 16, max: 64}
+  output_tokens: {dist: uniform, min: 8, max: 32}
+scrape: {interval: 300ms}
+`)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	root := t.TempDir()
+	startAt := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
+	errs := make(chan error, 2)
+	for i := range 2 {
+		go func() {
+			cio, _, stderr := testIO(nil)
+			_, err := runScenario(ctx, runOpts{scenario: path, runsDir: filepath.Join(root, fmt.Sprint(i)), output: "plain", every: time.Minute,
+				shard: fmt.Sprintf("%d/2", i), startAt: startAt}, cio)
+			if err != nil {
+				err = fmt.Errorf("shard %d: %w\n%s", i, err, stderr)
+			}
+			errs <- err
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	merged := filepath.Join(t.TempDir(), "merged")
+	cio, _, stderr := testIO(nil)
+	if code := execute(ctx, cio, []string{"merge", merged, root}); code != exitOK {
+		t.Fatalf("merge: exit %d\n%s", code, stderr)
+	}
+	s, err := report.Build(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Client.Requests.OK != 61 {
+		t.Fatalf("%d requests ok, want 61", s.Client.Requests.OK)
+	}
+	if s.Server == nil {
+		t.Fatal("no server view")
+	}
+	if got := s.Server.Counters[string(scrape.RequestsFinished)]; got != 61 {
+		t.Errorf("engines' requests_finished Δ%g, want 61 (31 on one, 30 on the other)", got)
+	}
+	if got, want := s.Server.Counters[string(scrape.GenerationTokens)], s.Client.Tokens.Output; got != float64(want) {
+		t.Errorf("engines' generation_tokens Δ%g, client's %d", got, want)
+	}
+	if len(s.Server.Replicas) != 2 {
+		t.Errorf("per-engine counters %v: want the two engines apart", s.Server.Replicas)
+	}
+	if f := findingOf(s.Findings, reconcile.IDServerView); f != nil {
+		t.Errorf("%s finding with the engines' side present: %s", f.ID, f.Verdict)
+	}
+}
