@@ -131,3 +131,17 @@ func firstSent(t *testing.T, dir string) time.Duration {
 	}
 	return first
 }
+
+// A run whose engine came up after the start time had passed by more than
+// StartLateness stops: it would begin after the other shards.
+func TestStartedLate(t *testing.T) {
+	t.Parallel()
+	if err := startedLate(time.Now().Add(-2 * StartLateness)); err == nil || !strings.Contains(err.Error(), "later --start-at") {
+		t.Errorf("%v, want an error asking for a later start time", err)
+	}
+	for _, at := range []time.Time{{}, time.Now().Add(time.Minute), time.Now().Add(-StartLateness / 2)} {
+		if err := startedLate(at); err != nil {
+			t.Errorf("start at %v: %v", at, err)
+		}
+	}
+}
