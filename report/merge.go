@@ -484,14 +484,14 @@ func mergePhases(runs []shardRun, eng *engines) []PhaseMeta {
 			for _, row := range befores {
 				b := at(row)
 				row.Target, _ = eng.keep(r.meta.Shard, row.Target)
-				if b.before == nil || row.At < b.before.At {
+				if better(&row, b.before, func(a, b *scrape.Row) bool { return a.At < b.At }) {
 					b.before = &row
 				}
 			}
 			for _, row := range afters {
 				b := at(row)
 				row.Target, _ = eng.keep(r.meta.Shard, row.Target)
-				if b.after == nil || row.At > b.after.At {
+				if better(&row, b.after, func(a, b *scrape.Row) bool { return a.At > b.At }) {
 					b.after = &row
 				}
 			}
@@ -521,6 +521,19 @@ func mergePhases(runs []shardRun, eng *engines) []PhaseMeta {
 		out = append(out, ph)
 	}
 	return out
+}
+
+// better reports whether row is a better boundary snapshot than cur: a
+// successful one over a failed one (a shard whose boundary scrape failed
+// leaves the engine's view to the others'), else the earlier (or later) one.
+func better(row, cur *scrape.Row, first func(a, b *scrape.Row) bool) bool {
+	switch {
+	case cur == nil:
+		return true
+	case usableRow(row) != usableRow(cur):
+		return usableRow(row)
+	}
+	return first(row, cur)
 }
 
 // combineRows is one boundary scrape of several engines as one row, their sum,

@@ -52,6 +52,7 @@ type shardSpec struct {
 	ends               []time.Duration // its requests' ends, on the merged clock
 	scrapeReads        []time.Duration // its periodic scrapes, on the merged clock
 	scrapeReadsAt      []time.Duration // when each was read, when not when it began (a slow scrape)
+	failedBefore       bool            // its opening snapshot failed
 }
 
 var mergeOrigin = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
@@ -64,6 +65,9 @@ func writeSyntheticShard(t *testing.T, root string, i, n int, s shardSpec) strin
 	}
 	before := s.engine.row(s.target, s.start, s.offset)
 	after := s.engine.row(s.target, s.end+50*time.Millisecond, s.offset)
+	if s.failedBefore {
+		before.OK, before.Snapshot, before.Error = false, nil, "connection refused"
+	}
 	meta := RunMeta{ID: fmt.Sprintf("run-shard%dof%d", i, n), Scenario: "s", Seed: 1, Shard: i, Shards: n, Host: s.host,
 		StartedAt: mergeOrigin.Add(s.offset), Ended: mergeOrigin.Add(s.offset + s.end + time.Second),
 		Engine: EngineMeta{Kind: s.kind, Dialect: "vllm"},
@@ -276,5 +280,27 @@ func TestMergeAddsDistinctEngines(t *testing.T) {
 				t.Errorf("scrapes under %v: want two engines' rows", targets)
 			}
 		})
+	}
+}
+
+// A shard whose opening snapshot failed leaves the engine's view to the
+// other shards' successful one.
+func TestMergePrefersSuccessfulBoundaryScrapes(t *testing.T) {
+	t.Parallel()
+	const target = "http://10.0.0.8:8000/metrics"
+	eng := &engineSim{base: 50}
+	ends0 := []time.Duration{mergeMS(2000), mergeMS(3000)}
+	ends1 := []time.Duration{mergeMS(2500), mergeMS(3500)}
+	eng.finishes = slices.Concat(ends0, ends1)
+	specs := []shardSpec{
+		{kind: "external", target: target, engine: eng, start: mergeMS(1000), end: mergeMS(3100), ends: ends0, failedBefore: true},
+		{kind: "external", target: target, engine: eng, offset: mergeMS(10), start: mergeMS(1003), end: mergeMS(3600), ends: ends1},
+	}
+	_, meta, sum := mergedSummary(t, t.TempDir(), specs)
+	if b := meta.Phases[0].Before; b == nil || !b.OK || b.At != mergeMS(1003) {
+		t.Fatalf("opening snapshot %+v: want shard 1's, the successful one", b)
+	}
+	if sum.Server == nil || sum.Server.Counters[string(scrape.RequestsFinished)] != 4 {
+		t.Errorf("server view %+v: want requests_finished Δ4", sum.Server)
 	}
 }
