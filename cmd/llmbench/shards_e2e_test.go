@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/reconcile"
 	"github.com/llmbench-org/llmbench/run"
@@ -95,13 +96,20 @@ func TestShardedRunMatchesUnsharded(t *testing.T) {
 	root := t.TempDir()
 
 	scenario := shardScenario(t, serveEngine(t))
-	// Far enough ahead for three processes to start and open their
-	// connections on a busy 2-core machine; a shard that found it passed
-	// would fail, not start late.
-	startAt := time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339Nano)
+	// The shards are started 600 ms apart, as pods are scheduled at
+	// different times: the barrier makes them begin together, and the merge
+	// must shift each one's clock by its own start. The start time is far
+	// enough ahead for all three to start and open their connections on a
+	// busy 2-core machine; a shard that found it passed would fail, not
+	// start late.
+	const stagger = 600 * time.Millisecond
+	startAt := time.Now().Add(6 * time.Second).UTC().Format(time.RFC3339Nano)
 	shards := make([]*exec.Cmd, n)
 	logs := make([]*syncBuffer, n)
 	for i := range n {
+		if i > 0 {
+			time.Sleep(stagger)
+		}
 		logs[i] = &syncBuffer{}
 		shards[i] = llmbenchProcess(ctx, "run", scenario, "--shard", fmt.Sprintf("%d/%d", i, n), "--start-at", startAt,
 			"--runs", filepath.Join(root, "shards", fmt.Sprintf("shard-%d", i)), "--output", "plain")
@@ -206,22 +214,46 @@ func TestShardedRunMatchesUnsharded(t *testing.T) {
 		t.Errorf("merged server targets %v: want the one engine", m.Server.Targets)
 	}
 
+	// The schedule: each request was planned at the same offset from the
+	// load's start as in the unsharded run, to within how far apart the
+	// shards' arrivals began: the barrier's few milliseconds, plus how long
+	// each run's opening /metrics snapshot took (the driver starts a phase's
+	// arrivals once it is taken: milliseconds, but 124 ms was seen here at a
+	// load average of 15). A shard whose clock the merge shifted wrongly
+	// would be off by its 600 ms stagger.
+	mOff, uOff := plannedOffsets(t, merged), plannedOffsets(t, singleDirs[0])
+	var worst time.Duration
+	for index, u := range uOff {
+		m, ok := mOff[index]
+		if !ok {
+			t.Errorf("request %d is not in the merged run", index)
+			continue
+		}
+		worst = max(worst, (m - u).Abs())
+	}
+	t.Logf("planned send times, merged vs unsharded: at most %s apart", worst)
+	if worst > stagger/2 {
+		t.Errorf("a request's planned send time is %s off the unsharded schedule", worst)
+	}
+
 	// Latencies: the same requests at the same planned times against the
 	// same kind of engine, so they differ by noise alone: the tiny preset's
 	// 2 ms passes and three client processes beside the engine on a shared
-	// 2-core machine. A median within 35 % (and 10 ms) of the other's,
-	// and the tail (p90) within a factor of two, is what repeated runs
-	// here stay inside; a merge that shifted a shard's clock wrongly would
-	// move every latency by the shift (hundreds of milliseconds here), and
-	// one that lost or doubled records would fail the counts above.
+	// 2-core machine, where other work comes and goes between the two runs.
+	// Repeated runs here (load average 12 to 22) differed by up to 20 % at
+	// the median; the tails of millisecond latencies move with the host's
+	// hiccups (one run saw all three shards held up together by 84 ms), by
+	// 2.6× at TTFT's p90 once. The bounds: a median within 50 % (or 15 ms)
+	// and a p90 within a factor of 2.5 (or 50 ms). Records lost, doubled or
+	// mangled by the merge fail the counts and the schedule above.
 	for _, q := range []struct {
 		name string
 		m, u report.Dist
 	}{{"TTFT", mc.Latency.TTFT, uc.Latency.TTFT}, {"E2E", mc.Latency.E2E, uc.Latency.E2E}, {"TPOT", mc.Latency.TPOT, uc.Latency.TPOT}} {
-		if d := math.Abs(q.m.P50 - q.u.P50); d > max(0.35*q.u.P50, 0.010) {
+		if d := math.Abs(q.m.P50 - q.u.P50); d > max(0.5*q.u.P50, 0.015) {
 			t.Errorf("%s p50: merged %.4fs, unsharded %.4fs", q.name, q.m.P50, q.u.P50)
 		}
-		if r := q.m.P90 / q.u.P90; r > 2 || r < 0.5 {
+		if r := q.m.P90 / q.u.P90; (r > 2.5 || r < 1/2.5) && math.Abs(q.m.P90-q.u.P90) > 0.050 {
 			t.Errorf("%s p90: merged %.4fs, unsharded %.4fs", q.name, q.m.P90, q.u.P90)
 		}
 		if q.m.N != q.u.N {
@@ -233,6 +265,21 @@ func TestShardedRunMatchesUnsharded(t *testing.T) {
 	if m.Run.Duration > 0 && u.Run.Duration > 0 {
 		t.Logf("measured span: merged %.2fs, unsharded %.2fs", m.Run.Duration, u.Run.Duration)
 	}
+}
+
+// plannedOffsets is each request's planned send time (by its index in the
+// plan) as an offset from its run's first phase's start.
+func plannedOffsets(t *testing.T, dir string) map[int]time.Duration {
+	t.Helper()
+	var meta report.RunMeta
+	if b, err := os.ReadFile(filepath.Join(dir, report.RunFile)); err != nil || json.Unmarshal(b, &meta) != nil || len(meta.Phases) == 0 {
+		t.Fatalf("%s: no phases (%v)", dir, err)
+	}
+	out := map[int]time.Duration{}
+	for _, r := range readJSONL[client.Record](t, filepath.Join(dir, report.RequestsFile)) {
+		out[r.Index] = r.Intended - meta.Phases[0].Start
+	}
+	return out
 }
 
 func findingOf(fs []reconcile.Finding, id string) *reconcile.Finding {
