@@ -630,12 +630,15 @@ func mergeScrapes(path string, runs []shardRun, eng *engines) error {
 }
 
 // feed reads a JSONL file a line at a time in its own goroutine, for a merge
-// that takes the earliest line of several files next.
+// that takes the earliest line of several files next. Values travel in small
+// batches: one channel operation per value would cost more than decoding it.
 type feed[T any] struct {
-	items chan *T
-	errc  chan error
-	head  *T
+	batches chan []*T
+	errc    chan error
+	batch   []*T // what is left of the batch being taken
 }
+
+const feedBatch = 32
 
 var errQuit = errors.New("merge stopped")
 
@@ -643,20 +646,31 @@ var errQuit = errors.New("merge stopped")
 // it, and drops it by returning false), until quit is closed. A missing file
 // is an empty one when optional.
 func startFeed[T any](path string, quit <-chan struct{}, optional bool, keep func(*T) bool) *feed[T] {
-	f := &feed[T]{items: make(chan *T, 64), errc: make(chan error, 1)}
+	f := &feed[T]{batches: make(chan []*T, 2), errc: make(chan error, 1)}
 	go func() {
-		defer close(f.items)
-		_, err := ReadJSONL(path, func(v *T) error {
-			if !keep(v) {
-				return nil
-			}
+		defer close(f.batches)
+		batch := make([]*T, 0, feedBatch)
+		send := func() error {
 			select {
-			case f.items <- v:
+			case f.batches <- batch:
+				batch = make([]*T, 0, feedBatch)
 				return nil
 			case <-quit:
 				return errQuit
 			}
+		}
+		_, err := ReadJSONL(path, func(v *T) error {
+			if !keep(v) {
+				return nil
+			}
+			if batch = append(batch, v); len(batch) == feedBatch {
+				return send()
+			}
+			return nil
 		})
+		if err == nil && len(batch) > 0 {
+			err = send()
+		}
 		if optional && errors.Is(err, fs.ErrNotExist) {
 			err = nil
 		}
@@ -665,13 +679,25 @@ func startFeed[T any](path string, quit <-chan struct{}, optional bool, keep fun
 	return f
 }
 
+// head is the feed's next value (nil at its end).
+func (f *feed[T]) head() *T {
+	for len(f.batch) == 0 {
+		b, ok := <-f.batches
+		if !ok {
+			return nil
+		}
+		f.batch = b
+	}
+	return f.batch[0]
+}
+
 // writeMerged writes the feeds' values to path, earliest (by at) first; each
 // feed is taken to be in about that order already, as a run writes it.
 func writeMerged[T any](path string, feeds []*feed[T], quit chan struct{}, at func(*T) time.Duration) error {
 	stop := func(err error) error {
 		close(quit)
 		for _, f := range feeds {
-			for range f.items { // let the reader see quit
+			for range f.batches { // let the reader see quit
 			}
 			<-f.errc
 		}
@@ -682,25 +708,29 @@ func writeMerged[T any](path string, feeds []*feed[T], quit chan struct{}, at fu
 		return stop(err)
 	}
 	defer file.Close()
-	w := bufio.NewWriterSize(file, 1<<20)
+	w := bufio.NewWriterSize(file, 256<<10)
 	enc := json.NewEncoder(w)
-	for _, f := range feeds {
-		f.head = <-f.items
+	heads := make([]*T, len(feeds))
+	for i, f := range feeds {
+		heads[i] = f.head()
 	}
 	for {
 		next := -1
-		for i, f := range feeds {
-			if f.head != nil && (next < 0 || at(f.head) < at(feeds[next].head)) {
+		for i, h := range heads {
+			if h != nil && (next < 0 || at(h) < at(heads[next])) {
 				next = i
 			}
 		}
 		if next < 0 {
 			break
 		}
-		if err := enc.Encode(feeds[next].head); err != nil {
+		if err := enc.Encode(heads[next]); err != nil {
 			return stop(err)
 		}
-		feeds[next].head = <-feeds[next].items
+		f := feeds[next]
+		f.batch[0] = nil // let the collector have it
+		f.batch = f.batch[1:]
+		heads[next] = f.head()
 	}
 	var errs []error
 	for _, f := range feeds {
