@@ -37,6 +37,10 @@ type RunMeta struct {
 	Shard      int      `json:"shard,omitempty"`
 	Shards     int      `json:"shards,omitempty"`
 	MergedFrom []string `json:"merged_from,omitempty"`
+	// Host is the machine's (pod's, container's) name: merge tells the
+	// engines that shards on different machines reach at the same loopback
+	// address apart by it.
+	Host string `json:"host,omitempty"`
 	// Thresholds and Baseline are the gates the run was given beside its
 	// scenario's (--threshold, --baseline), so that a rebuilt report shows
 	// the same verdicts.

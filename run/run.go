@@ -43,6 +43,11 @@ type Config struct {
 	Thresholds []string // gates beyond the scenario's
 	JUnit      string   // where the gates' JUnit report goes ("" = junit.xml in the run directory)
 	Shard      string   // "i/n": send only shard i of n of the plan ("" = all)
+	// StartAt, when set, holds the measured load until the wall clock reads
+	// it, with the engine up and connections open: the start barrier that
+	// makes n shards start together (all given the same instant). A time
+	// more than StartLateness past is an error.
+	StartAt time.Time
 
 	// Stop, when closed, stops arrivals and lets the requests in flight
 	// finish: the first stage of a two-stage stop. Cancelling Run's context
@@ -186,6 +191,9 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 		}
 		shardSuffix = fmt.Sprintf("-shard%dof%d", i, n)
 	}
+	if err := checkStartAt(cfg.StartAt); err != nil {
+		return Result{}, err
+	}
 	runsDir := cfg.RunsDir
 	if runsDir == "" {
 		runsDir = "runs"
@@ -261,7 +269,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	shard, shards := plan.ShardOf()
 	meta := &runMeta{RunMeta: report.RunMeta{
 		Thresholds: cfg.Thresholds, Baseline: absPath(cfg.Baseline),
-		ID: runID, Scenario: sc.Name, Description: sc.Description, Seed: sc.Seed, StartedAt: start, Version: version.String(), Shard: shard, Shards: shards,
+		ID: runID, Scenario: sc.Name, Description: sc.Description, Seed: sc.Seed, StartedAt: start, Version: version.String(), Shard: shard, Shards: shards, Host: hostname(),
 		Engine: report.EngineMeta{Kind: sc.Engine.Kind, Dialect: ep.Dialect, BaseURL: ep.BaseURL, MetricsURL: ep.MetricsURL, Model: ep.Model, Notes: ep.Notes},
 	}}
 	meta.PromptCalibration = calibration
@@ -291,6 +299,9 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	// that does not answer within warmTimeout, ends the wait.
 	if err := warm(ctx, cl, conc, cfg.Stop); err != nil {
 		return res, fmt.Errorf("open connections to %s: %w", ep.BaseURL, err)
+	}
+	if err := startedLate(cfg.StartAt); err != nil {
+		return res, err
 	}
 
 	rec.SetDialect(ep.Dialect)
@@ -338,6 +349,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	})
 	driver := &workload.Driver{Plan: plan, Sender: sender, Start: start, OnPhase: phases.onPhase}
 
+	waitForStart(ctx, cfg.StartAt, cfg.Stop, sys.Stderr)
 	live := Live{Scenario: sc.Name, RunDir: dir, Engine: fmt.Sprintf("%s (%s) %s", sc.Engine.Kind, orUnknown(ep.Dialect), ep.BaseURL),
 		Planned: plannedDuration(plan), PlannedRequests: plannedRequests(plan), Phases: PhaseNames(plan), Progress: rec.Progress}
 	stopViews := startViews(cfg.Views, live)

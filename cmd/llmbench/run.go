@@ -22,6 +22,7 @@ type runOpts struct {
 	thresholds []string      // gates beyond the scenario's
 	junit      string        // where the gates' JUnit report goes ("" = the run directory's junit.xml)
 	shard      string        // "i/n": send only shard i of n of the plan ("" = all)
+	startAt    string        // RFC 3339: hold the load until then (the shards' start barrier)
 	sets       []string      // --set FIELD=VALUE overrides of the scenario
 	metrics    string        // serve llmbench's own /metrics here during the run
 	verbose    bool          // the findings whole in the text summary
@@ -54,6 +55,7 @@ func newRunCmd(cio *cliIO) *cobra.Command {
 	cmd.Flags().StringVar(&opts.baseline, "baseline", "", "a previous run directory (or summary.json) for baseline and regression gates")
 	cmd.Flags().StringArrayVar(&opts.thresholds, "threshold", nil, "a gate to check besides the scenario's gates.thresholds (repeatable), e.g. \"client.ttft.p99 < 500ms\"")
 	cmd.Flags().StringVar(&opts.shard, "shard", "", "i/n: send only shard i (0-based) of n of the plan, for n load generators on n machines (merge their runs with llmbench merge)")
+	cmd.Flags().StringVar(&opts.startAt, "start-at", "", "RFC 3339 time (e.g. 2026-12-02T10:00:00Z): start the load then, with the engine up and connections open; give every shard the same time so they start together")
 	cmd.Flags().StringVar(&opts.junit, "junit", "", "write the gates' JUnit report here (default: junit.xml in the run directory)")
 	cmd.Flags().BoolVarP(&opts.verbose, "verbose", "v", false, "print every finding whole, with its evidence (report.md and report.html always have them)")
 	cmd.Flags().StringVar(&opts.metrics, "metrics-addr", "", "serve llmbench's own Prometheus /metrics at HOST:PORT during the run (deploy/grafana has a dashboard)")
@@ -72,9 +74,13 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 	intr := newInterrupter(stop, abort, cio.stderr, !tuiOn)
 	go intr.forward(ctx, cio.signals)
 
+	startAt, err := startTime(opts.startAt)
+	if err != nil {
+		return "", asUsage(err)
+	}
 	cfg := run.Config{
 		Scenario: opts.scenario, Sets: opts.sets, RunsDir: opts.runsDir,
-		Baseline: opts.baseline, Thresholds: opts.thresholds, JUnit: opts.junit, Shard: opts.shard,
+		Baseline: opts.baseline, Thresholds: opts.thresholds, JUnit: opts.junit, Shard: opts.shard, StartAt: startAt,
 		Stop: stop, Views: []run.View{progressView(cio, opts, tuiOn, intr.interrupt)}, MetricsAddr: opts.metrics, Verbose: opts.verbose,
 	}
 	res, err := run.Run(ctx, cfg, cio.runIO())
@@ -109,4 +115,17 @@ func progressView(cio *cliIO, opts runOpts, tuiOn bool, interrupt func()) run.Vi
 		fmt.Fprintf(cio.stderr, "llmbench: running %s against %s, writing %s\n", l.Scenario, l.Engine, l.RunDir)
 		report.PrintProgress(ctx, cio.stderr, opts.every, l.Progress)
 	}
+}
+
+// startTime reads --start-at ("" = none): an RFC 3339 time, which says its
+// time zone, so that shards on machines in different zones read one instant.
+func startTime(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--start-at %q: want an RFC 3339 time such as 2026-12-02T10:00:00Z", s)
+	}
+	return t, nil
 }
