@@ -136,6 +136,9 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 	h := s.Health
 	ew.printf("Client: CPU %.0f%% of %d cores, Go scheduler delay p99 %s ms (a lower bound on its timestamps' error), %d GCs; schedule lag p99 %s ms; %d scrapes ok, %d failed.\n",
 		100*h.Client.CPUUtilization, h.Client.CPUCores, ms(h.Client.SchedLatencyP99_s), h.Client.GCCycles, ms(h.ScheduleLag.P99), h.ScrapeOK, h.ScrapeFailures)
+	if o := h.Client.HostOtherCPU; o != nil {
+		ew.printf("Other processes used %.0f%% of the machine (the engine too, when it runs on this host).\n", 100**o)
+	}
 	return ew.err
 }
 

@@ -335,17 +335,6 @@ func (b *lineBatch) redigest(spans []chunkdigest.Span) {
 	}
 }
 
-// gluedRecord finds a whole record at the end of a bad line (gluedObject
-// for records, through decodeRecord).
-func gluedRecord(b []byte) (client.Record, bool) {
-	for i := len(b) - 1; i > 0; i-- {
-		if b[i] != '{' || b[i-1] == '{' || b[i-1] == ':' || b[i-1] == ',' || b[i-1] == '[' {
-			continue
-		}
-		var r client.Record
-		if decodeRecord(b[i:], &r) == nil {
-			return r, true
-		}
-	}
-	return client.Record{}, false
-}
+// gluedRecord finds a whole record at the end of a bad line (ReadJSONL's
+// gluedObject: any '{' may start it, wherever the torn line was cut).
+func gluedRecord(b []byte) (client.Record, bool) { return gluedObject[client.Record](b) }

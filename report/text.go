@@ -147,6 +147,9 @@ func renderText(w io.Writer, s Summary, verbose bool) error {
 	if h.Client.SchedLatencyP99_s > 0 {
 		ew.printf(", Go scheduler delay p99 %s ms (how late the client's goroutines ran: a lower bound on its timestamps' error)", ms(h.Client.SchedLatencyP99_s))
 	}
+	if o := h.Client.HostOtherCPU; o != nil {
+		ew.printf(", other processes used %.0f%% of the machine", 100**o)
+	}
 	ew.printf("\n")
 	if n := streamsNote(h); n != "" {
 		ew.printf("streams: %s\n", n)

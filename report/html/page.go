@@ -188,9 +188,14 @@ func healthOf(h report.Health) healthView {
 	if c.Saturated {
 		saturated = "yes: its latencies include its own delay"
 	}
+	others := "not measured"
+	if c.HostOtherCPU != nil {
+		others = pct(*c.HostOtherCPU) + " of the machine (the engine too, when it runs on this host)"
+	}
 	v.Client = []fact{
 		{Label: "CPU", Value: fmt.Sprintf("%s of %d cores", pct(c.CPUUtilization), c.CPUCores)},
 		{Label: "scheduler delay p99", Value: sched},
+		{Label: "other processes", Value: others, Class: warnIf(c.Delay == "host_delayed")},
 		{Label: "GC cycles", Value: count(c.GCCycles)},
 		{Label: "GC policy", Value: orDash(c.GCPolicy)},
 		{Label: "client saturated", Value: saturated, Class: badIf(c.Saturated)},
