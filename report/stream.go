@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -33,9 +32,10 @@ type Requests struct {
 	Partial, Duplicates int
 }
 
-// readBatchLines is how many lines one worker decodes at a time: enough to
-// make the hand-over cheap, few enough that the batches in flight stay small.
-const readBatchLines = 512
+// readBlockBytes is how much of the file one worker decodes at a time:
+// enough to make the hand-over cheap, little enough that the blocks in
+// flight (a few per worker) stay small.
+const readBlockBytes = 4 << 20
 
 // lineBatch is a run of consecutive lines of the file and, once decoded,
 // what they gave.
@@ -69,11 +69,12 @@ func ReadRequests(path string, spans []chunkdigest.Span) (*Requests, error) {
 	if st, err := f.Stat(); err == nil {
 		size = st.Size()
 	}
-	return readRequests(f, path, spans, runtime.GOMAXPROCS(0), size)
+	return readRequests(f, path, spans, runtime.GOMAXPROCS(0), size, readBlockBytes)
 }
 
-// readRequests reads size bytes (0: unknown) of requests.jsonl from rd.
-func readRequests(rd io.Reader, path string, spans []chunkdigest.Span, workers int, size int64) (*Requests, error) {
+// readRequests reads size bytes (0: unknown) of requests.jsonl from rd, in
+// blocks of blockBytes.
+func readRequests(rd io.Reader, path string, spans []chunkdigest.Span, workers int, size int64, blockBytes int) (*Requests, error) {
 	workers = max(workers, 1)
 	todo := make(chan *lineBatch, workers)
 	ordered := make(chan *lineBatch, 2*workers)
@@ -82,7 +83,7 @@ func readRequests(rd io.Reader, path string, spans []chunkdigest.Span, workers i
 	go func() {
 		defer close(ordered)
 		defer close(todo)
-		splitErr = splitLines(rd, path, func(b *lineBatch) bool {
+		splitErr = splitLines(rd, path, blockBytes, func(b *lineBatch) bool {
 			b.done = make(chan struct{})
 			select {
 			case todo <- b:
@@ -230,54 +231,55 @@ func SortByIndex(r *Requests) {
 
 // splitLines cuts the file into batches of whole lines, as bufio.Scanner's
 // ScanLines cuts them (a trailing \r dropped, no empty line after the last
-// newline), and hands each to emit; emit returning false stops it.
-func splitLines(rd io.Reader, path string, emit func(*lineBatch) bool) error {
-	br := bufio.NewReaderSize(rd, 1<<20)
+// newline), and hands each to emit; emit returning false stops it. Each
+// batch is one block read straight into its own buffer, cut at its last
+// newline (the rest starts the next block), so no line is copied twice.
+func splitLines(rd io.Reader, path string, blockBytes int, emit func(*lineBatch) bool) error {
 	seq, lineNo := 0, 0
-	const batchBytes = 4 << 20
-	for {
-		b := &lineBatch{seq: seq, firstNo: lineNo + 1, buf: make([]byte, 0, batchBytes)}
-		var starts []int
-		var eof bool
-		for len(starts) < readBatchLines && len(b.buf) < batchBytes {
-			line, err := br.ReadSlice('\n')
-			full := line
-			for err == bufio.ErrBufferFull {
-				// A line longer than the reader's buffer: gather it.
-				full = append([]byte(nil), full...)
-				line, err = br.ReadSlice('\n')
-				full = append(full, line...)
-			}
-			if err != nil && err != io.EOF {
-				return fmt.Errorf("read %s: %w", path, err)
-			}
-			if len(full) > 0 {
-				full = bytes.TrimSuffix(full, []byte{'\n'})
-				full = bytes.TrimSuffix(full, []byte{'\r'})
-				starts = append(starts, len(b.buf))
-				b.buf = append(b.buf, full...)
-				lineNo++
-			}
-			if err == io.EOF {
-				eof = true
-				break
-			}
+	var carry []byte // the start of a line the previous block cut
+	for eof := false; !eof; {
+		buf := make([]byte, max(blockBytes, 2*len(carry)))
+		n := copy(buf, carry)
+		m, err := io.ReadFull(rd, buf[n:])
+		n += m
+		switch {
+		case err == io.EOF || err == io.ErrUnexpectedEOF:
+			eof = true
+		case err != nil:
+			return fmt.Errorf("read %s: %w", path, err)
 		}
-		for i, s := range starts {
-			end := len(b.buf)
-			if i+1 < len(starts) {
-				end = starts[i+1]
+		buf = buf[:n]
+		end := n
+		if !eof {
+			i := bytes.LastIndexByte(buf, '\n')
+			if i < 0 { // a line longer than the block: read on
+				carry = buf
+				continue
 			}
-			b.lines = append(b.lines, b.buf[s:end:end])
+			end = i + 1
 		}
-		if len(b.lines) > 0 && !emit(b) {
+		carry = append([]byte(nil), buf[end:]...)
+		b := &lineBatch{seq: seq, firstNo: lineNo + 1, buf: buf[:end]}
+		for data := buf[:end]; len(data) > 0; {
+			line := data
+			if i := bytes.IndexByte(data, '\n'); i >= 0 {
+				line, data = data[:i], data[i+1:]
+			} else {
+				data = nil
+			}
+			line = bytes.TrimSuffix(line, []byte{'\r'})
+			b.lines = append(b.lines, line[:len(line):len(line)])
+			lineNo++
+		}
+		if len(b.lines) == 0 {
+			continue
+		}
+		if !emit(b) {
 			return nil
 		}
 		seq++
-		if eof {
-			return nil
-		}
 	}
+	return nil
 }
 
 // decode decodes and digests the batch's lines.
