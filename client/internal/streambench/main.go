@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command streambench measures the llmbench client's CPU per streamed chunk
 // against the floor and against Python, and how many concurrent streams one
 // client process holds and at what memory each. The engine is `llmbench
