@@ -2,23 +2,10 @@ package client
 
 import (
 	"encoding/json"
-	"runtime"
 	"testing"
 
-	"golang.org/x/sys/unix"
 )
 
-// threadCPU is the CPU time the calling thread has used, in nanoseconds; the
-// benchmark locks its goroutine to the thread (LockOSThread) for the figure
-// to be its own.
-func threadCPU() int64 {
-	runtime.LockOSThread()
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
-		return 0
-	}
-	return ts.Nano()
-}
 
 // BenchmarkRecord compares the two record formats on a 200-chunk record:
 // bytes per line, and the CPU to write and to read one.
