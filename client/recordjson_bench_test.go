@@ -3,9 +3,7 @@ package client
 import (
 	"encoding/json"
 	"testing"
-
 )
-
 
 // BenchmarkRecord compares the two record formats on a 200-chunk record:
 // bytes per line, and the CPU to write and to read one.
