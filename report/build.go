@@ -245,8 +245,17 @@ func summarize(meta RunMeta, req *Requests, rows []scrape.Row, traces []trace.Ev
 		measuredDur = spanOf(records)
 	}
 
-	var mrecs []request
-	byPhase := map[string][]request{}
+	// Sized first: a large run's slices grown by doubling are garbage the
+	// collector marks the live records again to free.
+	perPhase := map[string]int{}
+	for i := range records {
+		perPhase[records[i].Phase]++
+	}
+	mrecs := make([]request, 0, len(records))
+	byPhase := make(map[string][]request, len(perPhase))
+	for phase, n := range perPhase {
+		byPhase[phase] = make([]request, 0, n)
+	}
 	for i := range records {
 		r := request{&records[i], req.Chunks[i]}
 		if inMeasured(r.Phase) {
@@ -390,7 +399,9 @@ func clientSide(records []request, digest *chunkdigest.Phase, dur time.Duration,
 	c := ClientSide{Requests: RequestCounts{Errors: map[string]int{}}}
 	bySource := map[string]int{}
 	perChunk := map[string]int{}
-	var ttft, ttfc, tpot, e2e []float64
+	// Sized once (see summarize): most requests give a TTFT, a TPOT and an E2E.
+	ttft, tpot, e2e := make([]float64, 0, len(records)), make([]float64, 0, len(records)), make([]float64, 0, len(records))
+	var ttfc []float64
 	var short OutputShort
 	var shortFrac float64
 	var prompt promptErrors
