@@ -98,13 +98,15 @@ func readRequests(rd io.Reader, path string, spans []chunkdigest.Span, workers i
 			}
 		})
 	}()
+	// The batches' samples refuse what the merged sample already refuses.
+	bounds := chunkdigest.NewBounds()
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for b := range todo {
-				b.decode(spans)
+				b.decode(spans, bounds)
 				close(b.done)
 			}
 		}()
@@ -182,9 +184,10 @@ func readRequests(rd io.Reader, path string, spans []chunkdigest.Span, workers i
 		if dupInBatch {
 			// Rare: the batch's digest counted a duplicate's chunks; digest
 			// the batch again without it.
-			b.redigest(spans)
+			b.redigest(spans, bounds)
 		}
 		out.Digest.Merge(b.digest)
+		bounds.Publish(out.Digest)
 		b.records, b.chunks, b.lines, b.buf, b.digest = nil, nil, nil, nil, nil
 	}
 	if splitErr != nil {
@@ -283,8 +286,8 @@ func splitLines(rd io.Reader, path string, blockBytes int, emit func(*lineBatch)
 }
 
 // decode decodes and digests the batch's lines.
-func (b *lineBatch) decode(spans []chunkdigest.Span) {
-	b.digest = chunkdigest.New(spans)
+func (b *lineBatch) decode(spans []chunkdigest.Span, bounds *chunkdigest.Bounds) {
+	b.digest = chunkdigest.NewWithin(spans, bounds)
 	b.bad = make([]error, len(b.lines))
 	b.records = make([]client.Record, 0, len(b.lines))
 	// One record is decoded into again and again: its chunks' array is
@@ -317,8 +320,8 @@ func (b *lineBatch) decode(spans []chunkdigest.Span) {
 
 // redigest digests the batch again, leaving out the records marked as
 // duplicates (decode again: their chunks were dropped).
-func (b *lineBatch) redigest(spans []chunkdigest.Span) {
-	b.digest = chunkdigest.New(spans)
+func (b *lineBatch) redigest(spans []chunkdigest.Span, bounds *chunkdigest.Bounds) {
+	b.digest = chunkdigest.NewWithin(spans, bounds)
 	rec := 0
 	for li, line := range b.lines {
 		if len(line) == 0 || b.bad[li] != nil {

@@ -1,8 +1,10 @@
 package chunkdigest
 
 import (
+	"hash/fnv"
 	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -60,4 +62,53 @@ func walk(rng *rand.Rand, start time.Duration, n int, mean time.Duration) []clie
 		cs[i] = client.Chunk{At: at, Tokens: int32(rng.IntN(4))}
 	}
 	return cs
+}
+
+// SampleKey is FNV-1a of the id, a 0 byte and the decimal plan index,
+// written out to allocate nothing: it must stay that hash, so that which
+// requests a run's sample holds does not change with the build.
+func TestSampleKeyIsFNV1a(t *testing.T) {
+	for _, r := range []client.Record{{}, {ID: "req-00000001", Index: 1}, {ID: "x", Index: -42}, {ID: "ünï", Index: 1 << 40}} {
+		h := fnv.New64a()
+		h.Write([]byte(r.ID))
+		h.Write([]byte{0})
+		h.Write(strconv.AppendInt(nil, int64(r.Index), 10))
+		if got, want := SampleKey(&r), h.Sum64(); got != want {
+			t.Errorf("SampleKey(%q, %d) = %x, want %x", r.ID, r.Index, got, want)
+		}
+	}
+}
+
+// Parts digested within shared bounds, merged as they come, sample exactly
+// the requests one digest of the whole run samples.
+func TestSampleWithinBoundsIsTheWholeRunsSample(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var records []client.Record
+	for i := range 3 * SampleSize {
+		records = append(records, client.Record{ID: "req-" + strconv.Itoa(i), Index: i, Phase: "main", Chunks: walk(rng, time.Second, 5, 7*time.Millisecond)})
+	}
+	whole := New(nil)
+	for i := range records {
+		whole.Add(&records[i])
+	}
+	bounds := NewBounds()
+	merged := New(nil)
+	refused := 0
+	for start := 0; start < len(records); start += 500 {
+		part := NewWithin(nil, bounds)
+		for i := start; i < min(start+500, len(records)); i++ {
+			if !part.phase("main").Sample.Takes(SampleKey(&records[i])) {
+				refused++
+			}
+			part.Add(&records[i])
+		}
+		merged.Merge(part)
+		bounds.Publish(merged)
+	}
+	if !reflect.DeepEqual(whole.Phases["main"].Sample.Requests(), merged.Phases["main"].Sample.Requests()) {
+		t.Error("the merged parts' sample differs from the whole run's")
+	}
+	if refused == 0 {
+		t.Error("the bounds refused no request: the parts copied every ITL")
+	}
 }

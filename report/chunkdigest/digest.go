@@ -2,11 +2,13 @@ package chunkdigest
 
 import (
 	"container/heap"
-	"hash/fnv"
 	"maps"
+	"math"
 	"math/bits"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
@@ -64,6 +66,9 @@ type Digest struct {
 	// per token, and Gaps per chunk (the time between consecutive
 	// chunks, whatever they carried).
 	InSpans struct{ ITL, Gaps Sketch }
+	// bounds, when set (NewWithin), are shared with the digest this one
+	// will be merged into.
+	bounds *Bounds
 }
 
 // New is an empty digest that keeps ITLs apart for the given spans.
@@ -71,13 +76,60 @@ func New(spans []Span) *Digest {
 	return &Digest{Phases: map[string]*Phase{}, Spans: slices.Clone(spans)}
 }
 
+// NewWithin is New for a digest of one part of a run whose parts are
+// merged into one digest as they are done: its Samples take no request that
+// the merged digest's Samples, as bounds last heard of them, would refuse.
+// Without it, every part's Sample would keep the ITLs of its first
+// SampleSize requests only to drop them at the merge (a million-request run
+// read in 4 MB parts copies every ITL of the run that way).
+func NewWithin(spans []Span, bounds *Bounds) *Digest {
+	d := New(spans)
+	d.bounds = bounds
+	return d
+}
+
 func (d *Digest) phase(name string) *Phase {
 	p := d.Phases[name]
 	if p == nil {
 		p = &Phase{}
+		if d.bounds != nil {
+			p.Sample.bound = d.bounds.of(name)
+		}
 		d.Phases[name] = p
 	}
 	return p
+}
+
+// Bounds are, per phase, the key from which the Sample of a run's merged
+// parts refuses requests. They only ever fall: a key refused once is
+// refused by the final Sample too, which keeps the SampleSize smallest keys.
+type Bounds struct {
+	mu     sync.Mutex
+	phases map[string]*atomic.Uint64
+}
+
+// NewBounds is bounds that refuse nothing yet.
+func NewBounds() *Bounds { return &Bounds{phases: map[string]*atomic.Uint64{}} }
+
+func (b *Bounds) of(phase string) *atomic.Uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	v := b.phases[phase]
+	if v == nil {
+		v = &atomic.Uint64{}
+		v.Store(math.MaxUint64)
+		b.phases[phase] = v
+	}
+	return v
+}
+
+// Publish lowers the bounds to what merged's full Samples refuse.
+func (b *Bounds) Publish(merged *Digest) {
+	for name, p := range merged.Phases {
+		if len(p.Sample.h) == SampleSize {
+			b.of(name).Store(p.Sample.h[0].Key)
+		}
+	}
 }
 
 // Add digests a record's chunks into d and returns what the record keeps
@@ -326,20 +378,36 @@ type Sampled struct {
 // it holds depends on the requests only, not on the order they came in or
 // on how the run was split among readers, and the union of two reservoirs
 // cut to size is the reservoir of the union.
-type Reservoir struct{ h sampleHeap }
+type Reservoir struct {
+	h sampleHeap
+	// bound, when set, is the key from which a merged Sample this one will
+	// join refuses requests (Bounds).
+	bound *atomic.Uint64
+}
 
 // SampleKey is a request's hash (FNV-1a of its id and plan index): a
 // deterministic and evenly spread order for sampling.
 func SampleKey(r *client.Record) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(r.ID))
-	h.Write([]byte{0})
-	h.Write(strconv.AppendInt(nil, int64(r.Index), 10))
-	return h.Sum64()
+	const prime = 1099511628211
+	h := uint64(14695981039346656037) // FNV-1a, written out: no allocation per request
+	for i := 0; i < len(r.ID); i++ {
+		h = (h ^ uint64(r.ID[i])) * prime
+	}
+	h *= prime // the 0 byte between id and index
+	var buf [20]byte
+	for _, c := range strconv.AppendInt(buf[:0], int64(r.Index), 10) {
+		h = (h ^ uint64(c)) * prime
+	}
+	return h
 }
 
 // Takes reports whether a request of this key would be kept now.
-func (s *Reservoir) Takes(key uint64) bool { return len(s.h) < SampleSize || key < s.h[0].Key }
+func (s *Reservoir) Takes(key uint64) bool {
+	if s.bound != nil && key >= s.bound.Load() {
+		return false
+	}
+	return len(s.h) < SampleSize || key < s.h[0].Key
+}
 
 // Offer keeps the request when its key is among the smallest.
 func (s *Reservoir) Offer(key uint64, itls []time.Duration) {
