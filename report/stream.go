@@ -80,10 +80,14 @@ func readRequests(rd io.Reader, path string, spans []chunkdigest.Span, workers i
 	ordered := make(chan *lineBatch, 2*workers)
 	var splitErr error
 	stop := make(chan struct{})
+	// Merged batches come back to be filled again: a large run would
+	// otherwise allocate its whole size again in blocks and per-batch
+	// arrays, garbage the collector marks the kept records to free.
+	free := make(chan *lineBatch, 3*workers+2)
 	go func() {
 		defer close(ordered)
 		defer close(todo)
-		splitErr = splitLines(rd, path, blockBytes, func(b *lineBatch) bool {
+		splitErr = splitLines(rd, path, blockBytes, free, func(b *lineBatch) bool {
 			b.done = make(chan struct{})
 			select {
 			case todo <- b:
@@ -188,7 +192,11 @@ func readRequests(rd io.Reader, path string, spans []chunkdigest.Span, workers i
 		}
 		out.Digest.Merge(b.digest)
 		bounds.Publish(out.Digest)
-		b.records, b.chunks, b.lines, b.buf, b.digest = nil, nil, nil, nil, nil
+		b.recycle()
+		select {
+		case free <- b:
+		default:
+		}
 	}
 	if splitErr != nil {
 		return nil, splitErr
@@ -237,11 +245,19 @@ func SortByIndex(r *Requests) {
 // newline), and hands each to emit; emit returning false stops it. Each
 // batch is one block read straight into its own buffer, cut at its last
 // newline (the rest starts the next block), so no line is copied twice.
-func splitLines(rd io.Reader, path string, blockBytes int, emit func(*lineBatch) bool) error {
+func splitLines(rd io.Reader, path string, blockBytes int, free <-chan *lineBatch, emit func(*lineBatch) bool) error {
 	seq, lineNo := 0, 0
 	var carry []byte // the start of a line the previous block cut
 	for eof := false; !eof; {
-		buf := make([]byte, max(blockBytes, 2*len(carry)))
+		b := &lineBatch{}
+		select {
+		case b = <-free:
+		default:
+		}
+		buf := b.buf[:cap(b.buf)]
+		if need := max(blockBytes, 2*len(carry)); len(buf) < need {
+			buf = make([]byte, need)
+		}
 		n := copy(buf, carry)
 		m, err := io.ReadFull(rd, buf[n:])
 		n += m
@@ -262,7 +278,7 @@ func splitLines(rd io.Reader, path string, blockBytes int, emit func(*lineBatch)
 			end = i + 1
 		}
 		carry = append([]byte(nil), buf[end:]...)
-		b := &lineBatch{seq: seq, firstNo: lineNo + 1, buf: buf[:end]}
+		b.seq, b.firstNo, b.buf = seq, lineNo+1, buf[:end]
 		for data := buf[:end]; len(data) > 0; {
 			line := data
 			if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -285,11 +301,27 @@ func splitLines(rd io.Reader, path string, blockBytes int, emit func(*lineBatch)
 	return nil
 }
 
+// recycle empties b for splitLines to fill again, keeping its arrays (and
+// dropping what they point to).
+func (b *lineBatch) recycle() {
+	clear(b.records)
+	clear(b.bad)
+	clear(b.lines)
+	b.records, b.chunks, b.lineOf, b.glued, b.bad, b.lines = b.records[:0], b.chunks[:0], b.lineOf[:0], b.glued[:0], b.bad[:0], b.lines[:0]
+	b.digest, b.done = nil, nil
+}
+
 // decode decodes and digests the batch's lines.
 func (b *lineBatch) decode(spans []chunkdigest.Span, bounds *chunkdigest.Bounds) {
 	b.digest = chunkdigest.NewWithin(spans, bounds)
-	b.bad = make([]error, len(b.lines))
-	b.records = make([]client.Record, 0, len(b.lines))
+	if cap(b.bad) >= len(b.lines) {
+		b.bad = b.bad[:len(b.lines)]
+	} else {
+		b.bad = make([]error, len(b.lines))
+	}
+	if cap(b.records) < len(b.lines) {
+		b.records = make([]client.Record, 0, len(b.lines))
+	}
 	// One record is decoded into again and again: its chunks' array is
 	// reused (decoding appends to it), so a run's chunks are not garbage
 	// the collector must chase.
@@ -298,7 +330,8 @@ func (b *lineBatch) decode(spans []chunkdigest.Span, bounds *chunkdigest.Bounds)
 		if len(line) == 0 {
 			continue
 		}
-		r = client.Record{Chunks: r.Chunks[:0]}
+		// DecodeRecord replaces the whole record, keeping its chunks' array
+		// and the strings the next record repeats (its phase, ...).
 		glued := false
 		if err := decodeRecord(line, &r); err != nil {
 			var ok bool
