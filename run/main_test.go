@@ -1,12 +1,8 @@
 package run
 
 import (
-	"context"
-	"flag"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 	"testing"
 
 	"github.com/llmbench-org/llmbench/engine/sim"
@@ -39,22 +35,5 @@ func actAsServe(args []string) int {
 		fmt.Fprintf(os.Stderr, "test binary as llmbench: only serve, not %q\n", args)
 		return 2
 	}
-	var o sim.ServeOptions
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	o.Bind(fs)
-	if err := fs.Parse(args[1:]); err != nil {
-		return 2
-	}
-	cfg, err := o.Config()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	if err := sim.Serve(context.Background(), cfg, o.Grace, os.Stdout, sigs); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return 0
+	return sim.ServeArgs(args[1:], os.Stdout, os.Stderr)
 }

@@ -7,9 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
+
+	"github.com/llmbench-org/llmbench/selfmon"
 )
 
 // ServeOptions are the settings of the built-in engine served alone
@@ -123,4 +127,35 @@ func Serve(ctx context.Context, cfg Config, grace time.Duration, out io.Writer, 
 	}
 	fmt.Fprintln(out, "stopped")
 	return nil
+}
+
+// ServeArgs is `llmbench serve ARGS` for a program that stands in for the
+// llmbench executable as a run's child engine (a test binary, a benchmark
+// command): the same flags, the collector kept out of the truth stamps as
+// `llmbench serve` keeps it (selfmon.QuietGC), SIGINT and SIGTERM to stop.
+// It returns the process's exit code: 2 for flags it refuses, 1 when the
+// engine fails.
+func ServeArgs(args []string, stdout, stderr io.Writer) int {
+	var o ServeOptions
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o.Bind(fs)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cfg, err := o.Config()
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 2
+	}
+	restore, _ := selfmon.QuietGC(os.Getenv)
+	defer restore()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	if err := Serve(context.Background(), cfg, o.Grace, stdout, sigs); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	return 0
 }

@@ -1,6 +1,7 @@
 package chunkdigest
 
 import (
+	"cmp"
 	"container/heap"
 	"maps"
 	"math"
@@ -431,15 +432,7 @@ func (s *Reservoir) Merge(o *Reservoir) {
 // Requests are the sampled requests by key.
 func (s *Reservoir) Requests() []Sampled {
 	out := slices.Clone([]Sampled(s.h))
-	slices.SortFunc(out, func(a, b Sampled) int {
-		switch {
-		case a.Key < b.Key:
-			return -1
-		case a.Key > b.Key:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(out, func(a, b Sampled) int { return cmp.Compare(a.Key, b.Key) })
 	return out
 }
 

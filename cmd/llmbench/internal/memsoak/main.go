@@ -53,7 +53,7 @@ scrape:
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "serve" {
-		os.Exit(serve(os.Args[2:]))
+		os.Exit(sim.ServeArgs(os.Args[2:], os.Stdout, os.Stderr))
 	}
 	rate := flag.Float64("rate", 200, "requests per second (constant arrivals)")
 	duration := flag.Duration("duration", time.Minute, "how long the load runs")
@@ -266,26 +266,3 @@ func maxPause(before, after *metrics.Float64Histogram) time.Duration {
 type discardLines struct{}
 
 func (discardLines) Write(p []byte) (int, error) { return len(p), nil }
-
-// serve is `llmbench serve` with the same flags: the run starts memsoak's own
-// executable as the built-in engine's child process.
-func serve(args []string) int {
-	var o sim.ServeOptions
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	o.Bind(fs)
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	cfg, err := o.Config()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	if err := sim.Serve(context.Background(), cfg, o.Grace, os.Stdout, sigs); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return 0
-}
