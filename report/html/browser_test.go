@@ -3,6 +3,7 @@ package html
 import (
 	"bytes"
 	"context"
+	"image"
 	"image/png"
 	"os"
 	"os/exec"
@@ -38,6 +39,31 @@ func chromium(t *testing.T, bin, page string, args ...string) (stdout, stderr st
 
 // consoleLines are the page's console messages in Chromium's log (errors
 // thrown by a script show there too).
+// screenshot renders page in Chromium and decodes the picture; a message on
+// the page's console is an error. With LLMBENCH_KEEP_SCREENSHOT set to a
+// directory, the picture is kept there as name.
+func screenshot(t *testing.T, bin, page, name string) image.Image {
+	t.Helper()
+	shot := filepath.Join(t.TempDir(), name)
+	if dir := os.Getenv("LLMBENCH_KEEP_SCREENSHOT"); dir != "" {
+		shot = filepath.Join(dir, name)
+	}
+	_, log := chromium(t, bin, page, "--screenshot="+shot)
+	if c := consoleLines(log); len(c) > 0 {
+		t.Errorf("console messages:\n%s", strings.Join(c, "\n"))
+	}
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
 func consoleLines(log string) []string {
 	var out []string
 	for _, l := range strings.Split(log, "\n") {
@@ -92,20 +118,7 @@ func TestBrowser(t *testing.T) {
 	})
 
 	t.Run("screenshot", func(t *testing.T) {
-		shot := filepath.Join(t.TempDir(), "report.png")
-		_, log := chromium(t, bin, page, "--screenshot="+shot)
-		if c := consoleLines(log); len(c) > 0 {
-			t.Errorf("console messages:\n%s", strings.Join(c, "\n"))
-		}
-		f, err := os.Open(shot)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		img, err := png.Decode(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		img := screenshot(t, bin, page, "report.png")
 		if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 3000 {
 			t.Fatalf("screenshot is %v, want 1280×3000", b)
 		}
@@ -137,10 +150,6 @@ func TestBrowser(t *testing.T) {
 		if ink < 5000 {
 			t.Errorf("hardly any text on the page: %d dark pixels", ink)
 		}
-		if dir := os.Getenv("LLMBENCH_KEEP_SCREENSHOT"); dir != "" {
-			b, _ := os.ReadFile(shot)
-			_ = os.WriteFile(filepath.Join(dir, "report.png"), b, 0o644)
-		}
 	})
 
 	// The CDF and sweep sections lie below the first screen: the same page
@@ -156,20 +165,7 @@ func TestBrowser(t *testing.T) {
 		if err := os.WriteFile(part, []byte(strings.Replace(doc, "</style>", hide+"</style>", 1)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		shot := filepath.Join(t.TempDir(), "part.png")
-		_, log := chromium(t, bin, part, "--screenshot="+shot)
-		if c := consoleLines(log); len(c) > 0 {
-			t.Errorf("console messages:\n%s", strings.Join(c, "\n"))
-		}
-		f, err := os.Open(shot)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		img, err := png.Decode(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+		img := screenshot(t, bin, part, "sweep-cdf.png")
 		colours := []struct {
 			name string
 			rgb  [3]uint32
@@ -198,10 +194,6 @@ func TestBrowser(t *testing.T) {
 			if counts[i] < c.min {
 				t.Errorf("%s: %d pixels, want at least %d", c.name, counts[i], c.min)
 			}
-		}
-		if dir := os.Getenv("LLMBENCH_KEEP_SCREENSHOT"); dir != "" {
-			b, _ := os.ReadFile(shot)
-			_ = os.WriteFile(filepath.Join(dir, "sweep-cdf.png"), b, 0o644)
 		}
 	})
 }
