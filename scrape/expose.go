@@ -118,33 +118,34 @@ func scanSamples(text []byte) error {
 		return err
 	}
 	seen := map[string]int{}
-	for line := 1; len(text) > 0; line++ {
-		l := text
-		if i := bytes.IndexByte(text, '\n'); i >= 0 {
-			l, text = text[:i], text[i+1:]
-		} else {
-			text = nil
-		}
-		l = bytes.TrimLeft(l, " \t")
-		if len(l) == 0 || l[0] == '#' {
-			continue
-		}
+	return eachSampleLine(text, func(line int, l []byte) error {
 		name, labels, ok := seriesKey(l)
 		if !ok {
-			continue
+			return nil
 		}
 		key := name + "\xfe" + strings.Join(labels, "\xfe")
 		if first, dup := seen[key]; dup {
 			return expfmt.ParseError{Line: line, Msg: fmt.Sprintf("duplicate series %s (first at line %d): Prometheus rejects such a scrape", seriesName(name, labels), first)}
 		}
 		seen[key] = line
-	}
-	return nil
+		return nil
+	})
 }
 
 // countSamples fails at the sample line past MaxSeries, allocating nothing.
 func countSamples(text []byte) error {
 	samples := 0
+	return eachSampleLine(text, func(line int, _ []byte) error {
+		if samples++; samples > MaxSeries {
+			return expfmt.ParseError{Line: line, Msg: fmt.Sprintf("more than %d series (scrape.MaxSeries)", MaxSeries)}
+		}
+		return nil
+	})
+}
+
+// eachSampleLine calls fn with each line of text that is neither blank nor
+// a comment (leading blanks trimmed) and its 1-based number, until fn fails.
+func eachSampleLine(text []byte, fn func(line int, l []byte) error) error {
 	for line := 1; len(text) > 0; line++ {
 		l := text
 		if i := bytes.IndexByte(text, '\n'); i >= 0 {
@@ -156,8 +157,8 @@ func countSamples(text []byte) error {
 		if len(l) == 0 || l[0] == '#' {
 			continue
 		}
-		if samples++; samples > MaxSeries {
-			return expfmt.ParseError{Line: line, Msg: fmt.Sprintf("more than %d series (scrape.MaxSeries)", MaxSeries)}
+		if err := fn(line, l); err != nil {
+			return err
 		}
 	}
 	return nil
