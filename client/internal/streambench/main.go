@@ -433,12 +433,24 @@ func runLoop(loop, base string, o options) error {
 				}
 			}
 		}
+	case "epoll":
 	default:
 		return fmt.Errorf("unknown loop %q", loop)
 	}
 	var wg sync.WaitGroup
+	var loopErr error
+	if loop == "epoll" {
+		wg.Go(func() {
+			f, r, err := epollLoop(ctx, base, o, w, counts)
+			failed.Add(f)
+			requests.Add(r)
+			loopErr = err
+		})
+	}
 	for i := range o.streams {
-		wg.Go(func() { streamFn(i) })
+		if streamFn != nil {
+			wg.Go(func() { streamFn(i) })
+		}
 	}
 	time.Sleep(time.Until(w.start.Add(w.from)))
 	var stopProfile func()
@@ -460,6 +472,9 @@ func runLoop(loop, base string, o options) error {
 	}
 	cancel()
 	wg.Wait()
+	if loopErr != nil {
+		return loopErr
+	}
 	var chunks, bunched int64
 	for _, t := range counts {
 		chunks += t.chunks
