@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/internal/errwriter"
 	"github.com/llmbench-org/llmbench/report/chunkdigest"
 )
 
@@ -17,33 +18,33 @@ var _ Renderer = RenderMarkdown
 // terminal summary, in tables a CI job can post as a pull-request comment or
 // a job summary.
 func RenderMarkdown(w io.Writer, s Summary) error {
-	ew := &errWriter{w: PrintableWriter(w)}
+	ew := &errwriter.Writer{W: PrintableWriter(w)}
 	c := s.Client
-	ew.printf("## llmbench: %s\n\n", mdText(s.Run.Scenario))
+	ew.Printf("## llmbench: %s\n\n", mdText(s.Run.Scenario))
 	if d := s.Run.Description; d != "" {
-		ew.printf("%s\n\n", mdText(oneLine(d, 500)))
+		ew.Printf("%s\n\n", mdText(oneLine(d, 500)))
 	}
-	ew.printf("Run `%s`, seed %d, %.1f s measured; engine %s (%s) at `%s`.\n\n",
+	ew.Printf("Run `%s`, seed %d, %.1f s measured; engine %s (%s) at `%s`.\n\n",
 		mdText(s.Run.ID), s.Run.Seed, s.Run.Duration, mdText(s.Engine.Kind), mdText(orDash(s.Engine.Dialect)), mdText(s.Engine.BaseURL))
 	for _, n := range s.Engine.Notes {
-		ew.printf("- %s\n", mdText(n))
+		ew.Printf("- %s\n", mdText(n))
 	}
 	if len(s.Engine.Notes) > 0 {
-		ew.printf("\n")
+		ew.Printf("\n")
 	}
 	if g := s.Gates; g != nil {
 		renderGatesMarkdown(ew, g)
 	}
 	if s.Health.Valid {
-		ew.printf("**Valid**: nothing made the numbers unrepresentative.\n\n")
+		ew.Printf("**Valid**: nothing made the numbers unrepresentative.\n\n")
 	} else {
-		ew.printf("**Not valid**: %s.\n\n", mdText(strings.Join(s.Health.Problems, "; ")))
+		ew.Printf("**Not valid**: %s.\n\n", mdText(strings.Join(s.Health.Problems, "; ")))
 	}
-	ew.printf("| requests ok | failed | requests/s | output tokens/s | tokens from |\n|---:|---:|---:|---:|---|\n")
-	ew.printf("| %d | %d %s%s | %.2f | %.1f | %s |\n\n", c.Requests.OK, c.Requests.Failed, mdText(errorList(c.Requests.Errors)), mdText(canceledNote(c.Requests)),
+	ew.Printf("| requests ok | failed | requests/s | output tokens/s | tokens from |\n|---:|---:|---:|---:|---|\n")
+	ew.Printf("| %d | %d %s%s | %.2f | %.1f | %s |\n\n", c.Requests.OK, c.Requests.Failed, mdText(errorList(c.Requests.Errors)), mdText(canceledNote(c.Requests)),
 		c.Throughput.RequestsPerSec, c.Throughput.OutputTokensPerSec, c.Tokens.Source)
 	if g := c.Goodput; g != nil {
-		ew.printf("**Goodput**: %s.\n\n", mdText(goodputLine(g, c.Requests.Sent)))
+		ew.Printf("**Goodput**: %s.\n\n", mdText(goodputLine(g, c.Requests.Sent)))
 	}
 
 	var warnings []string
@@ -59,10 +60,10 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 		warnings = append(warnings, "Prompt calibration: "+mdText(strings.TrimSuffix(n, "."))+".")
 	}
 	for _, w := range warnings {
-		ew.printf("- %s\n", w)
+		ew.Printf("- %s\n", w)
 	}
 	if len(warnings) > 0 {
-		ew.printf("\n")
+		ew.Printf("\n")
 	}
 
 	ps := percentiles(s)
@@ -71,7 +72,7 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 		head += " " + PercentileName(p) + " |"
 		align += "---:|"
 	}
-	ew.printf("| latency (ms) | client mean |%s engine mean |%s\n|---|---:|%s---:|%s\n", head, strings.Replace(head, " |", " [bucket] |", 1), align, align)
+	ew.Printf("| latency (ms) | client mean |%s engine mean |%s\n|---|---:|%s---:|%s\n", head, strings.Replace(head, " |", " [bucket] |", 1), align, align)
 	for _, r := range []struct {
 		name, concept string
 		d             Dist
@@ -91,24 +92,24 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 		if r.concept != "" {
 			server = strings.ReplaceAll(serverCols(s.Server, r.concept, ps), "\t", " | ")
 		}
-		ew.printf("| %s | %s | %s |\n", r.name, client, server)
+		ew.Printf("| %s | %s | %s |\n", r.name, client, server)
 	}
-	ew.printf("\nEngine means are exact (sum ÷ count); engine quantiles are interpolated inside its histogram buckets, and the true value lies in the bracketed bucket. %s.", mdText(upperFirst(firstTokenNote(c))))
+	ew.Printf("\nEngine means are exact (sum ÷ count); engine quantiles are interpolated inside its histogram buckets, and the true value lies in the bracketed bucket. %s.", mdText(upperFirst(firstTokenNote(c))))
 	if n := chunksNote(c.Tokens); n != "" {
-		ew.printf(" %s.", mdText(upperFirst(n)))
+		ew.Printf(" %s.", mdText(upperFirst(n)))
 	}
-	ew.printf("\n\n")
+	ew.Printf("\n\n")
 	if st := c.ServerTimings; st != nil {
-		ew.printf("| llama.cpp timings (%d requests), ms | n | p50 | p99 |\n|---|---:|---:|---:|\n", st.Requests)
+		ew.Printf("| llama.cpp timings (%d requests), ms | n | p50 | p99 |\n|---|---:|---:|---:|\n", st.Requests)
 		for _, r := range serverTimingRows(st) {
 			n, p50, p99 := distCols(r.d)
-			ew.printf("| %s | %s | %s | %s |\n", r.name, n, p50, p99)
+			ew.Printf("| %s | %s | %s | %s |\n", r.name, n, p50, p99)
 		}
-		ew.printf("\n")
+		ew.Printf("\n")
 	}
 
 	if sw := s.Sweep; sw != nil {
-		ew.printf("| sweep phase | offered | requests/s | goodput/s | TTFT p50 ms | TTFT p99 ms |\n|---|---:|---:|---:|---:|---:|\n")
+		ew.Printf("| sweep phase | offered | requests/s | goodput/s | TTFT p50 ms | TTFT p99 ms |\n|---|---:|---:|---:|---:|---:|\n")
 		for _, p := range sw.Points {
 			mark := ""
 			if sw.Saturation.Found && p.Phase == sw.Saturation.Phase {
@@ -118,28 +119,28 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 			if p.GoodputPerS != nil {
 				goodput = fmt.Sprintf("%.2f", *p.GoodputPerS)
 			}
-			ew.printf("| %s%s | %.4g %s | %.2f | %s | %s | %s |\n", mdText(p.Phase), mark, p.Load, p.LoadUnit, p.RequestsPerS, goodput, ms(p.TTFTp50), ms(p.TTFTp99))
+			ew.Printf("| %s%s | %.4g %s | %.2f | %s | %s | %s |\n", mdText(p.Phase), mark, p.Load, p.LoadUnit, p.RequestsPerS, goodput, ms(p.TTFTp50), ms(p.TTFTp99))
 		}
-		ew.printf("\nSaturation: %s.\n\n", mdText(sw.Saturation.Reason))
+		ew.Printf("\nSaturation: %s.\n\n", mdText(sw.Saturation.Reason))
 		if g := sw.GoodputPeak; g != nil {
-			ew.printf("Goodput: %s.\n\n", mdText(strings.TrimPrefix(g.String(), "goodput ")))
+			ew.Printf("Goodput: %s.\n\n", mdText(strings.TrimPrefix(g.String(), "goodput ")))
 		}
 	}
 
 	if len(s.Findings) > 0 {
-		ew.printf("| finding | severity | verdict |\n|---|---|---|\n")
+		ew.Printf("| finding | severity | verdict |\n|---|---|---|\n")
 		for _, f := range s.Findings {
-			ew.printf("| %s | %s | %s |\n", f.ID, f.Severity, mdText(f.Verdict))
+			ew.Printf("| %s | %s | %s |\n", f.ID, f.Severity, mdText(f.Verdict))
 		}
-		ew.printf("\n")
+		ew.Printf("\n")
 	}
 	h := s.Health
-	ew.printf("Client: CPU %.0f%% of %d cores, Go scheduler delay p99 %s ms (a lower bound on its timestamps' error), %d GCs; schedule lag p99 %s ms; %d scrapes ok, %d failed.\n",
+	ew.Printf("Client: CPU %.0f%% of %d cores, Go scheduler delay p99 %s ms (a lower bound on its timestamps' error), %d GCs; schedule lag p99 %s ms; %d scrapes ok, %d failed.\n",
 		100*h.Client.CPUUtilization, h.Client.CPUCores, ms(h.Client.SchedLatencyP99_s), h.Client.GCCycles, ms(h.ScheduleLag.P99), h.ScrapeOK, h.ScrapeFailures)
 	if o := h.Client.HostOtherCPU; o != nil {
-		ew.printf("Other processes used %.0f%% of the machine (the engine too, when it runs on this host).\n", 100**o)
+		ew.Printf("Other processes used %.0f%% of the machine (the engine too, when it runs on this host).\n", 100**o)
 	}
-	return ew.err
+	return ew.Err
 }
 
 // mdText makes text safe inside a Markdown table cell.
@@ -197,24 +198,24 @@ func WriteRequestsCSVDigested(w io.Writer, records []client.Record, chunks []chu
 
 // renderGatesMarkdown puts the gates first: a CI job summary built from
 // report.md says at once why the job failed.
-func renderGatesMarkdown(ew *errWriter, g *GateVerdicts) {
+func renderGatesMarkdown(ew *errwriter.Writer, g *GateVerdicts) {
 	verdict := "**Gates passed**"
 	if !g.Passed {
 		verdict = "**Gates failed**"
 	}
-	ew.printf("%s: %d passed, %d failed, %d could not be evaluated", verdict, g.Pass, g.Fail, g.Unevaluable)
+	ew.Printf("%s: %d passed, %d failed, %d could not be evaluated", verdict, g.Pass, g.Fail, g.Unevaluable)
 	if g.Baseline != "" {
-		ew.printf(" (baseline `%s`)", mdText(g.Baseline))
+		ew.Printf(" (baseline `%s`)", mdText(g.Baseline))
 	}
-	ew.printf(".\n\n| | gate | observed | limit | why |\n|---|---|---:|---:|---|\n")
+	ew.Printf(".\n\n| | gate | observed | limit | why |\n|---|---|---:|---:|---|\n")
 	for _, r := range g.Results {
 		mark := map[string]string{"pass": "✅ pass", "fail": "❌ **fail**", "error": "⚠️ **error**"}[r.Status]
 		if mark == "" {
 			mark = mdText(r.Status)
 		}
-		ew.printf("| %s | `%s` | %s | %s | %s |\n", mark, mdCode(r.Gate), GateNumber(r.Observed, r.Unit, r.Status), GateNumber(r.Limit, r.Unit, ""), mdText(r.Reason))
+		ew.Printf("| %s | `%s` | %s | %s | %s |\n", mark, mdCode(r.Gate), GateNumber(r.Observed, r.Unit, r.Status), GateNumber(r.Limit, r.Unit, ""), mdText(r.Reason))
 	}
-	ew.printf("\n")
+	ew.Printf("\n")
 }
 
 // mdCode is s for a code span inside a table cell: no backticks or line

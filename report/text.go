@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/llmbench-org/llmbench/internal/errwriter"
 	"github.com/llmbench-org/llmbench/report/reconcile"
 )
 
@@ -37,43 +38,43 @@ func RenderTextVerbose(w io.Writer, s Summary) error { return renderText(w, s, t
 const briefVerdict = 96
 
 func renderText(w io.Writer, s Summary, verbose bool) error {
-	ew := &errWriter{w: PrintableWriter(w)}
+	ew := &errwriter.Writer{W: PrintableWriter(w)}
 	c := s.Client
-	ew.printf("llmbench %s — %s (seed %d), %.1f s measured\n", s.Run.Scenario, s.Run.ID, s.Run.Seed, s.Run.Duration)
+	ew.Printf("llmbench %s — %s (seed %d), %.1f s measured\n", s.Run.Scenario, s.Run.ID, s.Run.Seed, s.Run.Duration)
 	if d := s.Run.Description; d != "" {
-		ew.printf("%s\n", oneLine(d, 200))
+		ew.Printf("%s\n", oneLine(d, 200))
 	}
-	ew.printf("engine: %s, dialect %s, %s\n", s.Engine.Kind, orDash(s.Engine.Dialect), s.Engine.BaseURL)
+	ew.Printf("engine: %s, dialect %s, %s\n", s.Engine.Kind, orDash(s.Engine.Dialect), s.Engine.BaseURL)
 	for _, n := range s.Engine.Notes {
-		ew.printf("  %s\n", n)
+		ew.Printf("  %s\n", n)
 	}
-	ew.printf("requests: %d ok, %d failed%s%s\n", c.Requests.OK, c.Requests.Failed, errorList(c.Requests.Errors), canceledNote(c.Requests))
+	ew.Printf("requests: %d ok, %d failed%s%s\n", c.Requests.OK, c.Requests.Failed, errorList(c.Requests.Errors), canceledNote(c.Requests))
 	for _, class := range sortedKeys(c.Requests.ErrorSamples) {
-		ew.printf("  %s, e.g.: %s\n", class, oneLine(c.Requests.ErrorSamples[class], 160))
+		ew.Printf("  %s, e.g.: %s\n", class, oneLine(c.Requests.ErrorSamples[class], 160))
 	}
-	ew.printf("throughput: %.1f output tokens/s, %.2f requests/s (tokens from %s)",
+	ew.Printf("throughput: %.1f output tokens/s, %.2f requests/s (tokens from %s)",
 		c.Throughput.OutputTokensPerSec, c.Throughput.RequestsPerSec, c.Tokens.Source)
 	if c.PeakConcurrency > 0 {
-		ew.printf("; peak %.0f output tokens/s, %d requests in flight", c.Throughput.PeakOutputTokensPerSec, c.PeakConcurrency)
+		ew.Printf("; peak %.0f output tokens/s, %d requests in flight", c.Throughput.PeakOutputTokensPerSec, c.PeakConcurrency)
 	}
-	ew.printf("\n")
+	ew.Printf("\n")
 	if g := c.Goodput; g != nil {
-		ew.printf("goodput: %s\n", goodputLine(g, c.Requests.Sent))
+		ew.Printf("goodput: %s\n", goodputLine(g, c.Requests.Sent))
 	}
-	ew.printf("tokens: prompt %d (the plan aimed for %d), output %d (max_tokens %d), cached %d",
+	ew.Printf("tokens: prompt %d (the plan aimed for %d), output %d (max_tokens %d), cached %d",
 		c.Tokens.Prompt, c.Tokens.PromptTarget, c.Tokens.Output, c.Tokens.OutputTarget, c.Tokens.Cached)
 	if c.Tokens.Reasoning > 0 {
-		ew.printf(", reasoning %d (part of output)", c.Tokens.Reasoning)
+		ew.Printf(", reasoning %d (part of output)", c.Tokens.Reasoning)
 	}
-	ew.printf("\n")
+	ew.Printf("\n")
 	if n := promptNote(c.Tokens); n != "" {
-		ew.printf("  %s\n", n)
+		ew.Printf("  %s\n", n)
 	}
 	if n := c.Tokens.PromptCalibration; n != "" {
-		ew.printf("  prompt calibration: %s\n", oneLine(n, 300))
+		ew.Printf("  prompt calibration: %s\n", oneLine(n, 300))
 	}
 	if n := outputShortWarning(c.Tokens); n != "" {
-		ew.printf("WARN %s\n", n)
+		ew.Printf("WARN %s\n", n)
 	}
 
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
@@ -116,9 +117,9 @@ func renderText(w io.Writer, s Summary, verbose bool) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	ew.printf("%s\n", firstTokenNote(c))
+	ew.Printf("%s\n", firstTokenNote(c))
 	if n := chunksNote(c.Tokens); n != "" {
-		ew.printf("%s\n", n)
+		ew.Printf("%s\n", n)
 	}
 	if st := c.ServerTimings; st != nil {
 		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
@@ -137,46 +138,46 @@ func renderText(w io.Writer, s Summary, verbose bool) error {
 		}
 	}
 	if s.Server != nil {
-		ew.printf("server means are exact (sum ÷ count); server quantiles are interpolated inside histogram buckets [low–high ms]; %s\n", serverNote(s.Server))
+		ew.Printf("server means are exact (sum ÷ count); server quantiles are interpolated inside histogram buckets [low–high ms]; %s\n", serverNote(s.Server))
 	} else {
-		ew.printf("server: no /metrics view\n")
+		ew.Printf("server: no /metrics view\n")
 	}
 	h := s.Health
-	ew.printf("health: schedule lag p99 %s ms, send delay p99 %s ms, %d retries, %d scrapes ok / %d failed, client CPU %.0f%% of %d cores, %d GCs",
+	ew.Printf("health: schedule lag p99 %s ms, send delay p99 %s ms, %d retries, %d scrapes ok / %d failed, client CPU %.0f%% of %d cores, %d GCs",
 		ms(h.ScheduleLag.P99), ms(h.SendDelay.P99), h.Retries, h.ScrapeOK, h.ScrapeFailures, 100*h.Client.CPUUtilization, h.Client.CPUCores, h.Client.GCCycles)
 	if h.Client.SchedLatencyP99_s > 0 {
-		ew.printf(", Go scheduler delay p99 %s ms (how late the client's goroutines ran: a lower bound on its timestamps' error)", ms(h.Client.SchedLatencyP99_s))
+		ew.Printf(", Go scheduler delay p99 %s ms (how late the client's goroutines ran: a lower bound on its timestamps' error)", ms(h.Client.SchedLatencyP99_s))
 	}
 	if o := h.Client.HostOtherCPU; o != nil {
-		ew.printf(", other processes used %.0f%% of the machine", 100**o)
+		ew.Printf(", other processes used %.0f%% of the machine", 100**o)
 	}
-	ew.printf("\n")
+	ew.Printf("\n")
 	if n := streamsNote(h); n != "" {
-		ew.printf("streams: %s\n", n)
+		ew.Printf("streams: %s\n", n)
 	}
 	if n := recordsNote(h); n != "" {
-		ew.printf("records: %s\n", n)
+		ew.Printf("records: %s\n", n)
 	}
 	for _, p := range h.Problems {
-		ew.printf("NOT VALID: %s\n", p)
+		ew.Printf("NOT VALID: %s\n", p)
 	}
 	if w := s.Waterfall; w != nil {
 		renderWaterfall(ew, w)
 	}
 	for _, f := range s.Findings {
 		if !verbose {
-			ew.printf("%-4s %s: %s\n", strings.ToUpper(string(f.Severity)), f.ID, oneLine(f.Verdict, briefVerdict))
+			ew.Printf("%-4s %s: %s\n", strings.ToUpper(string(f.Severity)), f.ID, oneLine(f.Verdict, briefVerdict))
 			continue
 		}
-		ew.printf("%-4s %s: %s\n", strings.ToUpper(string(f.Severity)), f.ID, f.Verdict)
+		ew.Printf("%-4s %s: %s\n", strings.ToUpper(string(f.Severity)), f.ID, f.Verdict)
 		for _, k := range sortedKeys(f.Evidence) {
-			ew.printf("       %s = %.6g\n", k, f.Evidence[k])
+			ew.Printf("       %s = %.6g\n", k, f.Evidence[k])
 		}
 	}
 	if !verbose && len(s.Findings) > 0 {
-		ew.printf("(findings in brief: --verbose, report.md and report.html have them whole, with their evidence)\n")
+		ew.Printf("(findings in brief: --verbose, report.md and report.html have them whole, with their evidence)\n")
 	}
-	return ew.err
+	return ew.Err
 }
 
 func renderSweep(w io.Writer, sw *SweepResult) error {
@@ -411,28 +412,10 @@ func dur(d time.Duration) string {
 	return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
 }
 
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
-}
-
-func (e *errWriter) printf(format string, args ...any) {
-	fmt.Fprintf(e, format, args...)
-}
-
 // renderWaterfall prints where requests' time went, phase by phase, from the
 // engine's trace joined to the client's records.
-func renderWaterfall(ew *errWriter, w *reconcile.WaterfallSummary) {
-	ew.printf("waterfall: %d of %d requests joined to the engine's trace (%d add up to their E2E within %s ms)\n",
+func renderWaterfall(ew *errwriter.Writer, w *reconcile.WaterfallSummary) {
+	ew.Printf("waterfall: %d of %d requests joined to the engine's trace (%d add up to their E2E within %s ms)\n",
 		w.Joined, w.Requests, w.WithinTolerance, ms(w.Tolerance))
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  phase\tmean ms\tp50\tp99\tshare")

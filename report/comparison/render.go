@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/llmbench-org/llmbench/internal/errwriter"
 	"github.com/llmbench-org/llmbench/report"
 )
 
@@ -23,22 +24,6 @@ func RenderJSON(w io.Writer, c Comparison) error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(c)
 }
-
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
-}
-
-func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
 
 func runLine(i int, r RunRef) string {
 	return fmt.Sprintf("run %d: %s (%s, seed %d, %.1f s measured; engine %s, %s, model %s)",
@@ -75,24 +60,24 @@ func unmatchedText(c Comparison, a Against) string {
 
 // RenderText writes the comparison for a terminal.
 func RenderText(w io.Writer, c Comparison) error {
-	ew := &errWriter{w: report.PrintableWriter(w)}
+	ew := &errwriter.Writer{W: report.PrintableWriter(w)}
 	for i, r := range c.Runs {
-		ew.printf("%s\n", runLine(i, r))
+		ew.Printf("%s\n", runLine(i, r))
 	}
 	level := fmt.Sprintf("%g%% CI", 100*c.Confidence)
 	for _, a := range c.Comparisons {
-		ew.printf("\nrun %d against run %d\n", a.Run+1, a.Baseline+1)
+		ew.Printf("\nrun %d against run %d\n", a.Run+1, a.Baseline+1)
 		if len(a.Differences) > 0 {
-			ew.printf("WARNING the runs measured different things:\n")
+			ew.Printf("WARNING the runs measured different things:\n")
 			for _, d := range a.Differences {
-				ew.printf("  %s (%s): %s vs %s\n", d.Field, d.Kind, d.Baseline, d.Run)
+				ew.Printf("  %s (%s): %s vs %s\n", d.Field, d.Kind, d.Baseline, d.Run)
 			}
 		}
 		for _, n := range a.Notes {
-			ew.printf("note: %s\n", n)
+			ew.Printf("note: %s\n", n)
 		}
 		table := func(title string, ms []Metric) {
-			ew.printf("%s\n", title)
+			ew.Printf("%s\n", title)
 			tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 			fmt.Fprintf(tw, "  metric\trun %d\trun %d\tchange\t%s\tverdict\n", a.Baseline+1, a.Run+1, level)
 			for _, m := range ms {
@@ -109,42 +94,42 @@ func RenderText(w io.Writer, c Comparison) error {
 			table(phaseTitle(c, a, p), p.Metrics)
 		}
 		if len(a.Unmatched) > 0 {
-			ew.printf("unmatched phases (no phase of the other run at the same offered load): %s\n", unmatchedText(c, a))
+			ew.Printf("unmatched phases (no phase of the other run at the same offered load): %s\n", unmatchedText(c, a))
 		}
 		if len(a.RunMetrics) > 0 {
 			table("whole run", a.RunMetrics)
 		}
 	}
-	ew.printf("\nworse and better only when the %s of the change (requests resampled, %d resamples) excludes zero; untested: a point change without an interval\n",
+	ew.Printf("\nworse and better only when the %s of the change (requests resampled, %d resamples) excludes zero; untested: a point change without an interval\n",
 		level, c.Resamples)
-	return ew.err
+	return ew.Err
 }
 
 // RenderMarkdown writes the comparison for a pull-request comment or a CI
 // job summary: worse changes in bold, only when significant.
 func RenderMarkdown(w io.Writer, c Comparison) error {
-	ew := &errWriter{w: report.PrintableWriter(w)}
+	ew := &errwriter.Writer{W: report.PrintableWriter(w)}
 	for i, r := range c.Runs {
-		ew.printf("- %s\n", md(runLine(i, r)))
+		ew.Printf("- %s\n", md(runLine(i, r)))
 	}
 	level := fmt.Sprintf("%g %% CI", 100*c.Confidence)
 	for _, a := range c.Comparisons {
-		ew.printf("\n### run %d against run %d\n\n", a.Run+1, a.Baseline+1)
+		ew.Printf("\n### run %d against run %d\n\n", a.Run+1, a.Baseline+1)
 		if len(a.Differences) > 0 {
-			ew.printf("> **Warning: the runs measured different things.**\n")
+			ew.Printf("> **Warning: the runs measured different things.**\n")
 			for _, d := range a.Differences {
-				ew.printf("> - `%s` (%s): %s vs %s\n", md(d.Field), d.Kind, md(d.Baseline), md(d.Run))
+				ew.Printf("> - `%s` (%s): %s vs %s\n", md(d.Field), d.Kind, md(d.Baseline), md(d.Run))
 			}
-			ew.printf("\n")
+			ew.Printf("\n")
 		}
 		for _, n := range a.Notes {
-			ew.printf("- note: %s\n", md(n))
+			ew.Printf("- note: %s\n", md(n))
 		}
 		if len(a.Notes) > 0 {
-			ew.printf("\n")
+			ew.Printf("\n")
 		}
 		table := func(title string, ms []Metric) {
-			ew.printf("**%s**\n\n| metric | run %d | run %d | change | %s | verdict |\n| --- | ---: | ---: | ---: | ---: | --- |\n",
+			ew.Printf("**%s**\n\n| metric | run %d | run %d | change | %s | verdict |\n| --- | ---: | ---: | ---: | ---: | --- |\n",
 				md(title), a.Baseline+1, a.Run+1, level)
 			for _, m := range ms {
 				ch, verdict := formatChange(m.Change, m.ChangeKind), m.Verdict
@@ -154,24 +139,24 @@ func RenderMarkdown(w io.Writer, c Comparison) error {
 				if m.Note != "" && m.Verdict != Unchanged {
 					verdict += " (" + md(m.Note) + ")"
 				}
-				ew.printf("| %s | %s | %s | %s | %s | %s |\n", m.Metric, formatValue(m.Baseline, m.Unit), formatValue(m.Value, m.Unit),
+				ew.Printf("| %s | %s | %s | %s | %s | %s |\n", m.Metric, formatValue(m.Baseline, m.Unit), formatValue(m.Value, m.Unit),
 					ch, formatInterval(m.Interval, m.ChangeKind), verdict)
 			}
-			ew.printf("\n")
+			ew.Printf("\n")
 		}
 		for _, p := range a.Phases {
 			table(phaseTitle(c, a, p), p.Metrics)
 		}
 		if len(a.Unmatched) > 0 {
-			ew.printf("Unmatched phases (no phase of the other run at the same offered load): %s\n\n", md(unmatchedText(c, a)))
+			ew.Printf("Unmatched phases (no phase of the other run at the same offered load): %s\n\n", md(unmatchedText(c, a)))
 		}
 		if len(a.RunMetrics) > 0 {
 			table("whole run", a.RunMetrics)
 		}
 	}
-	ew.printf("A change is worse or better only when its %s (requests resampled, %d resamples) excludes zero; **bold**: significantly worse; untested: a point change without an interval.\n",
+	ew.Printf("A change is worse or better only when its %s (requests resampled, %d resamples) excludes zero; **bold**: significantly worse; untested: a point change without an interval.\n",
 		level, c.Resamples)
-	return ew.err
+	return ew.Err
 }
 
 // md makes text safe inside Markdown (a table cell or a list item).
