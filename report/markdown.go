@@ -151,11 +151,16 @@ func mdText(s string) string {
 
 // RequestsCSVHeader is the header of WriteRequestsCSV's output.
 var RequestsCSVHeader = []string{"id", "index", "phase", "intended_s", "sent_s", "ttft_s", "tpot_s", "e2e_s",
-	"prompt_tokens", "output_tokens", "chunks", "status", "error_class", "error"}
+	"prompt_tokens", "output_tokens", "chunks", "status", "error_class", "error",
+	"ttfc_s", "cached_tokens", "reasoning_tokens", "token_source", "finish_reason", "no_done", "retries", "reused"}
 
 // WriteRequestsCSV writes one line per request — its plan position, send
 // times on the run clock, latencies in seconds (empty when undefined) and
-// outcome — for spreadsheets and notebooks.
+// outcome — for spreadsheets and notebooks. Columns added later go at the
+// end, so that scripts reading the first ones by position keep working:
+// TTFC (first content, not reasoning or a tool call), the token details, where
+// the output count came from, whether the stream ended without [DONE], and
+// the connection's story (resends, kept-alive).
 func WriteRequestsCSV(w io.Writer, records []client.Record) error {
 	chunks := make([]chunkdigest.Request, len(records))
 	for i := range records {
@@ -181,13 +186,18 @@ func WriteRequestsCSVDigested(w io.Writer, records []client.Record, chunks []chu
 		if d, ok := r.TPOT(); ok {
 			tpot = sec(d.Seconds())
 		}
-		e2e := ""
+		e2e, ttfc := "", ""
 		if r.End > 0 {
 			e2e = sec(r.E2E().Seconds())
 		}
+		if d, ok := r.TTFC(); ok {
+			ttfc = sec(d.Seconds())
+		}
 		row := []string{r.ID, strconv.Itoa(r.Index), r.Phase, sec(r.Intended.Seconds()), sec(r.SentOnWire().Seconds()),
 			ttft, tpot, e2e, strconv.Itoa(r.PromptTokens), strconv.Itoa(r.OutputTokens), strconv.Itoa(int(chunks[i].Chunks)),
-			strconv.Itoa(r.Status), string(r.ErrorClass), Redact(r.Error)}
+			strconv.Itoa(r.Status), string(r.ErrorClass), Redact(r.Error),
+			ttfc, strconv.Itoa(r.CachedTokens), strconv.Itoa(r.ReasoningTokens), string(r.TokenSource), r.FinishReason,
+			strconv.FormatBool(r.NoDone), strconv.Itoa(r.Retries), strconv.FormatBool(r.Reused)}
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write requests csv: %w", err)
 		}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/csv"
 	"flag"
 	"os"
 	"path/filepath"
@@ -141,5 +142,35 @@ func TestRealEngineGolden(t *testing.T) {
 				t.Errorf("%s lacks %q", tc.name, w)
 			}
 		}
+	}
+	// The CSV carries what a notebook needs to redo the findings above:
+	// TTFC apart from TTFT, reasoning tokens, streams without [DONE].
+	var buf bytes.Buffer
+	if err := WriteRequestsCSV(&buf, recs); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "requests_real.golden.csv", buf.Bytes())
+	lines, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, name := range lines[0] {
+		col[name] = i
+	}
+	var ttfc, noDone, reasoning int
+	for _, row := range lines[1:] {
+		if row[col["ttfc_s"]] != "" && row[col["ttfc_s"]] != row[col["ttft_s"]] {
+			ttfc++
+		}
+		if row[col["no_done"]] == "true" {
+			noDone++
+		}
+		if row[col["reasoning_tokens"]] != "0" {
+			reasoning++
+		}
+	}
+	if ttfc != 4 || noDone != 1 || reasoning == 0 {
+		t.Errorf("CSV: %d rows with TTFC after TTFT (want 4), %d without [DONE] (want 1), %d with reasoning tokens (want some)", ttfc, noDone, reasoning)
 	}
 }
