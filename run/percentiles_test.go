@@ -19,13 +19,13 @@ name: pct
 engine: {kind: sim, preset: tiny, process: inline}
 workload: {concurrency: 2, requests: 40, prompt_tokens: 8, output_tokens: 8}
 report: {percentiles: [50, 95, 99.9]}
-gates: {thresholds: ["client.ttft.p99.9 < 10s", "phase[main].client.e2e.p95 < 1us"]}
+gates: {thresholds: ["client.ttft.p99.9 < 10s", "phase[main].client.e2e.p95 < 1us", "server.ttft.p99.9 < 100s", "phase[main].server.e2e.p95 < 1us"]}
 `)
 	var out strings.Builder
 	res, err := Run(t.Context(), Config{Scenario: path, RunsDir: t.TempDir()}, IO{Stdout: &out})
 	var gf *GatesFailed
-	if !errors.As(err, &gf) || gf.Failed != 1 || gf.Unevaluable != 0 {
-		t.Fatalf("run: %v, want the e2e p95 gate failed and the p99.9 one passed", err)
+	if !errors.As(err, &gf) || gf.Failed != 2 || gf.Unevaluable != 0 {
+		t.Fatalf("run: %v, want the client's and the engine's e2e p95 gates failed and both p99.9 ones passed", err)
 	}
 	s := res.Summary
 	ttft := s.Client.Latency.TTFT

@@ -22,7 +22,8 @@ func evalSummaries(t *testing.T) (fast, slow, server report.Summary) {
 	server.Server = &report.ServerSide{Latency: map[string]report.ServerDist{
 		"ttft": {N: 200, Mean: 0.5,
 			P50: report.BucketEstimate{Value: 0.4, Bucket: [2]float64{0.25, 0.5}},
-			P99: report.BucketEstimate{Value: 1, Bucket: [2]float64{1, 1}, AboveTop: true}},
+			P99: report.BucketEstimate{Value: 1, Bucket: [2]float64{1, 1}, AboveTop: true},
+			Quantiles: map[string]report.BucketEstimate{"p75": {Value: 0.6, Bucket: [2]float64{0.5, 1}}}},
 	}}
 	server.Client.Goodput = &report.Goodput{Good: 190, Fraction: 0.95, RequestsPerS: 19}
 	return fast, slow, server
@@ -71,6 +72,9 @@ func TestEvaluate(t *testing.T) {
 		{"above the top bucket fails a lower limit", "server.ttft.p99 < 500ms", server, nil, Fail, 1, 0.5, "above the top bucket"},
 		{"above the top bucket cannot pass a higher limit", "server.ttft.p99 < 2s", server, nil, Error, 1, NaN(), "cannot be decided"},
 		{"above the top bucket passes a lower bound", "server.ttft.p99 > 800ms", server, nil, Pass, 1, 0.8, ""},
+		{"server at a configured percentile", "server.ttft.p75 < 500ms", server, nil, Fail, 0.6, 0.5, "bucket 500.0ms–1000.0ms"},
+		{"server percentile the run did not report", "server.ttft.p99.9 < 1s", server, nil, Error, 0, 0, "not among the run's report.percentiles"},
+		{"server percentile in a phase", "phase[nope].server.ttft.p75 < 1s", server, nil, Error, 0, 0, "no phase"},
 		{"baseline factor passes", "client.ttft.p99 < baseline * 1.5", slow, &fast, Pass, slow.Client.Latency.TTFT.P99, 1.5 * p99, "× 1.5"},
 		{"baseline factor fails", "client.ttft.p99 < baseline * 110%", slow, &fast, Fail, slow.Client.Latency.TTFT.P99, 1.1 * p99, "× 110%"},
 		{"baseline plus", "client.requests.failed <= baseline + 2", slow, &fast, Fail, 4, 2, "+ 2"},

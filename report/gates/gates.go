@@ -24,6 +24,8 @@
 //	client.throughput.{requests_per_s,output_tokens_per_s,total_tokens_per_s}
 //	client.{ttft,itl,tpot,e2e}.{n,mean,p50,p90,p95,p99,max}
 //	server.{ttft,itl,tpot,e2e,queue,prefill,decode,inference}.{n,mean,p50,p90,p99}
+//	client.<latency>.pNN and server.<histogram>.pNN for every pNN of the
+//	run's report.percentiles (client.ttft.p99.9, server.e2e.p75)
 //	server.counters.<counter>  server.gauges.<gauge>.{mean,max,last}
 //	health.valid  health.problems  health.{schedule_lag,connect,send_delay}.{n,mean,p50,...,max}
 //	health.{retries,dropped_arrivals,late_arrivals,scrape_ok,scrape_failures,partial_lines}

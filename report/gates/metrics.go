@@ -122,6 +122,9 @@ type metric struct {
 	// dist reads the distribution of a latency (client ones): any of the
 	// run's report percentiles can then be gated (client.ttft.p99.9).
 	dist func(*report.Summary) report.Dist
+	// server reads an engine histogram (or says why it is absent), for the
+	// same reason: server.ttft.p99.9.
+	server func(*report.Summary) (report.ServerDist, string)
 }
 
 // bootstrappable reports whether a regression gate on m can be given a
@@ -223,20 +226,39 @@ func suggestion(name string) string {
 	return fmt.Sprintf(": did you mean %s%s?", prefix, best)
 }
 
-// percentileMetric is a client latency at any percentile the run reports
-// (its scenario's report.percentiles): client.ttft.p99.9, client.e2e.p75.
+// percentileMetric is a latency at any percentile the run reports (its
+// scenario's report.percentiles): client.ttft.p99.9, client.e2e.p75, and
+// the engine's histograms' bucket estimates, server.ttft.p99.9.
 func percentileMetric(name string) (metric, bool) {
 	i := strings.LastIndex(name, ".p")
 	for i > 0 {
 		if p, err := strconv.ParseFloat(name[i+2:], 64); err == nil && p > 0 && p < 100 {
 			base, ok := vocabulary[name[:i]+".p99"]
-			if !ok || base.dist == nil {
+			if !ok || base.dist == nil && base.server == nil {
 				return metric{}, false
 			}
-			get, label := base.dist, report.PercentileName(p)
+			label := report.PercentileName(p)
 			m := base
-			m.name, m.stat, m.p = name, label, p/100
-			m.doc = label + strings.TrimPrefix(base.doc, "p99")
+			m.name, m.doc = name, strings.Replace(base.doc, "p99", label, 1)
+			notReported := func(s *report.Summary) reading {
+				return absent("%s is not among the run's report.percentiles (%v)", label, s.Percentiles)
+			}
+			if hist := base.server; hist != nil {
+				m.read = func(s *report.Summary) reading {
+					d, why := hist(s)
+					if why != "" {
+						return absent("%s", why)
+					}
+					e, ok := d.Quantile(p)
+					if !ok {
+						return notReported(s)
+					}
+					return reading{v: e.Value, bucket: e.Bucket, hasBucket: true, aboveTop: e.AboveTop}
+				}
+				return m, true
+			}
+			get := base.dist
+			m.stat, m.p = label, p/100
 			m.read = func(s *report.Summary) reading {
 				d := get(s)
 				if d.N == 0 {
@@ -244,7 +266,7 @@ func percentileMetric(name string) (metric, bool) {
 				}
 				v, ok := d.Quantile(p)
 				if !ok {
-					return absent("%s is not among the run's report.percentiles (%v)", label, s.Percentiles)
+					return notReported(s)
 				}
 				return value(v)
 			}
@@ -416,7 +438,7 @@ func buildVocabulary() map[string]metric {
 			{"p90", func(d report.ServerDist) report.BucketEstimate { return d.P90 }},
 			{"p99", func(d report.ServerDist) report.BucketEstimate { return d.P99 }},
 		} {
-			add(metric{name: "server." + name + "." + q.name, unit: seconds, better: lower,
+			add(metric{name: "server." + name + "." + q.name, unit: seconds, better: lower, server: hist,
 				doc: "the engine's " + name + " " + q.name + ": the bucket estimate's value",
 				read: func(s *report.Summary) reading {
 					d, why := hist(s)
