@@ -21,8 +21,8 @@ func evalSummaries(t *testing.T) (fast, slow, server report.Summary) {
 	server = fast
 	server.Server = &report.ServerSide{Latency: map[string]report.ServerDist{
 		"ttft": {N: 200, Mean: 0.5,
-			P50: report.BucketEstimate{Value: 0.4, Bucket: [2]float64{0.25, 0.5}},
-			P99: report.BucketEstimate{Value: 1, Bucket: [2]float64{1, 1}, AboveTop: true},
+			P50:       report.BucketEstimate{Value: 0.4, Bucket: [2]float64{0.25, 0.5}},
+			P99:       report.BucketEstimate{Value: 1, Bucket: [2]float64{1, 1}, AboveTop: true},
 			Quantiles: map[string]report.BucketEstimate{"p75": {Value: 0.6, Bucket: [2]float64{0.5, 1}}}},
 	}}
 	server.Client.Goodput = &report.Goodput{Good: 190, Fraction: 0.95, RequestsPerS: 19}
