@@ -753,6 +753,11 @@ func health(meta RunMeta, records []request, rows []scrape.Row, partialLines, du
 		h.Problems = append(h.Problems, fmt.Sprintf("%d arrivals were dropped: the offered load was not sent", h.DroppedArrivals))
 	}
 	switch c := meta.Client; {
+	case c.Delay == "cpu_throttled":
+		// The whole process stood still, cores idle or not: neither the Go
+		// scheduler's delay nor the host's share shows it.
+		h.Problems = append(h.Problems, fmt.Sprintf("the CPU limit of llmbench's container%s stopped the client %d times, %.0f ms in all: timestamps taken then are late by up to a scheduling period; raise or remove the limit (Kubernetes: no CPU limit, or one well above its use) or shard the load over more processes",
+			quotaText(c.CPUQuota), c.ThrottledPeriods, 1000*c.Throttled_s))
 	case c.Saturated:
 		h.Problems = append(h.Problems, fmt.Sprintf("the client itself was saturated (%.0f%% of %d cores): its latencies include its own delay; use a bigger client machine or shard the run",
 			100*c.CPUUtilization, c.CPUCores))
@@ -778,4 +783,12 @@ func health(meta RunMeta, records []request, rows []scrape.Row, partialLines, du
 	}
 	h.Valid = len(h.Problems) == 0
 	return h
+}
+
+// quotaText names a CPU limit in cores, "" when there is none.
+func quotaText(quota *float64) string {
+	if quota == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (%g cores)", *quota)
 }

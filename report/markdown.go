@@ -140,6 +140,9 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 	if o := h.Client.HostOtherCPU; o != nil {
 		ew.Printf("Other processes used %.0f%% of the machine (the engine too, when it runs on this host).\n", 100**o)
 	}
+	if c := h.Client; c.Throttled_s > 0 {
+		ew.Printf("Its container's CPU limit%s stopped the client %d times, %s ms in all.\n", quotaText(c.CPUQuota), c.ThrottledPeriods, ms(c.Throttled_s))
+	}
 	return ew.Err
 }
 

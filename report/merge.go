@@ -801,6 +801,13 @@ func mergeClientHealth(dst *ClientHealth, h ClientHealth) {
 		v := *h.HostOtherCPU
 		dst.HostOtherCPU = &v
 	}
+	if h.Throttled_s > dst.Throttled_s {
+		dst.Throttled_s, dst.ThrottledPeriods, dst.CPUQuota = h.Throttled_s, h.ThrottledPeriods, h.CPUQuota
+	}
+	if dst.CPUQuota == nil && h.CPUQuota != nil {
+		v := *h.CPUQuota
+		dst.CPUQuota = &v
+	}
 }
 
 // delayRank orders ClientHealth.Delay verdicts from fine to worst.
@@ -810,6 +817,8 @@ func delayRank(delay string) int {
 		return 0
 	case "cpu_bound":
 		return 2
+	case "cpu_throttled":
+		return 3
 	}
 	return 1
 }

@@ -116,7 +116,8 @@ type ClientHealth struct {
 	SchedLatencyP99_s float64 `json:"sched_latency_p99_s"` // Go scheduler: runnable → running, p99 over the run
 	Saturated         bool    `json:"saturated"`           // the client itself was the bottleneck (CPU-bound)
 	// Delay says what delayed the client's timestamps: "" nothing,
-	// "cpu_bound" its own work, "host_delayed" other processes on the host.
+	// "cpu_bound" its own work, "host_delayed" other processes on the host,
+	// "cpu_throttled" its container's CPU limit.
 	Delay    string `json:"delay,omitempty"`
 	GCCycles uint64 `json:"gc_cycles"`           // garbage collections in the client process during the run
 	GCPolicy string `json:"gc_policy,omitempty"` // how the collector was kept out of the measurement
@@ -125,4 +126,10 @@ type ClientHealth struct {
 	// on the same host (the built-in one runs in a child process); absent
 	// where it is not measured (off Linux).
 	HostOtherCPU *float64 `json:"host_other_cpu,omitempty"`
+	// The CPU limit of llmbench's cgroup (a container's, a pod's) in cores,
+	// absent for none or where not measured, and how often and how long it
+	// stopped the client during the run (Linux with a CPU controller).
+	CPUQuota         *float64 `json:"cpu_quota,omitempty"`
+	ThrottledPeriods int64    `json:"throttled_periods,omitempty"`
+	Throttled_s      float64  `json:"throttled_s,omitempty"`
 }

@@ -151,6 +151,9 @@ func renderText(w io.Writer, s Summary, verbose bool) error {
 	if o := h.Client.HostOtherCPU; o != nil {
 		ew.Printf(", other processes used %.0f%% of the machine", 100**o)
 	}
+	if c := h.Client; c.Throttled_s > 0 {
+		ew.Printf(", its container's CPU limit%s stopped it %d times (%s ms)", quotaText(c.CPUQuota), c.ThrottledPeriods, ms(c.Throttled_s))
+	}
 	ew.Printf("\n")
 	if n := streamsNote(h); n != "" {
 		ew.Printf("streams: %s\n", n)

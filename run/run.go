@@ -405,6 +405,12 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 		if self.HostMeasured {
 			m.Client.HostOtherCPU = &self.HostOtherCPU
 		}
+		if self.CgroupMeasured {
+			if self.CPUQuota > 0 {
+				m.Client.CPUQuota = &self.CPUQuota
+			}
+			m.Client.ThrottledPeriods, m.Client.Throttled_s = self.ThrottledPeriods, self.Throttled.Seconds()
+		}
 		if quietGC {
 			m.Client.GCPolicy = fmt.Sprintf("collect when garbage reaches the live heap or %d MiB, whichever is more (GOGC=off, a memory limit that follows the live heap)", selfmon.GarbageAllowance>>20)
 		}

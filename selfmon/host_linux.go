@@ -54,3 +54,12 @@ func hostCPU() (busy, self float64, cores int, ok bool) {
 	}
 	return busy / clockTicks, (utime + stime) / clockTicks, cores, true
 }
+
+// cgroupSample reads the process's cgroup CPU throttling (cgroup.go).
+func cgroupSample() (cgroupCPU, bool) {
+	procCgroup, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return cgroupCPU{}, false
+	}
+	return readCgroupCPU("/sys/fs/cgroup", procCgroup)
+}

@@ -32,12 +32,18 @@ type Sample struct {
 	hostBusy, hostSelf float64
 	hostCores          int
 	hostOK             bool
+
+	// The process's cgroup's CPU throttling; cgroupOK is false where
+	// there is no CPU controller to read (off Linux, cgroup v2 without it).
+	cgroup   cgroupCPU
+	cgroupOK bool
 }
 
 // Take reads the counters now.
 func Take() Sample {
 	s := Sample{wall: time.Now(), cpu: processCPU()}
 	s.hostBusy, s.hostSelf, s.hostCores, s.hostOK = hostCPU()
+	s.cgroup, s.cgroupOK = cgroupSample()
 	m := []metrics.Sample{{Name: schedMetric}, {Name: gcCyclesMetric}}
 	metrics.Read(m)
 	if m[0].Value.Kind() == metrics.KindFloat64Histogram {
@@ -66,6 +72,16 @@ type Report struct {
 	HostOtherCPU float64
 	HostSelfCPU  float64
 	HostMeasured bool
+
+	// The CPU limit of the process's cgroup (a container's, a pod's) and
+	// how it stopped the process over the interval: ThrottledPeriods CFS
+	// periods in which the quota ran out, Throttled the time every thread
+	// stood still for it. CPUQuota is in cores, 0 for no limit.
+	// CgroupMeasured is false where no CPU controller could be read.
+	CPUQuota         float64
+	ThrottledPeriods int64
+	Throttled        time.Duration
+	CgroupMeasured   bool
 }
 
 // What delayed the client's goroutines, when something did (Report.Delay).
@@ -78,6 +94,11 @@ const (
 	// or the machine had hardly a core left idle for it. A quieter host
 	// (or CPUs set aside for llmbench) helps; more llmbench does not.
 	DelayHost = "host_delayed"
+	// DelayThrottled: the CPU limit of llmbench's container (its cgroup's
+	// CFS quota) ran out and stopped the whole process until the next
+	// period, idle cores or not. Raising or removing the limit helps (in
+	// Kubernetes: no CPU limit, or a limit of whole cores well above use).
+	DelayThrottled = "cpu_throttled"
 )
 
 // Thresholds of Delay: the CPU share past which llmbench is CPU-bound, the
@@ -94,15 +115,22 @@ const (
 	// it). Less than half a core left idle on average means most wake-ups
 	// find none.
 	minIdleCores = 0.5
+	// throttledTolerance: a quota that stopped the process for less than
+	// this over a whole run is not worth a verdict (one short period).
+	throttledTolerance = time.Millisecond
 )
 
 // Delay says what, if anything, delayed the client's timestamps: "" when
-// nothing did, DelayCPUBound when llmbench itself kept its cores busy,
-// DelayHost when other processes did: its goroutines waited to run while it
-// used little CPU, or the others (using at least as much of the machine as
-// llmbench) left it less than half a core idle.
+// nothing did, DelayThrottled when its container's CPU limit stopped it,
+// DelayCPUBound when llmbench itself kept its cores busy, DelayHost when
+// other processes did: its goroutines waited to run while it used little
+// CPU, or the others (using at least as much of the machine as llmbench)
+// left it less than half a core idle. Throttling comes first: the limit,
+// not the work, is what to change then.
 func (r Report) Delay() string {
 	switch {
+	case r.Throttled >= throttledTolerance:
+		return DelayThrottled
 	case r.CPUUtilization > cpuBound:
 		return DelayCPUBound
 	case r.SchedLatencyP99 > lateScheduler:
@@ -141,6 +169,11 @@ func Since(before, after Sample) Report {
 		r.HostCores, r.HostMeasured = after.hostCores, true
 		r.HostSelfCPU = min(1, self/machine)
 		r.HostOtherCPU = min(1, max(0, (after.hostBusy-before.hostBusy)-self)/machine)
+	}
+	if before.cgroupOK && after.cgroupOK {
+		r.CgroupMeasured, r.CPUQuota = true, after.cgroup.quota
+		r.ThrottledPeriods = max(0, after.cgroup.throttledPeriods-before.cgroup.throttledPeriods)
+		r.Throttled = max(0, after.cgroup.throttled-before.cgroup.throttled)
 	}
 	if before.sched != nil && after.sched != nil {
 		r.SchedLatencyP99 = histQuantile(before.sched, after.sched, 0.99)

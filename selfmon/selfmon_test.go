@@ -201,6 +201,15 @@ func TestDelay(t *testing.T) {
 			HostMeasured: false, HostCores: 0, HostOtherCPU: 0}, "", false},
 		{"cpu-bound wins over a busy host", Report{CPUUtilization: 0.95, SchedLatencyP99: 500 * time.Microsecond,
 			HostMeasured: true, HostCores: 2, HostOtherCPU: 0.05, HostSelfCPU: 0.95}, DelayCPUBound, true},
+		// A CPU limit stops the process with cores idle and no goroutine
+		// queued: only the cgroup's counters say it.
+		{"the container's limit stopped it", Report{CPUUtilization: 0.4, SchedLatencyP99: 500 * time.Microsecond,
+			HostMeasured: true, HostCores: 2, HostOtherCPU: 0.05, HostSelfCPU: 0.4,
+			CgroupMeasured: true, CPUQuota: 0.5, ThrottledPeriods: 12, Throttled: 310 * time.Millisecond}, DelayThrottled, false},
+		{"throttled wins over cpu-bound", Report{CPUUtilization: 0.97, CgroupMeasured: true, CPUQuota: 1,
+			ThrottledPeriods: 3, Throttled: 40 * time.Millisecond}, DelayThrottled, false},
+		{"under a millisecond of throttling is not a verdict", Report{CPUUtilization: 0.3, CgroupMeasured: true, CPUQuota: 1,
+			ThrottledPeriods: 1, Throttled: 200 * time.Microsecond}, "", false},
 	} {
 		if got := tc.r.Delay(); got != tc.want || tc.r.Saturated() != tc.sat {
 			t.Errorf("%s: Delay %q, Saturated %v; want %q, %v", tc.name, got, tc.r.Saturated(), tc.want, tc.sat)

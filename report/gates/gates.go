@@ -29,7 +29,7 @@
 //	server.counters.<counter>  server.gauges.<gauge>.{mean,max,last}
 //	health.valid  health.problems  health.{schedule_lag,connect,send_delay}.{n,mean,p50,...,max}
 //	health.{retries,dropped_arrivals,late_arrivals,scrape_ok,scrape_failures,partial_lines}
-//	health.client.{cpu_utilization,sched_latency_p99,saturated,gc_cycles}
+//	health.client.{cpu_utilization,sched_latency_p99,throttled,saturated,gc_cycles}
 //	client.goodput.{requests_per_s,fraction,good}
 //	findings.{info,warn,fail}  run.duration  sweep.capacity  sweep.goodput_peak
 //

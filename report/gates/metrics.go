@@ -521,6 +521,7 @@ func buildVocabulary() map[string]metric {
 	plain("health.partial_lines", count, lower, "torn JSONL lines skipped", func(s *report.Summary) float64 { return float64(s.Health.PartialLines) })
 	plain("health.client.cpu_utilization", fraction, lower, "the client's CPU use ÷ its cores", func(s *report.Summary) float64 { return s.Health.Client.CPUUtilization })
 	plain("health.client.sched_latency_p99", seconds, lower, "the Go scheduler's runnable → running delay, p99", func(s *report.Summary) float64 { return s.Health.Client.SchedLatencyP99_s })
+	plain("health.client.throttled", seconds, lower, "time the CPU limit of the client's container stopped it", func(s *report.Summary) float64 { return s.Health.Client.Throttled_s })
 	add(metric{name: "health.client.saturated", unit: boolean, doc: "the client itself was likely a bottleneck",
 		read: func(s *report.Summary) reading { return value(b2f(s.Health.Client.Saturated)) }})
 	plain("health.client.gc_cycles", count, lower, "garbage collections in the client during the run", func(s *report.Summary) float64 { return float64(s.Health.Client.GCCycles) })

@@ -192,6 +192,15 @@ func healthOf(h report.Health) healthView {
 	if c.HostOtherCPU != nil {
 		others = pct(*c.HostOtherCPU) + " of the machine (the engine too, when it runs on this host)"
 	}
+	limit := ""
+	switch {
+	case c.Throttled_s > 0 && c.CPUQuota != nil:
+		limit = fmt.Sprintf("%g cores: stopped the client %d times, %s in all", *c.CPUQuota, c.ThrottledPeriods, dur(c.Throttled_s))
+	case c.Throttled_s > 0:
+		limit = fmt.Sprintf("stopped the client %d times, %s in all", c.ThrottledPeriods, dur(c.Throttled_s))
+	case c.CPUQuota != nil:
+		limit = fmt.Sprintf("%g cores, never reached", *c.CPUQuota)
+	}
 	v.Client = []fact{
 		{Label: "CPU", Value: fmt.Sprintf("%s of %d cores", pct(c.CPUUtilization), c.CPUCores)},
 		{Label: "scheduler delay p99", Value: sched},
@@ -199,6 +208,9 @@ func healthOf(h report.Health) healthView {
 		{Label: "GC cycles", Value: count(c.GCCycles)},
 		{Label: "GC policy", Value: orDash(c.GCPolicy)},
 		{Label: "client saturated", Value: saturated, Class: badIf(c.Saturated)},
+	}
+	if limit != "" { // shown only where a limit was read or bit
+		v.Client = append(v.Client, fact{Label: "container CPU limit", Value: limit, Class: badIf(c.Delay == "cpu_throttled")})
 	}
 	return v
 }
