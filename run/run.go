@@ -351,6 +351,9 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	})
 	driver := &workload.Driver{Plan: plan, Sender: sender, Start: start, OnPhase: phases.onPhase}
 
+	// The collector is set up (a full collection first) before the wait: after
+	// it, the collection would hold back the first arrivals by milliseconds.
+	restoreGC, quietGC := selfmon.QuietGC(sys.Getenv)
 	if err := waitForStart(ctx, cfg.StartAt, cfg.Stop, sys.Stderr, func() { phases.openFirst(ctx) }); err != nil {
 		// Started late: what was recorded so far is written out, as when the
 		// engine came up late (startedLate), and nothing is sent.
@@ -360,12 +363,12 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 		close(records)
 		<-consumed
 		rec.Close()
+		restoreGC()
 		return res, err
 	}
 	live := Live{Scenario: sc.Name, RunDir: dir, Engine: fmt.Sprintf("%s (%s) %s", sc.Engine.Kind, orUnknown(ep.Dialect), ep.BaseURL),
 		Planned: plannedDuration(plan), PlannedRequests: plannedRequests(plan), Phases: PhaseNames(plan), Progress: rec.Progress}
 	stopViews := startViews(cfg.Views, live)
-	restoreGC, quietGC := selfmon.QuietGC(sys.Getenv)
 	self0 := selfmon.Take()
 	// A run directory that can no longer be written (a full disk) stops the
 	// run: what it would measure from then on could not be kept.
