@@ -49,13 +49,13 @@ func (r Retry) Run(t testing.TB, attempt func(n int) (misses []string)) {
 	for n := 1; ; n++ {
 		share := watch()
 		misses := attempt(n)
+		others, measured := share()
 		if len(misses) == 0 {
-			if n > 1 {
-				t.Logf("attempt %d passed", n)
+			if measured {
+				t.Logf("attempt %d passed, other processes using %.0f%% of the machine", n, 100*others)
 			}
 			return
 		}
-		others, measured := share()
 		var why string
 		switch {
 		case !measured:
