@@ -64,9 +64,10 @@ const openingSlack = 50 * time.Millisecond
 // the wait rather than at the phase's start, where it would hold back every
 // arrival of the shard by the scrape's duration (tens of ms, more under
 // load; each shard's its own), and as late as it safely can, so the phase's
-// counter window holds hardly any of the idle wait: once at once, to learn
-// how long a scrape takes, then again when that is 2×its duration+openingSlack
-// before at, if there is that much time left.
+// counter window holds hardly any of the idle wait: first right away, which
+// tells how long a scrape takes, then again twice that plus openingSlack
+// before at, if that is still ahead. Nothing is sent in between, so the
+// phase's counter deltas still cover its requests and only them.
 //
 // A stop or a cancelled context ends the wait early; the run then goes on
 // to the driver, which sees the stop and sends nothing, so the run is
