@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,6 +108,36 @@ scrape: {interval: 1s}
 		if got := s.Server.Counters[c.name]; got != float64(c.want) {
 			t.Errorf("server Δ%s = %v, client sum %d: the phase's counters must cover its requests and only them", c.name, got, c.want)
 		}
+	}
+}
+
+// A /metrics so slow that the opening snapshot ends more than
+// StartLateness after the start time fails the run, as an engine that came
+// up that late does: it would start after the other shards. Nothing is sent
+// and the run returns (the recording stopped and written out).
+func TestOpeningSnapshotPastTheStartTime(t *testing.T) {
+	t.Parallel()
+	_, ep := startSim(t, sim.Config{Dialect: sim.DialectVLLM})
+	yaml := `
+name: barrier-too-slow-scrape
+model: ` + sim.DefaultModel + `
+engine: {kind: external, dialect: vllm, base_url: "` + ep.BaseURL + `", metrics_url: "` + slowMetrics(t, ep.MetricsURL, StartLateness+500*time.Millisecond) + `"}
+workload: {rate: 20, arrival: constant, requests: 4, prompt_tokens: 16, output_tokens: 8}
+scrape: {interval: 5s}
+`
+	path := writeScenario(t, yaml)
+	cio, _, stderr := testIO(nil)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	res, err := Run(ctx, Config{Scenario: path, RunsDir: t.TempDir(), StartAt: time.Now().Add(200 * time.Millisecond)}, cio.io)
+	if err == nil || !strings.Contains(err.Error(), "opening /metrics snapshot ended") {
+		t.Fatalf("error %v, want one saying the opening snapshot ended past the start time\n%s", err, stderr)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the run returned only at the test's deadline")
+	}
+	if n := len(readJSONL[client.Record](t, filepath.Join(res.Dir, report.RequestsFile))); n != 0 {
+		t.Errorf("%d requests sent by a run that started late", n)
 	}
 }
 
