@@ -29,8 +29,18 @@ type phaseBook struct {
 	// metrics show the current phase).
 	onStart func(phase string)
 
+	// opening is the first phase's opening snapshot when it was taken ahead
+	// of the phase's start event (openFirst), which then uses it.
+	opening *opening
+
 	mu sync.Mutex
 	ok map[string]int // successful requests per phase, to settle the closing snapshot on
+}
+
+// opening is a phase's opening snapshot taken ahead of its start.
+type opening struct {
+	before     *scrape.Row
+	beforeRows []scrape.Row
 }
 
 func newPhaseBook(plan *workload.Plan, source scrape.Source, start time.Time, rows chan<- scrape.Row, meta *runMeta, rec *report.Recorder) *phaseBook {
@@ -47,6 +57,19 @@ func (b *phaseBook) finished(r *client.Record) {
 	b.mu.Unlock()
 }
 
+// openFirst takes the first phase's opening snapshot now, before the
+// driver starts: a run given a start time (--start-at) takes it while it
+// waits (waitForStart), so that the phase's arrivals begin at that time
+// rather than a scrape's duration after it. Taken again, the later snapshot
+// replaces the earlier, which stays in the scrapes as one outside every
+// phase. Nothing is sent between it and the first request (the connections
+// were opened before), so the phase's counter deltas still cover its
+// requests and only them.
+func (b *phaseBook) openFirst(ctx context.Context) {
+	before, rows := b.snapshot(ctx)
+	b.opening = &opening{before: before, beforeRows: rows}
+}
+
 // onPhase is the Driver's hook, called synchronously at phase boundaries: the
 // opening snapshot is taken before the phase's first request is sent, the
 // closing one after its last request finished and the engine settled.
@@ -59,7 +82,14 @@ func (b *phaseBook) onPhase(ctx context.Context, ev workload.PhaseEvent) {
 		if b.onStart != nil {
 			b.onStart(ev.Phase)
 		}
-		before, beforeRows := b.snapshot(ctx)
+		var before *scrape.Row
+		var beforeRows []scrape.Row
+		if b.opening != nil { // only ever the first phase's: taken before the driver started
+			before, beforeRows = b.opening.before, b.opening.beforeRows
+			b.opening = nil
+		} else {
+			before, beforeRows = b.snapshot(ctx)
+		}
 		pm := report.PhaseMeta{Name: ev.Phase, Measured: ev.Measured, Start: ev.At, Before: before, BeforeRows: apart(beforeRows)}
 		if phases := b.plan.Phases(); ev.Index >= 0 && ev.Index < len(phases) {
 			ph := phases[ev.Index]

@@ -45,8 +45,10 @@ type Config struct {
 	Shard      string   // "i/n": send only shard i of n of the plan ("" = all)
 	// StartAt, when set, holds the measured load until the wall clock reads
 	// it, with the engine up and connections open: the start barrier that
-	// makes n shards start together (all given the same instant). A time
-	// more than StartLateness past is an error.
+	// makes n shards start together (all given the same instant). The first
+	// phase's opening /metrics snapshot is taken while it waits, so its
+	// arrivals begin at StartAt, not a scrape later. A time more than
+	// StartLateness past is an error.
 	StartAt time.Time
 
 	// Stop, when closed, stops arrivals and lets the requests in flight
@@ -349,11 +351,24 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	})
 	driver := &workload.Driver{Plan: plan, Sender: sender, Start: start, OnPhase: phases.onPhase}
 
-	waitForStart(ctx, cfg.StartAt, cfg.Stop, sys.Stderr)
+	// The collector is set up (a full collection first) before the wait: after
+	// it, the collection would hold back the first arrivals by milliseconds.
+	restoreGC, quietGC := selfmon.QuietGC(sys.Getenv)
+	if err := waitForStart(ctx, cfg.StartAt, cfg.Stop, sys.Stderr, func() { phases.openFirst(ctx) }); err != nil {
+		// Started late: what was recorded so far is written out, as when the
+		// engine came up late (startedLate), and nothing is sent.
+		stopScrape()
+		scrapeWG.Wait()
+		close(rows)
+		close(records)
+		<-consumed
+		rec.Close()
+		restoreGC()
+		return res, err
+	}
 	live := Live{Scenario: sc.Name, RunDir: dir, Engine: fmt.Sprintf("%s (%s) %s", sc.Engine.Kind, orUnknown(ep.Dialect), ep.BaseURL),
 		Planned: plannedDuration(plan), PlannedRequests: plannedRequests(plan), Phases: PhaseNames(plan), Progress: rec.Progress}
 	stopViews := startViews(cfg.Views, live)
-	restoreGC, quietGC := selfmon.QuietGC(sys.Getenv)
 	self0 := selfmon.Take()
 	// A run directory that can no longer be written (a full disk) stops the
 	// run: what it would measure from then on could not be kept.

@@ -45,6 +45,12 @@ func lateness(at time.Time) time.Duration {
 	return -time.Until(at)
 }
 
+// openingSlack is how long before the start time the first phase's opening
+// snapshot is planned to end, beyond twice the time the probe took: a scrape
+// may take longer the second time (the engine busy with the other shards'
+// scrapes, a loaded machine).
+const openingSlack = 50 * time.Millisecond
+
 // waitForStart holds the run until the wall clock reads at (the zero time: it
 // returns at once), the start barrier of sharded runs: every shard is given
 // the same instant, waits for it with its engine up, its connections open and
@@ -53,34 +59,69 @@ func lateness(at time.Time) time.Duration {
 // begins, so that the shards begin within a few milliseconds of each other
 // (one machine: 1–3 ms apart; docs/decisions/0015).
 //
+// open takes the first phase's opening /metrics snapshot (the phase book
+// keeps the last one taken and its start event uses it). It is taken during
+// the wait rather than at the phase's start, where it would hold back every
+// arrival of the shard by the scrape's duration (tens of ms, more under
+// load; each shard's its own), and as late as it safely can, so the phase's
+// counter window holds hardly any of the idle wait: first right away, which
+// tells how long a scrape takes, then again twice that plus openingSlack
+// before at, if that is still ahead. Nothing is sent in between, so the
+// phase's counter deltas still cover its requests and only them.
+//
 // A stop or a cancelled context ends the wait early; the run then goes on
 // to the driver, which sees the stop and sends nothing, so the run is
-// recorded and summarised as interrupted like any other.
-func waitForStart(ctx context.Context, at time.Time, stop <-chan struct{}, log io.Writer) {
-	wait := time.Until(at)
-	if at.IsZero() || wait <= 0 {
-		return
+// recorded and summarised as interrupted like any other. The error says
+// that the snapshot ended more than StartLateness after at: the run would
+// start after the other shards.
+func waitForStart(ctx context.Context, at time.Time, stop <-chan struct{}, log io.Writer, open func()) error {
+	if at.IsZero() {
+		return nil
 	}
-	fmt.Fprintf(log, "llmbench: waiting %s, until %s (--start-at), to start with the other shards\n",
-		wait.Round(time.Millisecond), at.UTC().Format(time.RFC3339Nano))
+	if wait := time.Until(at); wait > 0 {
+		fmt.Fprintf(log, "llmbench: waiting %s, until %s (--start-at), to start with the other shards\n",
+			wait.Round(time.Millisecond), at.UTC().Format(time.RFC3339Nano))
+	}
+	began := time.Now()
+	open()
+	took := time.Since(began)
+	if again := at.Add(-2*took - openingSlack); time.Until(again) > 0 {
+		if !sleepUntil(ctx, again, stop, log) {
+			return nil
+		}
+		open()
+	}
+	if !sleepUntil(ctx, at, stop, log) {
+		return nil
+	}
+	if late := lateness(at); late > StartLateness {
+		return fmt.Errorf("the first phase's opening /metrics snapshot ended %s after the start time %s: this run would start after the other shards; give a later --start-at, or see why the engine's /metrics answers slowly",
+			late.Round(time.Millisecond), at.UTC().Format(time.RFC3339Nano))
+	}
+	return nil
+}
+
+// sleepUntil waits until the wall clock reads at; false if a stop or the
+// context ended the wait.
+func sleepUntil(ctx context.Context, at time.Time, stop <-chan struct{}, log io.Writer) bool {
 	// The timer runs on the monotonic clock and at is a wall-clock time:
 	// look at the wall clock again after each wake-up, so a clock stepped
 	// by NTP during a long wait still starts the run at the instant the
 	// other shards read on theirs.
-	for wait > 0 {
+	for wait := time.Until(at); wait > 0; wait = time.Until(at) {
 		t := time.NewTimer(wait)
 		select {
 		case <-t.C:
 		case <-stop:
 			t.Stop()
 			fmt.Fprintln(log, "llmbench: interrupted while waiting for the start time")
-			return
+			return false
 		case <-ctx.Done():
 			t.Stop()
-			return
+			return false
 		}
-		wait = time.Until(at)
 	}
+	return true
 }
 
 // hostname names the machine (the pod, the container) the run ran on: merge

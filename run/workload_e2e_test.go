@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
 	"testing"
@@ -48,6 +49,12 @@ func runForSummaryAndDir(t *testing.T, yaml string) (report.Summary, string) {
 // TestSweepReportsTheEngineCapacity: a rate sweep through `llmbench run`
 // against an engine of 4 running requests reports throughput rising, then
 // saturating, and a capacity within 15 % of the engine's modelled one.
+//
+// The sweep measures in real time, and on a machine whose cores other
+// processes take (`go test ./...` compiling the next packages) the engine's
+// steps and the client's timers run late: a miss then is run again, one on a
+// quiet machine fails (quiet.Retry). The engine runs apart, in a child
+// process: its CPU is the test's own, not a neighbour's.
 func TestSweepReportsTheEngineCapacity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a sweep against the built-in engine")
@@ -75,25 +82,36 @@ scrape:
 	}
 	params, _ := simSettings(sc)
 	capacity := params.Capacity(64, 32)
-	s, dir := runForSummaryAndDir(t, yaml)
+	quiet.Retry{Within: 3 * time.Minute, Children: true}.Run(t, func(int) []string {
+		s, dir := runForSummaryAndDir(t, yaml)
+		return sweepMisses(t, s, dir, capacity)
+	})
+}
+
+// sweepMisses is what a run of TestSweepReportsTheEngineCapacity's sweep
+// found out of bounds: an engine of the given capacity (requests/s).
+func sweepMisses(t *testing.T, s report.Summary, dir string, capacity float64) []string {
+	t.Helper()
 	if s.Sweep == nil || len(s.Sweep.Points) != 4 {
 		t.Fatalf("sweep %+v, want 4 points", s.Sweep)
 	}
+	var misses []string
+	miss := func(format string, a ...any) { misses = append(misses, fmt.Sprintf(format, a...)) }
 	for _, p := range s.Sweep.Points[:2] {
 		if math.Abs(p.RequestsPerS/p.Load-1) > 0.2 {
-			t.Errorf("%s: %.2f/s achieved for %g/s offered, well below capacity", p.Phase, p.RequestsPerS, p.Load)
+			miss("%s: %.2f/s achieved for %g/s offered, well below capacity", p.Phase, p.RequestsPerS, p.Load)
 		}
 	}
 	sat := s.Sweep.Saturation
 	if !sat.Found {
-		t.Fatalf("no saturation reported: %+v", sat)
+		return append(misses, fmt.Sprintf("no saturation reported: %+v", sat))
 	}
 	if math.Abs(sat.Capacity/capacity-1) > 0.15 {
-		t.Errorf("reported capacity %.2f/s, the engine's is %.2f/s: more than 15 %% apart", sat.Capacity, capacity)
+		miss("reported capacity %.2f/s, the engine's is %.2f/s: more than 15 %% apart", sat.Capacity, capacity)
 	}
 	last := s.Sweep.Points[3]
 	if last.QueueMean <= s.Sweep.Points[0].QueueMean {
-		t.Errorf("the server's queue did not grow past saturation: %+v", s.Sweep.Points)
+		miss("the server's queue did not grow past saturation: %+v", s.Sweep.Points)
 	}
 
 	// Goodput: below capacity nearly every request meets the 150 ms TTFT
@@ -104,13 +122,13 @@ scrape:
 		t.Fatalf("sweep points without goodput: %+v", s.Sweep.Points)
 	}
 	if *first.GoodputPerS < 0.9*first.RequestsPerS {
-		t.Errorf("%s: goodput %.2f/s of %.2f/s below capacity", first.Phase, *first.GoodputPerS, first.RequestsPerS)
+		miss("%s: goodput %.2f/s of %.2f/s below capacity", first.Phase, *first.GoodputPerS, first.RequestsPerS)
 	}
 	if pk := s.Sweep.GoodputPeak; pk == nil || pk.RequestsPerS > capacity*1.15 || pk.Phase == last.Phase {
-		t.Errorf("goodput peak %+v: want one within the engine's capacity %.2f/s, before the overloaded %s", pk, capacity, last.Phase)
+		miss("goodput peak %+v: want one within the engine's capacity %.2f/s, before the overloaded %s", pk, capacity, last.Phase)
 	}
 	if *last.GoodputPerS > 0.6*last.RequestsPerS {
-		t.Errorf("%s: goodput %.2f/s of %.2f/s past capacity: the queue should make most requests miss 150 ms", last.Phase, *last.GoodputPerS, last.RequestsPerS)
+		miss("%s: goodput %.2f/s of %.2f/s past capacity: the queue should make most requests miss 150 ms", last.Phase, *last.GoodputPerS, last.RequestsPerS)
 	}
 	// And the count of good requests is the engine's: its ground truth
 	// (arrival to first token flushed) puts the same requests within 150 ms,
@@ -125,11 +143,12 @@ scrape:
 			truthGood++
 		}
 	}
-	t.Logf("goodput per point: first %.2f of %.2f req/s, last %.2f of %.2f; good %d, ground truth %d", *first.GoodputPerS, first.RequestsPerS,
-		*last.GoodputPerS, last.RequestsPerS, g.Good, truthGood)
+	t.Logf("capacity %.2f/s (the engine's %.2f/s); goodput per point: first %.2f of %.2f req/s, last %.2f of %.2f; good %d, ground truth %d",
+		sat.Capacity, capacity, *first.GoodputPerS, first.RequestsPerS, *last.GoodputPerS, last.RequestsPerS, g.Good, truthGood)
 	if tol := max(2, s.Client.Requests.Sent/50); abs(g.Good-truthGood) > tol {
-		t.Errorf("goodput %+v; the engine's ground truth has %d requests within 150 ms (tolerance %d)", g, truthGood, tol)
+		miss("goodput %+v; the engine's ground truth has %d requests within 150 ms (tolerance %d)", g, truthGood, tol)
 	}
+	return misses
 }
 
 func abs(x int) int { return max(x, -x) }

@@ -7,7 +7,7 @@ package workload_test
 
 import (
 	"context"
-	"github.com/llmbench-org/llmbench/report/saturation"
+	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -18,6 +18,7 @@ import (
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/internal/quiet"
+	"github.com/llmbench-org/llmbench/report/saturation"
 	"github.com/llmbench-org/llmbench/scenarios"
 	"github.com/llmbench-org/llmbench/workload"
 )
@@ -173,6 +174,11 @@ func median(xs []float64) float64 {
 // TestSweepSaturatesAtTheEngineCapacity: a rate sweep against an engine of
 // 4 running requests shows throughput following the rate, then flattening;
 // saturation.Detect reports a capacity within 15 % of the engine's.
+//
+// The sweep measures in real time, and on a machine whose cores other
+// processes take (`go test ./...` compiling the next packages) the engine's
+// steps and the client's timers run late: a miss then is run again, one on a
+// quiet machine fails (quiet.Retry).
 func TestSweepSaturatesAtTheEngineCapacity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end to end against the built-in engine")
@@ -193,11 +199,20 @@ workload:
   output_tokens: 32
 `)
 	capacity := sc.Engine.Sim.(*sim.Params).Capacity(64, 32) // ≈ 15.3 requests/s
-	b := runAgainstSim(t, sc)
-	if b.runErr != nil {
-		t.Fatal(b.runErr)
-	}
-	checkTokenTargets(t, b)
+	quiet.Retry{Within: 3 * time.Minute}.Run(t, func(int) []string {
+		b := runAgainstSim(t, sc)
+		if b.runErr != nil {
+			t.Fatal(b.runErr)
+		}
+		checkTokenTargets(t, b)
+		return saturationMisses(t, b, capacity)
+	})
+}
+
+// saturationMisses is what a sweep against an engine of the given capacity
+// (requests/s) found out of bounds.
+func saturationMisses(t *testing.T, b bench, capacity float64) []string {
+	t.Helper()
 	ttft := map[string][]float64{}
 	for _, rec := range b.records {
 		if d, ok := rec.TTFT(); ok {
@@ -210,20 +225,22 @@ workload:
 			Latency: median(ttft[ph.Name]), Queue: math.NaN()})
 		t.Logf("%s: offered %g/s, achieved %.2f/s, TTFT p50 %.3fs, sent %d", ph.Name, ph.Rate, ph.Throughput(), median(ttft[ph.Name]), ph.Sent)
 	}
+	var misses []string
 	// Below capacity, throughput follows the offered rate.
 	for _, p := range points[:3] {
 		if math.Abs(p.Throughput/p.Load-1) > 0.15 {
-			t.Errorf("%s: %.2f/s achieved for %g/s offered, below capacity", p.Phase, p.Throughput, p.Load)
+			misses = append(misses, fmt.Sprintf("%s: %.2f/s achieved for %g/s offered, below capacity", p.Phase, p.Throughput, p.Load))
 		}
 	}
 	sat := saturation.Detect(points)
 	t.Logf("saturation: %+v; engine capacity %.2f/s", sat, capacity)
 	if !sat.Found || sat.Phase != "rate-10" {
-		t.Fatalf("saturation %+v, want found with the knee at rate-10", sat)
+		return append(misses, fmt.Sprintf("saturation %+v, want found with the knee at rate-10", sat))
 	}
 	if math.Abs(sat.Capacity/capacity-1) > 0.15 {
-		t.Errorf("measured capacity %.2f/s, the engine's is %.2f/s: more than 15 %% apart", sat.Capacity, capacity)
+		misses = append(misses, fmt.Sprintf("measured capacity %.2f/s, the engine's is %.2f/s: more than 15 %% apart", sat.Capacity, capacity))
 	}
+	return misses
 }
 
 // maxOverlap is the largest number of records in flight at once, by their

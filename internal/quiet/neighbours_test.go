@@ -42,3 +42,36 @@ func TestNeighboursSeesAnotherProcess(t *testing.T) {
 		t.Errorf("a child spinning one core for 1 s: others' share %.3f, want >= %.3f (%d cores)", share, want, cores)
 	}
 }
+
+// TestShareBesidesChildren: a child process this one ran and waited for is
+// not a neighbour for ShareBesidesChildren (a test's engine run apart), while
+// Share counts it.
+func TestShareBesidesChildren(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("other processes' CPU is measured on Linux only")
+	}
+	w := WatchNeighbours()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestNeighboursSeesAnotherProcess$")
+	cmd.Env = append(os.Environ(), "QUIET_TEST_SPIN=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("spinning child: %v\n%s", err, out)
+	}
+	all, ok1 := w.Share()
+	besides, ok2 := w.ShareBesidesChildren()
+	if !ok1 || !ok2 {
+		t.Fatal("no measurement on Linux")
+	}
+	// What the child used, as a share of the machine over the interval (a
+	// little less than the one measured: the interval is read later).
+	used := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	cores := selfmon.Since(w.start, selfmon.Take()).HostCores
+	child := used.Seconds() / (time.Since(w.began).Seconds() * float64(cores))
+	if used < 100*time.Millisecond {
+		t.Fatalf("the child spun for %v of CPU only: nothing to tell apart", used)
+	}
+	// Share keeps the child (up to a machine kept all busy: Share is at most
+	// 1); ShareBesidesChildren leaves it out, to the clock tick (10 ms).
+	if want := min(child, all) - 0.02; all-besides < want {
+		t.Errorf("others' share %.3f with the child, %.3f without: want them %.3f apart, the child's share (%v of CPU on %d cores)", all, besides, want+0.02, used, cores)
+	}
+}

@@ -1,0 +1,80 @@
+package quiet
+
+import (
+	"testing"
+	"time"
+)
+
+// BusyShare is how much of the machine (0–1, all cores) other processes must
+// have used during an attempt for Retry to put its miss down to them.
+const BusyShare = 0.25
+
+// Retry runs a check that measures in real time (a capacity, a latency
+// bound) until it passes, telling a miss of llmbench's from one of the
+// machine's: `go test ./...` on a small machine compiles and links the next
+// packages beside the one that runs, and a check that holds on a quiet
+// machine can miss beside them. Each attempt is watched (WatchNeighbours).
+// A miss while other processes used more than BusyShare of the machine is
+// run again, until Within has passed since the first attempt; a miss on a
+// quiet machine, or where the platform does not say, fails the test, and so
+// does a machine that stayed busy for all of Within. The check's bounds stay
+// what they are: a systematic error misses on a quiet machine and fails.
+type Retry struct {
+	Within time.Duration
+	// Children counts the CPU of this process's children that ended during
+	// an attempt as the test's own (ShareBesidesChildren): a check whose
+	// engine runs apart, in a child process it stops before the attempt
+	// returns, must not take its own engine for a neighbour.
+	Children bool
+
+	// watch replaces WatchNeighbours in the tests of Retry itself.
+	watch func() (share func() (float64, bool))
+}
+
+// Run runs attempt (n counts from 1) until it returns no misses or t fails;
+// misses are what the attempt found out of bounds, one line each.
+func (r Retry) Run(t testing.TB, attempt func(n int) (misses []string)) {
+	t.Helper()
+	watch := r.watch
+	if watch == nil {
+		watch = func() func() (float64, bool) {
+			w := WatchNeighbours()
+			if r.Children {
+				return w.ShareBesidesChildren
+			}
+			return w.Share
+		}
+	}
+	until := time.Now().Add(r.Within)
+	for n := 1; ; n++ {
+		share := watch()
+		misses := attempt(n)
+		others, measured := share()
+		if len(misses) == 0 {
+			if measured {
+				t.Logf("attempt %d passed, other processes using %.0f%% of the machine", n, 100*others)
+			}
+			return
+		}
+		var why string
+		switch {
+		case !measured:
+			why = "other processes' use of the machine is not measured here, so the miss counts"
+		case others <= BusyShare:
+			why = "the machine was quiet"
+		case time.Now().After(until):
+			why = "the machine was never quiet enough to tell within " + r.Within.String()
+		default:
+			t.Logf("attempt %d missed while other processes used %.0f%% of the machine (more than %.0f%%), running again:", n, 100*others, 100*BusyShare)
+			for _, m := range misses {
+				t.Logf("  %s", m)
+			}
+			continue
+		}
+		t.Errorf("attempt %d missed, other processes using %.0f%% of the machine (%s):", n, 100*others, why)
+		for _, m := range misses {
+			t.Errorf("  %s", m)
+		}
+		return
+	}
+}
