@@ -1,12 +1,14 @@
 package selfmon
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -109,21 +111,52 @@ func TestQuietGCBoundsTheHeapWithFewCollections(t *testing.T) {
 		t.Errorf("%d collections for %d MiB of garbage, want none below the %d MiB allowance", n, GarbageAllowance>>20-16, GarbageAllowance>>20)
 	}
 	const garbage = 1024 // MiB: 16 allowances
-	start = gcCycles()
-	var peak uint64
-	for range garbage / 16 {
-		makeGarbage(16)
-		peak = max(peak, heapHeld())
-	}
-	n := gcCycles() - start
-	// GOGC=100 on this few-MiB live heap would collect every 4 MiB or so:
-	// hundreds of times.
-	if lo, hi := uint64(garbage/(GarbageAllowance>>20)/2), uint64(2*garbage/(GarbageAllowance>>20)+2); n < lo || n > hi {
-		t.Errorf("%d collections for %d MiB of garbage, want %d–%d (one per %d MiB allowance)", n, garbage, lo, hi, GarbageAllowance>>20)
-	}
-	t.Logf("%d collections for %d MiB of garbage; heap peaked at %d MiB", n, garbage, peak>>20)
-	if limit := uint64(2*GarbageAllowance + 64<<20); peak > limit {
-		t.Errorf("the heap reached %d MiB, want it bounded under %d MiB", peak>>20, limit>>20)
+	// The collector runs beside the allocation: starved of CPU by other
+	// processes (go test ./... builds the next packages meanwhile), it
+	// finishes late and the heap overshoots (196 MiB seen with two busy
+	// loops beside it, against ~100–150 quiet). Such a miss is run again.
+	missWhileBusy(t, 3*time.Minute, func() (misses []string) {
+		start := gcCycles()
+		var peak uint64
+		for range garbage / 16 {
+			makeGarbage(16)
+			peak = max(peak, heapHeld())
+		}
+		n := gcCycles() - start
+		// GOGC=100 on this few-MiB live heap would collect every 4 MiB or
+		// so: hundreds of times.
+		if lo, hi := uint64(garbage/(GarbageAllowance>>20)/2), uint64(2*garbage/(GarbageAllowance>>20)+2); n < lo || n > hi {
+			misses = append(misses, fmt.Sprintf("%d collections for %d MiB of garbage, want %d–%d (one per %d MiB allowance)", n, garbage, lo, hi, GarbageAllowance>>20))
+		}
+		t.Logf("%d collections for %d MiB of garbage; heap peaked at %d MiB", n, garbage, peak>>20)
+		if limit := uint64(2*GarbageAllowance + 64<<20); peak > limit {
+			misses = append(misses, fmt.Sprintf("the heap reached %d MiB, want it bounded under %d MiB", peak>>20, limit>>20))
+		}
+		return misses
+	})
+}
+
+// missWhileBusy runs attempt until it finds nothing amiss; a miss while
+// other processes used more than a quarter of the machine is run again
+// (until within has passed), one on a quiet machine, or where the host is
+// not measured, fails. (internal/quiet.Retry does this for other packages;
+// it imports selfmon, so selfmon's own tests cannot use it.)
+func missWhileBusy(t *testing.T, within time.Duration, attempt func() []string) {
+	t.Helper()
+	until := time.Now().Add(within)
+	for n := 1; ; n++ {
+		before := Take()
+		misses := attempt()
+		r := Since(before, Take())
+		if len(misses) == 0 {
+			return
+		}
+		if r.HostMeasured && r.HostOtherCPU > 0.25 && time.Now().Before(until) {
+			t.Logf("attempt %d missed while other processes used %.0f%% of the machine: again (%s)", n, 100*r.HostOtherCPU, strings.Join(misses, "; "))
+			continue
+		}
+		t.Errorf("attempt %d missed, other processes using %.0f%% of the machine (measured: %v): %s", n, 100*r.HostOtherCPU, r.HostMeasured, strings.Join(misses, "; "))
+		return
 	}
 }
 
