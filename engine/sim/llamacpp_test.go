@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"io"
 	"math"
 	"net/http"
 	"os"
@@ -353,5 +354,50 @@ func TestLlamaCppStreamErrorMidStream(t *testing.T) {
 	}
 	if got := value(t, scrape(t, ep.MetricsURL), "llamacpp:tokens_predicted_total"); got != 24 {
 		t.Errorf("tokens_predicted_total %v, want the 24 generated", got)
+	}
+}
+
+// TestLlamaCppGaugesCountHeldRequests: as a real llama.cpp server computes
+// them when /metrics is asked, requests_processing counts the busy slots
+// (-np caps them) and requests_deferred the requests waiting for one, so
+// together they count every request the engine holds at the scrape; when
+// the clients go away, the server cancels their tasks and both return to 0.
+func TestLlamaCppGaugesCountHeldRequests(t *testing.T) {
+	t.Parallel()
+	p := llamaParams(t)
+	p.MaxRunningRequests = 2 // llama-server -np 2
+	_, ep := startEngine(t, Config{Dialect: DialectLlamaCpp, Params: p})
+	client := newClient()
+	const sent = 5
+	var bodies []io.Closer
+	for range sent {
+		resp := rawPost(t, client, ep.BaseURL+"/chat/completions", map[string]any{
+			"messages": []map[string]any{{"role": "user", "content": fixtureMessage}}, "max_tokens": 3000, "stream": true})
+		bodies = append(bodies, resp.Body)
+	}
+	gauges := func() (processing, deferred float64) {
+		fams := parseExposition(t, scrapeText(t, ep.MetricsURL))
+		return value(t, fams, "llamacpp:requests_processing"), value(t, fams, "llamacpp:requests_deferred")
+	}
+	// The requests reach the engine in their own time: wait for them all.
+	var processing, deferred float64
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if processing, deferred = gauges(); processing+deferred == sent {
+			break
+		}
+	}
+	if processing != 2 || deferred != sent-2 {
+		t.Errorf("requests_processing %v, requests_deferred %v with %d requests held by 2 slots: want 2 and %d", processing, deferred, sent, sent-2)
+	}
+	for _, b := range bodies {
+		b.Close()
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if processing, deferred = gauges(); processing+deferred == 0 {
+			break
+		}
+	}
+	if processing != 0 || deferred != 0 {
+		t.Errorf("after the clients left: requests_processing %v, requests_deferred %v, want 0 and 0", processing, deferred)
 	}
 }

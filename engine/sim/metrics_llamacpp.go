@@ -23,6 +23,12 @@ import (
 //     mean number of busy slots (running requests) per pass, n_tokens_max the
 //     largest context a request reached (prompt + output − 1);
 //   - the throughput gauges are the totals' ratios (0 before any request);
+//   - requests_processing and requests_deferred are what the server holds
+//     when /metrics is asked (its main loop counts the busy slots and the
+//     tasks deferred for want of one between two passes): a request counts
+//     from the moment the loop takes it, and stops counting when it ends
+//     or is cancelled (a client gone: its slot is released, or its task
+//     taken out of the deferred queue), even if no pass follows;
 //   - every value is printed as a C++ ostream prints a double: six
 //     significant digits, so a counter past 999,999 loses its low digits
 //     (1234567 prints 1.23457e+06).
@@ -36,6 +42,10 @@ type llamacppMetrics struct {
 	predictedN, predictedMS  uint64
 	nDecode, nBusy, tokenMax uint64
 	processing, deferred     int
+	// held counts the requests the engine holds (taken, not yet finished
+	// or aborted), so that cancelling the last of them reads 0 and 0 as
+	// the real server does, with no pass to reset the gauges.
+	held int
 }
 
 func newLlamaCppMetrics(start time.Time) *llamacppMetrics { return &llamacppMetrics{start: start} }
@@ -93,7 +103,12 @@ func (m *llamacppMetrics) handler() http.Handler {
 	})
 }
 
-func (m *llamacppMetrics) received(*stream) {}
+func (m *llamacppMetrics) received(*stream) {
+	m.mu.Lock()
+	m.held++
+	m.deferred++ // until a pass gives it a slot
+	m.mu.Unlock()
+}
 
 func (m *llamacppMetrics) queued(*stream, time.Duration) {}
 
@@ -131,6 +146,7 @@ func (m *llamacppMetrics) delivered(s *stream, _ int, at time.Duration) {
 
 func (m *llamacppMetrics) finished(s *stream, _ time.Duration) {
 	m.mu.Lock()
+	m.held-- // the pass that finished it has counted the slot free
 	m.predictedN += uint64(s.seq.Output)
 	if s.delivered > 0 {
 		m.predictedMS += wholeMS(s.lastDelivery - s.firstDelivery)
@@ -138,4 +154,24 @@ func (m *llamacppMetrics) finished(s *stream, _ time.Duration) {
 	m.mu.Unlock()
 }
 
-func (m *llamacppMetrics) aborted(*stream, time.Duration) {}
+// aborted releases the request's slot, or takes it out of the deferred
+// queue; it adds no time (llama.cpp adds a request's generation time only
+// when it finishes). A request that had a slot may since have been
+// preempted back to the queue (the built-in engine can run out of KV cache;
+// llama.cpp cannot): the next pass corrects the split, and the total is
+// exact at once.
+func (m *llamacppMetrics) aborted(s *stream, _ time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.held = max(m.held-1, 0)
+	if s.queueLeave != 0 {
+		m.processing = max(m.processing-1, 0)
+	} else {
+		m.deferred = max(m.deferred-1, 0)
+	}
+	if over := m.processing + m.deferred - m.held; over > 0 {
+		cut := min(over, m.deferred)
+		m.deferred -= cut
+		m.processing -= over - cut
+	}
+}
