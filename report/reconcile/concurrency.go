@@ -67,7 +67,8 @@ func (a *analysis) concurrency() (f Finding) {
 	}
 	// slack is how much more the engine may have held than its figure
 	// says: what rounding each request's times down took from its counters.
-	serverL, basis, slack, caveat := 0.0, "", 0.0, ""
+	serverL, basis, slack := 0.0, "", 0.0
+	byCounters := false
 	if h, ok := a.server.Histograms[scrape.E2E]; ok && h.Count > 0 {
 		serverL, basis = h.Sum/T, "its e2e histogram"
 		if successesOnly(h.Count, a.client.ok, a.client.reached) {
@@ -75,7 +76,7 @@ func (a *analysis) concurrency() (f Finding) {
 			who = fmt.Sprintf(" (its %d successful requests: the engine's e2e histogram counts %s, as many as succeeded)", a.client.ok, count(h.Count))
 		}
 	} else if busy, ok := a.slotSeconds(); ok {
-		serverL, basis = busy/T, "its prompt and generation time counters, each request's time in a slot"
+		serverL, basis, byCounters = busy/T, "its prompt and generation time counters, each request's time in a slot", true
 		ev.set("server_slot_inflight_mean", busy/T)
 		if g.samples > 0 {
 			serverL += g.waiting
@@ -87,9 +88,6 @@ func (a *analysis) concurrency() (f Finding) {
 			// rounded down, by less than res.
 			slack = res * float64(a.client.prefilled+a.client.reached) / T
 			ev.set("server_truncation_inflight_max", slack)
-		}
-		if a.client.abandoned > 0 {
-			caveat = fmt.Sprintf("; the engine adds no generation time for a request it cancels, and the client gave up on %d", a.client.abandoned)
 		}
 	} else if g.samples > 0 && !a.sem.loggedGauges {
 		serverL, basis = g.running+g.waiting, "the time average of its running + waiting gauges"
@@ -114,11 +112,23 @@ func (a *analysis) concurrency() (f Finding) {
 		f.Verdict = joinClauses(desc, "the engine's count includes foreign requests")
 		return f
 	}
-	switch most := serverL + slack; {
+	most, where := serverL+slack, "a connection cap in the client transport, a proxy or load-balancer queue, the network"
+	if byCounters {
+		// The counters start when a slot starts the prompt: the server's
+		// own HTTP handling, chat template and tokenization come before.
+		where += ", or the server's own HTTP handling and tokenization before a slot takes the request"
+	}
+	caveat := ""
+	if byCounters && a.client.abandoned > 0 && clientL*float64(a.client.abandoned)/float64(a.client.reached) >= clientL-most {
+		// The requests the client gave up on are enough to explain the
+		// gap: the engine may have cancelled them, adding no generation time.
+		caveat = fmt.Sprintf("; or the %d requests the client gave up on, if the engine cancelled them: it adds no generation time for a cancelled request", a.client.abandoned)
+	}
+	switch {
 	case most/clientL < concurrencyWarnRatio && clientL-most >= concurrencyWarnAbs:
 		f.Severity = Warn
-		f.Verdict = fmt.Sprintf("%s: on average %.1f of the client's requests were not inside the engine but waiting between the two (a connection cap in the client transport, a proxy or load-balancer queue, the network)%s",
-			desc, clientL-serverL, caveat)
+		f.Verdict = fmt.Sprintf("%s: on average %.1f of the client's requests were not inside the engine but waiting between the two (%s)%s",
+			desc, clientL-serverL, where, caveat)
 	case r > 1/concurrencyWarnRatio && serverL-clientL >= concurrencyWarnAbs:
 		f.Severity = Warn
 		f.Verdict = desc + ": the engine held more requests than the client had in flight (requests the client abandoned still running, or other clients)"
