@@ -174,17 +174,17 @@ type gaugeMean struct {
 	samples          int
 }
 
-// gaugeInflight averages the running and waiting gauges over time: each
-// scrape read strictly inside a paired window stands for the time since
-// the previous one of its target, the window's opening snapshot the first.
-// A plain mean of the scrapes weighed the opening snapshot, read the
-// instant before the load began (and, live, the probe read a few
-// milliseconds before it), as much as a whole scrape interval of load: a
-// 15-second llama.cpp run scraped every second read 3.7 of the client's 4.0
-// requests, and its live view 2.4 after four seconds, while the engine's
-// truth held 3.9. The closing snapshot, read after the drain, is left out
-// likewise. Targets add up when the window's snapshots are a fleet's sum;
-// windows count for the time their scrapes cover.
+// gaugeInflight averages the running and waiting gauges over time, from
+// the scrapes read strictly inside each paired window: linearly between
+// two scrapes, and each end of the window at the nearest scrape's value.
+// The window's own snapshots are left out. The opening one is read the
+// instant before the load begins (and, live, the probe a few milliseconds
+// earlier), the closing one after the drain; a plain mean of the scrapes
+// weighed each of those idle readings as much as a whole scrape interval
+// of load: a 15-second llama.cpp run scraped every second read 3.7 of the
+// client's 4.0 requests, and its live view 2.4 after four seconds, while
+// the engine's truth held 3.9. Targets add up when the window's snapshots
+// are a fleet's sum; windows count for their length.
 func (a *analysis) gaugeInflight() gaugeMean {
 	type reading struct {
 		at            time.Duration
@@ -206,24 +206,25 @@ func (a *analysis) gaugeInflight() gaugeMean {
 			}
 			per[row.Target] = append(per[row.Target], reading{row.At, r, row.Snapshot.Gauges[scrape.RequestsWaiting]})
 		}
-		var wRun, wWait, wSecs float64
+		if len(per) == 0 {
+			continue
+		}
+		secs := (hi - lo).Seconds()
 		wn := 0
 		for _, rs := range per {
 			slices.SortFunc(rs, func(x, y reading) int { return compareDur(x.at, y.at) })
-			var tRun, tWait, secs float64
-			prev := lo
-			for _, r := range rs {
-				dt := (r.at - prev).Seconds()
-				tRun, tWait, secs = tRun+r.running*dt, tWait+r.wait*dt, secs+dt
-				prev = r.at
+			first, last := rs[0], rs[len(rs)-1]
+			tRun := first.running*(first.at-lo).Seconds() + last.running*(hi-last.at).Seconds()
+			tWait := first.wait*(first.at-lo).Seconds() + last.wait*(hi-last.at).Seconds()
+			for i := 1; i < len(rs); i++ {
+				dt := (rs[i].at - rs[i-1].at).Seconds()
+				tRun += (rs[i-1].running + rs[i].running) / 2 * dt
+				tWait += (rs[i-1].wait + rs[i].wait) / 2 * dt
 			}
-			if secs <= 0 {
-				continue
-			}
-			wRun, wWait = wRun+tRun/secs, wWait+tWait/secs
-			wSecs, wn = max(wSecs, secs), max(wn, len(rs))
+			run, wait = run+tRun, wait+tWait
+			wn = max(wn, len(rs))
 		}
-		run, wait, covered, n = run+wRun*wSecs, wait+wWait*wSecs, covered+wSecs, n+wn
+		covered, n = covered+secs, n+wn
 	}
 	if covered <= 0 {
 		return gaugeMean{}

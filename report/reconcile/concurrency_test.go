@@ -122,3 +122,55 @@ func TestConcurrencyAtScrapeEdges(t *testing.T) {
 		})
 	}
 }
+
+// TestGaugeInflight: the gauges' time average, from the scrapes strictly
+// inside the window, linear between two of them, each end of the window at
+// its nearest scrape: exact for a load that rises steadily, blind to the
+// idle snapshots that open and close a run.
+func TestGaugeInflight(t *testing.T) {
+	t.Parallel()
+	type read struct {
+		at      float64 // seconds
+		running float64
+		failed  bool
+	}
+	s := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+	for _, tc := range []struct {
+		name          string
+		before, after read
+		rows          []read
+		want          float64
+		samples       int
+	}{
+		{name: "a steadily rising load", before: read{0, 0, false}, after: read{5, 50, false},
+			rows: []read{{1, 10, false}, {2, 20, false}, {3, 30, false}, {4, 40, false}}, want: 25, samples: 4},
+		{name: "idle probe and snapshots around the load", before: read{0, 0, false}, after: read{4.1, 0, false},
+			rows: []read{{-0.01, 0, false}, {1, 4, false}, {2, 4, false}, {3, 4, false}, {4, 4, false}}, want: 4, samples: 4},
+		{name: "a failed scrape is bridged", before: read{0, 0, false}, after: read{3.5, 0, false},
+			rows: []read{{1, 4, false}, {2, 0, true}, {3, 4, false}}, want: 4, samples: 2},
+		{name: "no scrape inside the window", before: read{0, 0, false}, after: read{0.5, 0, false}, want: 0, samples: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			row := func(r read) scrape.Row {
+				if r.failed {
+					return scrape.Row{Target: target, At: s(r.at), Error: "connection refused"}
+				}
+				return scrape.Row{Target: target, At: s(r.at), OK: true, Snapshot: &scrape.Snapshot{Dialect: "vllm",
+					Gauges: map[scrape.Concept]float64{scrape.RequestsRunning: r.running, scrape.RequestsWaiting: 0}}}
+			}
+			before, after := row(tc.before), row(tc.after)
+			rows := []scrape.Row{before}
+			for _, r := range tc.rows {
+				rows = append(rows, row(r))
+			}
+			rows = append(rows, after)
+			a := analyse(Input{Rows: rows, Dialect: "vllm",
+				Windows: []Window{{Name: "main", Measured: true, Start: before.At, End: after.At, Before: &before, After: &after}}})
+			g := a.gaugeInflight()
+			if math.Abs(g.running+g.waiting-tc.want) > 1e-9 || g.samples != tc.samples {
+				t.Errorf("mean %v over %d scrapes, want %v over %d", g.running+g.waiting, g.samples, tc.want, tc.samples)
+			}
+		})
+	}
+}
