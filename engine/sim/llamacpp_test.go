@@ -401,3 +401,26 @@ func TestLlamaCppGaugesCountHeldRequests(t *testing.T) {
 		t.Errorf("after the clients left: requests_processing %v, requests_deferred %v, want 0 and 0", processing, deferred)
 	}
 }
+
+// TestLlamaCppGaugesCountArrivals: the real server answers /metrics after
+// the pass under way and after the tasks posted before the scrape, so a
+// request that arrived during the pass already holds a free slot, or is
+// deferred, in the answer.
+func TestLlamaCppGaugesCountArrivals(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		slots, processing, deferred, arrived int
+		wantProcessing, wantDeferred         int
+	}{
+		{slots: 4, processing: 2, arrived: 2, wantProcessing: 4},
+		{slots: 2, processing: 1, arrived: 3, wantProcessing: 2, wantDeferred: 2},
+		{slots: 2, processing: 2, deferred: 1, arrived: 1, wantProcessing: 2, wantDeferred: 2},
+		{slots: 4, processing: 3, wantProcessing: 3},
+	} {
+		m := newLlamaCppMetrics(time.Now(), tc.slots, func() int { return tc.arrived })
+		m.processing, m.deferred = tc.processing, tc.deferred
+		if p, d := m.gauges(); p != tc.wantProcessing || d != tc.wantDeferred {
+			t.Errorf("%+v: requests_processing %d, requests_deferred %d, want %d and %d", tc, p, d, tc.wantProcessing, tc.wantDeferred)
+		}
+	}
+}
