@@ -163,7 +163,9 @@ func New(cfg Config) (*Engine, error) {
 	case DialectFastDeploy:
 		e.newMetrics = func() dialectMetrics { return newFastDeployMetrics(cfg.Params) }
 	case DialectLlamaCpp:
-		e.newMetrics = func() dialectMetrics { return newLlamaCppMetrics(time.Now()) }
+		e.newMetrics = func() dialectMetrics {
+			return newLlamaCppMetrics(time.Now(), cfg.Params.MaxRunningRequests, e.arrivalsPending)
+		}
 	default:
 		return nil, fmt.Errorf("sim engine: unknown dialect %q (want %s, %s, %s or %s)",
 			cfg.Dialect, DialectSGLang, DialectVLLM, DialectFastDeploy, DialectLlamaCpp)

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"io"
 	"math"
 	"net/http"
 	"os"
@@ -353,5 +354,73 @@ func TestLlamaCppStreamErrorMidStream(t *testing.T) {
 	}
 	if got := value(t, scrape(t, ep.MetricsURL), "llamacpp:tokens_predicted_total"); got != 24 {
 		t.Errorf("tokens_predicted_total %v, want the 24 generated", got)
+	}
+}
+
+// TestLlamaCppGaugesCountHeldRequests: as a real llama.cpp server computes
+// them when /metrics is asked, requests_processing counts the busy slots
+// (-np caps them) and requests_deferred the requests waiting for one, so
+// together they count every request the engine holds at the scrape; when
+// the clients go away, the server cancels their tasks and both return to 0.
+func TestLlamaCppGaugesCountHeldRequests(t *testing.T) {
+	t.Parallel()
+	p := llamaParams(t)
+	p.MaxRunningRequests = 2 // llama-server -np 2
+	_, ep := startEngine(t, Config{Dialect: DialectLlamaCpp, Params: p})
+	client := newClient()
+	const sent = 5
+	var bodies []io.Closer
+	for range sent {
+		resp := rawPost(t, client, ep.BaseURL+"/chat/completions", map[string]any{
+			"messages": []map[string]any{{"role": "user", "content": fixtureMessage}}, "max_tokens": 3000, "stream": true})
+		bodies = append(bodies, resp.Body)
+	}
+	gauges := func() (processing, deferred float64) {
+		fams := parseExposition(t, scrapeText(t, ep.MetricsURL))
+		return value(t, fams, "llamacpp:requests_processing"), value(t, fams, "llamacpp:requests_deferred")
+	}
+	// The requests reach the engine in their own time: wait for them all.
+	var processing, deferred float64
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if processing, deferred = gauges(); processing+deferred == sent {
+			break
+		}
+	}
+	if processing != 2 || deferred != sent-2 {
+		t.Errorf("requests_processing %v, requests_deferred %v with %d requests held by 2 slots: want 2 and %d", processing, deferred, sent, sent-2)
+	}
+	for _, b := range bodies {
+		b.Close()
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if processing, deferred = gauges(); processing+deferred == 0 {
+			break
+		}
+	}
+	if processing != 0 || deferred != 0 {
+		t.Errorf("after the clients left: requests_processing %v, requests_deferred %v, want 0 and 0", processing, deferred)
+	}
+}
+
+// TestLlamaCppGaugesCountArrivals: the real server answers /metrics after
+// the pass under way and after the tasks posted before the scrape, so a
+// request that arrived during the pass already holds a free slot, or is
+// deferred, in the answer.
+func TestLlamaCppGaugesCountArrivals(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		slots, processing, deferred, arrived int
+		wantProcessing, wantDeferred         int
+	}{
+		{slots: 4, processing: 2, arrived: 2, wantProcessing: 4},
+		{slots: 2, processing: 1, arrived: 3, wantProcessing: 2, wantDeferred: 2},
+		{slots: 2, processing: 2, deferred: 1, arrived: 1, wantProcessing: 2, wantDeferred: 2},
+		{slots: 4, processing: 3, wantProcessing: 3},
+	} {
+		m := newLlamaCppMetrics(time.Now(), tc.slots, func() int { return tc.arrived })
+		m.processing, m.deferred = tc.processing, tc.deferred
+		if p, d := m.gauges(); p != tc.wantProcessing || d != tc.wantDeferred {
+			t.Errorf("%+v: requests_processing %d, requests_deferred %d, want %d and %d", tc, p, d, tc.wantProcessing, tc.wantDeferred)
+		}
 	}
 }

@@ -23,6 +23,15 @@ import (
 //     mean number of busy slots (running requests) per pass, n_tokens_max the
 //     largest context a request reached (prompt + output − 1);
 //   - the throughput gauges are the totals' ratios (0 before any request);
+//   - requests_processing and requests_deferred are what the server holds
+//     when /metrics is asked: the HTTP thread posts a metrics task to the
+//     main loop, which answers it after the pass under way and after the
+//     tasks posted before it, counting the busy slots and the tasks
+//     deferred for want of one. So a request counts from its arrival (one
+//     that arrived during a pass has a slot, or is deferred, by the time
+//     the answer is written), and stops counting when it ends or is
+//     cancelled (a client gone: its slot is released, or its task taken out
+//     of the deferred queue), even if no pass follows;
 //   - every value is printed as a C++ ostream prints a double: six
 //     significant digits, so a counter past 999,999 loses its low digits
 //     (1234567 prints 1.23457e+06).
@@ -30,15 +39,55 @@ import (
 // Served as text/plain; version=0.0.4 with a Process-Start-Time-Unix header.
 type llamacppMetrics struct {
 	start time.Time
+	// slots is the server's -np: how many requests are processed at once.
+	slots int
+	// arrived counts the requests posted to the loop and not yet taken by
+	// it (nil: none are counted).
+	arrived func() int
 
 	mu                       sync.Mutex
 	promptTokens, promptMS   uint64
 	predictedN, predictedMS  uint64
 	nDecode, nBusy, tokenMax uint64
 	processing, deferred     int
+	// held counts the requests the engine holds (taken, not yet finished
+	// or aborted), so that cancelling the last of them reads 0 and 0 as
+	// the real server does, with no pass to reset the gauges.
+	held int
 }
 
-func newLlamaCppMetrics(start time.Time) *llamacppMetrics { return &llamacppMetrics{start: start} }
+func newLlamaCppMetrics(start time.Time, slots int, arrived func() int) *llamacppMetrics {
+	return &llamacppMetrics{start: start, slots: slots, arrived: arrived}
+}
+
+// arrivalsPending is how many requests wait in the inbox for the loop to
+// take them: the built-in engine's loop takes them between two passes, as
+// llama.cpp's takes its tasks.
+func (e *Engine) arrivalsPending() int {
+	e.inMu.Lock()
+	defer e.inMu.Unlock()
+	n := 0
+	for _, op := range e.inbox {
+		if op.kind == opAdd {
+			n++
+		}
+	}
+	return n
+}
+
+// gauges is requests_processing and requests_deferred as the real server
+// answers a scrape: with the requests that arrived during the pass under
+// way given a free slot, or deferred.
+func (m *llamacppMetrics) gauges() (processing, deferred int) {
+	arrived := 0
+	if m.arrived != nil {
+		arrived = m.arrived() // before m.mu: the loop takes the inbox's lock, then m.mu, never both
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	take := min(arrived, max(m.slots-m.processing, 0))
+	return m.processing + take, m.deferred + arrived - take
+}
 
 // cppDouble formats v as std::ostream << double does by default (%g, precision 6).
 func cppDouble(v float64) string {
@@ -55,6 +104,7 @@ func cppDouble(v float64) string {
 
 func (m *llamacppMetrics) handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		processing, deferred := m.gauges()
 		m.mu.Lock()
 		rate := func(n, ms uint64) float64 {
 			if n == 0 {
@@ -78,8 +128,8 @@ func (m *llamacppMetrics) handler() http.Handler {
 			{"n_tokens_max", "counter", "Largest observed n_tokens.", float64(m.tokenMax)},
 			{"prompt_tokens_seconds", "gauge", "Average prompt throughput in tokens/s.", rate(m.promptTokens, m.promptMS)},
 			{"predicted_tokens_seconds", "gauge", "Average generation throughput in tokens/s.", rate(m.predictedN, m.predictedMS)},
-			{"requests_processing", "gauge", "Number of requests processing.", float64(m.processing)},
-			{"requests_deferred", "gauge", "Number of requests deferred.", float64(m.deferred)},
+			{"requests_processing", "gauge", "Number of requests processing.", float64(processing)},
+			{"requests_deferred", "gauge", "Number of requests deferred.", float64(deferred)},
 			{"n_busy_slots_per_decode", "gauge", "Average number of busy slots per llama_decode() call", busy},
 		}
 		m.mu.Unlock()
@@ -93,7 +143,12 @@ func (m *llamacppMetrics) handler() http.Handler {
 	})
 }
 
-func (m *llamacppMetrics) received(*stream) {}
+func (m *llamacppMetrics) received(*stream) {
+	m.mu.Lock()
+	m.held++
+	m.deferred++ // until a pass gives it a slot
+	m.mu.Unlock()
+}
 
 func (m *llamacppMetrics) queued(*stream, time.Duration) {}
 
@@ -131,6 +186,7 @@ func (m *llamacppMetrics) delivered(s *stream, _ int, at time.Duration) {
 
 func (m *llamacppMetrics) finished(s *stream, _ time.Duration) {
 	m.mu.Lock()
+	m.held-- // the pass that finished it has counted the slot free
 	m.predictedN += uint64(s.seq.Output)
 	if s.delivered > 0 {
 		m.predictedMS += wholeMS(s.lastDelivery - s.firstDelivery)
@@ -138,4 +194,24 @@ func (m *llamacppMetrics) finished(s *stream, _ time.Duration) {
 	m.mu.Unlock()
 }
 
-func (m *llamacppMetrics) aborted(*stream, time.Duration) {}
+// aborted releases the request's slot, or takes it out of the deferred
+// queue; it adds no time (llama.cpp adds a request's generation time only
+// when it finishes). A request that had a slot may since have been
+// preempted back to the queue (the built-in engine can run out of KV cache;
+// llama.cpp cannot): the next pass corrects the split, and the total is
+// exact at once.
+func (m *llamacppMetrics) aborted(s *stream, _ time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.held = max(m.held-1, 0)
+	if s.queueLeave != 0 {
+		m.processing = max(m.processing-1, 0)
+	} else {
+		m.deferred = max(m.deferred-1, 0)
+	}
+	if over := m.processing + m.deferred - m.held; over > 0 {
+		cut := min(over, m.deferred)
+		m.deferred -= cut
+		m.processing -= over - cut
+	}
+}

@@ -3,6 +3,8 @@ package reconcile
 import (
 	"fmt"
 	"math"
+	"slices"
+	"time"
 
 	"github.com/llmbench-org/llmbench/scrape"
 )
@@ -22,9 +24,17 @@ const (
 )
 
 // concurrency compares the client's time-averaged in-flight requests with
-// the engine's, by Little's law over its e2e histogram (exact: a sum of
-// times) and, as a cross-check, the time average of its running + waiting
-// gauges (sampled, and stale on SGLang).
+// the engine's, by Little's law. The engine's side is, in this order:
+//   - its e2e histogram: the sum of every finished request's time in it
+//     (exact);
+//   - for an engine whose prompt and generation time counters add up each
+//     request's whole time in a slot (llama.cpp), their increase, plus the
+//     time average of its waiting gauge for the requests queued for a slot:
+//     exact but for the engine's rounding of each request's times;
+//   - the time average of its running + waiting gauges (sampled, and stale
+//     on SGLang, where they are not used).
+//
+// The gauges' average is reported beside the others as a cross-check.
 //
 // The client's count covers every request that occupied the engine, failed
 // ones too for the time they were in flight (clientInflight): counting
@@ -50,22 +60,37 @@ func (a *analysis) concurrency() (f Finding) {
 		who = fmt.Sprintf(" (%d failed requests included for the time they were in flight)", failedIn)
 	}
 
-	serverL, basis := 0.0, ""
+	g := a.gaugeInflight()
+	if g.samples > 0 {
+		ev.set("server_gauge_inflight_mean", g.running+g.waiting)
+		ev.set("server_gauge_samples", float64(g.samples))
+	}
+	// slack is how much more the engine may have held than its figure
+	// says: what rounding each request's times down took from its counters.
+	serverL, basis, slack := 0.0, "", 0.0
+	byCounters := false
 	if h, ok := a.server.Histograms[scrape.E2E]; ok && h.Count > 0 {
 		serverL, basis = h.Sum/T, "its e2e histogram"
-		ev.set("server_inflight_mean", serverL)
 		if successesOnly(h.Count, a.client.ok, a.client.reached) {
 			clientL = okL
 			who = fmt.Sprintf(" (its %d successful requests: the engine's e2e histogram counts %s, as many as succeeded)", a.client.ok, count(h.Count))
 		}
-	}
-	gaugeL, n := a.gaugeInflight()
-	if n > 0 {
-		ev.set("server_gauge_inflight_mean", gaugeL)
-		ev.set("server_gauge_samples", float64(n))
-		if basis == "" && !a.sem.loggedGauges {
-			serverL, basis = gaugeL, "its running + waiting gauges"
+	} else if busy, ok := a.slotSeconds(); ok {
+		serverL, basis, byCounters = busy/T, "its prompt and generation time counters, each request's time in a slot", true
+		ev.set("server_slot_inflight_mean", busy/T)
+		if g.samples > 0 {
+			serverL += g.waiting
+			basis += ", plus the time average of its waiting gauge"
+			ev.set("server_gauge_waiting_mean", g.waiting)
 		}
+		if res := a.sem.timeResolution; res > 0 {
+			// A request's prompt time and its generation time are each
+			// rounded down, by less than res.
+			slack = res * float64(a.client.prefilled+a.client.reached) / T
+			ev.set("server_truncation_inflight_max", slack)
+		}
+	} else if g.samples > 0 && !a.sem.loggedGauges {
+		serverL, basis = g.running+g.waiting, "the time average of its running + waiting gauges"
 	}
 	if clientL <= 0 {
 		f.Verdict = "the client's requests spent no measurable time in flight: concurrency is not compared"
@@ -73,12 +98,13 @@ func (a *analysis) concurrency() (f Finding) {
 	}
 	if basis == "" {
 		why := "the engine exposes neither an e2e histogram nor running/waiting gauges"
-		if n > 0 {
-			why = fmt.Sprintf("the engine has no e2e histogram, and its gauges (mean %.1f) are written only every few decode steps, too stale to judge by", gaugeL)
+		if g.samples > 0 {
+			why = fmt.Sprintf("the engine has no e2e histogram, and its gauges (mean %.1f) are written only every few decode steps, too stale to judge by", g.running+g.waiting)
 		}
 		f.Verdict = fmt.Sprintf("the client kept %.1f requests in flight on average%s; %s", clientL, who, why)
 		return f
 	}
+	ev.set("server_inflight_mean", serverL)
 	r := serverL / clientL
 	ev.set("ratio", r)
 	desc := fmt.Sprintf("the client kept %.1f requests in flight on average%s, the engine held %.1f (Little's law over %s)", clientL, who, serverL, basis)
@@ -86,11 +112,23 @@ func (a *analysis) concurrency() (f Finding) {
 		f.Verdict = joinClauses(desc, "the engine's count includes foreign requests")
 		return f
 	}
+	most, where := serverL+slack, "a connection cap in the client transport, a proxy or load-balancer queue, the network"
+	if byCounters {
+		// The counters start when a slot starts the prompt: the server's
+		// own HTTP handling, chat template and tokenization come before.
+		where += ", or the server's own HTTP handling and tokenization before a slot takes the request"
+	}
+	caveat := ""
+	if byCounters && a.client.abandoned > 0 && clientL*float64(a.client.abandoned)/float64(a.client.reached) >= clientL-most {
+		// The requests the client gave up on are enough to explain the
+		// gap: the engine may have cancelled them, adding no generation time.
+		caveat = fmt.Sprintf("; or the %d requests the client gave up on, if the engine cancelled them: it adds no generation time for a cancelled request", a.client.abandoned)
+	}
 	switch {
-	case r < concurrencyWarnRatio && clientL-serverL >= concurrencyWarnAbs:
+	case most/clientL < concurrencyWarnRatio && clientL-most >= concurrencyWarnAbs:
 		f.Severity = Warn
-		f.Verdict = fmt.Sprintf("%s: on average %.1f of the client's requests were not inside the engine but waiting between the two (a connection cap in the client transport, a proxy or load-balancer queue, the network)",
-			desc, clientL-serverL)
+		f.Verdict = fmt.Sprintf("%s: on average %.1f of the client's requests were not inside the engine but waiting between the two (%s)%s",
+			desc, clientL-serverL, where, caveat)
 	case r > 1/concurrencyWarnRatio && serverL-clientL >= concurrencyWarnAbs:
 		f.Severity = Warn
 		f.Verdict = desc + ": the engine held more requests than the client had in flight (requests the client abandoned still running, or other clients)"
@@ -109,51 +147,87 @@ func successesOnly(n float64, ok, reached int) bool {
 	return reached > ok && math.Abs(n-float64(ok)) < math.Abs(n-float64(reached))
 }
 
-// gaugeInflight is the time average of running + waiting over the
-// successful scrapes taken while a paired window's phase ran: the mean over
-// each target's scrapes, summed over the targets (all of them when the
-// window's snapshots are a fleet's sum), and how many scrapes there were.
-func (a *analysis) gaugeInflight() (mean float64, n int) {
-	type acc struct {
-		sum float64
-		n   int
+// slotSeconds is the increase over the paired windows of the prompt and
+// generation time counters of an engine whose two counters add up each
+// request's whole time in a slot (llama.cpp: prompt time from the slot
+// starting the prompt to the first token, generation time from there to
+// the last token, after which the slot is released): the sum Little's law
+// wants for the requests it ran, as an e2e histogram's sum is, counted
+// when the request gets its first token and when it ends. ok is false for
+// other engines, or when a counter is missing or reset.
+func (a *analysis) slotSeconds() (seconds float64, ok bool) {
+	if !a.sem.slotTimeCounters {
+		return 0, false
 	}
+	p, okP := a.server.Counters[scrape.PrefillSeconds]
+	d, okD := a.server.Counters[scrape.DecodeSeconds]
+	if !okP || !okD || a.reset(scrape.PrefillSeconds) || a.reset(scrape.DecodeSeconds) {
+		return 0, false
+	}
+	return p + d, true
+}
+
+// gaugeMean is the time average of an engine's running and waiting gauges
+// over the paired windows, and how many scrapes it rests on.
+type gaugeMean struct {
+	running, waiting float64
+	samples          int
+}
+
+// gaugeInflight averages the running and waiting gauges over time, from
+// the scrapes read strictly inside each paired window: linearly between
+// two scrapes, and each end of the window at the nearest scrape's value.
+// The window's own snapshots are left out. The opening one is read the
+// instant before the load begins (and, live, the probe a few milliseconds
+// earlier), the closing one after the drain; a plain mean of the scrapes
+// weighed each of those idle readings as much as a whole scrape interval
+// of load: a 15-second llama.cpp run scraped every second read 3.7 of the
+// client's 4.0 requests, and its live view 2.4 after four seconds, while
+// the engine's truth held 3.9. Targets add up when the window's snapshots
+// are a fleet's sum; windows count for their length.
+func (a *analysis) gaugeInflight() gaugeMean {
+	type reading struct {
+		at            time.Duration
+		running, wait float64
+	}
+	var run, wait, covered float64
+	n := 0
 	for _, pw := range a.windows {
-		per := map[string]*acc{}
-		fleet := true
+		lo, hi := pw.Before.At, pw.After.At
+		fleet := !slices.ContainsFunc(a.in.Rows, func(r scrape.Row) bool { return r.Target == pw.After.Target })
+		per := map[string][]reading{}
 		for _, row := range a.in.Rows {
-			if row.Target == pw.After.Target {
-				fleet = false
-				break
-			}
-		}
-		for _, row := range a.in.Rows {
-			if !row.OK || row.Snapshot == nil || row.At < pw.Start || row.At > pw.End || (!fleet && row.Target != pw.After.Target) {
+			if !row.OK || row.Snapshot == nil || row.At <= lo || row.At >= hi || (!fleet && row.Target != pw.After.Target) {
 				continue
 			}
-			run, ok := row.Snapshot.Gauges[scrape.RequestsRunning]
+			r, ok := row.Snapshot.Gauges[scrape.RequestsRunning]
 			if !ok {
 				continue
 			}
-			t := per[row.Target]
-			if t == nil {
-				t = &acc{}
-				per[row.Target] = t
+			per[row.Target] = append(per[row.Target], reading{row.At, r, row.Snapshot.Gauges[scrape.RequestsWaiting]})
+		}
+		if len(per) == 0 {
+			continue
+		}
+		secs := (hi - lo).Seconds()
+		wn := 0
+		for _, rs := range per {
+			slices.SortFunc(rs, func(x, y reading) int { return compareDur(x.at, y.at) })
+			first, last := rs[0], rs[len(rs)-1]
+			tRun := first.running*(first.at-lo).Seconds() + last.running*(hi-last.at).Seconds()
+			tWait := first.wait*(first.at-lo).Seconds() + last.wait*(hi-last.at).Seconds()
+			for i := 1; i < len(rs); i++ {
+				dt := (rs[i].at - rs[i-1].at).Seconds()
+				tRun += (rs[i-1].running + rs[i].running) / 2 * dt
+				tWait += (rs[i-1].wait + rs[i].wait) / 2 * dt
 			}
-			t.sum += run + row.Snapshot.Gauges[scrape.RequestsWaiting]
-			t.n++
+			run, wait = run+tRun, wait+tWait
+			wn = max(wn, len(rs))
 		}
-		// Windows are weighted by their scrapes; targets add up.
-		wsum, wn := 0.0, 0
-		for _, t := range per {
-			wsum += t.sum / float64(t.n)
-			wn = max(wn, t.n)
-		}
-		mean += wsum * float64(wn)
-		n += wn
+		covered, n = covered+secs, n+wn
 	}
-	if n == 0 {
-		return 0, 0
+	if covered <= 0 {
+		return gaugeMean{}
 	}
-	return mean / float64(n), n
+	return gaugeMean{running: run / covered, waiting: wait / covered, samples: n}
 }

@@ -31,6 +31,12 @@ type semantics struct {
 	// the engine adds it to its cumulative time counters (decode_seconds,
 	// prefill_seconds): llama.cpp keeps whole milliseconds. 0 = exact.
 	timeResolution float64
+	// slotTimeCounters: prefill_seconds and decode_seconds add up each
+	// request's whole time in a slot (llama.cpp: prompt time from the slot
+	// starting the prompt to the first token, generation time from there
+	// to the last, when the slot is released), so their increase is
+	// Little's law's sum of the time the engine ran the requests.
+	slotTimeCounters bool
 	// prefillSpan says what the engine's prefill time covers, and
 	// outsidePrefill what lies between it and the client's TTFT, for an
 	// engine whose TTFT is known only through its prefill-time counter.
@@ -59,7 +65,7 @@ var dialectSemantics = map[string]semantics{
 	// added 3 ms). Prompt tokens and prompt time are counted at a request's
 	// first token, generated tokens and generation time at its finish.
 	"llamacpp": {
-		name: "llamacpp", promptComputedOnly: true, timeResolution: 0.001,
+		name: "llamacpp", promptComputedOnly: true, timeResolution: 0.001, slotTimeCounters: true,
 		ttftSpan:       "the engine's own TTFT",
 		outsideTTFT:    "whatever lies between the engine's measuring point and the client",
 		prefillSpan:    "from its slot starting the prompt to the first token sampled",
