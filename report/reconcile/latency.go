@@ -139,6 +139,20 @@ func (a *analysis) perTokenLatency() (f Finding) {
 	ev := evidence{}
 	defer func() { f.Evidence = ev.orNil() }()
 	perToken := a.sem.itlCountsTokens
+	stepNote := ""
+	if !perToken {
+		// An engine that times every decode step of one token while its
+		// stream groups several tokens a chunk (vLLM's --stream-interval,
+		// the built-in engine's stream_interval) observes per token, not
+		// per chunk; with speculative decoding a step is a chunk and stays one.
+		if k, ok := a.tokensPerITLObservation(); ok && math.Abs(k-1) < 0.05 {
+			if ct, ok := ratio(a.client.tokenGaps, float64(a.client.chunkGaps)); ok && ct > 1.05 {
+				perToken = true
+				stepNote = fmt.Sprintf("the engine times each decode step of one token (Δgeneration_tokens per ITL observation %.2f) while its stream carried %.2f tokens a chunk: compared per token", k, ct)
+				ev.set("engine_tokens_per_itl_observation", k)
+			}
+		}
+	}
 	unit := "chunk"
 	if perToken {
 		unit = "token"
@@ -194,6 +208,7 @@ func (a *analysis) perTokenLatency() (f Finding) {
 	}
 
 	base := fmt.Sprintf("client ITL %s per %s, engine %s (%s)", dur(cm), unit, dur(sm), pct(rel))
+	tpotClause = joinClauses(stepNote, tpotClause)
 	if excess, _ := a.foreignExcess(); excess >= 1 {
 		f.Verdict = joinClauses(base, "not compared: the engine's histogram includes foreign requests", tpotClause)
 		return f
@@ -211,6 +226,20 @@ func (a *analysis) perTokenLatency() (f Finding) {
 		f.Verdict = joinClauses("per-token latency agrees: "+base, tpotClause)
 	}
 	return f
+}
+
+// tokensPerITLObservation is how many tokens the engine generated per
+// observation of its (per-step) ITL histogram: Δgeneration_tokens less one
+// first token per request (the TTFT histogram's count), over the ITL count.
+// 1 means one token per decode step; more, several (speculative decoding).
+func (a *analysis) tokensPerITLObservation() (float64, bool) {
+	h, ok := a.server.Histograms[scrape.ITL]
+	t, tok := a.server.Histograms[scrape.TTFT]
+	gen, gok := a.server.Counters[scrape.GenerationTokens]
+	if !ok || !tok || !gok || h.Count <= 0 || a.reset(scrape.GenerationTokens) || gen <= t.Count {
+		return 0, false
+	}
+	return (gen - t.Count) / h.Count, true
 }
 
 // prefillDecomposition splits the client's mean TTFT cm by the engine's

@@ -161,6 +161,14 @@ func TestPlanted(t *testing.T) {
 			id: IDPerTokenLatency, sev: Info, verdict: "per token, engine 2.50 ms"},
 		{name: "vllm itl is per step", dialect: "vllm", world: func(w *world) { w.tokensPerChunk = 2 },
 			id: IDPerTokenLatency, sev: Info, verdict: "per chunk, engine 5.00 ms"},
+		{name: "vllm stream interval: steps of one token, chunks of two", dialect: "vllm", world: func(w *world) { w.tokensPerChunk = 2; w.stepPerToken = true },
+			id: IDPerTokenLatency, sev: Info, verdict: "per-token latency agrees: client ITL 2.50 ms per token, engine 2.50 ms",
+			checks: []check{evidenceNear("engine_tokens_per_itl_observation", 1.03, 0.01)}},
+		{name: "vllm stream interval with a slow reader", dialect: "vllm", world: func(w *world) {
+			w.tokensPerChunk = 2
+			w.stepPerToken = true
+			w.readLag = 2 * time.Millisecond
+		}, id: IDPerTokenLatency, sev: Warn, verdict: "slower than the engine emits them"},
 		{name: "engine itl above the client's", dialect: "fastdeploy", edit: func(in *Input) {
 			in.Windows[0].After = withHistogramSum(in.Windows[0].After, scrape.ITL, 2)
 		}, id: IDPerTokenLatency, sev: Warn, verdict: "above what the client observed"},

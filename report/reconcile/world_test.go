@@ -22,6 +22,10 @@ type world struct {
 	prompt, cached int
 	chunks         int   // content chunks per request
 	tokensPerChunk int32 // tokens each chunk carries
+	// stepPerToken: the engine (not counting tokens in its ITL histogram)
+	// still times every decode step of one token, while its stream groups
+	// them tokensPerChunk a chunk (vLLM's --stream-interval).
+	stepPerToken bool
 	pre            time.Duration
 	queue, prefill time.Duration
 	step           time.Duration // engine: between chunks
@@ -179,7 +183,7 @@ func (w *world) snapshotAt(t time.Duration) scrape.Snapshot {
 		prefill = append(prefill, r.prefill.Seconds())
 		for i := 1; i < len(r.chunkAt); i++ {
 			gap := (r.chunkAt[i] - r.chunkAt[i-1]).Seconds()
-			if w.dialect == "sglang" { // counts tokens: k samples of gap/k
+			if w.dialect == "sglang" || w.stepPerToken { // per token: k samples of gap/k
 				for range r.tokensPerChunk {
 					itl = append(itl, gap/float64(r.tokensPerChunk))
 				}
