@@ -2,7 +2,9 @@ package run
 
 import (
 	"context"
+	"io"
 	"math"
+	"net/http"
 	"os"
 	"slices"
 	"testing"
@@ -73,4 +75,22 @@ func quantileAbs(xs []time.Duration, q float64) time.Duration {
 	}
 	slices.Sort(abs)
 	return abs[int(math.Ceil(q*float64(len(abs))))-1]
+}
+
+// forwardMetrics answers r with the page at url: a /metrics proxy that a
+// test can slow down or kill.
+func forwardMetrics(w http.ResponseWriter, r *http.Request, url string) {
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	defer resp.Body.Close()
+	w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
+	_, _ = io.Copy(w, resp.Body)
 }

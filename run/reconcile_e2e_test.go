@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -323,14 +322,7 @@ func TestReconcileDeadScrape(t *testing.T) {
 		if served.Add(1) == 4 { // the baseline and a few scrapes, then it dies
 			once.Do(func() { go metrics.Close() })
 		}
-		resp, err := http.Get(ep.MetricsURL)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
-		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
-		_, _ = io.Copy(w, resp.Body)
+		forwardMetrics(w, r, ep.MetricsURL)
 	}))
 	t.Cleanup(metrics.Close)
 	dir := runQuick(t, externalScenario("dead", sim.DialectFastDeploy, ep.BaseURL, metrics.URL+"/metrics", 40, 200*time.Millisecond))

@@ -26,11 +26,7 @@ func TestNeighboursSeesAnotherProcess(t *testing.T) {
 		t.Skip("other processes' CPU is measured on Linux only")
 	}
 	w := WatchNeighbours()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestNeighboursSeesAnotherProcess$")
-	cmd.Env = append(os.Environ(), "QUIET_TEST_SPIN=1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("spinning child: %v\n%s", err, out)
-	}
+	spinChild(t)
 	share, ok := w.Share()
 	if !ok {
 		t.Fatal("no measurement on Linux")
@@ -51,11 +47,7 @@ func TestShareBesidesChildren(t *testing.T) {
 		t.Skip("other processes' CPU is measured on Linux only")
 	}
 	w := WatchNeighbours()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestNeighboursSeesAnotherProcess$")
-	cmd.Env = append(os.Environ(), "QUIET_TEST_SPIN=1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("spinning child: %v\n%s", err, out)
-	}
+	cmd := spinChild(t)
 	all, ok1 := w.Share()
 	besides, ok2 := w.ShareBesidesChildren()
 	if !ok1 || !ok2 {
@@ -74,4 +66,16 @@ func TestShareBesidesChildren(t *testing.T) {
 	if want := min(child, all) - 0.02; all-besides < want {
 		t.Errorf("others' share %.3f with the child, %.3f without: want them %.3f apart, the child's share (%v of CPU on %d cores)", all, besides, want+0.02, used, cores)
 	}
+}
+
+// spinChild runs this test binary as a child that spins one core for about
+// a second, and waits for it.
+func spinChild(t *testing.T) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestNeighboursSeesAnotherProcess$")
+	cmd.Env = append(os.Environ(), "QUIET_TEST_SPIN=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("spinning child: %v\n%s", err, out)
+	}
+	return cmd
 }
