@@ -33,7 +33,10 @@ type Progress struct {
 	GoodFraction  float64
 	Unmeasured    int
 	HasGoodput    bool
-	TTFT          Quantiles
+	// Percentiles are the scenario's report.percentiles, the ones the
+	// final report shows: every Quantiles below holds one value each.
+	Percentiles []float64
+	TTFT        Quantiles
 	// TTFC is the time to first content over the window; TTFCDiffers is
 	// true when some request's first output chunk in the window was
 	// reasoning or a tool call, so TTFC is not TTFT.
@@ -55,10 +58,12 @@ type Progress struct {
 	LastScrapeErr  string
 }
 
-// Quantiles of a latency over the live window; N is the sample count.
+// Quantiles of a latency over the live window: Values[i] is the
+// percentile Progress.Percentiles[i] (nil without samples); N is the sample
+// count.
 type Quantiles struct {
-	N             int
-	P50, P90, P99 time.Duration
+	N      int
+	Values []time.Duration
 }
 
 // ServerLive is the latest successful scrape's gauges; Has* is false when the
@@ -75,7 +80,10 @@ type ServerLive struct {
 // plus running totals. Memory stays bounded by the window, not the run.
 type liveWindow struct {
 	span   time.Duration
-	slo    *SLO        // nil: no goodput
+	slo    *SLO // nil: no goodput
+	// percentiles the window's quantiles are read at (DefaultPercentiles
+	// unless SetPercentiles said otherwise)
+	percentiles []float64
 	events []liveEvent // finished requests within span, in arrival order
 
 	finished, ok, failed, canceled int
@@ -103,7 +111,7 @@ type liveEvent struct {
 }
 
 func newLiveWindow(span time.Duration) liveWindow {
-	return liveWindow{span: span, errors: map[client.ErrorClass]int{}}
+	return liveWindow{span: span, errors: map[client.ErrorClass]int{}, percentiles: DefaultPercentiles}
 }
 
 func (w *liveWindow) addRecord(r *client.Record, now time.Duration) {
@@ -186,7 +194,7 @@ func (w *liveWindow) progress(now time.Duration) Progress {
 		Window: w.span, Finished: w.finished, OK: w.ok, Failed: w.failed, Canceled: w.canceled,
 		Errors: make(map[client.ErrorClass]int, len(w.errors)),
 		Server: w.server, ScrapeOK: w.scrapeOK, ScrapeFailures: w.scrapeFailed, LastScrapeErr: w.lastScrapeErr,
-		NotStreamed: w.notStreamed, StreamsWithoutDone: w.noDone,
+		NotStreamed: w.notStreamed, StreamsWithoutDone: w.noDone, Percentiles: w.percentiles,
 	}
 	for k, v := range w.errors {
 		p.Errors[k] = v
@@ -235,20 +243,21 @@ func (w *liveWindow) progress(now time.Duration) Progress {
 			p.GoodFraction = float64(good) / float64(n)
 		}
 	}
-	p.TTFT, p.TTFC, p.ITL, p.E2E = quantilesOf(ttft), quantilesOf(ttfc), quantilesOf(itl), quantilesOf(e2e)
+	p.TTFT, p.TTFC, p.ITL, p.E2E = quantilesOf(ttft, w.percentiles), quantilesOf(ttfc, w.percentiles), quantilesOf(itl, w.percentiles), quantilesOf(e2e, w.percentiles)
 	return p
 }
 
 // quantilesOf sorts xs in place and reads nearest-rank quantiles: the live view
 // wants a cheap, honest "a value that happened", not interpolation.
-func quantilesOf(xs []time.Duration) Quantiles {
+func quantilesOf(xs []time.Duration, percentiles []float64) Quantiles {
 	if len(xs) == 0 {
 		return Quantiles{}
 	}
 	slices.Sort(xs)
-	at := func(q float64) time.Duration {
-		i := int(q*float64(len(xs))+0.5) - 1
-		return xs[max(0, min(i, len(xs)-1))]
+	q := Quantiles{N: len(xs), Values: make([]time.Duration, len(percentiles))}
+	for k, p := range percentiles {
+		i := int(p/100*float64(len(xs))+0.5) - 1
+		q.Values[k] = xs[max(0, min(i, len(xs)-1))]
 	}
-	return Quantiles{N: len(xs), P50: at(0.5), P90: at(0.9), P99: at(0.99)}
+	return q
 }

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,5 +35,24 @@ func TestLiveGoodput(t *testing.T) {
 	}
 	if q := plain.progress(10 * time.Second); q.HasGoodput || strings.Contains(ProgressLine(q), "goodput") {
 		t.Errorf("a run without an slo reports goodput: %+v", q)
+	}
+}
+
+// The live window reads the scenario's percentiles, as the final report
+// does, and the plain line names the first and the last.
+func TestLivePercentiles(t *testing.T) {
+	w := newLiveWindow(10 * time.Second)
+	w.percentiles = []float64{50, 95, 99.9}
+	for i := range 1000 {
+		w.addRecord(&client.Record{ID: fmt.Sprint(i), Sent: time.Second, FirstToken: time.Second + time.Duration(i+1)*time.Millisecond,
+			End: 2 * time.Second, Chunks: []client.Chunk{{At: time.Second + time.Duration(i+1)*time.Millisecond}}}, 3*time.Second)
+	}
+	p := w.progress(3 * time.Second)
+	want := []time.Duration{500 * time.Millisecond, 950 * time.Millisecond, 999 * time.Millisecond}
+	if len(p.TTFT.Values) != 3 || p.TTFT.N != 1000 || !slices.Equal(p.TTFT.Values, want) {
+		t.Fatalf("TTFT %+v, want %v at %v", p.TTFT, want, p.Percentiles)
+	}
+	if line := ProgressLine(p); !strings.Contains(line, "TTFT p50 500.0ms p99.9 999.0ms") {
+		t.Errorf("plain line %q", line)
 	}
 }

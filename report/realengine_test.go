@@ -238,10 +238,10 @@ func TestLiveRealEngines(t *testing.T) {
 		w.addRecord(&r, time.Second)
 	}
 	p := w.progress(2 * time.Second)
-	if p.ITL.N != 2 || p.ITL.P99 != 10*msec {
+	if p.ITL.N != 2 || p.ITL.Values[2] != 10*msec {
 		t.Errorf("itl %+v: want per-token means of 10 ms", p.ITL)
 	}
-	if !p.TTFCDiffers || p.TTFC.P99 != 100*msec {
+	if !p.TTFCDiffers || p.TTFC.Values[2] != 100*msec {
 		t.Errorf("ttfc %+v (differs %v)", p.TTFC, p.TTFCDiffers)
 	}
 	if p.NotStreamed != 1 || p.StreamsWithoutDone != 1 || p.Unmeasured != 1 || p.GoodFraction != 1 {

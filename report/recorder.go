@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -126,6 +127,18 @@ func (r *Recorder) SetDialect(dialect string) {
 func (r *Recorder) SetSLO(slo SLO) {
 	r.mu.Lock()
 	r.live.slo = &slo
+	r.mu.Unlock()
+}
+
+// SetPercentiles makes the live view read its latency quantiles at ps (the
+// scenario's report.percentiles), as the final report does; call it before
+// Consume.
+func (r *Recorder) SetPercentiles(ps []float64) {
+	if len(ps) == 0 {
+		return
+	}
+	r.mu.Lock()
+	r.live.percentiles = slices.Clone(ps)
 	r.mu.Unlock()
 }
 

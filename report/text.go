@@ -386,10 +386,10 @@ func progressLine(p Progress) string {
 		fmt.Fprintf(&b, ", %d streams without [DONE]", p.StreamsWithoutDone)
 	}
 	if p.TTFT.N > 0 {
-		fmt.Fprintf(&b, " | TTFT p50 %s p99 %s", dur(p.TTFT.P50), dur(p.TTFT.P99))
+		fmt.Fprintf(&b, " | TTFT %s", liveQuantiles(p.Percentiles, p.TTFT))
 	}
 	if p.TTFCDiffers && p.TTFC.N > 0 {
-		fmt.Fprintf(&b, " | TTFC p50 %s p99 %s", dur(p.TTFC.P50), dur(p.TTFC.P99))
+		fmt.Fprintf(&b, " | TTFC %s", liveQuantiles(p.Percentiles, p.TTFC))
 	}
 	if p.Server.HasRunning {
 		fmt.Fprintf(&b, " | server running %.0f", p.Server.Running)
@@ -484,4 +484,20 @@ func (s safeWriter) Write(b []byte) (int, error) {
 		return 0, err
 	}
 	return len(b), nil
+}
+
+// liveQuantiles is "p50 X p99 Y" for a plain progress line: the first and
+// the last of the run's percentiles (all of them when there are two or fewer).
+func liveQuantiles(percentiles []float64, q Quantiles) string {
+	idx := []int{0, len(percentiles) - 1}
+	if len(percentiles) < 2 {
+		idx = idx[:len(percentiles)]
+	}
+	parts := make([]string, 0, 2)
+	for _, i := range idx {
+		if i < len(q.Values) {
+			parts = append(parts, PercentileName(percentiles[i])+" "+dur(q.Values[i]))
+		}
+	}
+	return strings.Join(parts, " ")
 }

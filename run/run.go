@@ -277,6 +277,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	meta.PromptCalibration = calibration
 	if sc.Report != nil {
 		meta.Percentiles = sc.Report.Percentiles
+		rec.SetPercentiles(sc.Report.Percentiles)
 	}
 	if o := sc.SLO; o != nil {
 		meta.SLO = &report.SLO{TTFT: o.TTFT, TPOT: o.TPOT, E2E: o.E2E}

@@ -200,18 +200,21 @@ func (m model) paneRows(pn pane, width int, wide bool) []line {
 func (m model) latencyRows() []line {
 	p := m.last
 	eng := engineMeans(p.Findings)
+	if len(p.Percentiles) == 0 { // no progress yet
+		p.Percentiles = report.DefaultPercentiles
+	}
 	rows := []line{
 		{styleTitle.Render(fmt.Sprintf("%-*s", labelWidth, "window "+seconds(p.Window))) +
-			styleLabel.Render(fmt.Sprintf("%*s  %*s  %*s  %7s  %*s", valueWidth, "p50", valueWidth, "p90", valueWidth, "p99", "n",
+			styleLabel.Render(quantileHeader(p.Percentiles)+fmt.Sprintf("%7s  %*s", "n",
 				engineWidth, "engine mean")), 7},
-		{quantileRow("TTFT", p.TTFT) + engineCell(eng.ttft), 8},
+		{quantileRow("TTFT", p.Percentiles, p.TTFT) + engineCell(eng.ttft), 8},
 	}
 	if p.TTFCDiffers {
-		rows = append(rows, line{quantileRow("TTFC (content)", p.TTFC), 6})
+		rows = append(rows, line{quantileRow("TTFC (content)", p.Percentiles, p.TTFC), 6})
 	}
 	rows = append(rows,
-		line{quantileRow("ITL per-req mean", p.ITL) + engineCell(eng.itl), 7},
-		line{quantileRow("E2E", p.E2E) + engineCell(eng.e2e), 7},
+		line{quantileRow("ITL per-req mean", p.Percentiles, p.ITL) + engineCell(eng.itl), 7},
+		line{quantileRow("E2E", p.Percentiles, p.E2E) + engineCell(eng.e2e), 7},
 		line{fmt.Sprintf("  %-*s%*s", labelWidth-2, "max schedule lag", valueWidth, latency(p.ScheduleLagMax)), 3},
 	)
 	return rows
@@ -598,12 +601,28 @@ func fit(rows []line, width, height int) string {
 	return strings.Join(out, "\n")
 }
 
-func quantileRow(name string, q report.Quantiles) string {
-	p50, p90, p99 := "—", "—", "—"
-	if q.N > 0 {
-		p50, p90, p99 = latency(q.P50), latency(q.P90), latency(q.P99)
+// quantileHeader names the run's percentiles (the scenario's
+// report.percentiles, as in the final report), a column each.
+func quantileHeader(percentiles []float64) string {
+	var b strings.Builder
+	for _, p := range percentiles {
+		fmt.Fprintf(&b, "%*s  ", valueWidth, report.PercentileName(p))
 	}
-	return fmt.Sprintf("  %-*s%*s  %*s  %*s  %7d", labelWidth-2, name, valueWidth, p50, valueWidth, p90, valueWidth, p99, q.N)
+	return b.String()
+}
+
+func quantileRow(name string, percentiles []float64, q report.Quantiles) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "  %-*s", labelWidth-2, name)
+	for i := range percentiles {
+		v := "—"
+		if i < len(q.Values) {
+			v = latency(q.Values[i])
+		}
+		fmt.Fprintf(&b, "%*s  ", valueWidth, v)
+	}
+	fmt.Fprintf(&b, "%7d", q.N)
+	return b.String()
 }
 
 // serverGauges shows the engine's latest gauges; a concept the engine does

@@ -43,9 +43,9 @@ func busyProgress(sec int) report.Progress {
 		Errors:             map[client.ErrorClass]int{client.ErrHTTPStatus: 12, client.ErrTimeout: 6},
 		RequestsPerSec:     float64(sec%10) * 4, // a saw tooth from zero, so the sparkline spans its range
 		OutputTokensPerSec: float64(sec%10)*800 + float64(sec)*10,
-		TTFT:               report.Quantiles{N: 402, P50: 120 * time.Millisecond, P90: 250 * time.Millisecond, P99: 410 * time.Millisecond},
-		ITL:                report.Quantiles{N: 398, P50: 21 * time.Millisecond, P90: 30500 * time.Microsecond, P99: 45 * time.Millisecond},
-		E2E:                report.Quantiles{N: 402, P50: 2100 * time.Millisecond, P90: 3400 * time.Millisecond, P99: 12300 * time.Millisecond},
+		TTFT:               report.Quantiles{N: 402, Values: []time.Duration{120 * time.Millisecond, 250 * time.Millisecond, 410 * time.Millisecond}},
+		ITL:                report.Quantiles{N: 398, Values: []time.Duration{21 * time.Millisecond, 30500 * time.Microsecond, 45 * time.Millisecond}},
+		E2E:                report.Quantiles{N: 402, Values: []time.Duration{2100 * time.Millisecond, 3400 * time.Millisecond, 12300 * time.Millisecond}},
 		ScheduleLagMax:     1200 * time.Microsecond,
 		Server: report.ServerLive{At: time.Duration(sec-1) * time.Second, Running: float64(14 + sec%8), Waiting: float64(2 + sec%8/2), KVUsage: 0.634 - 0.02*float64(sec%8),
 			HasRunning: true, HasWait: true, HasKV: true},
@@ -215,11 +215,18 @@ func TestViewContent(t *testing.T) {
 		{"real engines: reasoning, stream:false, no [DONE]", ansi.Strip(func() model {
 			p := busyProgress(10)
 			p.HasGoodput, p.GoodputPerSec, p.GoodFraction, p.Unmeasured = true, 12.5, 0.85, 4
-			p.TTFCDiffers, p.TTFC = true, report.Quantiles{N: 400, P50: 900 * time.Millisecond, P90: 1500 * time.Millisecond, P99: 2 * time.Second}
+			p.TTFCDiffers, p.TTFC = true, report.Quantiles{N: 400, Values: []time.Duration{900 * time.Millisecond, 1500 * time.Millisecond, 2 * time.Second}}
 			p.NotStreamed, p.StreamsWithoutDone = 4, 7
 			m, _ := step(t, newModel(Header{}, nil), sampleMsg{p})
 			return m
 		}().render()), []string{"(4 unmeasured)", "TTFC (content)", "900ms", "4 not streamed (no TTFT or ITL) · 7 ended without [DONE]"}, nil},
+		{"the scenario's percentiles", ansi.Strip(func() model {
+			p := busyProgress(10)
+			p.Percentiles = []float64{50, 95, 99.9}
+			p.TTFT = report.Quantiles{N: 402, Values: []time.Duration{120 * time.Millisecond, 333 * time.Millisecond, 777 * time.Millisecond}}
+			m, _ := step(t, newModel(Header{}, nil), sampleMsg{p})
+			return m
+		}().render()), []string{"p50", "p95", "p99.9", "333ms", "777ms"}, []string{"p90 "}},
 		{"absent gauges", ansi.Strip(func() model { m, _ := step(t, newModel(Header{}, nil), sampleMsg{absent}); return m }().render()),
 			[]string{"running 0", "waiting not exposed", "KV cache not exposed", "elapsed 00:10"},
 			[]string{"waiting 0", "KV cache 0", "/ "}},
