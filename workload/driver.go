@@ -124,6 +124,16 @@ func (d *Driver) Run(ctx context.Context, stop <-chan struct{}) (Result, error) 
 			return Outcome{OK: ctx.Err() == nil, Canceled: ctx.Err() != nil}
 		}
 	}
+	// A stop (or cancel) that came before Run sends nothing: watch runs on
+	// its own goroutine, which the first arrival could otherwise beat.
+	select {
+	case <-stop:
+		r.stopArrivals(StopStopped, "")
+	default:
+	}
+	if ctx.Err() != nil {
+		r.stopArrivals(StopCanceled, "")
+	}
 	go r.watch(stop)
 	defer close(r.done)
 

@@ -205,6 +205,29 @@ func TestStopDrainsInFlight(t *testing.T) {
 	})
 }
 
+// A stop that came before Run sends nothing, for a closed loop and an open
+// one alike, every time: the stop is seen before the first arrival, not by
+// a goroutine racing it (a run stopped while it waited for --start-at
+// once sent one request).
+func TestStopBeforeRunSendsNothing(t *testing.T) {
+	t.Parallel()
+	for _, workload := range []string{"{concurrency: 3, duration: 1m}", "{rate: 50, arrival: constant, duration: 1m}"} {
+		for range 50 {
+			p := plan(t, "name: stopped\nengine: {kind: sim}\nworkload: "+workload+"\n")
+			rec := &recorder{start: time.Now(), work: func(Request) time.Duration { return 0 }}
+			stop := make(chan struct{})
+			close(stop)
+			res, err := (&Driver{Plan: p, Sender: rec, Start: time.Now()}).Run(t.Context(), stop)
+			if err != nil || res.Stop != StopStopped {
+				t.Fatalf("%s: stop %q, err %v", workload, res.Stop, err)
+			}
+			if n := len(rec.all()); n != 0 {
+				t.Fatalf("%s: %d requests sent after a stop that came before the run", workload, n)
+			}
+		}
+	}
+}
+
 func TestCancelAbortsInFlight(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
