@@ -235,8 +235,8 @@ func engineCell(d time.Duration) string {
 type means struct{ ttft, itl, e2e time.Duration }
 
 // engineMeans reads the engine's window means from the live findings'
-// evidence (its histograms' sum ÷ count over the window). Progress carries
-// no engine E2E mean, so that one stays unknown.
+// evidence (its histograms' sum ÷ count over the window): TTFT, ITL, and
+// E2E where Little's law used the engine's e2e histogram.
 func engineMeans(fs []report.Finding) means {
 	var m means
 	sec := func(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
@@ -246,6 +246,8 @@ func engineMeans(fs []report.Finding) means {
 			m.ttft = sec(f.Evidence["server_ttft_mean_s"])
 		case reconcile.IDPerTokenLatency:
 			m.itl = sec(f.Evidence["server_itl_mean_s"])
+		case reconcile.IDConcurrency:
+			m.e2e = sec(f.Evidence["server_e2e_mean_s"])
 		}
 	}
 	return m

@@ -69,7 +69,8 @@ func busyFindings(sec int) []report.Finding {
 			Evidence: map[string]float64{"server_itl_mean_s": 0.0201}},
 	}
 	if sec >= 60 {
-		fs = append(fs, report.Finding{ID: reconcile.IDConcurrency, Severity: reconcile.Warn, Verdict: "the client keeps 16.0 requests in flight, the engine sees 12.1"})
+		fs = append(fs, report.Finding{ID: reconcile.IDConcurrency, Severity: reconcile.Warn, Verdict: "the client keeps 16.0 requests in flight, the engine sees 12.1",
+			Evidence: map[string]float64{"server_e2e_mean_s": 1.87}})
 	}
 	if sec%10 == 4 {
 		fs = append(fs, report.Finding{ID: reconcile.IDForeignTraffic, Severity: reconcile.Warn, Verdict: "the engine finished 3 requests the client did not send"})
@@ -188,7 +189,7 @@ func TestViewContent(t *testing.T) {
 			"120ms", "250ms", "410ms", "21.0ms", "30.5ms", "45.0ms", "2.10s", "3.40s", "12.3s",
 			"max schedule lag", "1.20ms",
 			"running 14", "waiting 2", "KV cache 63.4%", "1 s ago",
-			"engine mean", "98.0ms", "20.1ms", "ETA 00:56",
+			"engine mean", "98.0ms", "20.1ms", "1.87s", "ETA 00:56",
 			"client in flight", "engine run+wait", "14 + 2",
 			"WARN the client keeps 16.0", "1 new (unconfirmed) · 1 of 4 checks: WARN",
 			"[1 load]", "Ctrl-C or q: stop arrivals and drain · again: abort · ?: keys",
