@@ -183,6 +183,11 @@ func (m *vllmMetrics) finished(s *stream, at time.Duration) {
 	m.paramsN.Observe(1)
 }
 
-func (m *vllmMetrics) aborted(*stream, time.Duration) {
-	m.success.WithLabelValues(batch.FinishAbort).Inc()
-}
+// aborted counts nothing: a request the client walked away from is dropped
+// by vLLM's output processor (OutputProcessor.abort_requests) without the
+// per-request stats a finished one records, so request_success_total,
+// whatever its finished_reason, and every per-request histogram leave it
+// out, while the prompt and generation token counters keep what it used
+// (vLLM issue 55634 measured it on 0.10.1). The abort label is pre-created
+// at 0 and stays there.
+func (m *vllmMetrics) aborted(*stream, time.Duration) {}

@@ -40,7 +40,7 @@ func (a *analysis) ttftDecomposition() (f Finding) {
 	defer func() { f.Evidence = ev.orNil() }()
 	cm, cok := a.client.ttftMean()
 	if !cok {
-		f.Verdict = "no request of the compared windows produced a first token: nothing to decompose"
+		f.Verdict = "no request of the compared windows produced a first token, so there is nothing to decompose"
 		return f
 	}
 	ev.set("client_ttft_mean_s", cm)
