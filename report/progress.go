@@ -79,12 +79,12 @@ type ServerLive struct {
 // liveWindow keeps bounded state: per-finish events of the trailing window,
 // plus running totals. Memory stays bounded by the window, not the run.
 type liveWindow struct {
-	span   time.Duration
-	slo    *SLO // nil: no goodput
+	span time.Duration
+	slo  *SLO // nil: no goodput
 	// percentiles the window's quantiles are read at (DefaultPercentiles
 	// unless SetPercentiles said otherwise)
 	percentiles []float64
-	events []liveEvent // finished requests within span, in arrival order
+	events      []liveEvent // finished requests within span, in arrival order
 
 	finished, ok, failed, canceled int
 	errors                         map[client.ErrorClass]int

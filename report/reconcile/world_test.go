@@ -25,7 +25,7 @@ type world struct {
 	// stepPerToken: the engine (not counting tokens in its ITL histogram)
 	// still times every decode step of one token, while its stream groups
 	// them tokensPerChunk a chunk (vLLM's --stream-interval).
-	stepPerToken bool
+	stepPerToken   bool
 	pre            time.Duration
 	queue, prefill time.Duration
 	step           time.Duration // engine: between chunks
