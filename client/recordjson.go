@@ -417,6 +417,38 @@ func (s *recordScanner) gaps(buf []Chunk) ([]Chunk, bool) {
 	}
 }
 
+// tokens reads a v2 "chunk_tokens" array of one-digit counts written as
+// llmbench writes them ([1,1,2,1], no spaces) into chunks, and says how many
+// there were. Anything else (an empty array, spaces, a count of two digits)
+// is not read (ok false, s unmoved), and the caller reads the array with
+// ints, which answers the same for what tokens reads.
+func (s *recordScanner) tokens(chunks []Chunk) (n int, ok bool) {
+	b := s.b
+	i := s.i
+	if i >= len(b) || b[i] != '[' {
+		return 0, false
+	}
+	for i++; i+1 < len(b); i += 2 {
+		d := b[i] - '0'
+		if d > 9 {
+			return 0, false
+		}
+		if n < len(chunks) {
+			chunks[n].Tokens = int32(d)
+		}
+		n++
+		switch b[i+1] {
+		case ',':
+		case ']':
+			s.i = i + 2
+			return n, true
+		default:
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
 // swarDigits parses the 1 to 7 decimal digits that start b, eight bytes at
 // a time (a gap of 10 ms is 8 digits with its comma): ok is false when b is
 // shorter than 8 bytes or starts with no digit or with 8, and the caller
@@ -683,6 +715,9 @@ func decodeRecordFast(line []byte, r *Record) (ok bool, err error) {
 					return false, nil // before the gaps, or repeated
 				}
 				seen |= seenTokens
+				if tokens, ok = s.tokens(r.Chunks); ok {
+					break
+				}
 				tokens, ok = s.ints(func(i int, n int64) bool {
 					if n != int64(int32(n)) {
 						return false

@@ -70,6 +70,8 @@ type Digest struct {
 	// bounds, when set (NewWithin), are shared with the digest this one
 	// will be merged into.
 	bounds *Bounds
+	// gaps is Add's scratch: one request's one-token ITLs.
+	gaps []time.Duration
 }
 
 // New is an empty digest that keeps ITLs apart for the given spans.
@@ -134,62 +136,95 @@ func (b *Bounds) Publish(merged *Digest) {
 }
 
 // Add digests a record's chunks into d and returns what the record keeps
-// of them.
+// of them (what Of says).
 func (d *Digest) Add(r *client.Record) Request {
-	req := Of(r)
-	if len(r.Chunks) == 0 {
+	chunks := r.Chunks
+	req := Request{Chunks: int32(len(chunks))}
+	if len(chunks) == 0 {
 		return req
 	}
+	req.First, req.Last = chunks[0].At, chunks[len(chunks)-1].At
 	p := d.phase(r.Phase)
-	p.Arrivals.addChunks(r.Chunks)
-	if !r.OK() || len(r.Chunks) < 2 {
+	withITL := r.OK() && len(chunks) >= 2
+	// This loop runs once per chunk of the whole run (hundreds of millions
+	// in a large one): the arrivals' bins are widened once to the first and
+	// the last chunk's, and each chunk's found by its index; the one-token
+	// gaps are gathered and added to the sketch in one tight loop.
+	b := &p.Arrivals
+	b.addBin(binOf(req.First), 0)
+	b.addBin(binOf(req.Last), 0)
+	tokens, start := b.tokens, b.start
+	gaps := d.gaps[:0]
+	prev := req.First
+	for i, ch := range chunks {
+		n := max(ch.Tokens, 1)
+		if j := uint64(binOf(ch.At) - start); j < uint64(len(tokens)) {
+			tokens[j] += int64(n)
+		} else { // a chunk before the first or after the last
+			b.addBin(binOf(ch.At), int64(n))
+			tokens, start = b.tokens, b.start
+		}
+		if i == 0 {
+			continue
+		}
+		req.ITLs += n
+		gap := ch.At - prev
+		prev = ch.At
+		if !withITL {
+			continue
+		}
+		if k := ch.Tokens; k > 1 {
+			p.ITL.AddN(gap/time.Duration(k), uint64(k))
+		} else {
+			gaps = append(gaps, gap)
+		}
+	}
+	p.ITL.addAll(gaps)
+	d.gaps = gaps
+	if !withITL {
 		return req
 	}
-	inSpan := false
 	for _, s := range d.Spans {
 		if r.End > s.From && r.End <= s.To {
-			inSpan = true
+			d.addInSpans(chunks)
 			break
 		}
 	}
 	// The ITLs are kept only for a request the sample takes.
-	key := SampleKey(r)
-	var itls []time.Duration
-	if p.Sample.Takes(key) {
-		itls = make([]time.Duration, 0, req.ITLs)
-	}
-	// This loop runs once per chunk of the whole run (hundreds of millions
-	// in a large one): no division for the common one-token chunk.
-	for i := 1; i < len(r.Chunks); i++ {
-		gap := r.Chunks[i].At - r.Chunks[i-1].At
-		if k := r.Chunks[i].Tokens; k > 1 {
-			per := gap / time.Duration(k)
-			if itls != nil {
-				for range k {
-					itls = append(itls, per)
-				}
-			}
-			p.ITL.AddN(per, uint64(k))
-			if inSpan {
-				d.InSpans.ITL.AddN(per, uint64(k))
-			}
-		} else {
-			if itls != nil {
-				itls = append(itls, gap)
-			}
-			p.ITL.Add(gap)
-			if inSpan {
-				d.InSpans.ITL.Add(gap)
-			}
-		}
-		if inSpan {
-			d.InSpans.Gaps.Add(gap)
-		}
-	}
-	if itls != nil {
-		p.Sample.Offer(key, itls)
+	if key := SampleKey(r); p.Sample.Takes(key) {
+		p.Sample.Offer(key, itlsOf(chunks, req.ITLs))
 	}
 	return req
+}
+
+// addInSpans adds a successful request's ITLs and chunk gaps to InSpans.
+func (d *Digest) addInSpans(chunks []client.Chunk) {
+	for i := 1; i < len(chunks); i++ {
+		gap := chunks[i].At - chunks[i-1].At
+		if k := chunks[i].Tokens; k > 1 {
+			d.InSpans.ITL.AddN(gap/time.Duration(k), uint64(k))
+		} else {
+			d.InSpans.ITL.Add(gap)
+		}
+		d.InSpans.Gaps.Add(gap)
+	}
+}
+
+// itlsOf are the per-token ITLs of chunks (n of them): each chunk's gap
+// spread over its tokens.
+func itlsOf(chunks []client.Chunk, n int32) []time.Duration {
+	itls := make([]time.Duration, 0, n)
+	for i := 1; i < len(chunks); i++ {
+		gap := chunks[i].At - chunks[i-1].At
+		if k := chunks[i].Tokens; k > 1 {
+			for range k {
+				itls = append(itls, gap/time.Duration(k))
+			}
+		} else {
+			itls = append(itls, gap)
+		}
+	}
+	return itls
 }
 
 // Merge adds o into d (o's spans must be d's).
@@ -290,30 +325,6 @@ func binOf(at time.Duration) int64 {
 
 // Add counts n tokens arriving at at.
 func (b *Bins) Add(at time.Duration, n int64) { b.addBin(binOf(at), n) }
-
-// addChunks counts a request's chunks (a chunk of 0 tokens counts as 1, as
-// everywhere). Chunks come in time order, most of them in the bin of the
-// one before: the bin is found by comparison, and divided for only when a
-// chunk leaves it.
-func (b *Bins) addChunks(chunks []client.Chunk) {
-	if len(chunks) == 0 {
-		return
-	}
-	bin := binOf(chunks[0].At)
-	lo := time.Duration(bin) * BinWidth
-	hi := lo + BinWidth
-	var n int64
-	for _, ch := range chunks {
-		if ch.At < lo || ch.At >= hi {
-			b.addBin(bin, n)
-			bin, n = binOf(ch.At), 0
-			lo = time.Duration(bin) * BinWidth
-			hi = lo + BinWidth
-		}
-		n += int64(max(ch.Tokens, 1))
-	}
-	b.addBin(bin, n)
-}
 
 func (b *Bins) addBin(i int64, n int64) {
 	if len(b.tokens) == 0 {
