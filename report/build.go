@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -292,7 +291,7 @@ func summarize(meta RunMeta, req *Requests, rows []scrape.Row, traces []trace.Ev
 				Name: ph.Name, Measured: ph.Measured, Start: ph.Start.Seconds(),
 				Duration: (ph.End - ph.Start).Seconds(), Load: ph.Load, LoadUnit: ph.LoadUnit,
 				Client: pc,
-				Server: serverSide(meta, []PhaseMeta{ph}, rows, samplesOf(prec, pd)),
+				Server: serverSide(meta, []PhaseMeta{ph}, rows, serverSamples([]PhaseMeta{ph}, prec, pd)),
 			}
 		})
 	}
@@ -304,7 +303,7 @@ func summarize(meta RunMeta, req *Requests, rows []scrape.Row, traces []trace.Ev
 	s.Sweep = sweepOf(s.Phases)
 	s.Health = health(meta, mrecs, rows, partialLines, req.Duplicates)
 	s.Health.Records = len(records)
-	s.Server = serverSide(meta, measuredPhases(meta), rows, samplesOf(mrecs, measuredDigest))
+	s.Server = serverSide(meta, measuredPhases(meta), rows, serverSamples(measuredPhases(meta), mrecs, measuredDigest))
 	// An engine whose dialect was left to detection is reconciled in the
 	// dialect its scrapes were recognised as.
 	dialect := meta.Engine.Dialect
@@ -382,10 +381,26 @@ func spanOf(records []client.Record) time.Duration {
 // quantities the engine also keeps histograms of.
 type clientSamples map[scrape.Concept][]float64
 
+// serverSamples are samplesOf, gathered only when some phase has the
+// engine's snapshots on both sides (what serverSide compares them with;
+// without, it has nothing to say and the samples would be garbage).
+func serverSamples(phases []PhaseMeta, records []request, d *chunkdigest.Phase) clientSamples {
+	for _, ph := range phases {
+		if ph.Before != nil && ph.After != nil && ph.Before.OK && ph.After.OK &&
+			ph.Before.Snapshot != nil && ph.After.Snapshot != nil {
+			return samplesOf(records, d)
+		}
+	}
+	return nil
+}
+
 // samplesOf gathers them from the successful records; ITL from the
 // digest's sketch (chunkdigest.Sketch.Representative).
 func samplesOf(records []request, d *chunkdigest.Phase) clientSamples {
 	out := clientSamples{}
+	for _, c := range []scrape.Concept{scrape.TTFT, scrape.TPOT, scrape.E2E} {
+		out[c] = make([]float64, 0, len(records))
+	}
 	for _, r := range records {
 		if !r.OK() {
 			continue
@@ -415,10 +430,10 @@ func clientSide(records []request, digest *chunkdigest.Phase, dur time.Duration,
 	perChunk := map[string]int{}
 	// Sized once (see summarize): most requests give a TTFT, a TPOT and an E2E.
 	ttft, tpot, e2e := make([]float64, 0, len(records)), make([]float64, 0, len(records)), make([]float64, 0, len(records))
-	var ttfc []float64
+	ttfc := make([]float64, 0, len(records))
 	var short OutputShort
 	var shortFrac float64
-	var prompt promptErrors
+	prompt := promptErrors{tokens: make([]float64, 0, len(records)), fraction: make([]float64, 0, len(records))}
 	var timings timingSamples
 	streamedOutput := 0
 	for _, r := range records {
@@ -642,7 +657,7 @@ func distOf(xs []float64) Dist {
 	if len(xs) == 0 {
 		return Dist{}
 	}
-	sort.Float64s(xs)
+	sortFloats(xs)
 	q := func(p float64) float64 { return stat.Quantile(p, stat.LinInterp, xs, nil) }
 	mean, std := stat.MeanStdDev(xs, nil)
 	if len(xs) < 2 {
@@ -692,28 +707,25 @@ func peaks(records []request, arrivals *chunkdigest.Bins) (tokensPerS float64, c
 		}
 		perSecond[sec] += float64(tokens)
 	})
-	type edge struct {
-		at time.Duration
-		d  int
-	}
-	edges := make([]edge, 0, 2*len(records))
-	for _, r := range records {
-		if r.Sent > 0 && r.End >= r.Sent {
-			edges = append(edges, edge{r.SentOnWire(), 1}, edge{r.End, -1})
-		}
-	}
 	for _, v := range perSecond {
 		tokensPerS = max(tokensPerS, v)
 	}
-	sort.Slice(edges, func(i, j int) bool {
-		if edges[i].at != edges[j].at {
-			return edges[i].at < edges[j].at
+	// The most in flight: the starts and the ends in time order, an end
+	// before a start at the same instant.
+	starts, ends := make([]time.Duration, 0, len(records)), make([]time.Duration, 0, len(records))
+	for _, r := range records {
+		if r.Sent > 0 && r.End >= r.Sent {
+			starts, ends = append(starts, r.SentOnWire()), append(ends, r.End)
 		}
-		return edges[i].d < edges[j].d // an end before a start at the same instant
-	})
-	cur := 0
-	for _, e := range edges {
-		cur += e.d
+	}
+	sortDurations(starts)
+	sortDurations(ends)
+	cur, j := 0, 0
+	for _, at := range starts {
+		for ; j < len(ends) && ends[j] <= at; j++ {
+			cur--
+		}
+		cur++
 		concurrency = max(concurrency, cur)
 	}
 	return tokensPerS, concurrency
@@ -724,7 +736,8 @@ func health(meta RunMeta, records []request, rows []scrape.Row, partialLines, du
 		DroppedArrivals: meta.DroppedArrivals, LateArrivals: meta.LateArrivals,
 		PartialLines: partialLines, DuplicateRecords: duplicates, Client: meta.Client,
 	}
-	var lag, connect, sendDelay []float64
+	lag, sendDelay := make([]float64, 0, len(records)), make([]float64, 0, len(records))
+	var connect []float64
 	for _, r := range records {
 		sendDelay = append(sendDelay, r.SendDelay().Seconds())
 		if r.Intended > 0 { // closed-loop requests have no intended time: they go when a user is free

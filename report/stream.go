@@ -119,24 +119,8 @@ func readRequests(rd io.Reader, path string, spans []chunkdigest.Span, workers i
 	defer close(stop)
 
 	out := &Requests{Digest: chunkdigest.New(spans)}
-	type key struct {
-		id    string
-		index int
-	}
-	seen := map[key]struct{}{}
-	interned := map[string]string{}
-	intern := func(s *string) {
-		if *s == "" {
-			return
-		}
-		if v, ok := interned[*s]; ok {
-			*s = v
-			return
-		}
-		if len(interned) < 4096 { // only the few values a field repeats
-			interned[*s] = *s
-		}
-	}
+	var seen firstSeen
+	var interned interner
 	var pending error
 	for b := range ordered {
 		<-b.done
@@ -166,21 +150,13 @@ func readRequests(rd io.Reader, path string, spans []chunkdigest.Span, workers i
 					out.Partial++
 				}
 				r := &b.records[rec]
-				if r.ID != "" {
-					k := key{r.ID, r.Index}
-					if _, dup := seen[k]; dup {
-						dupInBatch = true
-						out.Duplicates++
-						r.Index = -1 << 62 // marked; dropped below
-						continue
-					}
-					seen[k] = struct{}{}
+				if r.ID != "" && seen.repeated(out.Records, r) {
+					dupInBatch = true
+					out.Duplicates++
+					r.Index = -1 << 62 // marked; dropped below
+					continue
 				}
-				intern(&r.Phase)
-				intern(&r.FinishReason)
-				intern((*string)(&r.TokenSource))
-				intern((*string)(&r.TokensPerChunkSource))
-				intern((*string)(&r.ErrorClass))
+				interned.fields(r)
 				out.Records = append(out.Records, *r)
 				out.Chunks = append(out.Chunks, b.chunks[rec])
 			}
