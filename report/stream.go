@@ -164,9 +164,9 @@ func readRequests(rd io.Reader, path string, spans []chunkdigest.Span, workers i
 		if dupInBatch {
 			// Rare: the batch's digest counted a duplicate's chunks; digest
 			// the batch again without it.
-			b.redigest(spans, bounds)
+			b.redigest()
 		}
-		out.Digest.Merge(b.digest)
+		out.Digest.Absorb(b.digest)
 		bounds.Publish(out.Digest)
 		b.recycle()
 		select {
@@ -284,12 +284,15 @@ func (b *lineBatch) recycle() {
 	clear(b.bad)
 	clear(b.lines)
 	b.records, b.chunks, b.lineOf, b.glued, b.bad, b.lines = b.records[:0], b.chunks[:0], b.lineOf[:0], b.glued[:0], b.bad[:0], b.lines[:0]
-	b.digest, b.done = nil, nil
+	b.digest.Reset() // for the next block's records
+	b.done = nil
 }
 
 // decode decodes and digests the batch's lines.
 func (b *lineBatch) decode(spans []chunkdigest.Span, bounds *chunkdigest.Bounds) {
-	b.digest = chunkdigest.NewWithin(spans, bounds)
+	if b.digest == nil {
+		b.digest = chunkdigest.NewWithin(spans, bounds)
+	}
 	if cap(b.bad) >= len(b.lines) {
 		b.bad = b.bad[:len(b.lines)]
 	} else {
@@ -329,8 +332,8 @@ func (b *lineBatch) decode(spans []chunkdigest.Span, bounds *chunkdigest.Bounds)
 
 // redigest digests the batch again, leaving out the records marked as
 // duplicates (decode again: their chunks were dropped).
-func (b *lineBatch) redigest(spans []chunkdigest.Span, bounds *chunkdigest.Bounds) {
-	b.digest = chunkdigest.NewWithin(spans, bounds)
+func (b *lineBatch) redigest() {
+	b.digest.Reset()
 	rec := 0
 	for li, line := range b.lines {
 		if len(line) == 0 || b.bad[li] != nil {

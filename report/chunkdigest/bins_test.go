@@ -157,16 +157,17 @@ func TestSampleWithinBoundsIsTheWholeRunsSample(t *testing.T) {
 	bounds := NewBounds()
 	merged := New(nil)
 	refused := 0
+	part := NewWithin(nil, bounds) // one part, Reset for the next
 	for start := 0; start < len(records); start += 500 {
-		part := NewWithin(nil, bounds)
 		for i := start; i < min(start+500, len(records)); i++ {
 			if !part.phase("main").Sample.Takes(SampleKey(&records[i])) {
 				refused++
 			}
 			part.Add(&records[i])
 		}
-		merged.Merge(part)
+		merged.Absorb(part)
 		bounds.Publish(merged)
+		part.Reset()
 	}
 	if !reflect.DeepEqual(whole.Phases["main"].Sample.Requests(), merged.Phases["main"].Sample.Requests()) {
 		t.Error("the merged parts' sample differs from the whole run's")

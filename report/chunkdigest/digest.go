@@ -72,6 +72,9 @@ type Digest struct {
 	bounds *Bounds
 	// gaps is Add's scratch: one request's one-token ITLs.
 	gaps []time.Duration
+	// itls holds the ITLs of the requests the samples of a digest made by
+	// NewWithin take: Reset reuses it, Absorb copies out of it.
+	itls []time.Duration
 }
 
 // New is an empty digest that keeps ITLs apart for the given spans.
@@ -80,11 +83,13 @@ func New(spans []Span) *Digest {
 }
 
 // NewWithin is New for a digest of one part of a run whose parts are
-// merged into one digest as they are done: its Samples take no request that
-// the merged digest's Samples, as bounds last heard of them, would refuse.
-// Without it, every part's Sample would keep the ITLs of its first
-// SampleSize requests only to drop them at the merge (a million-request run
-// read in 4 MB parts copies every ITL of the run that way).
+// merged into one digest (Absorb) as they are done, and which is Reset for
+// the next part: its Samples take no request that the merged digest's
+// Samples, as bounds last heard of them, would refuse. Without it, every
+// part's Sample would keep the ITLs of its first SampleSize requests only to
+// drop them at the merge (a million-request run read in 4 MB parts copies
+// every ITL of the run that way). The ITLs its Samples take are kept in one
+// buffer of the digest's, which Reset reuses.
 func NewWithin(spans []Span, bounds *Bounds) *Digest {
 	d := New(spans)
 	d.bounds = bounds
@@ -192,7 +197,7 @@ func (d *Digest) Add(r *client.Record) Request {
 	}
 	// The ITLs are kept only for a request the sample takes.
 	if key := SampleKey(r); p.Sample.Takes(key) {
-		p.Sample.Offer(key, itlsOf(chunks, req.ITLs))
+		p.Sample.Offer(key, d.itlsOf(chunks, req.ITLs))
 	}
 	return req
 }
@@ -211,9 +216,10 @@ func (d *Digest) addInSpans(chunks []client.Chunk) {
 }
 
 // itlsOf are the per-token ITLs of chunks (n of them): each chunk's gap
-// spread over its tokens.
-func itlsOf(chunks []client.Chunk, n int32) []time.Duration {
-	itls := make([]time.Duration, 0, n)
+// spread over its tokens. A part's digest (NewWithin) keeps them in its
+// buffer (a new one when it is full: what was taken from the old stays).
+func (d *Digest) itlsOf(chunks []client.Chunk, n int32) []time.Duration {
+	itls := d.itlsBuffer(int(n))
 	for i := 1; i < len(chunks); i++ {
 		gap := chunks[i].At - chunks[i-1].At
 		if k := chunks[i].Tokens; k > 1 {
@@ -224,16 +230,60 @@ func itlsOf(chunks []client.Chunk, n int32) []time.Duration {
 			itls = append(itls, gap)
 		}
 	}
+	if d.bounds != nil {
+		d.itls = d.itls[:len(d.itls)+len(itls)]
+	}
 	return itls
 }
 
+// itlsBuffer is room for n ITLs: in the digest's buffer for a part's
+// digest, else a new array.
+func (d *Digest) itlsBuffer(n int) []time.Duration {
+	if d.bounds == nil {
+		return make([]time.Duration, 0, n)
+	}
+	if cap(d.itls)-len(d.itls) < n {
+		// Twice the last: the buffer grows to what a part takes, once.
+		d.itls = make([]time.Duration, 0, max(64<<10, n, 2*cap(d.itls)))
+	}
+	return d.itls[len(d.itls):len(d.itls):cap(d.itls)]
+}
+
+// Absorb is Merge for a part made by NewWithin, which is then Reset: the
+// ITLs d's Samples take from it are copied (into the buffers of requests
+// they drop, when they have one), so d holds nothing of o's.
+func (d *Digest) Absorb(o *Digest) {
+	d.merge(o, true)
+}
+
+// Reset empties d for the next part of the run (NewWithin), keeping its
+// arrays: the ITLs its Samples took are overwritten, so d must have been
+// merged with Absorb.
+func (d *Digest) Reset() {
+	for _, p := range d.Phases {
+		p.ITL.reset()
+		p.Arrivals = Bins{tokens: p.Arrivals.tokens[:0]}
+		clear(p.Sample.h)
+		p.Sample.h = p.Sample.h[:0]
+	}
+	d.InSpans.ITL.reset()
+	d.InSpans.Gaps.reset()
+	d.itls = d.itls[:0]
+}
+
 // Merge adds o into d (o's spans must be d's).
-func (d *Digest) Merge(o *Digest) {
+func (d *Digest) Merge(o *Digest) { d.merge(o, false) }
+
+func (d *Digest) merge(o *Digest, copyITLs bool) {
 	for _, name := range slices.Sorted(maps.Keys(o.Phases)) {
 		op, p := o.Phases[name], d.phase(name)
 		p.ITL.Merge(&op.ITL)
 		p.Arrivals.Merge(&op.Arrivals)
-		p.Sample.Merge(&op.Sample)
+		if copyITLs {
+			p.Sample.absorb(&op.Sample)
+		} else {
+			p.Sample.Merge(&op.Sample)
+		}
 	}
 	d.InSpans.ITL.Merge(&o.InSpans.ITL)
 	d.InSpans.Gaps.Merge(&o.InSpans.Gaps)
@@ -437,6 +487,20 @@ func (s *Reservoir) Offer(key uint64, itls []time.Duration) {
 func (s *Reservoir) Merge(o *Reservoir) {
 	for _, x := range o.h {
 		s.Offer(x.Key, x.ITLs)
+	}
+}
+
+// absorb offers o's requests to s with copies of their ITLs, in the
+// buffers of the requests s drops: every ITLs s holds is its own.
+func (s *Reservoir) absorb(o *Reservoir) {
+	for _, x := range o.h {
+		switch {
+		case len(s.h) < SampleSize:
+			heap.Push(&s.h, Sampled{x.Key, slices.Clone(x.ITLs)})
+		case x.Key < s.h[0].Key:
+			s.h[0] = Sampled{x.Key, append(s.h[0].ITLs[:0], x.ITLs...)}
+			heap.Fix(&s.h, 0)
+		}
 	}
 }
 

@@ -131,6 +131,9 @@ func (s *Sketch) addAll(vs []time.Duration) {
 	s.sqHi += sqHi + carry
 }
 
+// reset empties s, keeping its buckets' array.
+func (s *Sketch) reset() { *s = Sketch{counts: s.counts[:0]} }
+
 // Merge adds every value of o to s.
 func (s *Sketch) Merge(o *Sketch) {
 	if o == nil || o.n == 0 {
