@@ -365,6 +365,19 @@ func (s *recordScanner) gaps(buf []Chunk) ([]Chunk, bool) {
 	chunks := chunkBuffer(buf, bytes.Count(b[i:i+end], []byte{','})+1)
 	var at time.Duration
 	for first := true; ; first = false {
+		// Most elements are 1 to 7 digits and a comma, read eight bytes at
+		// a time here; the rest (the first, the last, a sign, spaces, a
+		// longer number, anything wrong) goes on below.
+		for ; i+8 <= len(b); first = false {
+			w := binary.LittleEndian.Uint64(b[i:])
+			digits := swarCount(w)
+			if digits == 0 || digits == 8 || byte(w>>(8*digits)) != ',' || (digits > 1 && byte(w) == '0') {
+				break
+			}
+			at += time.Duration(swarValue(w, digits))
+			chunks = append(chunks, Chunk{At: at, Tokens: 1})
+			i += digits + 1
+		}
 		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 			i++
 		}
@@ -458,22 +471,34 @@ func swarDigits(b []byte) (n int64, digits int, ok bool) {
 		return 0, 0, false
 	}
 	w := binary.LittleEndian.Uint64(b)
+	digits = swarCount(w)
+	if digits == 0 || digits == 8 {
+		return 0, 0, false
+	}
+	return swarValue(w, digits), digits, true
+}
+
+// swarCount is how many of the eight bytes of w (little-endian) are
+// decimal digits before the first that is not.
+func swarCount(w uint64) int {
 	// A byte is a digit when its high nibble is 3 before and after adding
 	// 6; a carry out of a byte only reaches the bytes after it, past the
 	// first non-digit, which are not read.
 	const ones, highs, zeros = 0x0101010101010101, 0xF0F0F0F0F0F0F0F0, 0x3030303030303030
 	notDigit := (w&highs ^ zeros) | ((w+6*ones)&highs ^ zeros)
-	digits = bits.TrailingZeros64(notDigit) / 8
-	if digits == 0 || digits == 8 {
-		return 0, 0, false
-	}
+	return bits.TrailingZeros64(notDigit) / 8
+}
+
+// swarValue is the number the first digits (1 to 7) bytes of w spell.
+func swarValue(w uint64, digits int) int64 {
 	// The digits, as values, moved to the top bytes: the bytes shifted in
 	// are leading zeros, the bytes after the digits fall off (so does the
 	// borrow of the first non-digit's subtraction).
+	const zeros = 0x3030303030303030
 	x := (w - zeros) << (8 * (8 - digits))
 	x = x*10 + x>>8 // pairs of digits
 	x = ((x&0x000000FF000000FF)*(100+1000000<<32) + (x>>16&0x000000FF000000FF)*(1+10000<<32)) >> 32
-	return int64(x), digits, true
+	return int64(x)
 }
 
 // count is an upper bound of how many elements the array that starts here

@@ -230,6 +230,11 @@ var recordSeeds = []string{
 	`{"v":2,"chunk_dt_ns":[1,2],"chunk_tokens":[2,1,3]}`,
 	`{"v":2,"chunk_dt_ns":[1,2],"chunk_tokens":[2,1`,
 	`{"v":2,"chunk_dt_ns":[1],"chunk_tokens":[]}`,
+	// chunk_dt_ns read eight bytes at a time, and beside it.
+	`{"v":2,"chunk_dt_ns":[1234567890,7000000,6999999,01,5],"end_ns":1}`,
+	`{"v":2,"chunk_dt_ns":[1234567890,7000000,12345678,0,-5,1234567,]}`,
+	`{"v":2,"chunk_dt_ns":[7000000,7000000 ,7000000,7000000.5,7]}`,
+	`{"v":2,"chunk_dt_ns":[7000000,7000000,7000000,7000000]}`,
 	`{"v":2,"id":"\xff"}`,
 	`{"v":2,"reused":true,"no_done":false,"no_stream":tru}`,
 	`{}`, `null`, `[]`, `{"v":2,}`, ``, `{"unknown":1}`,
