@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 	"time"
+	"unsafe"
 
 	"gonum.org/v1/gonum/stat"
 
@@ -429,8 +431,8 @@ func clientSide(records []request, digest *chunkdigest.Phase, dur time.Duration,
 	bySource := map[string]int{}
 	perChunk := map[string]int{}
 	// Sized once (see summarize): most requests give a TTFT, a TPOT and an E2E.
-	ttft, tpot, e2e := make([]float64, 0, len(records)), make([]float64, 0, len(records)), make([]float64, 0, len(records))
-	ttfc := make([]float64, 0, len(records))
+	ttft, tpot, e2e := make([]time.Duration, 0, len(records)), make([]time.Duration, 0, len(records)), make([]time.Duration, 0, len(records))
+	ttfc := make([]time.Duration, 0, len(records))
 	var short OutputShort
 	var shortFrac float64
 	prompt := promptErrors{tokens: make([]float64, 0, len(records)), fraction: make([]float64, 0, len(records))}
@@ -487,18 +489,18 @@ func clientSide(records []request, digest *chunkdigest.Phase, dur time.Duration,
 		timings.add(r.Record)
 		d, hasTTFT := r.TTFT()
 		if hasTTFT {
-			ttft = append(ttft, d.Seconds())
+			ttft = append(ttft, d)
 		}
 		if d, ok := r.TTFC(); ok {
-			ttfc = append(ttfc, d.Seconds())
+			ttfc = append(ttfc, d)
 			if hasTTFT && r.FirstContent != r.FirstToken {
 				c.FirstTokenNotContent++
 			}
 		}
 		if d, ok := r.TPOT(); ok {
-			tpot = append(tpot, d.Seconds())
+			tpot = append(tpot, d)
 		}
-		e2e = append(e2e, r.E2E().Seconds())
+		e2e = append(e2e, r.E2E())
 		for latency, why := range unmeasured(r.Record, int(r.chunks.ITLs)) {
 			if why == "" {
 				continue
@@ -532,7 +534,7 @@ func clientSide(records []request, digest *chunkdigest.Phase, dur time.Duration,
 			TotalTokensPerSec:  float64(c.Tokens.Output+c.Tokens.Prompt) / sec,
 		}
 	}
-	c.Latency = Latencies{TTFT: distWith(ttft, ps), TTFC: distWith(ttfc, ps), ITL: sketchDist(&digest.ITL, ps), TPOT: distWith(tpot, ps), E2E: distWith(e2e, ps)}
+	c.Latency = Latencies{TTFT: durationDist(ttft, ps), TTFC: durationDist(ttfc, ps), ITL: sketchDist(&digest.ITL, ps), TPOT: durationDist(tpot, ps), E2E: durationDist(e2e, ps)}
 	c.Throughput.PeakOutputTokensPerSec, c.PeakConcurrency = peaks(records, &digest.Arrivals)
 	return c
 }
@@ -654,11 +656,16 @@ func (t *timingSamples) summary() *ServerTimings {
 
 // distOf sorts xs in place and summarises it.
 func distOf(xs []float64) Dist {
+	sortFloats(xs)
+	return distSorted(xs)
+}
+
+// distSorted summarises xs, sorted.
+func distSorted(xs []float64) Dist {
 	if len(xs) == 0 {
 		return Dist{}
 	}
-	sortFloats(xs)
-	q := func(p float64) float64 { return stat.Quantile(p, stat.LinInterp, xs, nil) }
+	q := func(p float64) float64 { return quantile(p, xs) }
 	mean, std := stat.MeanStdDev(xs, nil)
 	if len(xs) < 2 {
 		std = 0 // one sample has no spread (MeanStdDev says NaN)
@@ -668,15 +675,55 @@ func distOf(xs []float64) Dist {
 
 // distWith is distOf with the percentiles ps (in percent) in Quantiles.
 func distWith(xs []float64, ps []float64) Dist {
-	d := distOf(xs) // sorts xs
+	sortFloats(xs)
+	return distSortedWith(xs, ps)
+}
+
+// durationDist is distWith of the durations ds in seconds: ds are sorted
+// as integers (fewer bytes to sort by than their seconds') and turned into
+// seconds in place (time.Duration.Seconds keeps their order).
+func durationDist(ds []time.Duration, ps []float64) Dist {
+	sortDurations(ds)
+	xs := unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(ds))), len(ds))
+	for i, d := range ds {
+		xs[i] = d.Seconds()
+	}
+	return distSortedWith(xs, ps)
+}
+
+func distSortedWith(xs []float64, ps []float64) Dist {
+	d := distSorted(xs)
 	if d.N == 0 {
 		return d
 	}
 	d.Quantiles = make(map[string]float64, len(ps))
 	for _, p := range ps {
-		d.Quantiles[PercentileName(p)] = stat.Quantile(p/100, stat.LinInterp, xs, nil)
+		d.Quantiles[PercentileName(p)] = quantile(p/100, xs)
 	}
 	return d
+}
+
+// quantile is stat.Quantile(p, stat.LinInterp, xs, nil) of sorted xs, to
+// the bit, without its three passes over xs (a check for NaN, one that xs
+// is sorted, and a walk counting up to p·n): the walk stops at the first
+// i with i+1 ≥ p·n (counts are exact in a float64), which is ⌈p·n⌉−1.
+func quantile(p float64, xs []float64) float64 {
+	if !(p >= 0 && p <= 1) {
+		panic("stat: percentile out of bounds")
+	}
+	if len(xs) == 0 {
+		panic("stat: zero length slice")
+	}
+	if math.IsNaN(xs[0]) || math.IsNaN(xs[len(xs)-1]) { // sorted: NaNs come first
+		return math.NaN()
+	}
+	fidx := p * float64(len(xs))
+	i := max(int(math.Ceil(fidx))-1, 0)
+	if i == 0 {
+		return xs[0]
+	}
+	t := float64(i+1) - fidx
+	return t*xs[i-1] + (1-t)*xs[i]
 }
 
 // sketchDist summarises a sketch as distWith summarises samples: count,
