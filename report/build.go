@@ -297,26 +297,37 @@ func summarize(meta RunMeta, req *Requests, rows []scrape.Row, traces []trace.Ev
 			}
 		})
 	}
+	// Health, the engine's view and the reconciliation read the records
+	// and rows only too: computed beside them.
+	wg.Go(func() {
+		s.Health = health(meta, mrecs, rows, partialLines, req.Duplicates)
+		s.Health.Records = len(records)
+	})
+	var server *ServerSide
+	var findings []Finding
+	wg.Go(func() {
+		server = serverSide(meta, measuredPhases(meta), rows, serverSamples(measuredPhases(meta), mrecs, measuredDigest))
+		// An engine whose dialect was left to detection is reconciled in
+		// the dialect its scrapes were recognised as.
+		dialect := meta.Engine.Dialect
+		if dialect == "" && server != nil {
+			dialect = server.Dialect
+		}
+		in := reconcile.Input{Records: records, Chunks: req.Chunks, Digest: req.Digest, Rows: rows, Dialect: dialect, Traces: traces,
+			Origin: meta.StartedAt, Windows: reconcileWindows(meta)}
+		findings = reconcile.Reconcile(in)
+	})
 	wg.Wait()
 	if len(s.Phases) == 0 {
 		s.Phases = nil // as before: no phases, no list
 	}
-
 	s.Sweep = sweepOf(s.Phases)
-	s.Health = health(meta, mrecs, rows, partialLines, req.Duplicates)
-	s.Health.Records = len(records)
-	s.Server = serverSide(meta, measuredPhases(meta), rows, serverSamples(measuredPhases(meta), mrecs, measuredDigest))
-	// An engine whose dialect was left to detection is reconciled in the
-	// dialect its scrapes were recognised as.
-	dialect := meta.Engine.Dialect
-	if dialect == "" && s.Server != nil {
-		dialect = s.Server.Dialect
-		s.Engine.Dialect = dialect
+	s.Server = server
+	if s.Engine.Dialect == "" && server != nil {
+		s.Engine.Dialect = server.Dialect
 	}
-	in := reconcile.Input{Records: records, Chunks: req.Chunks, Digest: req.Digest, Rows: rows, Dialect: dialect, Traces: traces,
-		Origin: meta.StartedAt, Windows: reconcileWindows(meta)}
-	if f := reconcile.Reconcile(in); len(f) > 0 {
-		s.Findings = f
+	if len(findings) > 0 {
+		s.Findings = findings
 	}
 	if len(traces) > 0 {
 		w := reconcile.Waterfall(plain(mrecs), traces, meta.StartedAt)
