@@ -358,11 +358,16 @@ func (s *recordScanner) gaps(buf []Chunk) ([]Chunk, bool) {
 		return nil, false
 	}
 	i++
-	end := bytes.IndexByte(b[i:], ']')
-	if end < 0 {
-		return nil, false
+	// A reused array is appended to (it grows to the longest record once);
+	// a new one is sized from the commas, at the cost of a pass over them.
+	chunks := buf[:0]
+	if cap(buf) == 0 {
+		end := bytes.IndexByte(b[i:], ']')
+		if end < 0 {
+			return nil, false
+		}
+		chunks = make([]Chunk, 0, bytes.Count(b[i:i+end], []byte{','})+1)
 	}
-	chunks := chunkBuffer(buf, bytes.Count(b[i:i+end], []byte{','})+1)
 	var at time.Duration
 	for first := true; ; first = false {
 		// Most elements are 1 to 7 digits and a comma, read eight bytes at

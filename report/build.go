@@ -249,21 +249,33 @@ func summarize(meta RunMeta, req *Requests, rows []scrape.Row, traces []trace.Ev
 
 	// Sized first: a large run's slices grown by doubling are garbage the
 	// collector marks the live records again to free.
+	// Records come in runs of one phase: the phase of each run is looked
+	// up once (a million map lookups by string were most of this loop).
 	perPhase := map[string]int{}
-	for i := range records {
-		perPhase[records[i].Phase]++
+	for i := 0; i < len(records); {
+		j := i + 1
+		for j < len(records) && records[j].Phase == records[i].Phase {
+			j++
+		}
+		perPhase[records[i].Phase] += j - i
+		i = j
 	}
 	mrecs := make([]request, 0, len(records))
 	byPhase := make(map[string][]request, len(perPhase))
 	for phase, n := range perPhase {
 		byPhase[phase] = make([]request, 0, n)
 	}
-	for i := range records {
-		r := request{&records[i], req.Chunks[i]}
-		if inMeasured(r.Phase) {
-			mrecs = append(mrecs, r)
+	for i := 0; i < len(records); {
+		phase := records[i].Phase
+		measured, rs := inMeasured(phase), byPhase[phase]
+		for ; i < len(records) && records[i].Phase == phase; i++ {
+			r := request{&records[i], req.Chunks[i]}
+			if measured {
+				mrecs = append(mrecs, r)
+			}
+			rs = append(rs, r)
 		}
-		byPhase[r.Phase] = append(byPhase[r.Phase], r)
+		byPhase[phase] = rs
 	}
 	measuredDigest := req.Digest.Of(inMeasured)
 	ps := meta.Percentiles
