@@ -1,7 +1,7 @@
 //go:build unix
 
-// Command reportprof (Unix: it reads getrusage) runs what `llmbench report DIR` runs (run.Finalize),
-// for profiling it:
+// Command reportprof runs what `llmbench report DIR` runs (run.Finalize),
+// for profiling it (on Unix: it reads getrusage):
 //
 //	go run ./report/internal/bigrun/cmd/reportprof -cpuprofile cpu.prof DIR
 //	go run ./report/internal/bigrun/cmd/reportprof -stages DIR
