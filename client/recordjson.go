@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // RecordVersion is the format of the record lines this llmbench writes
@@ -177,8 +178,12 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 // r.Chunks' backing array is reused when it is large enough: a caller that
 // decodes line after line into one Record must copy the chunks it keeps
 // (slices.Clone), or set r.Chunks to nil first.
-func DecodeRecord(line []byte, r *Record) error {
-	ok, err := decodeRecordFast(line, r)
+func DecodeRecord(line []byte, r *Record) error { return DecodeRecordStrings(line, r, nil) }
+
+// DecodeRecordStrings is DecodeRecord with the record's strings made in
+// strs (nil: one allocation each).
+func DecodeRecordStrings(line []byte, r *Record, strs *StringArena) error {
+	ok, err := decodeRecordFast(line, r, strs)
 	if ok {
 		return err
 	}
@@ -621,9 +626,35 @@ func (s *recordScanner) object() ([]byte, bool) {
 	return nil, false
 }
 
+// StringArena makes strings out of large shared blocks rather than one
+// allocation each: a reader that keeps a million records (report.Load)
+// keeps a few hundred blocks, which the collector marks once each, instead
+// of two million strings (an id and a server id a record). A block is kept
+// as long as any of its strings is: for strings kept together. The zero
+// value is ready; it is not safe for concurrent use.
+type StringArena struct{ block []byte }
+
+// arenaBlock is the size of a StringArena's blocks; longer strings are
+// allocated alone.
+const arenaBlock = 64 << 10
+
+// String returns b as a string in the arena (nil: allocated alone).
+func (a *StringArena) String(b []byte) string {
+	if a == nil || len(b) == 0 || len(b) > arenaBlock/16 {
+		return string(b)
+	}
+	if cap(a.block)-len(a.block) < len(b) {
+		a.block = make([]byte, 0, arenaBlock)
+	}
+	start := len(a.block)
+	a.block = append(a.block, b...)
+	return unsafe.String(&a.block[start], len(b))
+}
+
 // intern returns the string of b, without allocating when it is the value
-// the record had before (DecodeRecord into a reused Record) or a common one.
-func intern(b []byte, prev string) string {
+// the record had before (DecodeRecord into a reused Record) or a common one,
+// else made in strs.
+func intern(b []byte, prev string, strs *StringArena) string {
 	if string(b) == prev {
 		return prev
 	}
@@ -647,7 +678,7 @@ func intern(b []byte, prev string) string {
 	case string(ChunkTokensUsageTotal):
 		return string(ChunkTokensUsageTotal)
 	}
-	return string(b)
+	return strs.String(b)
 }
 
 // Bits of the keys decodeRecordFast has seen.
@@ -660,7 +691,7 @@ const (
 
 // decodeRecordFast decodes the lines llmbench writes. ok is false when the
 // line is anything else: the caller then decodes it with encoding/json.
-func decodeRecordFast(line []byte, r *Record) (ok bool, err error) {
+func decodeRecordFast(line []byte, r *Record, strs *StringArena) (ok bool, err error) {
 	prev := *r
 	*r = Record{}
 	s := recordScanner{b: line}
@@ -689,16 +720,16 @@ func decodeRecordFast(line []byte, r *Record) (ok bool, err error) {
 				version = int(n)
 			case "id":
 				v, ok = s.str()
-				r.ID = intern(v, prev.ID)
+				r.ID = intern(v, prev.ID, strs)
 			case "server_id":
 				v, ok = s.str()
-				r.ServerID = intern(v, r.ID)
+				r.ServerID = intern(v, r.ID, strs)
 			case "index":
 				n, ok = s.int()
 				r.Index = int(n)
 			case "phase":
 				v, ok = s.str()
-				r.Phase = intern(v, prev.Phase)
+				r.Phase = intern(v, prev.Phase, strs)
 			case "intended_ns":
 				n, ok = s.int()
 				r.Intended = time.Duration(n)
@@ -759,7 +790,7 @@ func decodeRecordFast(line []byte, r *Record) (ok bool, err error) {
 				})
 			case "tokens_per_chunk_source":
 				v, ok = s.str()
-				r.TokensPerChunkSource = ChunkTokenSource(intern(v, string(prev.TokensPerChunkSource)))
+				r.TokensPerChunkSource = ChunkTokenSource(intern(v, string(prev.TokensPerChunkSource), strs))
 			case "target_prompt_tokens":
 				n, ok = s.int()
 				r.TargetPromptTokens = int(n)
@@ -777,19 +808,19 @@ func decodeRecordFast(line []byte, r *Record) (ok bool, err error) {
 				r.CachedTokens = int(n)
 			case "token_source":
 				v, ok = s.str()
-				r.TokenSource = TokenSource(intern(v, string(prev.TokenSource)))
+				r.TokenSource = TokenSource(intern(v, string(prev.TokenSource), strs))
 			case "finish_reason":
 				v, ok = s.str()
-				r.FinishReason = intern(v, prev.FinishReason)
+				r.FinishReason = intern(v, prev.FinishReason, strs)
 			case "status":
 				n, ok = s.int()
 				r.Status = int(n)
 			case "error_class":
 				v, ok = s.str()
-				r.ErrorClass = ErrorClass(intern(v, string(prev.ErrorClass)))
+				r.ErrorClass = ErrorClass(intern(v, string(prev.ErrorClass), strs))
 			case "error":
 				v, ok = s.str()
-				r.Error = intern(v, prev.Error)
+				r.Error = intern(v, prev.Error, strs)
 			case "retries":
 				n, ok = s.int()
 				r.Retries = int(n)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -266,6 +267,12 @@ func FuzzDecodeRecord(f *testing.F) {
 		if err2 := DecodeRecord(line, &used); fmt.Sprint(err2) != fmt.Sprint(wantErr) || (err2 == nil && !cmp.Equal(want, used)) {
 			t.Fatalf("DecodeRecord(%q) into a used record: %v %s", line, err2, cmp.Diff(want, used))
 		}
+		// With its strings in an arena: the same answer.
+		var arena StringArena
+		var inArena Record
+		if err3 := DecodeRecordStrings(line, &inArena, &arena); fmt.Sprint(err3) != fmt.Sprint(wantErr) || (err3 == nil && !cmp.Equal(want, inArena)) {
+			t.Fatalf("DecodeRecordStrings(%q): %v %s", line, err3, cmp.Diff(want, inArena))
+		}
 		var viaJSON Record
 		errJSON := json.Unmarshal(line, &viaJSON)
 		if (errJSON == nil) != (err == nil) {
@@ -282,4 +289,30 @@ func FuzzDecodeRecord(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Strings made in a StringArena keep their bytes as the arena moves on to
+// new blocks, whatever their length (empty, longer than a block allows).
+func TestStringArenaKeepsEveryString(t *testing.T) {
+	var a StringArena
+	var want, got []string
+	for i := range 20_000 {
+		s := strings.Repeat(strconv.Itoa(i), i%7)
+		if i%1000 == 0 {
+			s = strings.Repeat("x", arenaBlock) // allocated alone
+		}
+		b := []byte(s)
+		got = append(got, a.String(b))
+		clear(b) // the arena holds a copy
+		want = append(want, s)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("string %d: %.20q, want %.20q", i, got[i], want[i])
+		}
+	}
+	var none *StringArena
+	if s := none.String([]byte("id")); s != "id" {
+		t.Errorf("a nil arena made %q", s)
+	}
 }

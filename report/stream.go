@@ -17,7 +17,9 @@ import (
 // is decoded, so a faster decoder or a new encoding changes only this.
 // client.DecodeRecord answers as encoding/json does (held to it by a
 // differential fuzz target) without its pre-scan, and reuses r.Chunks.
-func decodeRecord(line []byte, r *client.Record) error { return client.DecodeRecord(line, r) }
+func decodeRecord(line []byte, r *client.Record, strs *client.StringArena) error {
+	return client.DecodeRecordStrings(line, r, strs)
+}
 
 // Requests is requests.jsonl read in one pass: every record with its
 // chunks dropped, what each kept of its chunks, and what the chunks add up
@@ -109,8 +111,12 @@ func readRequests(rd io.Reader, path string, spans []chunkdigest.Span, workers i
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// The records' strings are kept with them: made in blocks
+			// (two million strings of a million records would be as many
+			// objects for the collector to mark).
+			var strs client.StringArena
 			for b := range todo {
-				b.decode(spans, bounds)
+				b.decode(spans, bounds, &strs)
 				close(b.done)
 			}
 		}()
@@ -289,7 +295,7 @@ func (b *lineBatch) recycle() {
 }
 
 // decode decodes and digests the batch's lines.
-func (b *lineBatch) decode(spans []chunkdigest.Span, bounds *chunkdigest.Bounds) {
+func (b *lineBatch) decode(spans []chunkdigest.Span, bounds *chunkdigest.Bounds, strs *client.StringArena) {
 	if b.digest == nil {
 		b.digest = chunkdigest.NewWithin(spans, bounds)
 	}
@@ -312,7 +318,7 @@ func (b *lineBatch) decode(spans []chunkdigest.Span, bounds *chunkdigest.Bounds)
 		// DecodeRecord replaces the whole record, keeping its chunks' array
 		// and the strings the next record repeats (its phase, ...).
 		glued := false
-		if err := decodeRecord(line, &r); err != nil {
+		if err := decodeRecord(line, &r, strs); err != nil {
 			var ok bool
 			if r, ok = gluedRecord(line); !ok {
 				b.bad[li] = err
@@ -345,7 +351,7 @@ func (b *lineBatch) redigest() {
 			continue
 		}
 		var full client.Record
-		if err := decodeRecord(line, &full); err != nil {
+		if err := decodeRecord(line, &full, nil); err != nil {
 			full, _ = gluedRecord(line)
 		}
 		b.digest.Add(&full)
