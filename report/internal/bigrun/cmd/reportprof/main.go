@@ -1,7 +1,10 @@
 //go:build unix
 
-// Command reportprof runs what `llmbench report DIR` runs (run.Finalize),
-// for profiling it (on Unix: it reads getrusage):
+// Command reportprof runs the work of `llmbench report DIR` (run.Finalize):
+// reading the run once, its summary and report.html (Finalize also writes
+// summary.json and report.md and evaluates gates, small beside these; the
+// report package does not depend on run), for profiling it (on Unix: it
+// reads getrusage):
 //
 //	go run ./report/internal/bigrun/cmd/reportprof -cpuprofile cpu.prof DIR
 //	go run ./report/internal/bigrun/cmd/reportprof -stages DIR
@@ -24,7 +27,6 @@ import (
 
 	"github.com/llmbench-org/llmbench/report"
 	reporthtml "github.com/llmbench-org/llmbench/report/html"
-	"github.com/llmbench-org/llmbench/run"
 )
 
 func main() {
@@ -55,15 +57,14 @@ func profile(dir, cpuProfile, memProfile, summaryProfile string, stages bool) er
 		}
 		defer stop()
 	}
-	if !stages {
-		_, err := run.Finalize(dir, nil)
-		return err
-	}
 	// As run.Finalize sets it.
 	debug.SetMemoryLimit(768 << 20)
 	defer debug.SetMemoryLimit(math.MaxInt64)
 	wall, cpu := time.Now(), cpuSeconds()
 	lap := func(stage string) {
+		if !stages {
+			return
+		}
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		now := cpuSeconds()
@@ -75,7 +76,7 @@ func profile(dir, cpuProfile, memProfile, summaryProfile string, stages bool) er
 		return err
 	}
 	lap("read")
-	if summaryProfile != "" {
+	if summaryProfile != "" && stages {
 		stop, err := startCPU(summaryProfile)
 		if err != nil {
 			return err
