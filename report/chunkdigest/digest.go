@@ -75,6 +75,9 @@ type Digest struct {
 	// itls holds the ITLs of the requests the samples of a digest made by
 	// NewWithin take: Reset reuses it, Absorb copies out of it.
 	itls []time.Duration
+	// itlsTaken counts the ITLs taken since Reset, itlsLast those of the
+	// part before.
+	itlsTaken, itlsLast int
 }
 
 // New is an empty digest that keeps ITLs apart for the given spans.
@@ -232,6 +235,7 @@ func (d *Digest) itlsOf(chunks []client.Chunk, n int32) []time.Duration {
 	}
 	if d.bounds != nil {
 		d.itls = d.itls[:len(d.itls)+len(itls)]
+		d.itlsTaken += len(itls)
 	}
 	return itls
 }
@@ -243,8 +247,9 @@ func (d *Digest) itlsBuffer(n int) []time.Duration {
 		return make([]time.Duration, 0, n)
 	}
 	if cap(d.itls)-len(d.itls) < n {
-		// Twice the last: the buffer grows to what a part takes, once.
-		d.itls = make([]time.Duration, 0, max(64<<10, n, 2*cap(d.itls)))
+		// As large as the last part needed, so that a part like it takes
+		// one buffer: the buffer grows to what the parts take, once.
+		d.itls = make([]time.Duration, 0, max(64<<10, n, d.itlsLast))
 	}
 	return d.itls[len(d.itls):len(d.itls):cap(d.itls)]
 }
@@ -269,6 +274,7 @@ func (d *Digest) Reset() {
 	d.InSpans.ITL.reset()
 	d.InSpans.Gaps.reset()
 	d.itls = d.itls[:0]
+	d.itlsLast, d.itlsTaken = d.itlsTaken, 0
 }
 
 // Merge adds o into d (o's spans must be d's).
