@@ -702,16 +702,24 @@ func distWith(xs []float64, ps []float64) Dist {
 	return distSortedWith(xs, ps)
 }
 
-// durationDist is distWith of the durations ds in seconds: ds are sorted
-// as integers (fewer bytes to sort by than their seconds') and turned into
-// seconds in place (time.Duration.Seconds keeps their order).
+// durationDist is distWith of the durations ds in seconds.
 func durationDist(ds []time.Duration, ps []float64) Dist {
+	return distSortedWith(sortedSeconds(ds), ps)
+}
+
+// durationDistOf is distOf of the durations ds in seconds.
+func durationDistOf(ds []time.Duration) Dist { return distSorted(sortedSeconds(ds)) }
+
+// sortedSeconds sorts ds as integers (fewer bytes to sort by than their
+// seconds') and turns them into seconds in place (time.Duration.Seconds
+// keeps their order).
+func sortedSeconds(ds []time.Duration) []float64 {
 	sortDurations(ds)
 	xs := unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(ds))), len(ds))
 	for i, d := range ds {
 		xs[i] = d.Seconds()
 	}
-	return distSortedWith(xs, ps)
+	return xs
 }
 
 func distSortedWith(xs []float64, ps []float64) Dist {
@@ -806,15 +814,15 @@ func health(meta RunMeta, records []request, rows []scrape.Row, partialLines, du
 		DroppedArrivals: meta.DroppedArrivals, LateArrivals: meta.LateArrivals,
 		PartialLines: partialLines, DuplicateRecords: duplicates, Client: meta.Client,
 	}
-	lag, sendDelay := make([]float64, 0, len(records)), make([]float64, 0, len(records))
-	var connect []float64
+	lag, sendDelay := make([]time.Duration, 0, len(records)), make([]time.Duration, 0, len(records))
+	var connect []time.Duration
 	for _, r := range records {
-		sendDelay = append(sendDelay, r.SendDelay().Seconds())
+		sendDelay = append(sendDelay, r.SendDelay())
 		if r.Intended > 0 { // closed-loop requests have no intended time: they go when a user is free
-			lag = append(lag, max(0, r.ScheduleLag()).Seconds())
+			lag = append(lag, max(0, r.ScheduleLag()))
 		}
 		if r.ConnectDur > 0 {
-			connect = append(connect, r.ConnectDur.Seconds())
+			connect = append(connect, r.ConnectDur)
 		}
 		h.Retries += r.Retries
 		if r.NoStream {
@@ -824,7 +832,7 @@ func health(meta RunMeta, records []request, rows []scrape.Row, partialLines, du
 			h.StreamsWithoutDone++
 		}
 	}
-	h.ScheduleLag, h.Connect, h.SendDelay = distOf(lag), distOf(connect), distOf(sendDelay)
+	h.ScheduleLag, h.Connect, h.SendDelay = durationDistOf(lag), durationDistOf(connect), durationDistOf(sendDelay)
 	for _, row := range rows {
 		if row.OK {
 			h.ScrapeOK++

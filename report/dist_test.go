@@ -60,6 +60,14 @@ func TestDistIsGonums(t *testing.T) {
 			if got := distWith(slices.Clone(xs), ps); !reflect.DeepEqual(got, want) {
 				t.Errorf("%s, %d values: distWith %+v, gonum %+v", shape, n, got, want)
 			}
+			wantOf := want
+			wantOf.Quantiles = nil
+			if got := durationDistOf(slices.Clone(ds)); !reflect.DeepEqual(got, wantOf) {
+				t.Errorf("%s, %d values: durationDistOf %+v, gonum %+v", shape, n, got, wantOf)
+			}
+			if got := distOf(slices.Clone(xs)); !reflect.DeepEqual(got, wantOf) {
+				t.Errorf("%s, %d values: distOf %+v, gonum %+v", shape, n, got, wantOf)
+			}
 			if got := durationDist(ds, ps); !reflect.DeepEqual(got, want) {
 				t.Errorf("%s, %d values: durationDist %+v, gonum %+v", shape, n, got, want)
 			}
