@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // RecordVersion is the format of the record lines this llmbench writes
@@ -177,8 +178,12 @@ func (r *Record) UnmarshalJSON(data []byte) error {
 // r.Chunks' backing array is reused when it is large enough: a caller that
 // decodes line after line into one Record must copy the chunks it keeps
 // (slices.Clone), or set r.Chunks to nil first.
-func DecodeRecord(line []byte, r *Record) error {
-	ok, err := decodeRecordFast(line, r)
+func DecodeRecord(line []byte, r *Record) error { return DecodeRecordStrings(line, r, nil) }
+
+// DecodeRecordStrings is DecodeRecord with the record's strings made in
+// strs (nil: one allocation each).
+func DecodeRecordStrings(line []byte, r *Record, strs *StringArena) error {
+	ok, err := decodeRecordFast(line, r, strs)
 	if ok {
 		return err
 	}
@@ -358,13 +363,31 @@ func (s *recordScanner) gaps(buf []Chunk) ([]Chunk, bool) {
 		return nil, false
 	}
 	i++
-	end := bytes.IndexByte(b[i:], ']')
-	if end < 0 {
-		return nil, false
+	// A reused array is appended to (it grows to the longest record once);
+	// a new one is sized from the commas, at the cost of a pass over them.
+	chunks := buf[:0]
+	if cap(buf) == 0 {
+		end := bytes.IndexByte(b[i:], ']')
+		if end < 0 {
+			return nil, false
+		}
+		chunks = make([]Chunk, 0, bytes.Count(b[i:i+end], []byte{','})+1)
 	}
-	chunks := chunkBuffer(buf, bytes.Count(b[i:i+end], []byte{','})+1)
 	var at time.Duration
 	for first := true; ; first = false {
+		// Most elements are 1 to 7 digits and a comma, read eight bytes at
+		// a time here; the rest (the first, the last, a sign, spaces, a
+		// longer number, anything wrong) goes on below.
+		for ; i+8 <= len(b); first = false {
+			w := binary.LittleEndian.Uint64(b[i:])
+			digits := swarCount(w)
+			if digits == 0 || digits == 8 || byte(w>>(8*digits)) != ',' || (digits > 1 && byte(w) == '0') {
+				break
+			}
+			at += time.Duration(swarValue(w, digits))
+			chunks = append(chunks, Chunk{At: at, Tokens: 1})
+			i += digits + 1
+		}
 		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 			i++
 		}
@@ -417,6 +440,38 @@ func (s *recordScanner) gaps(buf []Chunk) ([]Chunk, bool) {
 	}
 }
 
+// tokens reads a v2 "chunk_tokens" array of one-digit counts written as
+// llmbench writes them ([1,1,2,1], no spaces) into chunks, and says how many
+// there were. Anything else (an empty array, spaces, a count of two digits)
+// is not read (ok false, s unmoved), and the caller reads the array with
+// ints, which answers the same for what tokens reads.
+func (s *recordScanner) tokens(chunks []Chunk) (n int, ok bool) {
+	b := s.b
+	i := s.i
+	if i >= len(b) || b[i] != '[' {
+		return 0, false
+	}
+	for i++; i+1 < len(b); i += 2 {
+		d := b[i] - '0'
+		if d > 9 {
+			return 0, false
+		}
+		if n < len(chunks) {
+			chunks[n].Tokens = int32(d)
+		}
+		n++
+		switch b[i+1] {
+		case ',':
+		case ']':
+			s.i = i + 2
+			return n, true
+		default:
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
 // swarDigits parses the 1 to 7 decimal digits that start b, eight bytes at
 // a time (a gap of 10 ms is 8 digits with its comma): ok is false when b is
 // shorter than 8 bytes or starts with no digit or with 8, and the caller
@@ -426,22 +481,34 @@ func swarDigits(b []byte) (n int64, digits int, ok bool) {
 		return 0, 0, false
 	}
 	w := binary.LittleEndian.Uint64(b)
+	digits = swarCount(w)
+	if digits == 0 || digits == 8 {
+		return 0, 0, false
+	}
+	return swarValue(w, digits), digits, true
+}
+
+// swarCount is how many of the eight bytes of w (little-endian) are
+// decimal digits before the first that is not.
+func swarCount(w uint64) int {
 	// A byte is a digit when its high nibble is 3 before and after adding
 	// 6; a carry out of a byte only reaches the bytes after it, past the
 	// first non-digit, which are not read.
 	const ones, highs, zeros = 0x0101010101010101, 0xF0F0F0F0F0F0F0F0, 0x3030303030303030
 	notDigit := (w&highs ^ zeros) | ((w+6*ones)&highs ^ zeros)
-	digits = bits.TrailingZeros64(notDigit) / 8
-	if digits == 0 || digits == 8 {
-		return 0, 0, false
-	}
+	return bits.TrailingZeros64(notDigit) / 8
+}
+
+// swarValue is the number the first digits (1 to 7) bytes of w spell.
+func swarValue(w uint64, digits int) int64 {
 	// The digits, as values, moved to the top bytes: the bytes shifted in
 	// are leading zeros, the bytes after the digits fall off (so does the
 	// borrow of the first non-digit's subtraction).
+	const zeros = 0x3030303030303030
 	x := (w - zeros) << (8 * (8 - digits))
 	x = x*10 + x>>8 // pairs of digits
 	x = ((x&0x000000FF000000FF)*(100+1000000<<32) + (x>>16&0x000000FF000000FF)*(1+10000<<32)) >> 32
-	return int64(x), digits, true
+	return int64(x)
 }
 
 // count is an upper bound of how many elements the array that starts here
@@ -559,9 +626,35 @@ func (s *recordScanner) object() ([]byte, bool) {
 	return nil, false
 }
 
+// StringArena makes strings out of large shared blocks rather than one
+// allocation each: a reader that keeps a million records (report.Load)
+// keeps a few hundred blocks, which the collector marks once each, instead
+// of two million strings (an id and a server id a record). A block is kept
+// as long as any of its strings is: for strings kept together. The zero
+// value is ready; it is not safe for concurrent use.
+type StringArena struct{ block []byte }
+
+// arenaBlock is the size of a StringArena's blocks; longer strings are
+// allocated alone.
+const arenaBlock = 64 << 10
+
+// String returns b as a string in the arena (nil: allocated alone).
+func (a *StringArena) String(b []byte) string {
+	if a == nil || len(b) == 0 || len(b) > arenaBlock/16 {
+		return string(b)
+	}
+	if cap(a.block)-len(a.block) < len(b) {
+		a.block = make([]byte, 0, arenaBlock)
+	}
+	start := len(a.block)
+	a.block = append(a.block, b...)
+	return unsafe.String(&a.block[start], len(b))
+}
+
 // intern returns the string of b, without allocating when it is the value
-// the record had before (DecodeRecord into a reused Record) or a common one.
-func intern(b []byte, prev string) string {
+// the record had before (DecodeRecord into a reused Record) or a common one,
+// else made in strs.
+func intern(b []byte, prev string, strs *StringArena) string {
 	if string(b) == prev {
 		return prev
 	}
@@ -585,7 +678,7 @@ func intern(b []byte, prev string) string {
 	case string(ChunkTokensUsageTotal):
 		return string(ChunkTokensUsageTotal)
 	}
-	return string(b)
+	return strs.String(b)
 }
 
 // Bits of the keys decodeRecordFast has seen.
@@ -598,7 +691,7 @@ const (
 
 // decodeRecordFast decodes the lines llmbench writes. ok is false when the
 // line is anything else: the caller then decodes it with encoding/json.
-func decodeRecordFast(line []byte, r *Record) (ok bool, err error) {
+func decodeRecordFast(line []byte, r *Record, strs *StringArena) (ok bool, err error) {
 	prev := *r
 	*r = Record{}
 	s := recordScanner{b: line}
@@ -627,16 +720,16 @@ func decodeRecordFast(line []byte, r *Record) (ok bool, err error) {
 				version = int(n)
 			case "id":
 				v, ok = s.str()
-				r.ID = intern(v, prev.ID)
+				r.ID = intern(v, prev.ID, strs)
 			case "server_id":
 				v, ok = s.str()
-				r.ServerID = intern(v, r.ID)
+				r.ServerID = intern(v, r.ID, strs)
 			case "index":
 				n, ok = s.int()
 				r.Index = int(n)
 			case "phase":
 				v, ok = s.str()
-				r.Phase = intern(v, prev.Phase)
+				r.Phase = intern(v, prev.Phase, strs)
 			case "intended_ns":
 				n, ok = s.int()
 				r.Intended = time.Duration(n)
@@ -683,6 +776,9 @@ func decodeRecordFast(line []byte, r *Record) (ok bool, err error) {
 					return false, nil // before the gaps, or repeated
 				}
 				seen |= seenTokens
+				if tokens, ok = s.tokens(r.Chunks); ok {
+					break
+				}
 				tokens, ok = s.ints(func(i int, n int64) bool {
 					if n != int64(int32(n)) {
 						return false
@@ -694,7 +790,7 @@ func decodeRecordFast(line []byte, r *Record) (ok bool, err error) {
 				})
 			case "tokens_per_chunk_source":
 				v, ok = s.str()
-				r.TokensPerChunkSource = ChunkTokenSource(intern(v, string(prev.TokensPerChunkSource)))
+				r.TokensPerChunkSource = ChunkTokenSource(intern(v, string(prev.TokensPerChunkSource), strs))
 			case "target_prompt_tokens":
 				n, ok = s.int()
 				r.TargetPromptTokens = int(n)
@@ -712,19 +808,19 @@ func decodeRecordFast(line []byte, r *Record) (ok bool, err error) {
 				r.CachedTokens = int(n)
 			case "token_source":
 				v, ok = s.str()
-				r.TokenSource = TokenSource(intern(v, string(prev.TokenSource)))
+				r.TokenSource = TokenSource(intern(v, string(prev.TokenSource), strs))
 			case "finish_reason":
 				v, ok = s.str()
-				r.FinishReason = intern(v, prev.FinishReason)
+				r.FinishReason = intern(v, prev.FinishReason, strs)
 			case "status":
 				n, ok = s.int()
 				r.Status = int(n)
 			case "error_class":
 				v, ok = s.str()
-				r.ErrorClass = ErrorClass(intern(v, string(prev.ErrorClass)))
+				r.ErrorClass = ErrorClass(intern(v, string(prev.ErrorClass), strs))
 			case "error":
 				v, ok = s.str()
-				r.Error = intern(v, prev.Error)
+				r.Error = intern(v, prev.Error, strs)
 			case "retries":
 				n, ok = s.int()
 				r.Retries = int(n)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -221,6 +222,20 @@ var recordSeeds = []string{
 	`{"v":2,"index":-0,"status":99999999999999999999}`,
 	`{"chunks":[{"at_ns":1,"tokens":2147483648}]}`,
 	`{"v":2,"chunk_tokens":[1],"chunk_dt_ns":[1]}`,
+	// chunk_tokens read by the one-digit path, and beside it.
+	`{"v":2,"chunk_dt_ns":[1,2,3],"chunk_tokens":[9,0,1]}`,
+	`{"v":2,"chunk_dt_ns":[1,2,3],"chunk_tokens":[2,12,1]}`,
+	`{"v":2,"chunk_dt_ns":[1,2],"chunk_tokens":[2 ,1]}`,
+	`{"v":2,"chunk_dt_ns":[1,2],"chunk_tokens":[2,-1]}`,
+	`{"v":2,"chunk_dt_ns":[1,2],"chunk_tokens":[2,1.5]}`,
+	`{"v":2,"chunk_dt_ns":[1,2],"chunk_tokens":[2,1,3]}`,
+	`{"v":2,"chunk_dt_ns":[1,2],"chunk_tokens":[2,1`,
+	`{"v":2,"chunk_dt_ns":[1],"chunk_tokens":[]}`,
+	// chunk_dt_ns read eight bytes at a time, and beside it.
+	`{"v":2,"chunk_dt_ns":[1234567890,7000000,6999999,01,5],"end_ns":1}`,
+	`{"v":2,"chunk_dt_ns":[1234567890,7000000,12345678,0,-5,1234567,]}`,
+	`{"v":2,"chunk_dt_ns":[7000000,7000000 ,7000000,7000000.5,7]}`,
+	`{"v":2,"chunk_dt_ns":[7000000,7000000,7000000,7000000]}`,
 	`{"v":2,"id":"\xff"}`,
 	`{"v":2,"reused":true,"no_done":false,"no_stream":tru}`,
 	`{}`, `null`, `[]`, `{"v":2,}`, ``, `{"unknown":1}`,
@@ -252,6 +267,12 @@ func FuzzDecodeRecord(f *testing.F) {
 		if err2 := DecodeRecord(line, &used); fmt.Sprint(err2) != fmt.Sprint(wantErr) || (err2 == nil && !cmp.Equal(want, used)) {
 			t.Fatalf("DecodeRecord(%q) into a used record: %v %s", line, err2, cmp.Diff(want, used))
 		}
+		// With its strings in an arena: the same answer.
+		var arena StringArena
+		var inArena Record
+		if err3 := DecodeRecordStrings(line, &inArena, &arena); fmt.Sprint(err3) != fmt.Sprint(wantErr) || (err3 == nil && !cmp.Equal(want, inArena)) {
+			t.Fatalf("DecodeRecordStrings(%q): %v %s", line, err3, cmp.Diff(want, inArena))
+		}
 		var viaJSON Record
 		errJSON := json.Unmarshal(line, &viaJSON)
 		if (errJSON == nil) != (err == nil) {
@@ -268,4 +289,30 @@ func FuzzDecodeRecord(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Strings made in a StringArena keep their bytes as the arena moves on to
+// new blocks, whatever their length (empty, longer than a block allows).
+func TestStringArenaKeepsEveryString(t *testing.T) {
+	var a StringArena
+	var want, got []string
+	for i := range 20_000 {
+		s := strings.Repeat(strconv.Itoa(i), i%7)
+		if i%1000 == 0 {
+			s = strings.Repeat("x", arenaBlock) // allocated alone
+		}
+		b := []byte(s)
+		got = append(got, a.String(b))
+		clear(b) // the arena holds a copy
+		want = append(want, s)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("string %d: %.20q, want %.20q", i, got[i], want[i])
+		}
+	}
+	var none *StringArena
+	if s := none.String([]byte("id")); s != "id" {
+		t.Errorf("a nil arena made %q", s)
+	}
 }

@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"sync"
 	"time"
+	"unsafe"
 
 	"gonum.org/v1/gonum/stat"
 
@@ -248,21 +249,33 @@ func summarize(meta RunMeta, req *Requests, rows []scrape.Row, traces []trace.Ev
 
 	// Sized first: a large run's slices grown by doubling are garbage the
 	// collector marks the live records again to free.
+	// Records come in runs of one phase: the phase of each run is looked
+	// up once (a million map lookups by string were most of this loop).
 	perPhase := map[string]int{}
-	for i := range records {
-		perPhase[records[i].Phase]++
+	for i := 0; i < len(records); {
+		j := i + 1
+		for j < len(records) && records[j].Phase == records[i].Phase {
+			j++
+		}
+		perPhase[records[i].Phase] += j - i
+		i = j
 	}
 	mrecs := make([]request, 0, len(records))
 	byPhase := make(map[string][]request, len(perPhase))
 	for phase, n := range perPhase {
 		byPhase[phase] = make([]request, 0, n)
 	}
-	for i := range records {
-		r := request{&records[i], req.Chunks[i]}
-		if inMeasured(r.Phase) {
-			mrecs = append(mrecs, r)
+	for i := 0; i < len(records); {
+		phase := records[i].Phase
+		measured, rs := inMeasured(phase), byPhase[phase]
+		for ; i < len(records) && records[i].Phase == phase; i++ {
+			r := request{&records[i], req.Chunks[i]}
+			if measured {
+				mrecs = append(mrecs, r)
+			}
+			rs = append(rs, r)
 		}
-		byPhase[r.Phase] = append(byPhase[r.Phase], r)
+		byPhase[phase] = rs
 	}
 	measuredDigest := req.Digest.Of(inMeasured)
 	ps := meta.Percentiles
@@ -292,30 +305,41 @@ func summarize(meta RunMeta, req *Requests, rows []scrape.Row, traces []trace.Ev
 				Name: ph.Name, Measured: ph.Measured, Start: ph.Start.Seconds(),
 				Duration: (ph.End - ph.Start).Seconds(), Load: ph.Load, LoadUnit: ph.LoadUnit,
 				Client: pc,
-				Server: serverSide(meta, []PhaseMeta{ph}, rows, samplesOf(prec, pd)),
+				Server: serverSide(meta, []PhaseMeta{ph}, rows, serverSamples([]PhaseMeta{ph}, prec, pd)),
 			}
 		})
 	}
+	// Health, the engine's view and the reconciliation read the records
+	// and rows only too: computed beside them.
+	wg.Go(func() {
+		s.Health = health(meta, mrecs, rows, partialLines, req.Duplicates)
+		s.Health.Records = len(records)
+	})
+	var server *ServerSide
+	var findings []Finding
+	wg.Go(func() {
+		server = serverSide(meta, measuredPhases(meta), rows, serverSamples(measuredPhases(meta), mrecs, measuredDigest))
+		// An engine whose dialect was left to detection is reconciled in
+		// the dialect its scrapes were recognised as.
+		dialect := meta.Engine.Dialect
+		if dialect == "" && server != nil {
+			dialect = server.Dialect
+		}
+		in := reconcile.Input{Records: records, Chunks: req.Chunks, Digest: req.Digest, Rows: rows, Dialect: dialect, Traces: traces,
+			Origin: meta.StartedAt, Windows: reconcileWindows(meta)}
+		findings = reconcile.Reconcile(in)
+	})
 	wg.Wait()
 	if len(s.Phases) == 0 {
 		s.Phases = nil // as before: no phases, no list
 	}
-
 	s.Sweep = sweepOf(s.Phases)
-	s.Health = health(meta, mrecs, rows, partialLines, req.Duplicates)
-	s.Health.Records = len(records)
-	s.Server = serverSide(meta, measuredPhases(meta), rows, samplesOf(mrecs, measuredDigest))
-	// An engine whose dialect was left to detection is reconciled in the
-	// dialect its scrapes were recognised as.
-	dialect := meta.Engine.Dialect
-	if dialect == "" && s.Server != nil {
-		dialect = s.Server.Dialect
-		s.Engine.Dialect = dialect
+	s.Server = server
+	if s.Engine.Dialect == "" && server != nil {
+		s.Engine.Dialect = server.Dialect
 	}
-	in := reconcile.Input{Records: records, Chunks: req.Chunks, Digest: req.Digest, Rows: rows, Dialect: dialect, Traces: traces,
-		Origin: meta.StartedAt, Windows: reconcileWindows(meta)}
-	if f := reconcile.Reconcile(in); len(f) > 0 {
-		s.Findings = f
+	if len(findings) > 0 {
+		s.Findings = findings
 	}
 	if len(traces) > 0 {
 		w := reconcile.Waterfall(plain(mrecs), traces, meta.StartedAt)
@@ -382,10 +406,26 @@ func spanOf(records []client.Record) time.Duration {
 // quantities the engine also keeps histograms of.
 type clientSamples map[scrape.Concept][]float64
 
+// serverSamples are samplesOf, gathered only when some phase has the
+// engine's snapshots on both sides (what serverSide compares them with;
+// without, it has nothing to say and the samples would be garbage).
+func serverSamples(phases []PhaseMeta, records []request, d *chunkdigest.Phase) clientSamples {
+	for _, ph := range phases {
+		if ph.Before != nil && ph.After != nil && ph.Before.OK && ph.After.OK &&
+			ph.Before.Snapshot != nil && ph.After.Snapshot != nil {
+			return samplesOf(records, d)
+		}
+	}
+	return nil
+}
+
 // samplesOf gathers them from the successful records; ITL from the
 // digest's sketch (chunkdigest.Sketch.Representative).
 func samplesOf(records []request, d *chunkdigest.Phase) clientSamples {
 	out := clientSamples{}
+	for _, c := range []scrape.Concept{scrape.TTFT, scrape.TPOT, scrape.E2E} {
+		out[c] = make([]float64, 0, len(records))
+	}
 	for _, r := range records {
 		if !r.OK() {
 			continue
@@ -414,11 +454,11 @@ func clientSide(records []request, digest *chunkdigest.Phase, dur time.Duration,
 	bySource := map[string]int{}
 	perChunk := map[string]int{}
 	// Sized once (see summarize): most requests give a TTFT, a TPOT and an E2E.
-	ttft, tpot, e2e := make([]float64, 0, len(records)), make([]float64, 0, len(records)), make([]float64, 0, len(records))
-	var ttfc []float64
+	ttft, tpot, e2e := make([]time.Duration, 0, len(records)), make([]time.Duration, 0, len(records)), make([]time.Duration, 0, len(records))
+	ttfc := make([]time.Duration, 0, len(records))
 	var short OutputShort
 	var shortFrac float64
-	var prompt promptErrors
+	prompt := promptErrors{tokens: make([]float64, 0, len(records)), fraction: make([]float64, 0, len(records))}
 	var timings timingSamples
 	streamedOutput := 0
 	for _, r := range records {
@@ -472,18 +512,18 @@ func clientSide(records []request, digest *chunkdigest.Phase, dur time.Duration,
 		timings.add(r.Record)
 		d, hasTTFT := r.TTFT()
 		if hasTTFT {
-			ttft = append(ttft, d.Seconds())
+			ttft = append(ttft, d)
 		}
 		if d, ok := r.TTFC(); ok {
-			ttfc = append(ttfc, d.Seconds())
+			ttfc = append(ttfc, d)
 			if hasTTFT && r.FirstContent != r.FirstToken {
 				c.FirstTokenNotContent++
 			}
 		}
 		if d, ok := r.TPOT(); ok {
-			tpot = append(tpot, d.Seconds())
+			tpot = append(tpot, d)
 		}
-		e2e = append(e2e, r.E2E().Seconds())
+		e2e = append(e2e, r.E2E())
 		for latency, why := range unmeasured(r.Record, int(r.chunks.ITLs)) {
 			if why == "" {
 				continue
@@ -517,7 +557,7 @@ func clientSide(records []request, digest *chunkdigest.Phase, dur time.Duration,
 			TotalTokensPerSec:  float64(c.Tokens.Output+c.Tokens.Prompt) / sec,
 		}
 	}
-	c.Latency = Latencies{TTFT: distWith(ttft, ps), TTFC: distWith(ttfc, ps), ITL: sketchDist(&digest.ITL, ps), TPOT: distWith(tpot, ps), E2E: distWith(e2e, ps)}
+	c.Latency = Latencies{TTFT: durationDist(ttft, ps), TTFC: durationDist(ttfc, ps), ITL: sketchDist(&digest.ITL, ps), TPOT: durationDist(tpot, ps), E2E: durationDist(e2e, ps)}
 	c.Throughput.PeakOutputTokensPerSec, c.PeakConcurrency = peaks(records, &digest.Arrivals)
 	return c
 }
@@ -639,11 +679,16 @@ func (t *timingSamples) summary() *ServerTimings {
 
 // distOf sorts xs in place and summarises it.
 func distOf(xs []float64) Dist {
+	sortFloats(xs)
+	return distSorted(xs)
+}
+
+// distSorted summarises xs, sorted.
+func distSorted(xs []float64) Dist {
 	if len(xs) == 0 {
 		return Dist{}
 	}
-	sort.Float64s(xs)
-	q := func(p float64) float64 { return stat.Quantile(p, stat.LinInterp, xs, nil) }
+	q := func(p float64) float64 { return quantile(p, xs) }
 	mean, std := stat.MeanStdDev(xs, nil)
 	if len(xs) < 2 {
 		std = 0 // one sample has no spread (MeanStdDev says NaN)
@@ -653,15 +698,63 @@ func distOf(xs []float64) Dist {
 
 // distWith is distOf with the percentiles ps (in percent) in Quantiles.
 func distWith(xs []float64, ps []float64) Dist {
-	d := distOf(xs) // sorts xs
+	sortFloats(xs)
+	return distSortedWith(xs, ps)
+}
+
+// durationDist is distWith of the durations ds in seconds.
+func durationDist(ds []time.Duration, ps []float64) Dist {
+	return distSortedWith(sortedSeconds(ds), ps)
+}
+
+// durationDistOf is distOf of the durations ds in seconds.
+func durationDistOf(ds []time.Duration) Dist { return distSorted(sortedSeconds(ds)) }
+
+// sortedSeconds sorts ds as integers (fewer bytes to sort by than their
+// seconds') and turns them into seconds in place (time.Duration.Seconds
+// keeps their order).
+func sortedSeconds(ds []time.Duration) []float64 {
+	sortDurations(ds)
+	xs := unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(ds))), len(ds))
+	for i, d := range ds {
+		xs[i] = d.Seconds()
+	}
+	return xs
+}
+
+func distSortedWith(xs []float64, ps []float64) Dist {
+	d := distSorted(xs)
 	if d.N == 0 {
 		return d
 	}
 	d.Quantiles = make(map[string]float64, len(ps))
 	for _, p := range ps {
-		d.Quantiles[PercentileName(p)] = stat.Quantile(p/100, stat.LinInterp, xs, nil)
+		d.Quantiles[PercentileName(p)] = quantile(p/100, xs)
 	}
 	return d
+}
+
+// quantile is stat.Quantile(p, stat.LinInterp, xs, nil) of sorted xs, to
+// the bit, without its three passes over xs (a check for NaN, one that xs
+// is sorted, and a walk counting up to p·n): the walk stops at the first
+// i with i+1 ≥ p·n (counts are exact in a float64), which is ⌈p·n⌉−1.
+func quantile(p float64, xs []float64) float64 {
+	if !(p >= 0 && p <= 1) {
+		panic("stat: percentile out of bounds")
+	}
+	if len(xs) == 0 {
+		panic("stat: zero length slice")
+	}
+	if math.IsNaN(xs[0]) || math.IsNaN(xs[len(xs)-1]) { // sorted: NaNs come first
+		return math.NaN()
+	}
+	fidx := p * float64(len(xs))
+	i := max(int(math.Ceil(fidx))-1, 0)
+	if i == 0 {
+		return xs[0]
+	}
+	t := float64(i+1) - fidx
+	return t*xs[i-1] + (1-t)*xs[i]
 }
 
 // sketchDist summarises a sketch as distWith summarises samples: count,
@@ -692,28 +785,25 @@ func peaks(records []request, arrivals *chunkdigest.Bins) (tokensPerS float64, c
 		}
 		perSecond[sec] += float64(tokens)
 	})
-	type edge struct {
-		at time.Duration
-		d  int
-	}
-	edges := make([]edge, 0, 2*len(records))
-	for _, r := range records {
-		if r.Sent > 0 && r.End >= r.Sent {
-			edges = append(edges, edge{r.SentOnWire(), 1}, edge{r.End, -1})
-		}
-	}
 	for _, v := range perSecond {
 		tokensPerS = max(tokensPerS, v)
 	}
-	sort.Slice(edges, func(i, j int) bool {
-		if edges[i].at != edges[j].at {
-			return edges[i].at < edges[j].at
+	// The most in flight: the starts and the ends in time order, an end
+	// before a start at the same instant.
+	starts, ends := make([]time.Duration, 0, len(records)), make([]time.Duration, 0, len(records))
+	for _, r := range records {
+		if r.Sent > 0 && r.End >= r.Sent {
+			starts, ends = append(starts, r.SentOnWire()), append(ends, r.End)
 		}
-		return edges[i].d < edges[j].d // an end before a start at the same instant
-	})
-	cur := 0
-	for _, e := range edges {
-		cur += e.d
+	}
+	sortDurations(starts)
+	sortDurations(ends)
+	cur, j := 0, 0
+	for _, at := range starts {
+		for ; j < len(ends) && ends[j] <= at; j++ {
+			cur--
+		}
+		cur++
 		concurrency = max(concurrency, cur)
 	}
 	return tokensPerS, concurrency
@@ -724,14 +814,15 @@ func health(meta RunMeta, records []request, rows []scrape.Row, partialLines, du
 		DroppedArrivals: meta.DroppedArrivals, LateArrivals: meta.LateArrivals,
 		PartialLines: partialLines, DuplicateRecords: duplicates, Client: meta.Client,
 	}
-	var lag, connect, sendDelay []float64
+	lag, sendDelay := make([]time.Duration, 0, len(records)), make([]time.Duration, 0, len(records))
+	var connect []time.Duration
 	for _, r := range records {
-		sendDelay = append(sendDelay, r.SendDelay().Seconds())
+		sendDelay = append(sendDelay, r.SendDelay())
 		if r.Intended > 0 { // closed-loop requests have no intended time: they go when a user is free
-			lag = append(lag, max(0, r.ScheduleLag()).Seconds())
+			lag = append(lag, max(0, r.ScheduleLag()))
 		}
 		if r.ConnectDur > 0 {
-			connect = append(connect, r.ConnectDur.Seconds())
+			connect = append(connect, r.ConnectDur)
 		}
 		h.Retries += r.Retries
 		if r.NoStream {
@@ -741,7 +832,7 @@ func health(meta RunMeta, records []request, rows []scrape.Row, partialLines, du
 			h.StreamsWithoutDone++
 		}
 	}
-	h.ScheduleLag, h.Connect, h.SendDelay = distOf(lag), distOf(connect), distOf(sendDelay)
+	h.ScheduleLag, h.Connect, h.SendDelay = durationDistOf(lag), durationDistOf(connect), durationDistOf(sendDelay)
 	for _, row := range rows {
 		if row.OK {
 			h.ScrapeOK++

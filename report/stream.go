@@ -17,7 +17,9 @@ import (
 // is decoded, so a faster decoder or a new encoding changes only this.
 // client.DecodeRecord answers as encoding/json does (held to it by a
 // differential fuzz target) without its pre-scan, and reuses r.Chunks.
-func decodeRecord(line []byte, r *client.Record) error { return client.DecodeRecord(line, r) }
+func decodeRecord(line []byte, r *client.Record, strs *client.StringArena) error {
+	return client.DecodeRecordStrings(line, r, strs)
+}
 
 // Requests is requests.jsonl read in one pass: every record with its
 // chunks dropped, what each kept of its chunks, and what the chunks add up
@@ -109,8 +111,12 @@ func readRequests(rd io.Reader, path string, spans []chunkdigest.Span, workers i
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// The records' strings are kept with them: made in blocks
+			// (two million strings of a million records would be as many
+			// objects for the collector to mark).
+			var strs client.StringArena
 			for b := range todo {
-				b.decode(spans, bounds)
+				b.decode(spans, bounds, &strs)
 				close(b.done)
 			}
 		}()
@@ -119,24 +125,8 @@ func readRequests(rd io.Reader, path string, spans []chunkdigest.Span, workers i
 	defer close(stop)
 
 	out := &Requests{Digest: chunkdigest.New(spans)}
-	type key struct {
-		id    string
-		index int
-	}
-	seen := map[key]struct{}{}
-	interned := map[string]string{}
-	intern := func(s *string) {
-		if *s == "" {
-			return
-		}
-		if v, ok := interned[*s]; ok {
-			*s = v
-			return
-		}
-		if len(interned) < 4096 { // only the few values a field repeats
-			interned[*s] = *s
-		}
-	}
+	var seen firstSeen
+	var interned interner
 	var pending error
 	for b := range ordered {
 		<-b.done
@@ -166,21 +156,13 @@ func readRequests(rd io.Reader, path string, spans []chunkdigest.Span, workers i
 					out.Partial++
 				}
 				r := &b.records[rec]
-				if r.ID != "" {
-					k := key{r.ID, r.Index}
-					if _, dup := seen[k]; dup {
-						dupInBatch = true
-						out.Duplicates++
-						r.Index = -1 << 62 // marked; dropped below
-						continue
-					}
-					seen[k] = struct{}{}
+				if r.ID != "" && seen.repeated(out.Records, r) {
+					dupInBatch = true
+					out.Duplicates++
+					r.Index = -1 << 62 // marked; dropped below
+					continue
 				}
-				intern(&r.Phase)
-				intern(&r.FinishReason)
-				intern((*string)(&r.TokenSource))
-				intern((*string)(&r.TokensPerChunkSource))
-				intern((*string)(&r.ErrorClass))
+				interned.fields(r)
 				out.Records = append(out.Records, *r)
 				out.Chunks = append(out.Chunks, b.chunks[rec])
 			}
@@ -188,9 +170,9 @@ func readRequests(rd io.Reader, path string, spans []chunkdigest.Span, workers i
 		if dupInBatch {
 			// Rare: the batch's digest counted a duplicate's chunks; digest
 			// the batch again without it.
-			b.redigest(spans, bounds)
+			b.redigest()
 		}
-		out.Digest.Merge(b.digest)
+		out.Digest.Absorb(b.digest)
 		bounds.Publish(out.Digest)
 		b.recycle()
 		select {
@@ -308,12 +290,15 @@ func (b *lineBatch) recycle() {
 	clear(b.bad)
 	clear(b.lines)
 	b.records, b.chunks, b.lineOf, b.glued, b.bad, b.lines = b.records[:0], b.chunks[:0], b.lineOf[:0], b.glued[:0], b.bad[:0], b.lines[:0]
-	b.digest, b.done = nil, nil
+	b.digest.Reset() // for the next block's records
+	b.done = nil
 }
 
 // decode decodes and digests the batch's lines.
-func (b *lineBatch) decode(spans []chunkdigest.Span, bounds *chunkdigest.Bounds) {
-	b.digest = chunkdigest.NewWithin(spans, bounds)
+func (b *lineBatch) decode(spans []chunkdigest.Span, bounds *chunkdigest.Bounds, strs *client.StringArena) {
+	if b.digest == nil {
+		b.digest = chunkdigest.NewWithin(spans, bounds)
+	}
 	if cap(b.bad) >= len(b.lines) {
 		b.bad = b.bad[:len(b.lines)]
 	} else {
@@ -333,7 +318,7 @@ func (b *lineBatch) decode(spans []chunkdigest.Span, bounds *chunkdigest.Bounds)
 		// DecodeRecord replaces the whole record, keeping its chunks' array
 		// and the strings the next record repeats (its phase, ...).
 		glued := false
-		if err := decodeRecord(line, &r); err != nil {
+		if err := decodeRecord(line, &r, strs); err != nil {
 			var ok bool
 			if r, ok = gluedRecord(line); !ok {
 				b.bad[li] = err
@@ -353,8 +338,8 @@ func (b *lineBatch) decode(spans []chunkdigest.Span, bounds *chunkdigest.Bounds)
 
 // redigest digests the batch again, leaving out the records marked as
 // duplicates (decode again: their chunks were dropped).
-func (b *lineBatch) redigest(spans []chunkdigest.Span, bounds *chunkdigest.Bounds) {
-	b.digest = chunkdigest.NewWithin(spans, bounds)
+func (b *lineBatch) redigest() {
+	b.digest.Reset()
 	rec := 0
 	for li, line := range b.lines {
 		if len(line) == 0 || b.bad[li] != nil {
@@ -366,7 +351,7 @@ func (b *lineBatch) redigest(spans []chunkdigest.Span, bounds *chunkdigest.Bound
 			continue
 		}
 		var full client.Record
-		if err := decodeRecord(line, &full); err != nil {
+		if err := decodeRecord(line, &full, nil); err != nil {
 			full, _ = gluedRecord(line)
 		}
 		b.digest.Add(&full)

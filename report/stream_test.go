@@ -296,7 +296,7 @@ func BenchmarkDecodeRecords(b *testing.B) {
 	for b.Loop() {
 		for _, l := range lines {
 			var r client.Record
-			if err := decodeRecord(l, &r); err != nil {
+			if err := decodeRecord(l, &r, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -70,6 +70,14 @@ type Digest struct {
 	// bounds, when set (NewWithin), are shared with the digest this one
 	// will be merged into.
 	bounds *Bounds
+	// gaps is Add's scratch: one request's one-token ITLs.
+	gaps []time.Duration
+	// itls holds the ITLs of the requests the samples of a digest made by
+	// NewWithin take: Reset reuses it, Absorb copies out of it.
+	itls []time.Duration
+	// itlsTaken counts the ITLs taken since Reset, itlsLast those of the
+	// part before.
+	itlsTaken, itlsLast int
 }
 
 // New is an empty digest that keeps ITLs apart for the given spans.
@@ -78,11 +86,13 @@ func New(spans []Span) *Digest {
 }
 
 // NewWithin is New for a digest of one part of a run whose parts are
-// merged into one digest as they are done: its Samples take no request that
-// the merged digest's Samples, as bounds last heard of them, would refuse.
-// Without it, every part's Sample would keep the ITLs of its first
-// SampleSize requests only to drop them at the merge (a million-request run
-// read in 4 MB parts copies every ITL of the run that way).
+// merged into one digest (Absorb) as they are done, and which is Reset for
+// the next part: its Samples take no request that the merged digest's
+// Samples, as bounds last heard of them, would refuse. Without it, every
+// part's Sample would keep the ITLs of its first SampleSize requests only to
+// drop them at the merge (a million-request run read in 4 MB parts copies
+// every ITL of the run that way). The ITLs its Samples take are kept in one
+// buffer of the digest's, which Reset reuses.
 func NewWithin(spans []Span, bounds *Bounds) *Digest {
 	d := New(spans)
 	d.bounds = bounds
@@ -134,71 +144,152 @@ func (b *Bounds) Publish(merged *Digest) {
 }
 
 // Add digests a record's chunks into d and returns what the record keeps
-// of them.
+// of them (what Of says).
 func (d *Digest) Add(r *client.Record) Request {
-	req := Of(r)
-	if len(r.Chunks) == 0 {
+	chunks := r.Chunks
+	req := Request{Chunks: int32(len(chunks))}
+	if len(chunks) == 0 {
 		return req
 	}
+	req.First, req.Last = chunks[0].At, chunks[len(chunks)-1].At
 	p := d.phase(r.Phase)
-	p.Arrivals.addChunks(r.Chunks)
-	if !r.OK() || len(r.Chunks) < 2 {
+	withITL := r.OK() && len(chunks) >= 2
+	// This loop runs once per chunk of the whole run (hundreds of millions
+	// in a large one): the arrivals' bins are widened once to the first and
+	// the last chunk's, and each chunk's found by its index; the one-token
+	// gaps are gathered and added to the sketch in one tight loop.
+	b := &p.Arrivals
+	b.addBin(binOf(req.First), 0)
+	b.addBin(binOf(req.Last), 0)
+	tokens, start := b.tokens, b.start
+	gaps := d.gaps[:0]
+	prev := req.First
+	for i, ch := range chunks {
+		n := max(ch.Tokens, 1)
+		if j := uint64(binOf(ch.At) - start); j < uint64(len(tokens)) {
+			tokens[j] += int64(n)
+		} else { // a chunk before the first or after the last
+			b.addBin(binOf(ch.At), int64(n))
+			tokens, start = b.tokens, b.start
+		}
+		if i == 0 {
+			continue
+		}
+		req.ITLs += n
+		gap := ch.At - prev
+		prev = ch.At
+		if !withITL {
+			continue
+		}
+		if k := ch.Tokens; k > 1 {
+			p.ITL.AddN(gap/time.Duration(k), uint64(k))
+		} else {
+			gaps = append(gaps, gap)
+		}
+	}
+	p.ITL.addAll(gaps)
+	d.gaps = gaps
+	if !withITL {
 		return req
 	}
-	inSpan := false
 	for _, s := range d.Spans {
 		if r.End > s.From && r.End <= s.To {
-			inSpan = true
+			d.addInSpans(chunks)
 			break
 		}
 	}
 	// The ITLs are kept only for a request the sample takes.
-	key := SampleKey(r)
-	var itls []time.Duration
-	if p.Sample.Takes(key) {
-		itls = make([]time.Duration, 0, req.ITLs)
-	}
-	// This loop runs once per chunk of the whole run (hundreds of millions
-	// in a large one): no division for the common one-token chunk.
-	for i := 1; i < len(r.Chunks); i++ {
-		gap := r.Chunks[i].At - r.Chunks[i-1].At
-		if k := r.Chunks[i].Tokens; k > 1 {
-			per := gap / time.Duration(k)
-			if itls != nil {
-				for range k {
-					itls = append(itls, per)
-				}
-			}
-			p.ITL.AddN(per, uint64(k))
-			if inSpan {
-				d.InSpans.ITL.AddN(per, uint64(k))
-			}
-		} else {
-			if itls != nil {
-				itls = append(itls, gap)
-			}
-			p.ITL.Add(gap)
-			if inSpan {
-				d.InSpans.ITL.Add(gap)
-			}
-		}
-		if inSpan {
-			d.InSpans.Gaps.Add(gap)
-		}
-	}
-	if itls != nil {
-		p.Sample.Offer(key, itls)
+	if key := SampleKey(r); p.Sample.Takes(key) {
+		p.Sample.Offer(key, d.itlsOf(chunks, req.ITLs))
 	}
 	return req
 }
 
+// addInSpans adds a successful request's ITLs and chunk gaps to InSpans.
+func (d *Digest) addInSpans(chunks []client.Chunk) {
+	for i := 1; i < len(chunks); i++ {
+		gap := chunks[i].At - chunks[i-1].At
+		if k := chunks[i].Tokens; k > 1 {
+			d.InSpans.ITL.AddN(gap/time.Duration(k), uint64(k))
+		} else {
+			d.InSpans.ITL.Add(gap)
+		}
+		d.InSpans.Gaps.Add(gap)
+	}
+}
+
+// itlsOf are the per-token ITLs of chunks (n of them): each chunk's gap
+// spread over its tokens. A part's digest (NewWithin) keeps them in its
+// buffer (a new one when it is full: what was taken from the old stays).
+func (d *Digest) itlsOf(chunks []client.Chunk, n int32) []time.Duration {
+	itls := d.itlsBuffer(int(n))
+	for i := 1; i < len(chunks); i++ {
+		gap := chunks[i].At - chunks[i-1].At
+		if k := chunks[i].Tokens; k > 1 {
+			for range k {
+				itls = append(itls, gap/time.Duration(k))
+			}
+		} else {
+			itls = append(itls, gap)
+		}
+	}
+	if d.bounds != nil {
+		d.itls = d.itls[:len(d.itls)+len(itls)]
+		d.itlsTaken += len(itls)
+	}
+	return itls
+}
+
+// itlsBuffer is room for n ITLs: in the digest's buffer for a part's
+// digest, else a new array.
+func (d *Digest) itlsBuffer(n int) []time.Duration {
+	if d.bounds == nil {
+		return make([]time.Duration, 0, n)
+	}
+	if cap(d.itls)-len(d.itls) < n {
+		// As large as the last part needed, so that a part like it takes
+		// one buffer: the buffer grows to what the parts take, once.
+		d.itls = make([]time.Duration, 0, max(64<<10, n, d.itlsLast))
+	}
+	return d.itls[len(d.itls):len(d.itls):cap(d.itls)]
+}
+
+// Absorb is Merge for a part made by NewWithin, which is then Reset: the
+// ITLs d's Samples take from it are copied (into the buffers of requests
+// they drop, when they have one), so d holds nothing of o's.
+func (d *Digest) Absorb(o *Digest) {
+	d.merge(o, true)
+}
+
+// Reset empties d for the next part of the run (NewWithin), keeping its
+// arrays: the ITLs its Samples took are overwritten, so d must have been
+// merged with Absorb.
+func (d *Digest) Reset() {
+	for _, p := range d.Phases {
+		p.ITL.reset()
+		p.Arrivals = Bins{tokens: p.Arrivals.tokens[:0]}
+		clear(p.Sample.h)
+		p.Sample.h = p.Sample.h[:0]
+	}
+	d.InSpans.ITL.reset()
+	d.InSpans.Gaps.reset()
+	d.itls = d.itls[:0]
+	d.itlsLast, d.itlsTaken = d.itlsTaken, 0
+}
+
 // Merge adds o into d (o's spans must be d's).
-func (d *Digest) Merge(o *Digest) {
+func (d *Digest) Merge(o *Digest) { d.merge(o, false) }
+
+func (d *Digest) merge(o *Digest, copyITLs bool) {
 	for _, name := range slices.Sorted(maps.Keys(o.Phases)) {
 		op, p := o.Phases[name], d.phase(name)
 		p.ITL.Merge(&op.ITL)
 		p.Arrivals.Merge(&op.Arrivals)
-		p.Sample.Merge(&op.Sample)
+		if copyITLs {
+			p.Sample.absorb(&op.Sample)
+		} else {
+			p.Sample.Merge(&op.Sample)
+		}
 	}
 	d.InSpans.ITL.Merge(&o.InSpans.ITL)
 	d.InSpans.Gaps.Merge(&o.InSpans.Gaps)
@@ -290,30 +381,6 @@ func binOf(at time.Duration) int64 {
 
 // Add counts n tokens arriving at at.
 func (b *Bins) Add(at time.Duration, n int64) { b.addBin(binOf(at), n) }
-
-// addChunks counts a request's chunks (a chunk of 0 tokens counts as 1, as
-// everywhere). Chunks come in time order, most of them in the bin of the
-// one before: the bin is found by comparison, and divided for only when a
-// chunk leaves it.
-func (b *Bins) addChunks(chunks []client.Chunk) {
-	if len(chunks) == 0 {
-		return
-	}
-	bin := binOf(chunks[0].At)
-	lo := time.Duration(bin) * BinWidth
-	hi := lo + BinWidth
-	var n int64
-	for _, ch := range chunks {
-		if ch.At < lo || ch.At >= hi {
-			b.addBin(bin, n)
-			bin, n = binOf(ch.At), 0
-			lo = time.Duration(bin) * BinWidth
-			hi = lo + BinWidth
-		}
-		n += int64(max(ch.Tokens, 1))
-	}
-	b.addBin(bin, n)
-}
 
 func (b *Bins) addBin(i int64, n int64) {
 	if len(b.tokens) == 0 {
@@ -426,6 +493,20 @@ func (s *Reservoir) Offer(key uint64, itls []time.Duration) {
 func (s *Reservoir) Merge(o *Reservoir) {
 	for _, x := range o.h {
 		s.Offer(x.Key, x.ITLs)
+	}
+}
+
+// absorb offers o's requests to s with copies of their ITLs, in the
+// buffers of the requests s drops: every ITLs s holds is its own.
+func (s *Reservoir) absorb(o *Reservoir) {
+	for _, x := range o.h {
+		switch {
+		case len(s.h) < SampleSize:
+			heap.Push(&s.h, Sampled{x.Key, slices.Clone(x.ITLs)})
+		case x.Key < s.h[0].Key:
+			s.h[0] = Sampled{x.Key, append(s.h[0].ITLs[:0], x.ITLs...)}
+			heap.Fix(&s.h, 0)
+		}
 	}
 }
 

@@ -87,6 +87,53 @@ func (s *Sketch) Add(d time.Duration) {
 	s.counts[i]++
 }
 
+// addAll records every value of vs, as Add would one by one: the sums
+// and extremes are kept in registers and added once (they are integers, so
+// the sketch is the same bit for bit).
+func (s *Sketch) addAll(vs []time.Duration) {
+	if len(vs) == 0 {
+		return
+	}
+	lo, hi := vs[0], vs[0]
+	if s.n > 0 {
+		lo, hi = s.min, s.max
+	}
+	var sum int64
+	var sqHi, sqLo, negative uint64
+	counts := s.counts
+	for _, d := range vs {
+		lo, hi = min(lo, d), max(hi, d)
+		sum += int64(d)
+		a, i := d, 0
+		switch {
+		case d > 0:
+			i = bucketOf(uint64(d))
+		case d < 0:
+			a = -a
+			negative++
+		}
+		h, l := bits.Mul64(uint64(a), uint64(a))
+		var carry uint64
+		sqLo, carry = bits.Add64(sqLo, l, 0)
+		sqHi += h + carry
+		if i >= len(counts) {
+			counts = append(counts, make([]uint64, i+1-len(counts))...)
+		}
+		counts[i]++
+	}
+	s.counts = counts
+	s.min, s.max = lo, hi
+	s.n += uint64(len(vs))
+	s.sum += sum
+	s.negative += negative
+	var carry uint64
+	s.sqLo, carry = bits.Add64(s.sqLo, sqLo, 0)
+	s.sqHi += sqHi + carry
+}
+
+// reset empties s, keeping its buckets' array.
+func (s *Sketch) reset() { *s = Sketch{counts: s.counts[:0]} }
+
 // Merge adds every value of o to s.
 func (s *Sketch) Merge(o *Sketch) {
 	if o == nil || o.n == 0 {

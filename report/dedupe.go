@@ -1,0 +1,89 @@
+package report
+
+import "github.com/llmbench-org/llmbench/client"
+
+// firstSeen finds the records that repeat an earlier record's request ID
+// and plan index, as a set of (ID, index) pairs would, for far less: a
+// run's plan indexes are mostly 0 to n−1, each held by one request, so the
+// first record of each index is found by position in an array of int32
+// (nothing for the collector to scan) and its ID compared; only an index
+// held by two IDs, or one far beyond the records read, goes to a map.
+type firstSeen struct {
+	// byIndex[i] is 1 + the position in the records of the first record
+	// with plan index i; 0: none yet.
+	byIndex []int32
+	others  map[idKey]struct{}
+}
+
+type idKey struct {
+	id    string
+	index int
+}
+
+// repeated reports whether r (with an ID) repeats a record seen before,
+// and remembers it when it does not. kept are the records kept so far: r
+// will be kept at position len(kept).
+func (f *firstSeen) repeated(kept []client.Record, r *client.Record) bool {
+	i := r.Index
+	if i >= len(f.byIndex) && i >= 0 && i < 2*len(kept)+1<<16 && len(kept) < 1<<31-1 {
+		f.byIndex = append(f.byIndex, make([]int32, max(i+1-len(f.byIndex), len(f.byIndex)/4))...)
+	}
+	if i >= 0 && i < len(f.byIndex) {
+		switch at := f.byIndex[i]; {
+		case at == 0:
+			// The map may hold it from before byIndex reached i.
+			if _, ok := f.others[idKey{r.ID, i}]; ok {
+				return true
+			}
+			f.byIndex[i] = int32(len(kept)) + 1
+			return false
+		case kept[at-1].ID == r.ID:
+			return true
+		}
+	}
+	k := idKey{r.ID, i}
+	if _, ok := f.others[k]; ok {
+		return true
+	}
+	if f.others == nil {
+		f.others = map[idKey]struct{}{}
+	}
+	f.others[k] = struct{}{}
+	return false
+}
+
+// interner makes the records' repeated strings (phase, finish reason, the
+// sources and error class) one string each: each batch decodes its own.
+type interner struct {
+	values map[string]string
+	// last is the last value of each field: most records repeat it, and a
+	// string compared with itself costs no hashing.
+	last [5]string
+}
+
+func (n *interner) fields(r *client.Record) {
+	n.intern(0, &r.Phase)
+	n.intern(1, &r.FinishReason)
+	n.intern(2, (*string)(&r.TokenSource))
+	n.intern(3, (*string)(&r.TokensPerChunkSource))
+	n.intern(4, (*string)(&r.ErrorClass))
+}
+
+func (n *interner) intern(field int, s *string) {
+	if *s == "" {
+		return
+	}
+	if *s == n.last[field] {
+		*s = n.last[field]
+		return
+	}
+	if v, ok := n.values[*s]; ok {
+		*s = v
+	} else if len(n.values) < 4096 { // only the few values a field repeats
+		if n.values == nil {
+			n.values = map[string]string{}
+		}
+		n.values[*s] = *s
+	}
+	n.last[field] = *s
+}
