@@ -24,6 +24,8 @@
 //     http.ReadResponse in the stream's own goroutine, lines as in raw.
 //   - baseline: the llmbench loop of another streambench binary (-baseline),
 //     built from an earlier client, for before/after ratios in one run.
+//   - epoll (Linux): no netpoller: one goroutine per P reads the connections
+//     its own epoll set reports ready, one read each (epoll_linux.go).
 //   - aiohttp: aiohttp_loop.py under /usr/bin/python3, shaped like vLLM's
 //     benchmark_serving (needs python3-aiohttp).
 package main
