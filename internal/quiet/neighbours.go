@@ -15,12 +15,12 @@ import (
 type Neighbours struct {
 	start    selfmon.Sample
 	began    time.Time
-	children time.Duration // childrenCPU at the start
+	children time.Duration // selfmon.ChildrenCPU at the start
 }
 
 // WatchNeighbours starts measuring now.
 func WatchNeighbours() *Neighbours {
-	return &Neighbours{start: selfmon.Take(), began: time.Now(), children: childrenCPU()}
+	return &Neighbours{start: selfmon.Take(), began: time.Now(), children: selfmon.ChildrenCPU()}
 }
 
 // Share is the fraction of the machine (0–1, all cores) that processes
@@ -41,6 +41,6 @@ func (n *Neighbours) ShareBesidesChildren() (share float64, ok bool) {
 	if !r.HostMeasured || machine <= 0 {
 		return 0, false
 	}
-	children := (childrenCPU() - n.children).Seconds()
+	children := (selfmon.ChildrenCPU() - n.children).Seconds()
 	return max(0, r.HostOtherCPU-children/machine), true
 }
