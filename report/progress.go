@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -51,7 +52,10 @@ type Progress struct {
 	StreamsWithoutDone int
 	ScheduleLagMax     time.Duration // over the window
 
-	Server         ServerLive
+	Server ServerLive
+	// Client is what the client measured of itself over the last second;
+	// its Delay is set only when two seconds in a row agreed on it.
+	Client         ClientLive
 	Findings       []Finding // the live reconciliation over the window (empty before SetDialect)
 	ScrapeOK       int
 	ScrapeFailures int
@@ -260,4 +264,39 @@ func quantilesOf(xs []time.Duration, percentiles []float64) Quantiles {
 		q.Values[k] = xs[max(0, min(i, len(xs)-1))]
 	}
 	return q
+}
+
+// ClientLive is the client's own health over the last second, the live
+// counterpart of ClientHealth: Delay is "" (fine) or one of its verdicts
+// ("cpu_throttled", "cpu_bound", "host_delayed"), with what it rests on.
+type ClientLive struct {
+	Delay            string
+	CPUUtilization   float64 // of Cores
+	Cores            int
+	HostOtherCPU     float64 // share of the machine other processes used, when HostMeasured
+	HostMeasured     bool
+	ThrottledPeriods int64
+	Throttled        time.Duration
+	CPUQuota         float64 // cores; 0 for no limit or not read
+}
+
+// Warning says what is wrong with the client's timestamps right now and what
+// follows, "" when nothing is.
+func (c ClientLive) Warning() string {
+	switch c.Delay {
+	case "cpu_throttled":
+		limit := ""
+		if c.CPUQuota > 0 {
+			limit = fmt.Sprintf(" (%g cores)", c.CPUQuota)
+		}
+		return fmt.Sprintf("its container's CPU limit%s stopped it %d times (%.0f ms) in the last second: latencies include the pauses", limit, c.ThrottledPeriods, float64(c.Throttled)/float64(time.Millisecond))
+	case "cpu_bound":
+		return fmt.Sprintf("CPU-bound (%.0f%% of %d cores): latencies include its own delay", 100*c.CPUUtilization, c.Cores)
+	case "host_delayed":
+		if c.HostMeasured {
+			return fmt.Sprintf("other processes took its cores (%.0f%% of the machine): latencies include the wait", 100*c.HostOtherCPU)
+		}
+		return "its goroutines waited to run: latencies include the wait"
+	}
+	return ""
 }

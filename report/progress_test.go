@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -54,5 +55,37 @@ func TestLivePercentiles(t *testing.T) {
 	}
 	if line := ProgressLine(p); !strings.Contains(line, "TTFT p50 500.0ms p99.9 999.0ms") {
 		t.Errorf("plain line %q", line)
+	}
+}
+
+// The live view warns about the client only when two looks in a row agree,
+// and says what follows for its latencies.
+func TestLiveClientWarning(t *testing.T) {
+	dir := t.TempDir()
+	rec, err := NewRecorder(filepath.Join(dir, "run"), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	throttled := ClientLive{Delay: "cpu_throttled", CPUUtilization: 0.1, Cores: 2, ThrottledPeriods: 9, Throttled: 610 * time.Millisecond, CPUQuota: 0.2}
+	for _, tc := range []struct {
+		name  string
+		looks []ClientLive
+		want  string // in the plain line; "" for no warning
+	}{
+		{"fine", []ClientLive{{Cores: 2}, {Cores: 2}}, ""},
+		{"one look is not a verdict", []ClientLive{{Cores: 2}, throttled}, ""},
+		{"two looks agree", []ClientLive{throttled, throttled}, "WARN client: its container's CPU limit (0.2 cores) stopped it 9 times (610 ms) in the last second"},
+		{"cpu-bound", []ClientLive{{Delay: "cpu_bound", CPUUtilization: 0.97, Cores: 2}, {Delay: "cpu_bound", CPUUtilization: 0.95, Cores: 2}}, "WARN client: CPU-bound (95% of 2 cores)"},
+		{"others took the cores", []ClientLive{{Delay: "host_delayed", HostMeasured: true, HostOtherCPU: 0.9}, {Delay: "host_delayed", HostMeasured: true, HostOtherCPU: 0.8}}, "WARN client: other processes took its cores (80% of the machine)"},
+		{"recovered", []ClientLive{throttled, {Cores: 2}}, ""},
+	} {
+		for _, c := range tc.looks {
+			rec.SetClient(c)
+		}
+		line := ProgressLine(rec.Progress())
+		if tc.want == "" && strings.Contains(line, "WARN client") || tc.want != "" && !strings.Contains(line, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, line, tc.want)
+		}
 	}
 }

@@ -48,6 +48,9 @@ type Recorder struct {
 	mu    sync.Mutex // guards live and recon, written by Consume, read by Progress
 	live  liveWindow
 	recon *reconcile.Live // the live reconciliation; nil until SetDialect
+	// client and clientPrev are the client's last two looks at itself
+	// (SetClient): a verdict is shown once both agree on it.
+	client, clientPrev ClientLive
 }
 
 // NewRecorder creates a new run directory named dir — or dir-2, dir-3, ...
@@ -139,6 +142,14 @@ func (r *Recorder) SetPercentiles(ps []float64) {
 	}
 	r.mu.Lock()
 	r.live.percentiles = slices.Clone(ps)
+	r.mu.Unlock()
+}
+
+// SetClient records the client's look at itself over the last second (the
+// run takes one every second); safe from any goroutine.
+func (r *Recorder) SetClient(c ClientLive) {
+	r.mu.Lock()
+	r.clientPrev, r.client = r.client, c
 	r.mu.Unlock()
 }
 
@@ -239,6 +250,10 @@ func (r *Recorder) Progress() Progress {
 	p := r.live.progress(now)
 	if r.recon != nil {
 		p.Findings = r.recon.Findings(now, inFlight)
+	}
+	p.Client = r.client
+	if r.clientPrev.Delay != r.client.Delay {
+		p.Client.Delay = "" // one look is not a verdict: a second must agree
 	}
 	r.mu.Unlock()
 	p.Elapsed = now

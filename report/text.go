@@ -388,6 +388,9 @@ func progressLine(p Progress) string {
 	if p.TTFT.N > 0 {
 		fmt.Fprintf(&b, " | TTFT %s", liveQuantiles(p.Percentiles, p.TTFT))
 	}
+	if w := p.Client.Warning(); w != "" {
+		fmt.Fprintf(&b, " | WARN client: %s", w)
+	}
 	if p.TTFCDiffers && p.TTFC.N > 0 {
 		fmt.Fprintf(&b, " | TTFC %s", liveQuantiles(p.Percentiles, p.TTFC))
 	}

@@ -382,8 +382,11 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 		case <-driveCtx.Done():
 		}
 	}()
+	var watching sync.WaitGroup
+	watching.Go(func() { watchClient(driveCtx, rec) })
 	result, runErr := driver.Run(driveCtx, cfg.Stop)
 	abortDrive()
+	watching.Wait()
 	self := selfmon.Since(self0, selfmon.Take())
 	restoreGC()
 	stopViews()

@@ -16,7 +16,8 @@ import (
 // TestThrottledClientSaysSo runs llmbench in a real cgroup whose CPU limit is
 // a fifth of a core, as a Kubernetes pod with a small CPU limit would, and
 // checks that the run blames the limit (client_health.delay cpu_throttled,
-// the quota, the throttled time, a problem saying what to do). It needs
+// the quota, the throttled time, a problem saying what to do), live as well
+// as in the summary. It needs
 // root and a writable cgroup CPU controller (v1 or v2); it skips without.
 func TestThrottledClientSaysSo(t *testing.T) {
 	if testing.Short() {
@@ -29,7 +30,7 @@ func TestThrottledClientSaysSo(t *testing.T) {
 	if err := os.WriteFile(scenario, []byte(`
 name: throttled
 engine: {kind: sim, preset: tiny, process: inline}
-workload: {concurrency: 16, duration: 3s, prompt_tokens: 64, output_tokens: 64}
+workload: {concurrency: 16, duration: 5s, prompt_tokens: 64, output_tokens: 64}
 `), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -63,6 +64,10 @@ workload: {concurrency: 16, duration: 3s, prompt_tokens: 64, output_tokens: 64}
 	}
 	if !strings.Contains(string(out), "CPU limit") {
 		t.Errorf("the printed summary does not name the CPU limit:\n%s", out)
+	}
+	// The live lines said it while the run went on, not only at the end.
+	if !strings.Contains(string(out), "WARN client: its container's CPU limit (0.2 cores) stopped it") {
+		t.Errorf("no live line warned of the CPU limit:\n%s", out)
 	}
 	t.Logf("throttled %d times, %.0f ms, at %.0f%% of %d cores", c.ThrottledPeriods, 1000*c.Throttled_s, 100*c.CPUUtilization, c.CPUCores)
 }

@@ -72,6 +72,9 @@ func (m model) render() string {
 	if len(p.Errors) > 0 {
 		add(6, label("errors")+styleBad.Render(errorClasses(p.Errors)))
 	}
+	if w := p.Client.Warning(); w != "" {
+		add(8, label("client")+styleBad.Render(w))
+	}
 	add(0, "")
 
 	switch {

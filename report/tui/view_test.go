@@ -228,6 +228,12 @@ func TestViewContent(t *testing.T) {
 			m, _ := step(t, newModel(Header{}, nil), sampleMsg{p})
 			return m
 		}().render()), []string{"p50", "p95", "p99.9", "333ms", "777ms"}, []string{"p90 "}},
+		{"the client throttled", ansi.Strip(func() model {
+			p := busyProgress(10)
+			p.Client = report.ClientLive{Delay: "cpu_throttled", Cores: 2, ThrottledPeriods: 9, Throttled: 610 * time.Millisecond, CPUQuota: 0.2}
+			m, _ := step(t, newModel(Header{}, nil), sampleMsg{p})
+			return m
+		}().render()), []string{"client", "its container's CPU limit (0.2 cores) stopped it 9 times"}, nil},
 		{"absent gauges", ansi.Strip(func() model { m, _ := step(t, newModel(Header{}, nil), sampleMsg{absent}); return m }().render()),
 			[]string{"running 0", "waiting not exposed", "KV cache not exposed", "elapsed 00:10"},
 			[]string{"waiting 0", "KV cache 0", "/ "}},

@@ -1,0 +1,44 @@
+package run
+
+import (
+	"context"
+	"time"
+
+	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/selfmon"
+)
+
+// clientLookEvery is how often the run looks at its own process while the
+// load runs: a second is long enough for the scheduler's histogram and the
+// CPU counters to say something, short enough that the live view warns
+// within two of a problem (two looks must agree: Recorder.SetClient).
+const clientLookEvery = time.Second
+
+// watchClient tells the live view, every clientLookEvery until ctx ends,
+// what the client measured of itself over the last interval: whether its
+// container's CPU limit stopped it, it was CPU-bound, or other processes
+// took its cores. The run's summary says the same over the whole run.
+func watchClient(ctx context.Context, rec *report.Recorder) {
+	prev := selfmon.Take()
+	t := time.NewTicker(clientLookEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := selfmon.Take()
+		rec.SetClient(clientLive(selfmon.Since(prev, now)))
+		prev = now
+	}
+}
+
+// clientLive is one look in the live view's terms.
+func clientLive(r selfmon.Report) report.ClientLive {
+	return report.ClientLive{
+		Delay: r.Delay(), CPUUtilization: r.CPUUtilization, Cores: r.Cores,
+		HostOtherCPU: r.HostOtherCPU, HostMeasured: r.HostMeasured,
+		ThrottledPeriods: r.ThrottledPeriods, Throttled: r.Throttled, CPUQuota: r.CPUQuota,
+	}
+}
