@@ -303,7 +303,7 @@ func summarize(meta RunMeta, req *Requests, rows []scrape.Row, traces []trace.Ev
 			pc.Goodput = goodputOf(prec, ph.End-ph.Start, meta.SLO)
 			s.Phases[i] = PhaseResult{
 				Name: ph.Name, Measured: ph.Measured, Start: ph.Start.Seconds(),
-				Duration: (ph.End - ph.Start).Seconds(), Load: ph.Load, LoadUnit: ph.LoadUnit,
+				Duration: (ph.End - ph.Start).Seconds(), Load: ph.Load, LoadUnit: ph.LoadUnit, Planned: ph.Planned,
 				Client: pc,
 				Server: serverSide(meta, []PhaseMeta{ph}, rows, serverSamples([]PhaseMeta{ph}, prec, pd)),
 			}

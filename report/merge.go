@@ -441,10 +441,11 @@ func joinInts(xs []int) string {
 func mergePhases(runs []shardRun, eng *engines) []PhaseMeta {
 	type bounds struct{ before, after *scrape.Row }
 	type phaseAcc struct {
-		ph      PhaseMeta
-		engines map[string]*bounds
-		order   []string
-		settles []shardSettle
+		ph        PhaseMeta
+		unplanned bool // a shard knew no planned count: the sum would be short
+		engines   map[string]*bounds
+		order     []string
+		settles   []shardSettle
 	}
 	phases := map[string]*phaseAcc{}
 	var order []string
@@ -459,6 +460,8 @@ func mergePhases(runs []shardRun, eng *engines) []PhaseMeta {
 				order = append(order, ph.Name)
 			}
 			acc.ph.Load += ph.Load // each shard offered its share
+			acc.ph.Planned += ph.Planned
+			acc.unplanned = acc.unplanned || ph.Planned == 0
 			acc.ph.Start = min(acc.ph.Start, ph.Start)
 			acc.ph.End = max(acc.ph.End, ph.End)
 			if ph.Settle != nil {
@@ -501,6 +504,9 @@ func mergePhases(runs []shardRun, eng *engines) []PhaseMeta {
 	for _, name := range order {
 		acc := phases[name]
 		ph := acc.ph
+		if acc.unplanned {
+			ph.Planned = 0
+		}
 		slices.Sort(acc.order)
 		var befores, afters []scrape.Row
 		for _, id := range acc.order {

@@ -97,8 +97,13 @@ type PhaseMeta struct {
 	End      time.Duration `json:"end_ns"`
 	Load     float64       `json:"load,omitempty"`      // the offered load: requests/s (open loop) or users (closed loop)
 	LoadUnit string        `json:"load_unit,omitempty"` // "requests/s" | "users"
-	Before   *scrape.Row   `json:"before,omitempty"`
-	After    *scrape.Row   `json:"after,omitempty"`
+	// Planned is how many requests the phase offered by its plan: its
+	// request count, or for an open loop that ran to its end every arrival
+	// (sent or dropped); 0 where the plan sets no number (users for a
+	// time) or the phase was cut short.
+	Planned int         `json:"planned,omitempty"`
+	Before  *scrape.Row `json:"before,omitempty"`
+	After   *scrape.Row `json:"after,omitempty"`
 	// BeforeRows and AfterRows are the boundary scrapes of each target or
 	// replica when there are several (Before and After are their sum).
 	BeforeRows []scrape.Row `json:"before_rows,omitempty"`

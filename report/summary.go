@@ -333,6 +333,7 @@ type PhaseResult struct {
 	Duration float64     `json:"duration_s"`
 	Load     float64     `json:"load,omitempty"`      // the offered load: requests/s (open loop) or users (closed loop)
 	LoadUnit string      `json:"load_unit,omitempty"` // "requests/s" | "users"
+	Planned  int         `json:"planned,omitempty"`   // requests the plan offered (PhaseMeta.Planned)
 	Client   ClientSide  `json:"client"`
 	Server   *ServerSide `json:"server,omitempty"`
 }

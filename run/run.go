@@ -414,6 +414,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 				case ph.Concurrency > 0:
 					m.Phases[i].Load, m.Phases[i].LoadUnit = float64(ph.Concurrency), "users"
 				}
+				m.Phases[i].Planned = phasePlanned(plan, ph, result.Stop == workload.StopCompleted)
 			}
 		}
 		m.Client = report.ClientHealth{
@@ -661,4 +662,25 @@ func (m *runMeta) write(rec *report.Recorder) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return rec.WriteJSON(report.RunFile, m.RunMeta)
+}
+
+// phasePlanned is how many requests a phase offered by its plan: its request
+// count, or for an open loop that ran to its end every arrival, sent or
+// dropped; 0 where the plan sets no number (closed-loop users for a time,
+// or a count and a time, whichever comes first) or the run was cut short.
+// A comparison tells by it a run that planned fewer requests from one that
+// served fewer.
+func phasePlanned(plan *workload.Plan, res workload.PhaseResult, completed bool) int {
+	for _, ph := range plan.Phases() {
+		if ph.Name != res.Name {
+			continue
+		}
+		switch {
+		case ph.Requests > 0 && ph.Duration <= 0:
+			return ph.Requests
+		case ph.Open() && completed:
+			return res.Sent + res.Dropped
+		}
+	}
+	return 0
 }

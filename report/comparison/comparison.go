@@ -249,6 +249,10 @@ func against(b gates.Bootstrap, base, cur Run, idx int) Against {
 		if p.b.LoadUnit != p.c.LoadUnit && p.c.LoadUnit != "" {
 			pp.LoadUnit = p.b.LoadUnit + " vs " + p.c.LoadUnit
 		}
+		if p.b.Planned > 0 && p.c.Planned > 0 && p.b.Planned != p.c.Planned {
+			a.Notes = append(a.Notes, fmt.Sprintf("phases %s and %s planned different numbers of requests (%d vs %d): their counts differ by plan, not by outcome; compare their rates",
+				p.b.Name, p.c.Name, p.b.Planned, p.c.Planned))
+		}
 		if p.b.Load != p.c.Load || p.b.LoadUnit != p.c.LoadUnit {
 			a.Notes = append(a.Notes, fmt.Sprintf("phases %s and %s are compared though their offered load differs (%s vs %s): each run has only that phase",
 				p.b.Name, p.c.Name, loadText(p.b.Load, p.b.LoadUnit), loadText(p.c.Load, p.c.LoadUnit)))

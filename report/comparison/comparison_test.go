@@ -68,7 +68,7 @@ func writeRun(t *testing.T, id, model, scenario string, seed uint64, phases []ph
 			index++
 		}
 		at += 2 * time.Second
-		meta.Phases = append(meta.Phases, report.PhaseMeta{Name: ph.name, Measured: true, Start: begin, End: at, Load: ph.load, LoadUnit: ph.unit})
+		meta.Phases = append(meta.Phases, report.PhaseMeta{Name: ph.name, Measured: true, Start: begin, End: at, Load: ph.load, LoadUnit: ph.unit, Planned: ph.requests})
 	}
 	b, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {
@@ -294,5 +294,21 @@ func TestGolden(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "| client.ttft.p50 |") || !strings.Contains(out.String(), "**worse**") {
 		t.Errorf("Markdown lacks a bold worse TTFT:\n%s", out.String())
+	}
+}
+
+// A phase that planned fewer requests is said to have, so that its smaller
+// counts are not read as a worse engine; the same plan says nothing.
+func TestComparePlannedCounts(t *testing.T) {
+	t.Parallel()
+	a := writeRun(t, "run-a", "m1", scenarioA, 1, []phaseSpec{{"rate-4", 4, "requests/s", 60, 40 * time.Millisecond, 0}})
+	b := writeRun(t, "run-b", "m1", scenarioA, 2, []phaseSpec{{"rate-4", 4, "requests/s", 30, 40 * time.Millisecond, 0}})
+	c := Compare(gates.Bootstrap{Resamples: 200, Seed: 1}, load(t, a, b, a)...)
+	notes := strings.Join(c.Comparisons[0].Notes, "\n")
+	if !strings.Contains(notes, "phases rate-4 and rate-4 planned different numbers of requests (60 vs 30)") {
+		t.Errorf("notes %q, want the planned counts named", notes)
+	}
+	if same := strings.Join(c.Comparisons[1].Notes, "\n"); strings.Contains(same, "planned different") {
+		t.Errorf("the same plan compared with itself: %q", same)
 	}
 }
