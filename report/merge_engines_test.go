@@ -72,7 +72,7 @@ func writeSyntheticShard(t *testing.T, root string, i, n int, s shardSpec) strin
 		StartedAt: mergeOrigin.Add(s.offset), Ended: mergeOrigin.Add(s.offset + s.end + time.Second),
 		Engine: EngineMeta{Kind: s.kind, Dialect: "vllm"},
 		Phases: []PhaseMeta{{Name: "main", Measured: true, Start: s.start - s.offset, End: s.end - s.offset, Load: 1, LoadUnit: "requests/s",
-			Before: &before, After: &after,
+			Planned: len(s.ends), Before: &before, After: &after,
 			Settle: &scrape.Settled{Want: float64(len(s.ends)), Finished: float64(len(s.ends)), OK: true, Polls: 1}}}}
 	b, err := json.Marshal(meta)
 	if err != nil {
@@ -182,6 +182,9 @@ func TestMergeCountsASharedEngineOnce(t *testing.T) {
 	}
 	if sum.Client.Requests.OK != 10 {
 		t.Fatalf("client ok %d, want 10", sum.Client.Requests.OK)
+	}
+	if ph.Planned != 10 || sum.Phases[0].Planned != 10 {
+		t.Errorf("planned %d (summary %d), want the shards' 5 + 5", ph.Planned, sum.Phases[0].Planned)
 	}
 	if sum.Server == nil {
 		t.Fatal("no server view")
