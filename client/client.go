@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/llmbench-org/llmbench/engines"
 )
 
 // Config says where and how to send requests. The zero value of every
@@ -22,10 +24,11 @@ type Config struct {
 	BaseURL string // e.g. http://127.0.0.1:PORT/v1
 	APIKey  string // sent as a bearer token when not empty
 	Model   string
-	// Dialect decides the body field that carries the request id:
-	// sglang "rid"; vllm and fastdeploy "request_id"; tgi, llamacpp,
-	// triton, trtllm, auto and "" none (the X-Request-Id header is sent in
-	// every dialect). DialectNames lists them, IDField tells the field.
+	// Dialect names the engine family (package engines) whose body field
+	// carries the request id (engines.IDs.BodyField: sglang "rid", vllm and
+	// fastdeploy "request_id", others none); auto and "" send none (the
+	// X-Request-Id header is sent in every dialect). DialectNames lists
+	// them, IDField tells the field.
 	Dialect string
 	// Start is the run clock's origin: every Record time is time.Since(Start),
 	// read on the monotonic clock. Zero means "when New was called".
@@ -106,31 +109,13 @@ const (
 	emptyLinesLimit = 1 << 20
 )
 
-// dialects maps every dialect name scrape knows (scrape.DialectNames, and
-// its "auto") to the body field that carries the request id, "" where the
-// engine takes none: TGI, llama.cpp, Triton and TensorRT-LLM's trtllm-serve
-// read no request id from the body (the X-Request-Id header still goes).
-// The list is copied, not imported, so that client needs nothing of scrape;
-// a test keeps the two in step.
-var dialects = []struct{ name, idField string }{
-	{"sglang", "rid"},
-	{"vllm", "request_id"},
-	{"fastdeploy", "request_id"},
-	{"tgi", ""},
-	{"llamacpp", ""},
-	{"triton", ""},
-	{"trtllm", ""},
-	{"auto", ""},
-}
+// autoDialect is scrape's name for "detect the engine from /metrics"
+// (scrape.Auto): the engine is unknown, so no body field carries the id.
+const autoDialect = "auto"
 
-// DialectNames lists the dialects Config.Dialect accepts besides "".
-func DialectNames() []string {
-	names := make([]string, len(dialects))
-	for i, d := range dialects {
-		names[i] = d.name
-	}
-	return names
-}
+// DialectNames lists the dialects Config.Dialect accepts besides "": every
+// engine family (package engines) and "auto".
+func DialectNames() []string { return append(engines.Names(), autoDialect) }
 
 // ProbeIDPrefix begins the ids of the requests llmbench sends before a run
 // to learn the engine (calibration probes), so that an engine's logs and
@@ -141,15 +126,14 @@ const ProbeIDPrefix = "llmbench-probe-"
 // dialect ("" when the engine takes none, and for the empty dialect), or an
 // error naming the known dialects.
 func IDField(dialect string) (string, error) {
-	if dialect == "" {
+	if dialect == "" || dialect == autoDialect {
 		return "", nil
 	}
-	for _, d := range dialects {
-		if d.name == dialect {
-			return d.idField, nil
-		}
+	f, err := engines.Lookup(dialect)
+	if err != nil {
+		return "", fmt.Errorf("client: unknown dialect %q (want one of %s, or empty)", dialect, strings.Join(DialectNames(), ", "))
 	}
-	return "", fmt.Errorf("client: unknown dialect %q (want one of %s, or empty)", dialect, strings.Join(DialectNames(), ", "))
+	return f.IDs.BodyField, nil
 }
 
 // New checks cfg and builds a Client.

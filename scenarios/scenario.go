@@ -99,14 +99,6 @@ func (r Request) Streamed() bool { return r.Stream == nil || *r.Stream }
 // default).
 func (r Request) Calibrated() bool { return r.Calibrate == nil || *r.Calibrate }
 
-// Dialects are the metric dialects (and request-id conventions) llmbench
-// knows, for engine.dialect. Plain data here; run checks that the client
-// and scrape know exactly these.
-var Dialects = []string{"sglang", "vllm", "fastdeploy", "tgi", "llamacpp", "triton", "trtllm"}
-
-// SimDialects are the dialects the built-in engine speaks.
-var SimDialects = []string{"sglang", "vllm", "fastdeploy", "llamacpp"}
-
 // Engine kinds.
 const (
 	KindSim      = "sim"      // the built-in simulated engine, started in-process

@@ -8,13 +8,15 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/llmbench-org/llmbench/engines"
 )
 
 // Defaults that are not obvious from a zero value. Each is also stated on the
 // field it fills.
 const (
 	DefaultSeed             = 1
-	DefaultSimDialect       = "sglang"
+	DefaultSimDialect       = engines.SGLang
 	DefaultArrival          = ArrivalPoisson
 	DefaultCV               = 1.0
 	DefaultPromptTokens     = 256
@@ -225,8 +227,8 @@ func (e *Engine) validate(d *decoder, path string) {
 	}
 	switch e.Kind {
 	case KindSim:
-		if !slices.Contains(SimDialects, e.Dialect) {
-			d.failf(at("dialect"), "the built-in engine speaks %s, not %q", orList(SimDialects), e.Dialect)
+		if sims := engines.Simulated(); !slices.Contains(sims, e.Dialect) {
+			d.failf(at("dialect"), "the built-in engine speaks %s, not %q", orList(sims), e.Dialect)
 		}
 		for _, f := range []string{"base_url", "metrics_url", "api_key_env"} {
 			if d.has(at(f)) {
@@ -285,19 +287,22 @@ func (e *Engine) validate(d *decoder, path string) {
 
 func (l *Launch) validate(d *decoder, path string) {
 	at := func(f string) string { return joinPath(path, f) }
-	switch l.Kind {
-	case "sglang", "vllm", "fastdeploy", "llamacpp":
-		if l.Model == "" && len(l.Command) == 0 {
-			d.failf(at("model"), "missing: the model the engine loads (or the scenario's model)")
-		}
-	case "command":
+	// The launch kinds are the engine families with a launch command
+	// (package engines), then any command.
+	kinds := append(engines.Launchable(), "command")
+	switch {
+	case l.Kind == "command":
 		if len(l.Command) == 0 {
 			d.failf(at("command"), "missing required field for kind command: the engine's argv")
 		}
-	case "":
-		d.failf(at("kind"), "missing required field: sglang, vllm, fastdeploy, llamacpp or command")
+	case slices.Contains(kinds, l.Kind):
+		if l.Model == "" && len(l.Command) == 0 {
+			d.failf(at("model"), "missing: the model the engine loads (or the scenario's model)")
+		}
+	case l.Kind == "":
+		d.failf(at("kind"), "missing required field: %s", orList(kinds))
 	default:
-		d.failf(at("kind"), "unknown launch kind %q: sglang, vllm, fastdeploy, llamacpp or command", l.Kind)
+		d.failf(at("kind"), "unknown launch kind %q: %s", l.Kind, orList(kinds))
 	}
 	for _, f := range []struct {
 		name string
@@ -383,8 +388,8 @@ func (r *ReportSettings) validate(d *decoder) {
 
 // checkDialect reports a dialect llmbench does not know, naming those it does.
 func checkDialect(d *decoder, path, dialect string) {
-	if dialect != "" && !slices.Contains(Dialects, dialect) {
-		d.failf(path, "unknown dialect %q: want %s, or leave it out to detect it from /metrics", dialect, orList(Dialects))
+	if dialect != "" && !engines.Known(dialect) {
+		d.failf(path, "unknown dialect %q: want %s, or leave it out to detect it from /metrics", dialect, orList(engines.Names()))
 	}
 }
 

@@ -1,5 +1,9 @@
 package scrape
 
+import "github.com/llmbench-org/llmbench/engines"
+
+func init() { mustRegister(vllm) }
+
 // notFinished drops vLLM-style finished_reason values that are not a
 // successful finish: they count as aborted, never as finished.
 var notFinished = selector{exclude: map[string][]string{"finished_reason": {"abort", "error", "cancelled"}}}
@@ -8,7 +12,7 @@ var notFinished = selector{exclude: map[string][]string{"finished_reason": {"abo
 // current names first, then the older V1 and V0 aliases. Every series carries
 // model_name and, in V1, engine (the DP rank): all of them add up.
 var vllm = tableDialect{
-	name:     "vllm",
+	name:     engines.VLLM,
 	prefixes: []string{"vllm:"},
 	rules: []rule{
 		{concept: RequestsRunning, names: []string{"vllm:num_requests_running"},

@@ -19,14 +19,16 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/engine"
+	"github.com/llmbench-org/llmbench/engines"
 )
 
-// Kinds of engine llmbench can launch.
+// Kinds of engine llmbench can launch: every engine family with a launch
+// command (package engines; Kinds lists them), and any command.
 const (
-	KindSGLang     = "sglang"
-	KindVLLM       = "vllm"
-	KindFastDeploy = "fastdeploy"
-	KindLlamaCpp   = "llamacpp"
+	KindSGLang     = engines.SGLang
+	KindVLLM       = engines.VLLM
+	KindFastDeploy = engines.FastDeploy
+	KindLlamaCpp   = engines.LlamaCpp
 	KindCommand    = "command"
 )
 
