@@ -6,6 +6,8 @@ package scenarios
 
 import (
 	"time"
+
+	"github.com/llmbench-org/llmbench/endpoints"
 )
 
 // Scenario is one validated scenario file with defaults filled.
@@ -60,10 +62,11 @@ func (s Scenario) Percentiles() []float64 {
 	return s.Report.Percentiles
 }
 
-// Request endpoints (Request.Endpoint).
+// The built-in request endpoints (Request.Endpoint); any endpoint
+// registered with package endpoints is accepted.
 const (
-	EndpointChat        = "chat"        // /v1/chat/completions (the default)
-	EndpointCompletions = "completions" // /v1/completions: the messages' text as one prompt, no chat template
+	EndpointChat        = endpoints.Chat        // /v1/chat/completions (the default)
+	EndpointCompletions = endpoints.Completions // /v1/completions: the messages' text as one prompt, no chat template
 )
 
 // Request shapes every request sent.

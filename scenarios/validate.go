@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmbench-org/llmbench/endpoints"
 	"github.com/llmbench-org/llmbench/engines"
 )
 
@@ -413,14 +414,19 @@ var reservedBody = map[string]string{
 }
 
 func (r *Request) validate(d *decoder) {
-	switch r.Endpoint {
-	case "", EndpointChat, EndpointCompletions: // "" is chat, left unsaid in the resolved scenario
-	default:
-		d.failf("request.endpoint", "want chat or completions, got %q", r.Endpoint)
+	// "" is chat, left unsaid in the resolved scenario.
+	if r.Endpoint != "" && !slices.Contains(endpoints.Names(), r.Endpoint) {
+		d.failf("request.endpoint", "want %s, got %q", orList(endpoints.Names()), r.Endpoint)
+	}
+	inputs := map[string]bool{} // every endpoint's input member: the dataset makes it
+	for _, ep := range endpoints.All() {
+		inputs[ep.Reserved] = true
 	}
 	for k := range r.ExtraBody {
 		if why, ok := reservedBody[k]; ok {
 			d.failf(joinPath("request.extra_body", k), "llmbench sets %s itself: %s", k, why)
+		} else if inputs[k] {
+			d.failf(joinPath("request.extra_body", k), "llmbench sets %s itself: the dataset makes it", k)
 		}
 	}
 	for k := range r.Headers {
