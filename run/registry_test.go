@@ -1,0 +1,211 @@
+package run
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/llmbench-org/llmbench/calibrate"
+	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/endpoints"
+	"github.com/llmbench-org/llmbench/engine/launch"
+	"github.com/llmbench-org/llmbench/engine/sim"
+	"github.com/llmbench-org/llmbench/engines"
+	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/scenarios"
+	"github.com/llmbench-org/llmbench/scrape"
+)
+
+// fakeFamily is the engine family the registry tests add.
+const fakeFamily = "fakeengine"
+
+// fakeTTFTSpan marks the fake family's reconciliation facts in verdicts.
+const fakeTTFTSpan = "the fake engine's own receipt to its first token"
+
+// fakeDialect is the fake family's dialect file: the engine it launches is
+// the built-in one speaking vLLM's metrics, so it maps them as vLLM's and
+// names them its own.
+type fakeDialect struct{ vllm scrape.EngineDialect }
+
+func (fakeDialect) Name() string { return fakeFamily }
+func (d fakeDialect) Map(fams []*dto.MetricFamily) scrape.Snapshot {
+	s := d.vllm.Map(fams)
+	s.Dialect = fakeFamily
+	return s
+}
+func (d fakeDialect) Owns(metric string) bool { return d.vllm.Owns(metric) }
+func (d fakeDialect) NamePatterns() []string  { return d.vllm.NamePatterns() }
+
+// registerFake adds the fake family (its registry entry and its dialect
+// file) until the test ends. argv is its launch command.
+func registerFake(t *testing.T, argv []string) {
+	t.Helper()
+	fam := engines.Family{
+		Name:     fakeFamily,
+		Display:  "FakeEngine",
+		IDs:      engines.IDs{BodyField: "fake_rid", Echo: "chatcmpl-{id}: the X-Request-Id header"},
+		Tokenize: []engines.TokenizeAPI{engines.TokenizeVLLM}, // its own only: no llama.cpp or TGI attempt
+		Lengths:  engines.Lengths{How: "ignore_eos alone"},
+		Launch:   &engines.Launch{Argv: argv, ReadyPath: "/v1/models"},
+		Reconcile: engines.Reconcile{
+			TTFTSpan:    fakeTTFTSpan,
+			OutsideTTFT: "the fake engine's own outside",
+		},
+		Wire: engines.Wire{Quirks: []string{"none"}},
+	}
+	undo, err := engines.Register(fam)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(undo)
+	vllm, err := scrape.DialectFor(engines.VLLM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	undoDialect, err := scrape.RegisterDialect(fakeDialect{vllm.(scrape.EngineDialect)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(undoDialect)
+}
+
+// TestFakeEngineFamily: a family added with one registry entry and its
+// dialect file is taken up by the whole pipeline: the scenario names it as
+// its launch kind and dialect, launch starts it with the family's command,
+// the client sends its id field, calibration tries its tokenizer API alone,
+// scrape maps its metrics and reconciliation states its facts. Not
+// parallel: the family is registered for this test alone.
+func TestFakeEngineFamily(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := []string{self, "serve", "--addr", "{host}:{port}", "--preset", "tiny", "--dialect", "vllm"}
+	registerFake(t, argv)
+
+	// Scenario validation: the family is a dialect and a launch kind; a
+	// name nobody registered is refused, naming the fake.
+	if _, err := scenarios.Parse("f.yaml", []byte("name: x\nmodel: m\nengine: {kind: external, base_url: 'http://h/v1', dialect: "+fakeFamily+"}\nworkload: {concurrency: 1, requests: 1}\n")); err != nil {
+		t.Errorf("a scenario naming the fake dialect: %v", err)
+	}
+	_, err = scenarios.Parse("f.yaml", []byte("name: x\nmodel: m\nengine: {kind: external, base_url: 'http://h/v1', dialect: nosuch}\nworkload: {concurrency: 1, requests: 1}\n"))
+	if err == nil || !strings.Contains(err.Error(), fakeFamily) {
+		t.Errorf("an unknown dialect: %v, want an error naming %s among the known", err, fakeFamily)
+	}
+	// Client ids: the family's body field carries the id.
+	if f, err := client.IDField(fakeFamily); err != nil || f != "fake_rid" {
+		t.Errorf("client.IDField = %q, %v; want fake_rid", f, err)
+	}
+	// Launch: its kind, with its command.
+	if !slices.Contains(launch.Kinds(), fakeFamily) {
+		t.Errorf("launch kinds %v lack %s", launch.Kinds(), fakeFamily)
+	}
+
+	dir := runQuick(t, `
+name: fake-family
+model: llmbench-sim
+engine:
+  kind: launch
+  launch:
+    kind: `+fakeFamily+`
+    env: ["`+envAsCLI+`=1"]
+    ready_timeout: 30s
+workload: {concurrency: 4, requests: 24, prompt_tokens: 32, output_tokens: 16}
+scrape: {interval: 250ms}
+`)
+	s, err := report.Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Client.Requests.OK != 24 || s.Server == nil || s.Server.Dialect != fakeFamily || s.Server.Counters["requests_finished"] != 24 {
+		t.Errorf("requests %+v, server %+v: want 24 served by the launched engine and counted through the fake dialect", s.Client.Requests, s.Server)
+	}
+	// Calibration: the family's tokenizer API answered, none other was tried.
+	var cal calibrate.Result
+	if b, err := os.ReadFile(filepath.Join(dir, CalibrationFile)); err != nil || json.Unmarshal(b, &cal) != nil {
+		t.Fatalf("calibration.json: %v", err)
+	}
+	if cal.Method != calibrate.MethodTokenize || slices.ContainsFunc(cal.Notes, func(n string) bool { return strings.Contains(n, "llama.cpp") }) {
+		t.Errorf("calibration %+v: want the family's vLLM tokenizer first, no llama.cpp attempt", cal)
+	}
+	// Reconciliation: the TTFT decomposition states the family's span.
+	found := false
+	for _, f := range s.Findings {
+		found = found || strings.Contains(f.Verdict, fakeTTFTSpan)
+	}
+	if !found {
+		t.Errorf("no finding states the fake family's TTFT span; findings: %+v", s.Findings)
+	}
+}
+
+// TestFakeEndpoint: an endpoint added with one registry entry is taken up
+// by the whole pipeline: the scenario names it, the client sends to its
+// path, calibration probes it, the built-in engine serves it (its truth
+// names the path), and vLLM's request counter counts it.
+func TestFakeEndpoint(t *testing.T) {
+	fake := endpoints.Endpoint{Name: "fakechat", Path: "/fake/chat/completions", Kind: endpoints.KindChat,
+		Reserved: "messages", Keeps: "as chat"}
+	undo, err := endpoints.Register(fake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(undo)
+
+	_, err = scenarios.Parse("f.yaml", []byte("name: x\nengine: {kind: sim}\nworkload: {concurrency: 1, requests: 1}\nrequest: {endpoint: nosuch}\n"))
+	if err == nil || !strings.Contains(err.Error(), "fakechat") {
+		t.Errorf("an unknown endpoint: %v, want an error naming fakechat among the known", err)
+	}
+	dir := runQuick(t, `
+name: fake-endpoint
+engine: {kind: sim, dialect: vllm, preset: tiny, process: inline, sim: {chat_template_tokens: 12}}
+workload: {concurrency: 4, requests: 24, prompt_tokens: 32, output_tokens: 16}
+request: {endpoint: fakechat}
+scrape: {interval: 250ms}
+`)
+	s, err := report.Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Client.Requests.OK != 24 {
+		t.Errorf("requests %+v: want 24 answered on the fake endpoint", s.Client.Requests)
+	}
+	served := 0
+	for _, tr := range readJSONL[sim.RequestTruth](t, filepath.Join(dir, report.TruthFile)) {
+		if tr.Endpoint != "/v1/fake/chat/completions" {
+			t.Fatalf("the engine answered %s, want every request on the fake endpoint", tr.Endpoint)
+		}
+		served++
+	}
+	if served < 24 {
+		t.Errorf("the engine's truth holds %d requests, want the 24 and the calibration's", served)
+	}
+	var cal calibrate.Result
+	if b, err := os.ReadFile(filepath.Join(dir, CalibrationFile)); err != nil || json.Unmarshal(b, &cal) != nil {
+		t.Fatalf("calibration.json: %v", err)
+	} else if cal.Endpoint != "fakechat" || cal.Method != calibrate.MethodTokenize || cal.TemplateTokens < 12 {
+		t.Errorf("calibration %+v: want the fake endpoint's chat template counted", cal)
+	}
+
+	// vLLM's request counter by handler counts the fake endpoint's path.
+	fams, err := scrape.Parse([]byte(`# TYPE http_requests_total counter
+http_requests_total{handler="/v1/fake/chat/completions",method="POST",status="2xx"} 5
+http_requests_total{handler="/v1/models",method="GET",status="2xx"} 7
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running 0
+`), "text/plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vllm, err := scrape.DialectFor(engines.VLLM)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := vllm.Map(fams).Counters[scrape.RequestsReceived]; got != 5 {
+		t.Errorf("vLLM's requests received = %v, want the fake endpoint's 5", got)
+	}
+}
