@@ -209,3 +209,68 @@ vllm:num_requests_running 0
 		t.Errorf("vLLM's requests received = %v, want the fake endpoint's 5", got)
 	}
 }
+
+// TestRegistriesEnumerated: every registered engine family is complete and
+// every component that reads a family takes each one; the same for every
+// endpoint. Nothing falls back silently to a default.
+func TestRegistriesEnumerated(t *testing.T) {
+	t.Parallel()
+	for _, f := range engines.All() {
+		if err := engines.Check(f); err != nil {
+			t.Error(err)
+		}
+		if _, err := client.IDField(f.Name); err != nil {
+			t.Errorf("client: %v", err)
+		}
+		d, err := scrape.DialectFor(f.Name)
+		if err != nil || d.Name() != f.Name {
+			t.Errorf("scrape: family %s: dialect %v, %v", f.Name, d, err)
+		}
+		// Calibration takes the family (Count validates before sending anything).
+		if _, err := calibrate.Count(t.Context(), calibrate.Config{BaseURL: "http://127.0.0.1:1/v1", Dialect: f.Name}, nil); err != nil {
+			t.Errorf("calibrate: family %s: %v", f.Name, err)
+		}
+		_, err = launch.New(launch.Config{Kind: f.Name, Model: "m"})
+		if (err == nil) != (f.Launch != nil) {
+			t.Errorf("launch: family %s (launch command %v): New = %v", f.Name, f.Launch, err)
+		}
+		yaml := "name: x\nmodel: m\nengine: {kind: external, base_url: 'http://h/v1', dialect: " + f.Name + "}\nworkload: {concurrency: 1, requests: 1}\n"
+		if _, err := scenarios.Parse("f.yaml", []byte(yaml)); err != nil {
+			t.Errorf("scenarios: %v", err)
+		}
+		yaml = "name: x\nmodel: m\nengine: {kind: sim, dialect: " + f.Name + "}\nworkload: {concurrency: 1, requests: 1}\n"
+		if _, err := scenarios.Parse("f.yaml", []byte(yaml)); (err == nil) != f.Sim {
+			t.Errorf("scenarios: the built-in engine speaking %s (sim %v): %v", f.Name, f.Sim, err)
+		}
+		if f.Sim {
+			p, err := sim.Preset("tiny")
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := sim.New(sim.Config{Dialect: f.Name, Params: p})
+			if err != nil {
+				t.Errorf("sim: %v", err)
+			} else {
+				_ = e.Stop(t.Context())
+			}
+		}
+	}
+	for _, ep := range endpoints.All() {
+		if err := endpoints.Check(ep); err != nil {
+			t.Error(err)
+		}
+		if _, err := client.New(client.Config{BaseURL: "http://127.0.0.1:1/v1", Model: "m", Endpoint: ep.Name}); err != nil {
+			t.Errorf("client: %v", err)
+		}
+		if _, err := calibrate.Count(t.Context(), calibrate.Config{BaseURL: "http://127.0.0.1:1/v1", Endpoint: ep.Name}, nil); err != nil {
+			t.Errorf("calibrate: endpoint %s: %v", ep.Name, err)
+		}
+		yaml := "name: x\nengine: {kind: sim}\nworkload: {concurrency: 1, requests: 1}\nrequest: {endpoint: " + ep.Name + "}\n"
+		if _, err := scenarios.Parse("f.yaml", []byte(yaml)); err != nil {
+			t.Errorf("scenarios: %v", err)
+		}
+		if !endpoints.IsServerPath(ep.ServerPath()) {
+			t.Errorf("endpoint %s: its server path %s is not one engines' counters count", ep.Name, ep.ServerPath())
+		}
+	}
+}
