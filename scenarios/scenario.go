@@ -158,7 +158,8 @@ type Engine struct {
 // the run directory; llmbench waits until it answers before sending load.
 type Launch struct {
 	// Kind is sglang, vllm, fastdeploy, llamacpp (each with a default command
-	// line) or command (Command says it all). Required.
+	// line; any engine family with a launch command, package engines) or
+	// command (Command says it all). Required.
 	Kind string `yaml:"kind"`
 	// Model is what the engine loads (a model id or path). Default: the
 	// scenario's model. Required for the named kinds.
