@@ -2,6 +2,9 @@ package run
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -97,9 +100,25 @@ func TestFakeEngineFamily(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), fakeFamily) {
 		t.Errorf("an unknown dialect: %v, want an error naming %s among the known", err, fakeFamily)
 	}
-	// Client ids: the family's body field carries the id.
-	if f, err := client.IDField(fakeFamily); err != nil || f != "fake_rid" {
-		t.Errorf("client.IDField = %q, %v; want fake_rid", f, err)
+	// Client ids: the family's body field carries the id on the wire.
+	bodies := make(chan []byte, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		select { // the first request's body; a retry's is dropped
+		case bodies <- b:
+		default:
+		}
+		http.Error(w, "no", http.StatusTeapot)
+	}))
+	defer srv.Close()
+	cl, err := client.New(client.Config{BaseURL: srv.URL + "/v1", Model: "m", Dialect: fakeFamily})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl.Do(t.Context(), client.Request{ID: "req-7", Messages: []client.Message{{Role: "user", Content: "hi"}}, MaxTokens: 1})
+	var sent map[string]any
+	if err := json.Unmarshal(<-bodies, &sent); err != nil || sent["fake_rid"] != "req-7" {
+		t.Errorf("the client sent %v (%v): want the family's id field fake_rid = req-7", sent, err)
 	}
 	// Launch: its kind, with its command.
 	if !slices.Contains(launch.Kinds(), fakeFamily) {
