@@ -100,6 +100,10 @@ func TestFakeEngineFamily(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), fakeFamily) {
 		t.Errorf("an unknown dialect: %v, want an error naming %s among the known", err, fakeFamily)
 	}
+	_, err = scenarios.Parse("f.yaml", []byte("name: x\nmodel: m\nengine: {kind: external, base_url: 'http://h/v1'}\nworkload: {concurrency: 1, requests: 1}\nrequest: {extra_body: {fake_rid: 1}}\n"))
+	if err == nil || !strings.Contains(err.Error(), "llmbench sets fake_rid itself") {
+		t.Errorf("an extra body setting the family's id field: %v", err)
+	}
 	// Client ids: the family's body field carries the id on the wire.
 	bodies := make(chan []byte, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"net/url"
 	"regexp"
@@ -402,7 +403,9 @@ func orList(xs []string) string {
 	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
 }
 
-// reservedBody are the body fields a request gets from the plan and the run.
+// reservedBody are the body fields a request gets from the plan and the run,
+// besides every endpoint's input member and every engine family's id field
+// (the registries').
 // (stream_options is merged member by member: continuous_usage_stats, say.)
 var reservedBody = map[string]string{
 	"model":    "set the scenario's model (a LoRA adapter is selected by its name as the model)",
@@ -410,7 +413,6 @@ var reservedBody = map[string]string{
 	"stream":     "use request.stream",
 	"max_tokens": "the plan sets it from workload.output_tokens", "max_completion_tokens": "the plan sets max_tokens from workload.output_tokens",
 	"min_tokens": "the plan sets it with workload.ignore_eos", "ignore_eos": "use workload.ignore_eos",
-	"rid": "llmbench sends each request's id", "request_id": "llmbench sends each request's id",
 }
 
 func (r *Request) validate(d *decoder) {
@@ -418,15 +420,20 @@ func (r *Request) validate(d *decoder) {
 	if r.Endpoint != "" && !slices.Contains(endpoints.Names(), r.Endpoint) {
 		d.failf("request.endpoint", "want %s, got %q", orList(endpoints.Names()), r.Endpoint)
 	}
-	inputs := map[string]bool{} // every endpoint's input member: the dataset makes it
+	reserved := maps.Clone(reservedBody)
 	for _, ep := range endpoints.All() {
-		inputs[ep.Reserved] = true
+		if _, ok := reserved[ep.Reserved]; !ok {
+			reserved[ep.Reserved] = "the dataset makes it"
+		}
+	}
+	for _, f := range engines.All() {
+		if f.IDs.BodyField != "" {
+			reserved[f.IDs.BodyField] = "llmbench sends each request's id"
+		}
 	}
 	for k := range r.ExtraBody {
-		if why, ok := reservedBody[k]; ok {
+		if why, ok := reserved[k]; ok {
 			d.failf(joinPath("request.extra_body", k), "llmbench sets %s itself: %s", k, why)
-		} else if inputs[k] {
-			d.failf(joinPath("request.extra_body", k), "llmbench sets %s itself: the dataset makes it", k)
 		}
 	}
 	for k := range r.Headers {
