@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/engines"
 	"github.com/llmbench-org/llmbench/internal/version"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/gates"
@@ -579,10 +580,9 @@ func startViews(views []View, live Live) (stop func()) {
 }
 
 // minTokensDialects are the engines that take min_tokens beside ignore_eos
-// (vLLM's and SGLang's sampling parameters): asking for both makes the length
-// exact there. Others are sent ignore_eos alone (an unknown field may be
-// refused).
-var minTokensDialects = []string{"vllm", "sglang"}
+// (engines.Lengths.MinTokens): asking for both makes the length exact there.
+// Others are sent ignore_eos alone (an unknown field may be refused).
+var minTokensDialects = engines.TakingMinTokens()
 
 // clientRequest is the client's view of a planned request; with minTokens,
 // a request that must run to max_tokens asks for it as its minimum too.
