@@ -721,9 +721,11 @@ type recordDecoder struct {
 }
 
 // object reads the line's one object, key after key, to its end; false on
-// anything outside the subset llmbench writes.
+// anything outside the subset llmbench writes, or a key encoding/json must
+// decode (unknown, or repeated where it would merge). The keys are one
+// switch in the loop, not a call each: it is the report's read path.
 func (d *recordDecoder) object() bool {
-	s := &d.s
+	s, r, prev := &d.s, d.r, &d.prev
 	s.ws()
 	if !s.eat('{') {
 		return false
@@ -740,7 +742,77 @@ func (d *recordDecoder) object() bool {
 				return false
 			}
 			s.ws()
-			if !d.field(key) {
+			var v []byte
+			switch string(key) {
+			case "v":
+				ok = d.int(&d.version)
+			case "id":
+				ok = d.string(&r.ID, prev.ID)
+			case "server_id":
+				ok = d.string(&r.ServerID, r.ID)
+			case "index":
+				ok = d.int(&r.Index)
+			case "phase":
+				ok = d.string(&r.Phase, prev.Phase)
+			case "intended_ns":
+				ok = d.duration(&r.Intended)
+			case "sent_ns":
+				ok = d.duration(&r.Sent)
+			case "wrote_ns":
+				ok = d.duration(&r.Wrote)
+			case "connected_ns":
+				ok = d.duration(&r.Connected)
+			case "connect_dur_ns":
+				ok = d.duration(&r.ConnectDur)
+			case "reused":
+				ok = d.bool(&r.Reused)
+			case "first_byte_ns":
+				ok = d.duration(&r.FirstByte)
+			case "first_token_ns":
+				ok = d.duration(&r.FirstToken)
+			case "end_ns":
+				ok = d.duration(&r.End)
+			case "first_content_ns":
+				ok = d.duration(&r.FirstContent)
+			case "chunks", "chunk_dt_ns", "chunk_tokens", "timings":
+				ok = d.arrays(key)
+			case "tokens_per_chunk_source":
+				v, ok = s.str()
+				r.TokensPerChunkSource = ChunkTokenSource(intern(v, string(prev.TokensPerChunkSource), d.strs))
+			case "target_prompt_tokens":
+				ok = d.int(&r.TargetPromptTokens)
+			case "max_tokens":
+				ok = d.int(&r.MaxTokens)
+			case "prompt_tokens":
+				ok = d.int(&r.PromptTokens)
+			case "output_tokens":
+				ok = d.int(&r.OutputTokens)
+			case "cached_tokens":
+				ok = d.int(&r.CachedTokens)
+			case "token_source":
+				v, ok = s.str()
+				r.TokenSource = TokenSource(intern(v, string(prev.TokenSource), d.strs))
+			case "finish_reason":
+				ok = d.string(&r.FinishReason, prev.FinishReason)
+			case "status":
+				ok = d.int(&r.Status)
+			case "error_class":
+				v, ok = s.str()
+				r.ErrorClass = ErrorClass(intern(v, string(prev.ErrorClass), d.strs))
+			case "error":
+				ok = d.string(&r.Error, prev.Error)
+			case "retries":
+				ok = d.int(&r.Retries)
+			case "reasoning_tokens":
+				ok = d.int(&r.ReasoningTokens)
+			case "no_done":
+				ok = d.bool(&r.NoDone)
+			case "no_stream":
+				ok = d.bool(&r.NoStream)
+			default:
+				return false
+			}
+			if !ok {
 				return false
 			}
 			s.ws()
@@ -755,84 +827,6 @@ func (d *recordDecoder) object() bool {
 	}
 	s.ws()
 	return s.i == len(s.b)
-}
-
-// field reads the value of key into the record; false for a key encoding/json
-// must decode (unknown, or repeated where it would merge) or a value outside
-// the subset.
-func (d *recordDecoder) field(key []byte) bool {
-	r, prev := d.r, &d.prev
-	switch string(key) {
-	case "v":
-		return d.int(&d.version)
-	case "id":
-		return d.string(&r.ID, prev.ID)
-	case "server_id":
-		return d.string(&r.ServerID, r.ID)
-	case "index":
-		return d.int(&r.Index)
-	case "phase":
-		return d.string(&r.Phase, prev.Phase)
-	case "intended_ns":
-		return d.duration(&r.Intended)
-	case "sent_ns":
-		return d.duration(&r.Sent)
-	case "wrote_ns":
-		return d.duration(&r.Wrote)
-	case "connected_ns":
-		return d.duration(&r.Connected)
-	case "connect_dur_ns":
-		return d.duration(&r.ConnectDur)
-	case "reused":
-		return d.bool(&r.Reused)
-	case "first_byte_ns":
-		return d.duration(&r.FirstByte)
-	case "first_token_ns":
-		return d.duration(&r.FirstToken)
-	case "end_ns":
-		return d.duration(&r.End)
-	case "first_content_ns":
-		return d.duration(&r.FirstContent)
-	case "chunks", "chunk_dt_ns", "chunk_tokens", "timings":
-		return d.arrays(key)
-	case "tokens_per_chunk_source":
-		v, ok := d.s.str()
-		r.TokensPerChunkSource = ChunkTokenSource(intern(v, string(prev.TokensPerChunkSource), d.strs))
-		return ok
-	case "target_prompt_tokens":
-		return d.int(&r.TargetPromptTokens)
-	case "max_tokens":
-		return d.int(&r.MaxTokens)
-	case "prompt_tokens":
-		return d.int(&r.PromptTokens)
-	case "output_tokens":
-		return d.int(&r.OutputTokens)
-	case "cached_tokens":
-		return d.int(&r.CachedTokens)
-	case "token_source":
-		v, ok := d.s.str()
-		r.TokenSource = TokenSource(intern(v, string(prev.TokenSource), d.strs))
-		return ok
-	case "finish_reason":
-		return d.string(&r.FinishReason, prev.FinishReason)
-	case "status":
-		return d.int(&r.Status)
-	case "error_class":
-		v, ok := d.s.str()
-		r.ErrorClass = ErrorClass(intern(v, string(prev.ErrorClass), d.strs))
-		return ok
-	case "error":
-		return d.string(&r.Error, prev.Error)
-	case "retries":
-		return d.int(&r.Retries)
-	case "reasoning_tokens":
-		return d.int(&r.ReasoningTokens)
-	case "no_done":
-		return d.bool(&r.NoDone)
-	case "no_stream":
-		return d.bool(&r.NoStream)
-	}
-	return false
 }
 
 // arrays reads the keys whose values are arrays or objects: the chunks in
