@@ -692,180 +692,212 @@ const (
 // decodeRecordFast decodes the lines llmbench writes. ok is false when the
 // line is anything else: the caller then decodes it with encoding/json.
 func decodeRecordFast(line []byte, r *Record, strs *StringArena) (ok bool, err error) {
-	prev := *r
+	d := recordDecoder{s: recordScanner{b: line}, r: r, prev: *r, strs: strs}
 	*r = Record{}
-	s := recordScanner{b: line}
-	version, seen, tokens := 0, 0, 0
-	s.ws()
-	if !s.eat('{') {
-		return false, nil
-	}
-	s.ws()
-	if !s.eat('}') {
-		for {
-			key, ok := s.str()
-			if !ok {
-				return false, nil
-			}
-			s.ws()
-			if !s.eat(':') {
-				return false, nil
-			}
-			s.ws()
-			var n int64
-			var v []byte
-			switch string(key) {
-			case "v":
-				n, ok = s.int()
-				version = int(n)
-			case "id":
-				v, ok = s.str()
-				r.ID = intern(v, prev.ID, strs)
-			case "server_id":
-				v, ok = s.str()
-				r.ServerID = intern(v, r.ID, strs)
-			case "index":
-				n, ok = s.int()
-				r.Index = int(n)
-			case "phase":
-				v, ok = s.str()
-				r.Phase = intern(v, prev.Phase, strs)
-			case "intended_ns":
-				n, ok = s.int()
-				r.Intended = time.Duration(n)
-			case "sent_ns":
-				n, ok = s.int()
-				r.Sent = time.Duration(n)
-			case "wrote_ns":
-				n, ok = s.int()
-				r.Wrote = time.Duration(n)
-			case "connected_ns":
-				n, ok = s.int()
-				r.Connected = time.Duration(n)
-			case "connect_dur_ns":
-				n, ok = s.int()
-				r.ConnectDur = time.Duration(n)
-			case "reused":
-				r.Reused, ok = s.bool()
-			case "first_byte_ns":
-				n, ok = s.int()
-				r.FirstByte = time.Duration(n)
-			case "first_token_ns":
-				n, ok = s.int()
-				r.FirstToken = time.Duration(n)
-			case "end_ns":
-				n, ok = s.int()
-				r.End = time.Duration(n)
-			case "first_content_ns":
-				n, ok = s.int()
-				r.FirstContent = time.Duration(n)
-			case "chunks":
-				if seen&(seenChunks|seenDt) != 0 {
-					return false, nil
-				}
-				seen |= seenChunks
-				r.Chunks, ok = s.chunksV1(chunkBuffer(prev.Chunks, s.count('{')-1))
-			case "chunk_dt_ns":
-				if seen&(seenChunks|seenDt) != 0 {
-					return false, nil
-				}
-				seen |= seenDt
-				r.Chunks, ok = s.gaps(prev.Chunks)
-			case "chunk_tokens":
-				if seen&(seenDt|seenTokens) != seenDt {
-					return false, nil // before the gaps, or repeated
-				}
-				seen |= seenTokens
-				if tokens, ok = s.tokens(r.Chunks); ok {
-					break
-				}
-				tokens, ok = s.ints(func(i int, n int64) bool {
-					if n != int64(int32(n)) {
-						return false
-					}
-					if i < len(r.Chunks) {
-						r.Chunks[i].Tokens = int32(n)
-					}
-					return true
-				})
-			case "tokens_per_chunk_source":
-				v, ok = s.str()
-				r.TokensPerChunkSource = ChunkTokenSource(intern(v, string(prev.TokensPerChunkSource), strs))
-			case "target_prompt_tokens":
-				n, ok = s.int()
-				r.TargetPromptTokens = int(n)
-			case "max_tokens":
-				n, ok = s.int()
-				r.MaxTokens = int(n)
-			case "prompt_tokens":
-				n, ok = s.int()
-				r.PromptTokens = int(n)
-			case "output_tokens":
-				n, ok = s.int()
-				r.OutputTokens = int(n)
-			case "cached_tokens":
-				n, ok = s.int()
-				r.CachedTokens = int(n)
-			case "token_source":
-				v, ok = s.str()
-				r.TokenSource = TokenSource(intern(v, string(prev.TokenSource), strs))
-			case "finish_reason":
-				v, ok = s.str()
-				r.FinishReason = intern(v, prev.FinishReason, strs)
-			case "status":
-				n, ok = s.int()
-				r.Status = int(n)
-			case "error_class":
-				v, ok = s.str()
-				r.ErrorClass = ErrorClass(intern(v, string(prev.ErrorClass), strs))
-			case "error":
-				v, ok = s.str()
-				r.Error = intern(v, prev.Error, strs)
-			case "retries":
-				n, ok = s.int()
-				r.Retries = int(n)
-			case "reasoning_tokens":
-				n, ok = s.int()
-				r.ReasoningTokens = int(n)
-			case "timings":
-				if seen&seenTimings != 0 {
-					return false, nil // encoding/json would merge the two
-				}
-				seen |= seenTimings
-				if v, ok = s.object(); ok {
-					r.Timings = new(Timings)
-					ok = json.Unmarshal(v, r.Timings) == nil
-				}
-			case "no_done":
-				r.NoDone, ok = s.bool()
-			case "no_stream":
-				r.NoStream, ok = s.bool()
-			default:
-				return false, nil
-			}
-			if !ok {
-				return false, nil
-			}
-			s.ws()
-			if s.eat('}') {
-				break
-			}
-			if !s.eat(',') {
-				return false, nil
-			}
-			s.ws()
-		}
-	}
-	s.ws()
-	if s.i != len(line) {
+	if !d.object() {
 		return false, nil
 	}
 	if len(r.Chunks) == 0 {
 		r.Chunks = nil
 	}
 	dts := 0
-	if seen&seenDt != 0 {
+	if d.seen&seenDt != 0 {
 		dts = len(r.Chunks)
 	}
-	return true, checkRecordForm(version, r.ID, dts, seen&seenTokens != 0, tokens)
+	return true, checkRecordForm(d.version, r.ID, dts, d.seen&seenTokens != 0, d.tokens)
+}
+
+// recordDecoder is decodeRecordFast's state: the scanner over the line, the
+// record it fills, and what the record held before (its strings and chunks
+// are reused when the next line repeats them).
+type recordDecoder struct {
+	s       recordScanner
+	r       *Record
+	prev    Record
+	strs    *StringArena
+	version int
+	seen    int // seenChunks etc.: the keys that may not repeat
+	tokens  int // entries in chunk_tokens
+}
+
+// object reads the line's one object, key after key, to its end; false on
+// anything outside the subset llmbench writes, or a key encoding/json must
+// decode (unknown, or repeated where it would merge). The keys are one
+// switch in the loop, not a call each: it is the report's read path.
+func (d *recordDecoder) object() bool {
+	s, r, prev := &d.s, d.r, &d.prev
+	s.ws()
+	if !s.eat('{') {
+		return false
+	}
+	s.ws()
+	if !s.eat('}') {
+		for {
+			key, ok := s.str()
+			if !ok {
+				return false
+			}
+			s.ws()
+			if !s.eat(':') {
+				return false
+			}
+			s.ws()
+			var v []byte
+			switch string(key) {
+			case "v":
+				ok = d.int(&d.version)
+			case "id":
+				ok = d.string(&r.ID, prev.ID)
+			case "server_id":
+				ok = d.string(&r.ServerID, r.ID)
+			case "index":
+				ok = d.int(&r.Index)
+			case "phase":
+				ok = d.string(&r.Phase, prev.Phase)
+			case "intended_ns":
+				ok = d.duration(&r.Intended)
+			case "sent_ns":
+				ok = d.duration(&r.Sent)
+			case "wrote_ns":
+				ok = d.duration(&r.Wrote)
+			case "connected_ns":
+				ok = d.duration(&r.Connected)
+			case "connect_dur_ns":
+				ok = d.duration(&r.ConnectDur)
+			case "reused":
+				ok = d.bool(&r.Reused)
+			case "first_byte_ns":
+				ok = d.duration(&r.FirstByte)
+			case "first_token_ns":
+				ok = d.duration(&r.FirstToken)
+			case "end_ns":
+				ok = d.duration(&r.End)
+			case "first_content_ns":
+				ok = d.duration(&r.FirstContent)
+			case "chunks", "chunk_dt_ns", "chunk_tokens", "timings":
+				ok = d.arrays(key)
+			case "tokens_per_chunk_source":
+				v, ok = s.str()
+				r.TokensPerChunkSource = ChunkTokenSource(intern(v, string(prev.TokensPerChunkSource), d.strs))
+			case "target_prompt_tokens":
+				ok = d.int(&r.TargetPromptTokens)
+			case "max_tokens":
+				ok = d.int(&r.MaxTokens)
+			case "prompt_tokens":
+				ok = d.int(&r.PromptTokens)
+			case "output_tokens":
+				ok = d.int(&r.OutputTokens)
+			case "cached_tokens":
+				ok = d.int(&r.CachedTokens)
+			case "token_source":
+				v, ok = s.str()
+				r.TokenSource = TokenSource(intern(v, string(prev.TokenSource), d.strs))
+			case "finish_reason":
+				ok = d.string(&r.FinishReason, prev.FinishReason)
+			case "status":
+				ok = d.int(&r.Status)
+			case "error_class":
+				v, ok = s.str()
+				r.ErrorClass = ErrorClass(intern(v, string(prev.ErrorClass), d.strs))
+			case "error":
+				ok = d.string(&r.Error, prev.Error)
+			case "retries":
+				ok = d.int(&r.Retries)
+			case "reasoning_tokens":
+				ok = d.int(&r.ReasoningTokens)
+			case "no_done":
+				ok = d.bool(&r.NoDone)
+			case "no_stream":
+				ok = d.bool(&r.NoStream)
+			default:
+				return false
+			}
+			if !ok {
+				return false
+			}
+			s.ws()
+			if s.eat('}') {
+				break
+			}
+			if !s.eat(',') {
+				return false
+			}
+			s.ws()
+		}
+	}
+	s.ws()
+	return s.i == len(s.b)
+}
+
+// arrays reads the keys whose values are arrays or objects: the chunks in
+// either version's form, and llama.cpp's timings. Each may appear once, and
+// chunk_tokens only after chunk_dt_ns.
+func (d *recordDecoder) arrays(key []byte) (ok bool) {
+	r, s := d.r, &d.s
+	switch string(key) {
+	case "chunks":
+		if d.seen&(seenChunks|seenDt) != 0 {
+			return false
+		}
+		d.seen |= seenChunks
+		r.Chunks, ok = s.chunksV1(chunkBuffer(d.prev.Chunks, s.count('{')-1))
+	case "chunk_dt_ns":
+		if d.seen&(seenChunks|seenDt) != 0 {
+			return false
+		}
+		d.seen |= seenDt
+		r.Chunks, ok = s.gaps(d.prev.Chunks)
+	case "chunk_tokens":
+		if d.seen&(seenDt|seenTokens) != seenDt {
+			return false // before the gaps, or repeated
+		}
+		d.seen |= seenTokens
+		if d.tokens, ok = s.tokens(r.Chunks); ok {
+			break
+		}
+		d.tokens, ok = s.ints(func(i int, n int64) bool {
+			if n != int64(int32(n)) {
+				return false
+			}
+			if i < len(r.Chunks) {
+				r.Chunks[i].Tokens = int32(n)
+			}
+			return true
+		})
+	case "timings":
+		if d.seen&seenTimings != 0 {
+			return false // encoding/json would merge the two
+		}
+		d.seen |= seenTimings
+		var v []byte
+		if v, ok = s.object(); ok {
+			r.Timings = new(Timings)
+			ok = json.Unmarshal(v, r.Timings) == nil
+		}
+	}
+	return ok
+}
+
+func (d *recordDecoder) int(dst *int) bool {
+	n, ok := d.s.int()
+	*dst = int(n)
+	return ok
+}
+
+func (d *recordDecoder) duration(dst *time.Duration) bool {
+	n, ok := d.s.int()
+	*dst = time.Duration(n)
+	return ok
+}
+
+func (d *recordDecoder) bool(dst *bool) (ok bool) {
+	*dst, ok = d.s.bool()
+	return ok
+}
+
+// string reads a string, sharing prev's bytes when it repeats them.
+func (d *recordDecoder) string(dst *string, prev string) bool {
+	v, ok := d.s.str()
+	*dst = intern(v, prev, d.strs)
+	return ok
 }

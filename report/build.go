@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/internal/quantile"
 	"github.com/llmbench-org/llmbench/report/chunkdigest"
 	"github.com/llmbench-org/llmbench/report/reconcile"
 	"github.com/llmbench-org/llmbench/scrape"
@@ -688,7 +688,7 @@ func distSorted(xs []float64) Dist {
 	if len(xs) == 0 {
 		return Dist{}
 	}
-	q := func(p float64) float64 { return quantile(p, xs) }
+	q := func(p float64) float64 { return quantile.OfSorted(p, xs) }
 	mean, std := stat.MeanStdDev(xs, nil)
 	if len(xs) < 2 {
 		std = 0 // one sample has no spread (MeanStdDev says NaN)
@@ -729,32 +729,9 @@ func distSortedWith(xs []float64, ps []float64) Dist {
 	}
 	d.Quantiles = make(map[string]float64, len(ps))
 	for _, p := range ps {
-		d.Quantiles[PercentileName(p)] = quantile(p/100, xs)
+		d.Quantiles[PercentileName(p)] = quantile.OfSorted(p/100, xs)
 	}
 	return d
-}
-
-// quantile is stat.Quantile(p, stat.LinInterp, xs, nil) of sorted xs, to
-// the bit, without its three passes over xs (a check for NaN, one that xs
-// is sorted, and a walk counting up to p·n): the walk stops at the first
-// i with i+1 ≥ p·n (counts are exact in a float64), which is ⌈p·n⌉−1.
-func quantile(p float64, xs []float64) float64 {
-	if !(p >= 0 && p <= 1) {
-		panic("stat: percentile out of bounds")
-	}
-	if len(xs) == 0 {
-		panic("stat: zero length slice")
-	}
-	if math.IsNaN(xs[0]) || math.IsNaN(xs[len(xs)-1]) { // sorted: NaNs come first
-		return math.NaN()
-	}
-	fidx := p * float64(len(xs))
-	i := max(int(math.Ceil(fidx))-1, 0)
-	if i == 0 {
-		return xs[0]
-	}
-	t := float64(i+1) - fidx
-	return t*xs[i-1] + (1-t)*xs[i]
 }
 
 // sketchDist summarises a sketch as distWith summarises samples: count,

@@ -10,6 +10,7 @@ import (
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/internal/errwriter"
 	"github.com/llmbench-org/llmbench/report/chunkdigest"
+	"github.com/llmbench-org/llmbench/report/latencytable"
 )
 
 var _ Renderer = RenderMarkdown
@@ -66,34 +67,7 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 		ew.Printf("\n")
 	}
 
-	ps := percentiles(s)
-	var head, align string
-	for _, p := range ps {
-		head += " " + PercentileName(p) + " |"
-		align += "---:|"
-	}
-	ew.Printf("| latency (ms) | client mean |%s engine mean |%s\n|---|---:|%s---:|%s\n", head, strings.Replace(head, " |", " [bucket] |", 1), align, align)
-	for _, r := range []struct {
-		name, concept string
-		d             Dist
-	}{{"TTFT", "ttft", c.Latency.TTFT}, {"TTFC", "", c.Latency.TTFC}, {"ITL", "itl", c.Latency.ITL}, {"TPOT", "tpot", c.Latency.TPOT}, {"E2E", "e2e", c.Latency.E2E}} {
-		if r.name == "TTFC" && !showTTFC(c) {
-			continue
-		}
-		client := "—" + strings.Repeat(" | —", len(ps))
-		if r.d.N > 0 {
-			client = ms(r.d.Mean)
-			for _, p := range ps {
-				v, _ := r.d.Quantile(p)
-				client += " | " + ms(v)
-			}
-		}
-		server := "—" + strings.Repeat(" |", len(ps))
-		if r.concept != "" {
-			server = strings.ReplaceAll(serverCols(s.Server, r.concept, ps), "\t", " | ")
-		}
-		ew.Printf("| %s | %s | %s |\n", r.name, client, server)
-	}
+	renderLatencyMarkdown(ew, LatencyTable(s))
 	ew.Printf("\nEngine means are exact (sum ÷ count); engine quantiles are interpolated inside its histogram buckets, and the true value lies in the bracketed bucket. %s.", mdText(upperFirst(firstTokenNote(c))))
 	if n := chunksNote(c.Tokens); n != "" {
 		ew.Printf(" %s.", mdText(upperFirst(n)))
@@ -144,6 +118,23 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 		ew.Printf("Its container's CPU limit%s stopped the client %d times, %s ms in all.\n", quotaText(c.CPUQuota), c.ThrottledPeriods, ms(c.Throttled_s))
 	}
 	return ew.Err
+}
+
+// renderLatencyMarkdown writes the latency table, in ms.
+func renderLatencyMarkdown(ew *errwriter.Writer, t latencytable.Table) {
+	var head, align string
+	for _, p := range t.Percentiles {
+		head += " " + PercentileName(p) + " |"
+		align += "---:|"
+	}
+	ew.Printf("| latency (ms) | client mean |%s engine mean |%s\n|---|---:|%s---:|%s\n", head, strings.Replace(head, " |", " [bucket] |", 1), align, align)
+	for _, r := range t.Rows {
+		server := strings.ReplaceAll(serverCols(r.Server, len(t.Percentiles)), "\t", " | ")
+		if r.Server.State == latencytable.NotKept {
+			server = "—" + strings.Repeat(" |", len(t.Percentiles))
+		}
+		ew.Printf("| %s | %s | %s |\n", r.Name, clientCols(r.Client, " | "), server)
+	}
 }
 
 // mdText makes text safe inside a Markdown table cell.

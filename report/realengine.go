@@ -148,11 +148,6 @@ func NotesOf(s Summary) Notes {
 	return n
 }
 
-// ShowTTFC reports whether a latency table gets a TTFC row: when some
-// request's first output chunk was reasoning or a tool call, so its time to
-// first content differs from its TTFT.
-func ShowTTFC(c ClientSide) bool { return showTTFC(c) }
-
 // ServerTimingRow is one row of the llama.cpp timings table.
 type ServerTimingRow struct {
 	Name string

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/internal/errwriter"
+	"github.com/llmbench-org/llmbench/report/latencytable"
 	"github.com/llmbench-org/llmbench/report/reconcile"
 )
 
@@ -77,44 +78,7 @@ func renderText(w io.Writer, s Summary, verbose bool) error {
 		ew.Printf("WARN %s\n", n)
 	}
 
-	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	ps := percentiles(s)
-	names := make([]string, len(ps))
-	for i, p := range ps {
-		names[i] = PercentileName(p)
-	}
-	cols := strings.Join(names, "\t")
-	fmt.Fprintln(tw, "latency (ms)\tclient mean\t"+cols+"\t\tserver mean\t"+cols)
-	rows := []struct {
-		name   string
-		client Dist
-		server string
-	}{
-		{"TTFT", c.Latency.TTFT, "ttft"},
-		{"TTFC", c.Latency.TTFC, ""},
-		{"ITL", c.Latency.ITL, "itl"},
-		{"TPOT", c.Latency.TPOT, "tpot"},
-		{"E2E", c.Latency.E2E, "e2e"},
-	}
-	for _, r := range rows {
-		if r.name == "TTFC" && !showTTFC(c) {
-			continue
-		}
-		client := "—" + strings.Repeat("\t—", len(ps))
-		if r.client.N > 0 {
-			client = ms(r.client.Mean)
-			for _, p := range ps {
-				v, _ := r.client.Quantile(p)
-				client += "\t" + ms(v)
-			}
-		}
-		server := "—" + strings.Repeat("\t", len(ps)) // no engine keeps a time to first content
-		if r.server != "" {
-			server = serverCols(s.Server, r.server, ps)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t\t%s\n", r.name, client, server)
-	}
-	if err := tw.Flush(); err != nil {
+	if err := renderLatencyText(ew, LatencyTable(s)); err != nil {
 		return err
 	}
 	ew.Printf("%s\n", firstTokenNote(c))
@@ -221,20 +185,53 @@ func renderSweep(w io.Writer, sw *SweepResult) error {
 	return err
 }
 
-func serverCols(s *ServerSide, concept string, ps []float64) string {
-	if s == nil {
-		return "—" + strings.Repeat("\t—", len(ps))
+// renderLatencyText writes the latency table as aligned columns, in ms.
+func renderLatencyText(w io.Writer, t latencytable.Table) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	names := make([]string, len(t.Percentiles))
+	for i, p := range t.Percentiles {
+		names[i] = PercentileName(p)
 	}
-	d, ok := s.Latency[concept]
-	if !ok {
-		return "absent" + strings.Repeat("\t", len(ps))
+	cols := strings.Join(names, "\t")
+	fmt.Fprintln(tw, "latency (ms)\tclient mean\t"+cols+"\t\tserver mean\t"+cols)
+	for _, r := range t.Rows {
+		fmt.Fprintf(tw, "%s\t%s\t\t%s\n", r.Name, clientCols(r.Client, "\t"), serverCols(r.Server, len(t.Percentiles)))
 	}
-	// The mean is exact (the histogram's _sum over _count); the quantiles
-	// are only as good as the buckets.
-	out := ms(d.Mean)
-	for _, p := range ps {
-		if e, ok := d.Quantile(p); ok {
-			out += "\t" + bucketCol(e)
+	return tw.Flush()
+}
+
+// clientCols are the client's mean and quantiles in ms, joined by sep; a
+// dash for each without samples.
+func clientCols(c latencytable.Client, sep string) string {
+	if c.N == 0 {
+		return "—" + strings.Repeat(sep+"—", len(c.Quantiles))
+	}
+	out := ms(c.Mean)
+	for _, q := range c.Quantiles {
+		if q.OK {
+			out += sep + ms(q.V)
+		} else {
+			out += sep + "—"
+		}
+	}
+	return out
+}
+
+// serverCols are the engine's mean and its n quantiles, tab-separated, each
+// quantile with its bucket: "50.0 [0.0–100.0]".
+func serverCols(sv latencytable.Server, n int) string {
+	switch sv.State {
+	case latencytable.NotKept:
+		return "—" + strings.Repeat("\t", n)
+	case latencytable.NoMetrics:
+		return "—" + strings.Repeat("\t—", n)
+	case latencytable.Absent:
+		return "absent" + strings.Repeat("\t", n)
+	}
+	out := ms(sv.Mean)
+	for _, q := range sv.Quantiles {
+		if q.OK {
+			out += "\t" + bucketCol(q)
 		} else {
 			out += "\t—"
 		}
@@ -242,19 +239,11 @@ func serverCols(s *ServerSide, concept string, ps []float64) string {
 	return out
 }
 
-// percentiles are the quantiles a summary's tables show.
-func percentiles(s Summary) []float64 {
-	if len(s.Percentiles) == 0 {
-		return DefaultPercentiles
-	}
-	return s.Percentiles
-}
-
-func bucketCol(e BucketEstimate) string {
+func bucketCol(e latencytable.Bucket) string {
 	if e.AboveTop {
-		return fmt.Sprintf(">%s [top bucket]", ms(e.Bucket[0]))
+		return fmt.Sprintf(">%s [top bucket]", ms(e.Low))
 	}
-	return fmt.Sprintf("%s [%s–%s]", ms(e.Value), ms(e.Bucket[0]), ms(e.Bucket[1]))
+	return fmt.Sprintf("%s [%s–%s]", ms(e.Value), ms(e.Low), ms(e.High))
 }
 
 func serverNote(s *ServerSide) string {

@@ -11,19 +11,11 @@ import (
 	"testing"
 )
 
-// TestImportShape keeps the house's layering (ARCHITECTURE.md): dependencies
-// point one way, from the command through run to the leaves, and the leaves
-// stay small. It reads `go list` and fails on any forbidden edge.
-func TestImportShape(t *testing.T) {
-	t.Parallel()
-	const module = "github.com/llmbench-org/llmbench/"
-	out, err := exec.Command("go", "list", "-json=ImportPath,Imports,TestImports,XTestImports", module+"...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	// forbidden[p] lists what package p (and its subpackages) must not import
-	// (nor any subpackage of it).
-	forbidden := map[string][]string{
+// forbiddenImports()[p] lists what package p (and its subpackages) must
+// not import (nor any subpackage of it): TestImportShape holds the packages'
+// code to it, TestTestImportShape (shape_tests_test.go) their tests.
+func forbiddenImports() map[string][]string {
+	return map[string][]string{
 		"client":      {"workload", "scenarios", "report", "run", "engine", "scrape"},
 		"workload":    {"client", "report", "run", "engine", "scrape"},
 		"scenarios":   {"engine", "workload", "client", "report", "run", "scrape"},
@@ -36,6 +28,19 @@ func TestImportShape(t *testing.T) {
 		"selfmon":     {"client", "workload", "report", "run", "engine", "scenarios", "scrape"},
 		"internal":    {"client", "workload", "report", "run", "engine", "scenarios", "scrape"},
 	}
+}
+
+// TestImportShape keeps the house's layering (ARCHITECTURE.md): dependencies
+// point one way, from the command through run to the leaves, and the leaves
+// stay small. It reads `go list` and fails on any forbidden edge.
+func TestImportShape(t *testing.T) {
+	t.Parallel()
+	const module = "github.com/llmbench-org/llmbench/"
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports,TestImports,XTestImports", module+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	forbidden := forbiddenImports()
 	// leaves are the registries every other package reads (engine families,
 	// endpoints): they, and their tests, import nothing of the module.
 	leaves := []string{"engines", "endpoints"}

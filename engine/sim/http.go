@@ -447,198 +447,252 @@ func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request, s *stream, 
 	hdr.Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	t.Status = http.StatusOK
-	p := &e.cfg.Params
 	llama := e.cfg.Dialect == DialectLlamaCpp
-	enc := newEncoder(s.chunkID, e.cfg.Model, time.Now().Unix(), llama, completions, true)
-	buf := make([]byte, 0, 1024)
-	var ubuf []byte
-	var spare []int32
-	written, held := 0, 0
-	interval := max(p.StreamInterval, 1)
-	ping := func(dst []byte) []byte {
-		if !p.SSEPing {
-			return dst
-		}
-		t.Comments++
-		return append(dst, ssePing...)
-	}
-	// usageNow is the usage of a chunk: continuous usage stats after n tokens.
-	usageNow := func(n int) []byte {
-		if !opts.continuousUsage {
-			return nil
-		}
-		ubuf = e.usageOf(s, n).appendJSON(ubuf[:0])
-		return ubuf
-	}
-	fail := func(outcome, msg string) {
-		e.abortAndWait(s)
-		t.Outcome, t.Error = outcome, msg
-		t.Finish = e.now()
-		e.finishTruth(t, s, written, batch.FinishAbort)
-	}
-	// cut records the truth and closes the connection without ending the
-	// HTTP response, as a crash or a reset would.
-	cut := func(outcome, fault, msg string) {
-		if fault != "" {
-			t.Faults = append(t.Faults, fault)
-		}
-		t.Outcome, t.Error = outcome, msg
-		t.Finish = e.now()
-		e.finishTruth(t, s, written, batch.FinishAbort)
-		panic(http.ErrAbortHandler)
-	}
+	sw := &sseWriter{e: e, w: w, rc: rc, r: r, s: s, t: t, opts: opts, faults: faults, completions: completions, llama: llama,
+		enc: newEncoder(s.chunkID, e.cfg.Model, time.Now().Unix(), llama, completions, true),
+		buf: make([]byte, 0, 1024), interval: max(e.cfg.Params.StreamInterval, 1)}
 	if err := rc.Flush(); err != nil {
-		fail(OutcomeAborted, fmt.Sprintf("flush headers: %v", err))
+		sw.fail(OutcomeAborted, fmt.Sprintf("flush headers: %v", err))
 		return
 	}
-	stalled, malformed := false, false
-	// emit writes the held tokens as one chunk; false when the handler is done.
-	emit := func(last bool) bool {
-		n := held
-		if faults.stall > 0 && !stalled && written >= faults.after {
-			stalled = true
-			t.Faults = append(t.Faults, FaultStall)
-			if !sleepCtx(r, faults.stall) {
-				fail(OutcomeAborted, "client went away during a stall")
-				return false
-			}
-		}
-		buf = buf[:0]
-		if written == 0 && !completions {
-			buf = ping(buf)
-			buf = enc.role(buf, usageNow(0))
-		}
-		if faults.malformed && !malformed && written >= faults.after {
-			malformed = true
-			t.Faults = append(t.Faults, FaultMalformed)
-			buf = append(buf, "data: {\"id\": \"broken\", \"choices\": [\n\n"...)
-		}
-		buf = ping(buf)
-		buf = enc.tokens(buf, &s.ans, written, written+n, last, usageNow(written+n))
-		if _, err := w.Write(buf); err != nil {
-			fail(OutcomeAborted, fmt.Sprintf("write: %v", err))
-			return false
-		}
-		if err := rc.Flush(); err != nil {
-			fail(OutcomeAborted, fmt.Sprintf("flush: %v", err))
-			return false
-		}
-		at := e.now()
-		if written == 0 {
-			t.FirstTokenFlushed = at
-		}
-		if written < s.ans.reasoning && t.FirstReasoningFlushed == 0 {
-			t.FirstReasoningFlushed = at
-		}
-		if written+n > s.ans.reasoning {
-			switch {
-			case completions || s.ans.tool == "":
-				if t.FirstContentFlushed == 0 {
-					t.FirstContentFlushed = at
-				}
-			case t.FirstToolCallFlushed == 0:
-				t.FirstToolCallFlushed = at
-			}
-		}
-		for range n {
-			t.TokenFlushes = append(t.TokenFlushes, at)
-		}
-		t.ChunkTokens = append(t.ChunkTokens, n)
-		written += n
-		held = 0
-		if faults.reset && written >= faults.after {
-			e.abortAndWait(s)
-			cut(OutcomeBroken, FaultReset, "injected fault: connection reset mid-stream")
-		}
-		if faults.streamError && written >= faults.after {
-			e.streamError(w, rc, s, t, written, ping)
-			return false
-		}
-		return true
+	if final, ok := sw.relay(); ok {
+		sw.end(final)
 	}
+}
+
+// sseWriter is one streamed response in flight: serveStream's state, which
+// its steps share. It is made once per request; nothing per token allocates
+// beyond the truth's own slices.
+type sseWriter struct {
+	e           *Engine
+	w           http.ResponseWriter
+	rc          *http.ResponseController
+	r           *http.Request
+	s           *stream
+	t           *RequestTruth
+	opts        respOpts
+	faults      requestFaults
+	completions bool
+	llama       bool
+	enc         encoder
+	buf, ubuf   []byte
+	interval    int // tokens per chunk (Params.StreamInterval)
+	written     int // tokens sent
+	held        int // tokens generated, not yet sent
+	stalled     bool
+	malformed   bool
+}
+
+// relay sends the tokens as the engine generates them, interval at a time,
+// until the stream's final event: ok is false when the handler is done
+// (the client left, a write failed, a fault ended the stream).
+func (sw *sseWriter) relay() (final string, ok bool) {
+	e, s := sw.e, sw.s
+	var spare []int32
 	for {
-		if e.waitEvent(r, s) {
-			fail(OutcomeAborted, "client went away")
-			return
+		if e.waitEvent(sw.r, s) {
+			sw.fail(OutcomeAborted, "client went away")
+			return "", false
 		}
 		pending, final := s.take(spare)
 		for i, n := range pending {
-			held += int(n)
+			sw.held += int(n)
 			last := final != "" && i == len(pending)-1
-			if written == 0 || held >= interval || last {
-				if !emit(last && final != batch.FinishAbort && final != finishRestart) {
-					return
+			if sw.written == 0 || sw.held >= sw.interval || last {
+				if !sw.emit(last && final != batch.FinishAbort && final != finishRestart) {
+					return "", false
 				}
 			}
 		}
 		spare = pending
-		if final == "" {
-			select {
-			case <-e.loopDone:
-				if _, final = s.take(nil); final == "" {
-					final = batch.FinishAbort
-				}
-			default:
-				continue
+		if final != "" {
+			return final, true
+		}
+		select {
+		case <-e.loopDone:
+			if _, final = s.take(nil); final == "" {
+				final = batch.FinishAbort
 			}
-		}
-		switch final {
-		case batch.FinishAbort:
-			// The engine is stopping: cut the stream without [DONE].
-			t.Outcome, t.Error = OutcomeAborted, "engine stopped"
-			t.Finish = e.now()
-			e.finishTruth(t, s, written, final)
-			return
-		case finishRestart:
-			cut(OutcomeBroken, FaultRestart, "engine restarted")
-		}
-		if held > 0 && !emit(true) {
-			return
-		}
-		defer e.settle.exit(e.settle.enter())
-		e.trace.event(evPostprocessingStart, s.chunkID, e.now())
-		var timings []byte
-		if llama {
-			timings = timingsOf(s)
-		}
-		reason := s.ans.finishReason(final, written)
-		buf = ping(buf[:0])
-		switch {
-		case llama && completions:
-			// llama.cpp ends a completion with usage and timings in the finish chunk.
-			buf = enc.finish(buf, reason, e.usageOf(s, written).appendJSON(nil), timings)
-		case opts.includeUsage:
-			buf = enc.finish(buf, reason, usageNow(written), nil)
-			buf = ping(buf)
-			buf = enc.usage(buf, e.usageOf(s, written).appendJSON(ubuf[:0]), timings)
+			return final, true
 		default:
-			buf = enc.finish(buf, reason, nil, timings)
 		}
+	}
+}
+
+// emit writes the held tokens as one chunk; false when the handler is done.
+func (sw *sseWriter) emit(last bool) bool {
+	e, s, t, faults := sw.e, sw.s, sw.t, &sw.faults
+	n := sw.held
+	if faults.stall > 0 && !sw.stalled && sw.written >= faults.after {
+		sw.stalled = true
+		t.Faults = append(t.Faults, FaultStall)
+		if !sleepCtx(sw.r, faults.stall) {
+			sw.fail(OutcomeAborted, "client went away during a stall")
+			return false
+		}
+	}
+	buf := sw.buf[:0]
+	if sw.written == 0 && !sw.completions {
+		buf = sw.ping(buf)
+		buf = sw.enc.role(buf, sw.usageNow(0))
+	}
+	if faults.malformed && !sw.malformed && sw.written >= faults.after {
+		sw.malformed = true
+		t.Faults = append(t.Faults, FaultMalformed)
+		buf = append(buf, "data: {\"id\": \"broken\", \"choices\": [\n\n"...)
+	}
+	buf = sw.ping(buf)
+	buf = sw.enc.tokens(buf, &s.ans, sw.written, sw.written+n, last, sw.usageNow(sw.written+n))
+	sw.buf = buf
+	if _, err := sw.w.Write(buf); err != nil {
+		sw.fail(OutcomeAborted, fmt.Sprintf("write: %v", err))
+		return false
+	}
+	if err := sw.rc.Flush(); err != nil {
+		sw.fail(OutcomeAborted, fmt.Sprintf("flush: %v", err))
+		return false
+	}
+	sw.flushed(e.now(), n)
+	sw.written += n
+	sw.held = 0
+	if faults.reset && sw.written >= faults.after {
+		e.abortAndWait(s)
+		sw.cut(OutcomeBroken, FaultReset, "injected fault: connection reset mid-stream")
+	}
+	if faults.streamError && sw.written >= faults.after {
+		e.streamError(sw.w, sw.rc, s, t, sw.written, sw.ping)
+		return false
+	}
+	return true
+}
+
+// flushed records in the truth that n more tokens reached the wire at at:
+// the first token's, reasoning's, content's or tool call's flush, and each
+// token's.
+func (sw *sseWriter) flushed(at time.Duration, n int) {
+	t, ans, written := sw.t, &sw.s.ans, sw.written
+	if written == 0 {
+		t.FirstTokenFlushed = at
+	}
+	if written < ans.reasoning && t.FirstReasoningFlushed == 0 {
+		t.FirstReasoningFlushed = at
+	}
+	if written+n > ans.reasoning {
 		switch {
-		case faults.missingDone:
-			t.Faults = append(t.Faults, FaultMissingDone)
-		case p.NoDone:
-		default:
-			buf = ping(buf)
-			buf = append(buf, sseDone...)
-			t.Done = true
+		case sw.completions || ans.tool == "":
+			if t.FirstContentFlushed == 0 {
+				t.FirstContentFlushed = at
+			}
+		case t.FirstToolCallFlushed == 0:
+			t.FirstToolCallFlushed = at
 		}
-		_, werr := w.Write(buf)
-		if werr == nil {
-			werr = rc.Flush()
-		}
+	}
+	for range n {
+		t.TokenFlushes = append(t.TokenFlushes, at)
+	}
+	t.ChunkTokens = append(t.ChunkTokens, n)
+}
+
+// end finishes the stream after its final event: cut without [DONE] when
+// the engine stopped or restarted, else the last tokens, the finish chunk
+// (with usage and timings as the dialect and request ask), and [DONE].
+func (sw *sseWriter) end(final string) {
+	e, s, t, written := sw.e, sw.s, sw.t, sw.written
+	switch final {
+	case batch.FinishAbort:
+		// The engine is stopping: cut the stream without [DONE].
+		t.Outcome, t.Error = OutcomeAborted, "engine stopped"
 		t.Finish = e.now()
-		e.trace.event(evPostprocessingEnd, s.chunkID, t.Finish)
-		t.Outcome = OutcomeOK
-		if faults.missingDone {
-			t.Outcome = OutcomeBroken
-		}
-		if werr != nil {
-			t.Outcome, t.Error = OutcomeAborted, fmt.Sprintf("write end of stream: %v", werr)
-		}
 		e.finishTruth(t, s, written, final)
 		return
+	case finishRestart:
+		sw.cut(OutcomeBroken, FaultRestart, "engine restarted")
 	}
+	if sw.held > 0 && !sw.emit(true) {
+		return
+	}
+	written = sw.written
+	defer e.settle.exit(e.settle.enter())
+	e.trace.event(evPostprocessingStart, s.chunkID, e.now())
+	var timings []byte
+	if sw.llama {
+		timings = timingsOf(s)
+	}
+	reason := s.ans.finishReason(final, written)
+	buf := sw.ping(sw.buf[:0])
+	switch {
+	case sw.llama && sw.completions:
+		// llama.cpp ends a completion with usage and timings in the finish chunk.
+		buf = sw.enc.finish(buf, reason, e.usageOf(s, written).appendJSON(nil), timings)
+	case sw.opts.includeUsage:
+		buf = sw.enc.finish(buf, reason, sw.usageNow(written), nil)
+		buf = sw.ping(buf)
+		buf = sw.enc.usage(buf, e.usageOf(s, written).appendJSON(sw.ubuf[:0]), timings)
+	default:
+		buf = sw.enc.finish(buf, reason, nil, timings)
+	}
+	switch {
+	case sw.faults.missingDone:
+		t.Faults = append(t.Faults, FaultMissingDone)
+	case e.cfg.Params.NoDone:
+	default:
+		buf = sw.ping(buf)
+		buf = append(buf, sseDone...)
+		t.Done = true
+	}
+	_, werr := sw.w.Write(buf)
+	if werr == nil {
+		werr = sw.rc.Flush()
+	}
+	t.Finish = e.now()
+	e.trace.event(evPostprocessingEnd, s.chunkID, t.Finish)
+	t.Outcome = OutcomeOK
+	if sw.faults.missingDone {
+		t.Outcome = OutcomeBroken
+	}
+	if werr != nil {
+		t.Outcome, t.Error = OutcomeAborted, fmt.Sprintf("write end of stream: %v", werr)
+	}
+	e.finishTruth(t, s, written, final)
+}
+
+// ping adds an SSE comment before an event when the engine sends them.
+func (sw *sseWriter) ping(dst []byte) []byte {
+	if !sw.e.cfg.Params.SSEPing {
+		return dst
+	}
+	sw.t.Comments++
+	return append(dst, ssePing...)
+}
+
+// usageNow is the usage of a chunk: continuous usage stats after n tokens.
+func (sw *sseWriter) usageNow(n int) []byte {
+	if !sw.opts.continuousUsage {
+		return nil
+	}
+	sw.ubuf = sw.e.usageOf(sw.s, n).appendJSON(sw.ubuf[:0])
+	return sw.ubuf
+}
+
+// fail ends the request, aborted: the engine stops generating it.
+func (sw *sseWriter) fail(outcome, msg string) {
+	sw.e.abortAndWait(sw.s)
+	sw.t.Outcome, sw.t.Error = outcome, msg
+	sw.t.Finish = sw.e.now()
+	sw.e.finishTruth(sw.t, sw.s, sw.written, batch.FinishAbort)
+}
+
+// cut records the truth and closes the connection without ending the
+// HTTP response, as a crash or a reset would.
+func (sw *sseWriter) cut(outcome, fault, msg string) {
+	t := sw.t
+	if fault != "" {
+		t.Faults = append(t.Faults, fault)
+	}
+	t.Outcome, t.Error = outcome, msg
+	t.Finish = sw.e.now()
+	sw.e.finishTruth(t, sw.s, sw.written, batch.FinishAbort)
+	panic(http.ErrAbortHandler)
 }
 
 // streamError ends a stream with an error event after written tokens, as

@@ -56,6 +56,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/internal/quantile"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/gates"
 )
@@ -518,24 +519,13 @@ func rateInterval(base, cur []client.Record, b gates.Bootstrap) (lo, hi float64,
 	}
 	slices.Sort(diffs)
 	alpha := (1 - b.Confidence) / 2
-	return quantile(diffs, alpha), quantile(diffs, 1-alpha), true
+	return quantile.OfSorted(alpha, diffs), quantile.OfSorted(1-alpha, diffs), true
 }
 
 // exactDraws is the most requests whose resample is drawn one by one.
 const exactDraws = 50_000
 
 func newRNG(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)) }
-
-// quantile is stat.LinInterp's quantile of sorted xs, as the gates'.
-func quantile(xs []float64, p float64) float64 {
-	fidx := p * float64(len(xs))
-	k := max(int(math.Ceil(fidx))-1, 0)
-	t := float64(k+1) - fidx
-	if k == 0 || t == 0 {
-		return xs[k]
-	}
-	return t*xs[k-1] + (1-t)*xs[k]
-}
 
 func loadText(load float64, unit string) string {
 	if load == 0 && unit == "" {

@@ -294,60 +294,80 @@ var distStats = []struct {
 	{"max", 0, func(d report.Dist) float64 { return d.Max }},
 }
 
+// buildVocabulary defines every metric once, section by section; a name
+// defined twice panics at start-up.
 func buildVocabulary() map[string]metric {
-	v := map[string]metric{}
-	add := func(m metric) {
-		if _, dup := v[m.name]; dup {
-			panic("gates: metric " + m.name + " defined twice")
-		}
-		v[m.name] = m
-	}
-	plain := func(name string, unit measure, better direction, doc string, read func(*report.Summary) float64) {
-		add(metric{name: name, unit: unit, better: better, doc: doc, read: func(s *report.Summary) reading { return value(read(s)) }})
-	}
+	v := vocabularyBuilder{}
+	v.clientRequests()
+	v.clientTokens()
+	v.clientLatencies()
+	v.serverHistograms()
+	v.serverCounters()
+	v.serverGauges()
+	v.health()
+	v.findingsRunSweep()
+	return v
+}
 
-	// A distribution of seconds: n, then each statistic (absent without
-	// samples; for a client latency, the absence says how many successful
-	// requests could not be measured, and why).
-	dist := func(prefix, what string, fam family, get func(*report.Summary) report.Dist, none string) {
-		plain(prefix+".n", count, neither, "number of "+what+" samples", func(s *report.Summary) float64 { return float64(get(s).N) })
-		latency, isClient := strings.CutPrefix(prefix, "client.")
-		for _, st := range distStats {
-			m := metric{name: prefix + "." + st.name, unit: seconds, better: lower, doc: st.name + " of " + what,
-				read: func(s *report.Summary) reading {
-					d := get(s)
-					if d.N == 0 {
-						if isClient {
-							return absent("%s%s", none, unmeasuredNote(s, latency))
-						}
-						return absent("%s", none)
+// vocabularyBuilder is the vocabulary being built, with the shapes most of
+// its metrics share.
+type vocabularyBuilder map[string]metric
+
+func (v vocabularyBuilder) add(m metric) {
+	if _, dup := v[m.name]; dup {
+		panic("gates: metric " + m.name + " defined twice")
+	}
+	v[m.name] = m
+}
+
+// plain adds a metric that is always present.
+func (v vocabularyBuilder) plain(name string, unit measure, better direction, doc string, read func(*report.Summary) float64) {
+	v.add(metric{name: name, unit: unit, better: better, doc: doc, read: func(s *report.Summary) reading { return value(read(s)) }})
+}
+
+// dist adds a distribution of seconds: n, then each statistic (absent
+// without samples; for a client latency, the absence says how many
+// successful requests could not be measured, and why).
+func (v vocabularyBuilder) dist(prefix, what string, fam family, get func(*report.Summary) report.Dist, none string) {
+	v.plain(prefix+".n", count, neither, "number of "+what+" samples", func(s *report.Summary) float64 { return float64(get(s).N) })
+	latency, isClient := strings.CutPrefix(prefix, "client.")
+	for _, st := range distStats {
+		m := metric{name: prefix + "." + st.name, unit: seconds, better: lower, doc: st.name + " of " + what,
+			read: func(s *report.Summary) reading {
+				d := get(s)
+				if d.N == 0 {
+					if isClient {
+						return absent("%s%s", none, unmeasuredNote(s, latency))
 					}
-					return value(st.get(d))
-				}}
-			if st.name != "max" {
-				m.family, m.stat, m.p = fam, st.name, st.p
-			}
-			m.dist = get
-			add(m)
+					return absent("%s", none)
+				}
+				return value(st.get(d))
+			}}
+		if st.name != "max" {
+			m.family, m.stat, m.p = fam, st.name, st.p
 		}
+		m.dist = get
+		v.add(m)
 	}
+}
 
-	// client.requests, client.errors, client.error_rate
-	plain("client.requests.sent", count, neither, "requests sent in the measured phases", func(s *report.Summary) float64 { return float64(s.Client.Requests.Sent) })
-	plain("client.requests.ok", count, higher, "requests that succeeded", func(s *report.Summary) float64 { return float64(s.Client.Requests.OK) })
-	plain("client.requests.failed", count, lower, "requests that failed (cancelled ones are not failures)", func(s *report.Summary) float64 { return float64(s.Client.Requests.Failed) })
-	plain("client.requests.canceled", count, neither, "requests the run's abort cancelled in flight (not failures)", func(s *report.Summary) float64 { return float64(s.Client.Requests.Canceled) })
+// clientRequests: client.requests, client.errors, client.error_rate.
+func (v vocabularyBuilder) clientRequests() {
+	v.plain("client.requests.sent", count, neither, "requests sent in the measured phases", func(s *report.Summary) float64 { return float64(s.Client.Requests.Sent) })
+	v.plain("client.requests.ok", count, higher, "requests that succeeded", func(s *report.Summary) float64 { return float64(s.Client.Requests.OK) })
+	v.plain("client.requests.failed", count, lower, "requests that failed (cancelled ones are not failures)", func(s *report.Summary) float64 { return float64(s.Client.Requests.Failed) })
+	v.plain("client.requests.canceled", count, neither, "requests the run's abort cancelled in flight (not failures)", func(s *report.Summary) float64 { return float64(s.Client.Requests.Canceled) })
 	for _, class := range []client.ErrorClass{client.ErrConnect, client.ErrHTTPStatus, client.ErrTimeout, client.ErrStreamBroken, client.ErrMalformedChunk} {
-		plain("client.errors."+string(class), count, lower, "requests that failed with error class "+string(class),
+		v.plain("client.errors."+string(class), count, lower, "requests that failed with error class "+string(class),
 			func(s *report.Summary) float64 { return float64(s.Client.Requests.Errors[string(class)]) })
 	}
 	// Kept for gates written before cancelled requests were counted apart:
 	// the same number as client.requests.canceled, and no failure.
-	plain("client.errors.canceled", count, neither, "requests the run's abort cancelled in flight (not failures: client.requests.canceled)",
+	v.plain("client.errors.canceled", count, neither, "requests the run's abort cancelled in flight (not failures: client.requests.canceled)",
 		func(s *report.Summary) float64 {
 			return float64(s.Client.Requests.Canceled + s.Client.Requests.Errors["canceled"])
 		})
-	add(metric{name: "client.error_rate", unit: fraction, better: lower, doc: "failed ÷ (sent − canceled): cancelled requests are neither",
+	v.add(metric{name: "client.error_rate", unit: fraction, better: lower, doc: "failed ÷ (sent − canceled): cancelled requests are neither",
 		read: func(s *report.Summary) reading {
 			r := s.Client.Requests
 			if r.Sent-r.Canceled <= 0 {
@@ -358,22 +378,24 @@ func buildVocabulary() map[string]metric {
 			}
 			return value(float64(r.Failed) / float64(r.Sent-r.Canceled))
 		}})
+}
 
-	// client.tokens, client.throughput
-	plain("client.tokens.prompt", count, neither, "prompt tokens of successful requests", func(s *report.Summary) float64 { return float64(s.Client.Tokens.Prompt) })
-	plain("client.tokens.output", count, neither, "output tokens of successful requests", func(s *report.Summary) float64 { return float64(s.Client.Tokens.Output) })
-	plain("client.tokens.cached", count, neither, "cached prompt tokens of successful requests", func(s *report.Summary) float64 { return float64(s.Client.Tokens.Cached) })
-	plain("client.tokens.reasoning", count, neither, "reasoning tokens of successful requests (part of output)", func(s *report.Summary) float64 { return float64(s.Client.Tokens.Reasoning) })
-	plain("client.tokens.chunks", count, neither, "output chunks of successful streamed requests", func(s *report.Summary) float64 { return float64(s.Client.Tokens.Chunks) })
-	plain("client.tokens.output_short", count, lower, "successful requests whose output fell short of their max_tokens", func(s *report.Summary) float64 {
+// clientTokens: client.tokens, client.throughput, client.goodput.
+func (v vocabularyBuilder) clientTokens() {
+	v.plain("client.tokens.prompt", count, neither, "prompt tokens of successful requests", func(s *report.Summary) float64 { return float64(s.Client.Tokens.Prompt) })
+	v.plain("client.tokens.output", count, neither, "output tokens of successful requests", func(s *report.Summary) float64 { return float64(s.Client.Tokens.Output) })
+	v.plain("client.tokens.cached", count, neither, "cached prompt tokens of successful requests", func(s *report.Summary) float64 { return float64(s.Client.Tokens.Cached) })
+	v.plain("client.tokens.reasoning", count, neither, "reasoning tokens of successful requests (part of output)", func(s *report.Summary) float64 { return float64(s.Client.Tokens.Reasoning) })
+	v.plain("client.tokens.chunks", count, neither, "output chunks of successful streamed requests", func(s *report.Summary) float64 { return float64(s.Client.Tokens.Chunks) })
+	v.plain("client.tokens.output_short", count, lower, "successful requests whose output fell short of their max_tokens", func(s *report.Summary) float64 {
 		if o := s.Client.Tokens.OutputShort; o != nil {
 			return float64(o.Requests)
 		}
 		return 0
 	})
-	plain("client.throughput.requests_per_s", rate, higher, "successful requests per second", func(s *report.Summary) float64 { return s.Client.Throughput.RequestsPerSec })
-	plain("client.throughput.output_tokens_per_s", rate, higher, "output tokens per second", func(s *report.Summary) float64 { return s.Client.Throughput.OutputTokensPerSec })
-	plain("client.throughput.total_tokens_per_s", rate, higher, "prompt + output tokens per second", func(s *report.Summary) float64 { return s.Client.Throughput.TotalTokensPerSec })
+	v.plain("client.throughput.requests_per_s", rate, higher, "successful requests per second", func(s *report.Summary) float64 { return s.Client.Throughput.RequestsPerSec })
+	v.plain("client.throughput.output_tokens_per_s", rate, higher, "output tokens per second", func(s *report.Summary) float64 { return s.Client.Throughput.OutputTokensPerSec })
+	v.plain("client.throughput.total_tokens_per_s", rate, higher, "prompt + output tokens per second", func(s *report.Summary) float64 { return s.Client.Throughput.TotalTokensPerSec })
 	for _, g := range []struct {
 		name string
 		unit measure
@@ -385,7 +407,7 @@ func buildVocabulary() map[string]metric {
 		{"client.goodput.good", count, "requests that succeeded and met the scenario's slo", func(g *report.Goodput) float64 { return float64(g.Good) }},
 		{"client.goodput.unmeasured", count, "successful requests that missed no bound of the slo but could not be measured against one (not streamed, no chunks): left out of the fraction", func(g *report.Goodput) float64 { return float64(g.Unmeasured) }},
 	} {
-		add(metric{name: g.name, unit: g.unit, better: higher, doc: g.doc,
+		v.add(metric{name: g.name, unit: g.unit, better: higher, doc: g.doc,
 			read: func(s *report.Summary) reading {
 				if s.Client.Goodput == nil {
 					return absent("the scenario sets no slo")
@@ -393,15 +415,19 @@ func buildVocabulary() map[string]metric {
 				return value(g.get(s.Client.Goodput))
 			}})
 	}
+}
 
-	// client latencies
-	dist("client.ttft", "client TTFT", ttftSamples, func(s *report.Summary) report.Dist { return s.Client.Latency.TTFT }, "no request produced a first token")
-	dist("client.ttfc", "client time to first content (reasoning and tool calls excluded)", ttfcSamples, func(s *report.Summary) report.Dist { return s.Client.Latency.TTFC }, "no request produced content")
-	dist("client.itl", "client inter-token latency", itlSamples, func(s *report.Summary) report.Dist { return s.Client.Latency.ITL }, "no request streamed two content chunks")
-	dist("client.tpot", "client time per output token", tpotSamples, func(s *report.Summary) report.Dist { return s.Client.Latency.TPOT }, "no request produced two output tokens")
-	dist("client.e2e", "client end-to-end latency", e2eSamples, func(s *report.Summary) report.Dist { return s.Client.Latency.E2E }, "no request succeeded")
+func (v vocabularyBuilder) clientLatencies() {
+	v.dist("client.ttft", "client TTFT", ttftSamples, func(s *report.Summary) report.Dist { return s.Client.Latency.TTFT }, "no request produced a first token")
+	v.dist("client.ttfc", "client time to first content (reasoning and tool calls excluded)", ttfcSamples, func(s *report.Summary) report.Dist { return s.Client.Latency.TTFC }, "no request produced content")
+	v.dist("client.itl", "client inter-token latency", itlSamples, func(s *report.Summary) report.Dist { return s.Client.Latency.ITL }, "no request streamed two content chunks")
+	v.dist("client.tpot", "client time per output token", tpotSamples, func(s *report.Summary) report.Dist { return s.Client.Latency.TPOT }, "no request produced two output tokens")
+	v.dist("client.e2e", "client end-to-end latency", e2eSamples, func(s *report.Summary) report.Dist { return s.Client.Latency.E2E }, "no request succeeded")
+}
 
-	// server histograms, counters and gauges
+// serverHistograms: the engine's latency histograms, each's count, mean and
+// bucket-estimated quantiles.
+func (v vocabularyBuilder) serverHistograms() {
 	for _, c := range []scrape.Concept{scrape.TTFT, scrape.ITL, scrape.TPOT, scrape.E2E, scrape.Queue, scrape.Prefill, scrape.Decode, scrape.Inference} {
 		name := string(c)
 		hist := func(s *report.Summary) (report.ServerDist, string) {
@@ -414,7 +440,7 @@ func buildVocabulary() map[string]metric {
 			}
 			return d, ""
 		}
-		add(metric{name: "server." + name + ".n", unit: count, better: neither, doc: "observations in the engine's " + name + " histogram",
+		v.add(metric{name: "server." + name + ".n", unit: count, better: neither, doc: "observations in the engine's " + name + " histogram",
 			read: func(s *report.Summary) reading {
 				d, why := hist(s)
 				if why != "" {
@@ -422,7 +448,7 @@ func buildVocabulary() map[string]metric {
 				}
 				return value(d.N)
 			}})
-		add(metric{name: "server." + name + ".mean", unit: seconds, better: lower, doc: "the engine's " + name + " mean (sum ÷ count)",
+		v.add(metric{name: "server." + name + ".mean", unit: seconds, better: lower, doc: "the engine's " + name + " mean (sum ÷ count)",
 			read: func(s *report.Summary) reading {
 				d, why := hist(s)
 				if why != "" {
@@ -438,7 +464,7 @@ func buildVocabulary() map[string]metric {
 			{"p90", func(d report.ServerDist) report.BucketEstimate { return d.P90 }},
 			{"p99", func(d report.ServerDist) report.BucketEstimate { return d.P99 }},
 		} {
-			add(metric{name: "server." + name + "." + q.name, unit: seconds, better: lower, server: hist,
+			v.add(metric{name: "server." + name + "." + q.name, unit: seconds, better: lower, server: hist,
 				doc: "the engine's " + name + " " + q.name + ": the bucket estimate's value",
 				read: func(s *report.Summary) reading {
 					d, why := hist(s)
@@ -450,6 +476,10 @@ func buildVocabulary() map[string]metric {
 				}})
 		}
 	}
+}
+
+// serverCounters: the engine's counters, Δ over the measured phases.
+func (v vocabularyBuilder) serverCounters() {
 	for _, c := range []scrape.Concept{scrape.PromptTokens, scrape.GenerationTokens, scrape.CachedTokens, scrape.PrefixQueries, scrape.PrefixHits,
 		scrape.RequestsReceived, scrape.RequestsFinished, scrape.RequestsAborted, scrape.Preemptions} {
 		name := string(c)
@@ -457,7 +487,7 @@ func buildVocabulary() map[string]metric {
 		if c == scrape.RequestsAborted || c == scrape.Preemptions {
 			better = lower
 		}
-		add(metric{name: "server.counters." + name, unit: count, better: better, doc: "the engine's " + name + " counter, Δ over the measured phases",
+		v.add(metric{name: "server.counters." + name, unit: count, better: better, doc: "the engine's " + name + " counter, Δ over the measured phases",
 			read: func(s *report.Summary) reading {
 				if s.Server == nil {
 					return absent("the run has no /metrics view")
@@ -469,6 +499,11 @@ func buildVocabulary() map[string]metric {
 				return value(v)
 			}})
 	}
+}
+
+// serverGauges: the engine's gauges, mean, max and last over the measured
+// phases' scrapes.
+func (v vocabularyBuilder) serverGauges() {
 	for _, c := range []scrape.Concept{scrape.RequestsRunning, scrape.RequestsWaiting, scrape.KVCacheUsage, scrape.PrefixCacheHit, scrape.GenThroughput, scrape.BatchSize} {
 		name := string(c)
 		unit := count
@@ -486,7 +521,7 @@ func buildVocabulary() map[string]metric {
 			{"max", func(g report.GaugeStat) float64 { return g.Max }},
 			{"last", func(g report.GaugeStat) float64 { return g.Last }},
 		} {
-			add(metric{name: "server.gauges." + name + "." + st.name, unit: unit, better: neither,
+			v.add(metric{name: "server.gauges." + name + "." + st.name, unit: unit, better: neither,
 				doc: "the engine's " + name + " gauge, " + st.name + " over the measured phases' scrapes",
 				read: func(s *report.Summary) reading {
 					if s.Server == nil {
@@ -500,39 +535,41 @@ func buildVocabulary() map[string]metric {
 				}})
 		}
 	}
+}
 
-	// health
-	add(metric{name: "health.valid", unit: boolean, doc: "the run's numbers are representative (no dropped arrivals, saturated client or early stop)",
+func (v vocabularyBuilder) health() {
+	v.add(metric{name: "health.valid", unit: boolean, doc: "the run's numbers are representative (no dropped arrivals, saturated client or early stop)",
 		read: func(s *report.Summary) reading { return value(b2f(s.Health.Valid)) }})
-	plain("health.problems", count, lower, "reasons the run is not valid", func(s *report.Summary) float64 { return float64(len(s.Health.Problems)) })
-	dist("health.schedule_lag", "schedule lag (actual − intended send, open-loop requests)", lagSamples,
+	v.plain("health.problems", count, lower, "reasons the run is not valid", func(s *report.Summary) float64 { return float64(len(s.Health.Problems)) })
+	v.dist("health.schedule_lag", "schedule lag (actual − intended send, open-loop requests)", lagSamples,
 		func(s *report.Summary) report.Dist { return s.Health.ScheduleLag }, "no open-loop request: nothing had a schedule to lag behind")
-	dist("health.connect", "connection set-up time", connSamples,
+	v.dist("health.connect", "connection set-up time", connSamples,
 		func(s *report.Summary) report.Dist { return s.Health.Connect }, "no request opened a new connection")
-	dist("health.send_delay", "the client's send delay", sendSamples,
+	v.dist("health.send_delay", "the client's send delay", sendSamples,
 		func(s *report.Summary) report.Dist { return s.Health.SendDelay }, "no request was sent")
-	plain("health.retries", count, lower, "resends after a dead kept-alive connection", func(s *report.Summary) float64 { return float64(s.Health.Retries) })
-	plain("health.dropped_arrivals", count, lower, "open-loop arrivals never sent", func(s *report.Summary) float64 { return float64(s.Health.DroppedArrivals) })
-	plain("health.late_arrivals", count, lower, "open-loop arrivals sent late", func(s *report.Summary) float64 { return float64(s.Health.LateArrivals) })
-	plain("health.scrape_ok", count, neither, "successful scrapes", func(s *report.Summary) float64 { return float64(s.Health.ScrapeOK) })
-	plain("health.scrape_failures", count, lower, "failed scrapes", func(s *report.Summary) float64 { return float64(s.Health.ScrapeFailures) })
-	plain("health.streams_without_done", count, lower, "successful streams that ended without [DONE]", func(s *report.Summary) float64 { return float64(s.Health.StreamsWithoutDone) })
-	plain("health.not_streamed", count, neither, "requests sent with stream:false (no TTFT, ITL or TPOT)", func(s *report.Summary) float64 { return float64(s.Health.NotStreamed) })
-	plain("health.partial_lines", count, lower, "torn JSONL lines skipped", func(s *report.Summary) float64 { return float64(s.Health.PartialLines) })
-	plain("health.client.cpu_utilization", fraction, lower, "the client's CPU use ÷ its cores", func(s *report.Summary) float64 { return s.Health.Client.CPUUtilization })
-	plain("health.client.sched_latency_p99", seconds, lower, "the Go scheduler's runnable → running delay, p99", func(s *report.Summary) float64 { return s.Health.Client.SchedLatencyP99_s })
-	plain("health.client.throttled", seconds, lower, "time the CPU limit of the client's container stopped it", func(s *report.Summary) float64 { return s.Health.Client.Throttled_s })
-	add(metric{name: "health.client.saturated", unit: boolean, doc: "the client itself was likely a bottleneck",
+	v.plain("health.retries", count, lower, "resends after a dead kept-alive connection", func(s *report.Summary) float64 { return float64(s.Health.Retries) })
+	v.plain("health.dropped_arrivals", count, lower, "open-loop arrivals never sent", func(s *report.Summary) float64 { return float64(s.Health.DroppedArrivals) })
+	v.plain("health.late_arrivals", count, lower, "open-loop arrivals sent late", func(s *report.Summary) float64 { return float64(s.Health.LateArrivals) })
+	v.plain("health.scrape_ok", count, neither, "successful scrapes", func(s *report.Summary) float64 { return float64(s.Health.ScrapeOK) })
+	v.plain("health.scrape_failures", count, lower, "failed scrapes", func(s *report.Summary) float64 { return float64(s.Health.ScrapeFailures) })
+	v.plain("health.streams_without_done", count, lower, "successful streams that ended without [DONE]", func(s *report.Summary) float64 { return float64(s.Health.StreamsWithoutDone) })
+	v.plain("health.not_streamed", count, neither, "requests sent with stream:false (no TTFT, ITL or TPOT)", func(s *report.Summary) float64 { return float64(s.Health.NotStreamed) })
+	v.plain("health.partial_lines", count, lower, "torn JSONL lines skipped", func(s *report.Summary) float64 { return float64(s.Health.PartialLines) })
+	v.plain("health.client.cpu_utilization", fraction, lower, "the client's CPU use ÷ its cores", func(s *report.Summary) float64 { return s.Health.Client.CPUUtilization })
+	v.plain("health.client.sched_latency_p99", seconds, lower, "the Go scheduler's runnable → running delay, p99", func(s *report.Summary) float64 { return s.Health.Client.SchedLatencyP99_s })
+	v.plain("health.client.throttled", seconds, lower, "time the CPU limit of the client's container stopped it", func(s *report.Summary) float64 { return s.Health.Client.Throttled_s })
+	v.add(metric{name: "health.client.saturated", unit: boolean, doc: "the client itself was likely a bottleneck",
 		read: func(s *report.Summary) reading { return value(b2f(s.Health.Client.Saturated)) }})
-	plain("health.client.gc_cycles", count, lower, "garbage collections in the client during the run", func(s *report.Summary) float64 { return float64(s.Health.Client.GCCycles) })
+	v.plain("health.client.gc_cycles", count, lower, "garbage collections in the client during the run", func(s *report.Summary) float64 { return float64(s.Health.Client.GCCycles) })
+}
 
-	// findings, run, sweep
+func (v vocabularyBuilder) findingsRunSweep() {
 	for _, sev := range []reconcile.Severity{reconcile.Info, reconcile.Warn, reconcile.Fail} {
 		better := lower
 		if sev == reconcile.Info {
 			better = neither
 		}
-		plain("findings."+string(sev), count, better, "findings of severity "+string(sev), func(s *report.Summary) float64 {
+		v.plain("findings."+string(sev), count, better, "findings of severity "+string(sev), func(s *report.Summary) float64 {
 			n := 0
 			for _, f := range s.Findings {
 				if f.Severity == sev {
@@ -542,8 +579,8 @@ func buildVocabulary() map[string]metric {
 			return float64(n)
 		})
 	}
-	plain("run.duration", seconds, neither, "the measured phases' duration", func(s *report.Summary) float64 { return s.Run.Duration })
-	add(metric{name: "sweep.goodput_peak", unit: rate, better: higher, doc: "a sweep's best goodput: requests/s within the slo at its best point",
+	v.plain("run.duration", seconds, neither, "the measured phases' duration", func(s *report.Summary) float64 { return s.Run.Duration })
+	v.add(metric{name: "sweep.goodput_peak", unit: rate, better: higher, doc: "a sweep's best goodput: requests/s within the slo at its best point",
 		read: func(s *report.Summary) reading {
 			switch {
 			case s.Sweep == nil:
@@ -553,7 +590,7 @@ func buildVocabulary() map[string]metric {
 			}
 			return value(s.Sweep.GoodputPeak.RequestsPerS)
 		}})
-	add(metric{name: "sweep.capacity", unit: rate, better: higher, doc: "a sweep's capacity: requests/s at the saturation knee",
+	v.add(metric{name: "sweep.capacity", unit: rate, better: higher, doc: "a sweep's capacity: requests/s at the saturation knee",
 		read: func(s *report.Summary) reading {
 			switch {
 			case s.Sweep == nil:
@@ -563,7 +600,6 @@ func buildVocabulary() map[string]metric {
 			}
 			return value(s.Sweep.Saturation.Capacity)
 		}})
-	return v
 }
 
 // unmeasuredNote says how many successful requests had no sample of a client

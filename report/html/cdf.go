@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/report/latencytable"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
@@ -32,9 +33,9 @@ func cdfCharts(s *report.ServerSide, samples map[string][]float64) ([]*chart, st
 		return nil, "No comparison: the run has no /metrics view of the engine."
 	}
 	var keys []string
-	for _, l := range latencyNames {
-		if len(s.Latency[l.key].CDF) > 0 {
-			keys = append(keys, l.key)
+	for _, l := range latencytable.Latencies {
+		if len(s.Latency[l.Key].CDF) > 0 {
+			keys = append(keys, l.Key)
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Latency)) {
@@ -93,14 +94,7 @@ func clientSamplesOf(s report.Summary, records []client.Record, digest *chunkdig
 	return out
 }
 
-func displayName(key string) string {
-	for _, l := range latencyNames {
-		if l.key == key {
-			return l.name
-		}
-	}
-	return key
-}
+func displayName(key string) string { return latencytable.Name(key) }
 
 // cdfGrid is how many points of the client's CDF are drawn between the
 // axis ends, besides the engine's bounds.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/report/latencytable"
 	"github.com/llmbench-org/llmbench/report/reconcile"
 )
 
@@ -378,89 +379,59 @@ func (c serverCell) String() string {
 }
 
 // quantileCell formats an engine quantile bucket first.
-func quantileCell(e report.BucketEstimate) serverCell {
+func quantileCell(e latencytable.Bucket) serverCell {
+	if !e.OK {
+		return serverCell{Bound: "—", Bucket: "not computed for this run"}
+	}
 	if e.AboveTop {
-		return serverCell{Bound: "> " + ms(e.Bucket[0]) + " ms", Bucket: "above the top bucket", Above: true}
+		return serverCell{Bound: "> " + ms(e.Low) + " ms", Bucket: "above the top bucket", Above: true}
 	}
-	return serverCell{Bound: "≤ " + ms(e.Bucket[1]) + " ms", Bucket: "bucket " + ms(e.Bucket[0]) + "–" + ms(e.Bucket[1]) + " ms", Approx: "≈ " + ms(e.Value)}
+	return serverCell{Bound: "≤ " + ms(e.High) + " ms", Bucket: "bucket " + ms(e.Low) + "–" + ms(e.High) + " ms", Approx: "≈ " + ms(e.Value)}
 }
 
-var latencyNames = []struct{ key, name, help string }{
-	{"ttft", "TTFT", "time to first token: actual send → first chunk of output (content, reasoning or a tool-call delta)"},
-	{"ttfc", "TTFC", "time to first content: actual send → first content chunk (after any reasoning or tool call)"},
-	{"itl", "ITL", "inter-token latency: gaps between output chunks, each spread over the chunk's tokens"},
-	{"tpot", "TPOT", "time per output token: (E2E − TTFT) / (tokens − 1), per request"},
-	{"e2e", "E2E", "end to end: actual send → end of stream"},
-}
-
+// latencyOf draws report.LatencyTable: the numbers in ms, an engine
+// quantile bucket first.
 func latencyOf(s report.Summary) latencyView {
-	v := latencyView{NoServer: s.Server == nil, Timings: timingsOf(s.Client.ServerTimings)}
-	ps := s.Percentiles
-	if len(ps) == 0 {
-		ps = report.DefaultPercentiles
-	}
-	for _, p := range ps {
+	t := report.LatencyTable(s)
+	v := latencyView{NoServer: t.NoServer, Timings: timingsOf(s.Client.ServerTimings), Span: 2 + len(t.Percentiles)}
+	for _, p := range t.Percentiles {
 		v.Quantiles = append(v.Quantiles, report.PercentileName(p))
 	}
-	v.Span = 2 + len(ps)
-	client := map[string]report.Dist{"ttft": s.Client.Latency.TTFT, "ttfc": s.Client.Latency.TTFC, "itl": s.Client.Latency.ITL, "tpot": s.Client.Latency.TPOT, "e2e": s.Client.Latency.E2E}
-	for _, l := range latencyNames {
-		if l.key == "ttfc" && !report.ShowTTFC(s.Client) {
-			continue
-		}
-		d := client[l.key]
-		row := latRow{Name: l.name, Help: l.help, ClientN: count(d.N), Span: v.Span}
+	for _, r := range t.Rows {
+		row := latRow{Name: r.Name, Help: r.Help, ClientN: count(r.Client.N), Span: v.Span}
 		row.Client = append(row.Client, "—")
-		if d.N > 0 {
-			row.Client[0] = ms(d.Mean)
+		if r.Client.N > 0 {
+			row.Client[0] = ms(r.Client.Mean)
 		}
-		for _, p := range ps {
-			q, ok := d.Quantile(p)
-			if d.N > 0 && ok {
-				row.Client = append(row.Client, ms(q))
+		for _, q := range r.Client.Quantiles {
+			if q.OK {
+				row.Client = append(row.Client, ms(q.V))
 			} else {
 				row.Client = append(row.Client, "—")
 			}
 		}
-		if l.key == "ttfc" {
-			row.ServerState = "no engine metric"
-		} else {
-			serverCells(&row, s.Server, l.key, ps)
-		}
+		serverCells(&row, r.Server)
 		v.Rows = append(v.Rows, row)
 	}
+	for _, r := range t.EngineOnly {
+		row := latRow{Name: r.Name, Help: r.Help, Span: v.Span}
+		serverCells(&row, r.Server)
+		v.Engine = append(v.Engine, row)
+	}
 	if s.Server != nil {
-		for _, k := range slices.Sorted(maps.Keys(s.Server.Latency)) {
-			if slices.ContainsFunc(latencyNames, func(l struct{ key, name, help string }) bool { return l.key == k }) {
-				continue
-			}
-			row := latRow{Name: k, Help: "engine-side only: the client cannot see it", Span: v.Span}
-			serverCells(&row, s.Server, k, ps)
-			v.Engine = append(v.Engine, row)
-		}
 		v.Notes = s.Server.Notes
 	}
 	return v
 }
 
-func serverCells(row *latRow, srv *report.ServerSide, key string, ps []float64) {
-	if srv == nil {
-		row.ServerState = "no /metrics"
+func serverCells(row *latRow, sv latencytable.Server) {
+	if sv.State != latencytable.Measured {
+		row.ServerState = string(sv.State)
 		return
 	}
-	d, ok := srv.Latency[key]
-	if !ok {
-		row.ServerState = "absent"
-		return
-	}
-	row.ServerN, row.ServerMean = num(d.N), ms(d.Mean)
-	for _, p := range ps {
-		e, ok := d.Quantile(p)
-		if !ok {
-			row.Server = append(row.Server, serverCell{Bound: "—", Bucket: "not computed for this run"})
-			continue
-		}
-		row.Server = append(row.Server, quantileCell(e))
+	row.ServerN, row.ServerMean = num(sv.N), ms(sv.Mean)
+	for _, q := range sv.Quantiles {
+		row.Server = append(row.Server, quantileCell(q))
 	}
 }
 

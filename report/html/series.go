@@ -7,9 +7,8 @@ import (
 	"sort"
 	"time"
 
-	"gonum.org/v1/gonum/stat"
-
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/internal/quantile"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/chunkdigest"
 	"github.com/llmbench-org/llmbench/scrape"
@@ -227,8 +226,8 @@ func rollingQuantiles(samples []latencySample) (p50, p99 []xy, window int) {
 			}
 			sort.Float64s(vals)
 			x := group[lo+w/2].sent
-			p50 = append(p50, xy{x, stat.Quantile(0.5, stat.LinInterp, vals, nil)})
-			p99 = append(p99, xy{x, stat.Quantile(0.99, stat.LinInterp, vals, nil)})
+			p50 = append(p50, xy{x, quantile.OfSorted(0.5, vals)})
+			p99 = append(p99, xy{x, quantile.OfSorted(0.99, vals)})
 			if hi == len(group) {
 				break
 			}

@@ -9,6 +9,7 @@ import (
 	nethtml "golang.org/x/net/html"
 
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/report/latencytable"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
@@ -17,12 +18,13 @@ import (
 func TestQuantileCell(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct {
-		e    report.BucketEstimate
+		e    latencytable.Bucket
 		want string
 	}{
-		{report.BucketEstimate{Value: 0.05, Bucket: [2]float64{0, 0.1}}, "≤ 100 ms (bucket 0–100 ms), ≈ 50.0"},
-		{report.BucketEstimate{Value: 0.0102, Bucket: [2]float64{0.01, 0.015}}, "≤ 15.0 ms (bucket 10.0–15.0 ms), ≈ 10.2"},
-		{report.BucketEstimate{Value: 400, Bucket: [2]float64{400, math.Inf(1)}, AboveTop: true}, "> 400 000 ms (above the top bucket)"},
+		{latencytable.Bucket{Value: 0.05, Low: 0, High: 0.1, OK: true}, "≤ 100 ms (bucket 0–100 ms), ≈ 50.0"},
+		{latencytable.Bucket{Value: 0.0102, Low: 0.01, High: 0.015, OK: true}, "≤ 15.0 ms (bucket 10.0–15.0 ms), ≈ 10.2"},
+		{latencytable.Bucket{Value: 400, Low: 400, High: math.Inf(1), AboveTop: true, OK: true}, "> 400 000 ms (above the top bucket)"},
+		{latencytable.Bucket{}, "— (not computed for this run)"},
 	} {
 		if got := quantileCell(tt.e).String(); got != strings.ReplaceAll(tt.want, " 000", "\u202f000") {
 			t.Errorf("quantileCell(%+v) = %q, want %q", tt.e, got, tt.want)

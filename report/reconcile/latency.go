@@ -7,9 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"gonum.org/v1/gonum/stat"
-
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/internal/quantile"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
@@ -200,7 +199,7 @@ func (a *analysis) perTokenLatency() (f Finding) {
 		ev.set("cdf_max_distance", cdfDistance(h, scrape.Bin(h.Bounds, samples)))
 		for _, q := range []float64{0.5, 0.99} {
 			name := fmt.Sprintf("p%.0f", q*100)
-			ev.set("client_itl_"+name+"_s", stat.Quantile(q, stat.LinInterp, samples, nil))
+			ev.set("client_itl_"+name+"_s", quantile.OfSorted(q, samples))
 			e := h.Quantile(q)
 			ev.set("server_itl_"+name+"_lower_s", e.Lower)
 			ev.set("server_itl_"+name+"_upper_s", e.Upper)
@@ -415,7 +414,7 @@ func (a *analysis) bucketCeilings() (Finding, bool) {
 		}
 		if cs := a.clientSamplesFor(c); len(cs) > 0 {
 			slices.Sort(cs)
-			cp := stat.Quantile(0.99, stat.LinInterp, cs, nil)
+			cp := quantile.OfSorted(0.99, cs)
 			ev.set(string(c)+"_client_p99_s", cp)
 			if cp > top && len(unknowable) == 0 {
 				above = append(above, fmt.Sprintf("%s: the client's p99 %s is above the engine's top bucket %s", c, dur(cp), dur(top)))

@@ -10,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/internal/quantile"
 	"github.com/llmbench-org/llmbench/scrape/trace"
 )
 
@@ -315,9 +316,9 @@ func phaseStat(name string, xs []float64, total float64) PhaseStat {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	ps.Mean = stat.Mean(s, nil)
-	ps.P50 = stat.Quantile(0.5, stat.LinInterp, s, nil)
-	ps.P90 = stat.Quantile(0.9, stat.LinInterp, s, nil)
-	ps.P99 = stat.Quantile(0.99, stat.LinInterp, s, nil)
+	ps.P50 = quantile.OfSorted(0.5, s)
+	ps.P90 = quantile.OfSorted(0.9, s)
+	ps.P99 = quantile.OfSorted(0.99, s)
 	if total > 0 {
 		ps.Share = ps.Mean / total
 	}

@@ -1,0 +1,100 @@
+// Package latencytable is the model of the latency table every report draws
+// (the terminal's, report.md's and report.html's): which rows, which
+// columns, and each cell's number in seconds, an engine quantile with the
+// bounds of the bucket it lies in. report.LatencyTable builds it from a
+// summary; each renderer only formats it, so the three cannot disagree on
+// what the table holds (decision 0026).
+package latencytable
+
+// Latency names a latency both sides can measure: its summary key (the
+// scrape concept of the engine's histogram), its column name and what it is.
+type Latency struct {
+	Key, Name, Help string
+}
+
+// Latencies are the table's rows, in order: the latencies the client
+// measures, each beside the engine's histogram of the same quantity.
+var Latencies = []Latency{
+	{"ttft", "TTFT", "time to first token: actual send → first chunk of output (content, reasoning or a tool-call delta)"},
+	{"ttfc", "TTFC", "time to first content: actual send → first content chunk (after any reasoning or tool call)"},
+	{"itl", "ITL", "inter-token latency: gaps between output chunks, each spread over the chunk's tokens"},
+	{"tpot", "TPOT", "time per output token: (E2E − TTFT) / (tokens − 1), per request"},
+	{"e2e", "E2E", "end to end: actual send → end of stream"},
+}
+
+// Name is the display name of a latency key ("ttft" → "TTFT"); a key
+// only the engine has ("queue") is its own name.
+func Name(key string) string {
+	for _, l := range Latencies {
+		if l.Key == key {
+			return l.Name
+		}
+	}
+	return key
+}
+
+// Table is a run's latency table. Every number is in seconds.
+type Table struct {
+	// Percentiles are each side's quantile columns, in percent (99.9).
+	Percentiles []float64
+	// Rows are the latencies both sides measure: TTFT, ITL, TPOT and E2E,
+	// and TTFC when it differs from TTFT.
+	Rows []Row
+	// EngineOnly are the engine's histograms the client cannot see (queue,
+	// prefill, decode, ...), by key; empty without a /metrics view.
+	EngineOnly []Row
+	// NoServer is true when the run has no /metrics view of the engine.
+	NoServer bool
+}
+
+// Row is one latency, the client's measurement beside the engine's.
+type Row struct {
+	Latency
+	Client Client // zero in an engine-only row
+	Server Server
+}
+
+// Client is the client's distribution of a latency.
+type Client struct {
+	N    int     // samples; the mean and quantiles mean nothing without
+	Mean float64 // seconds
+	// Quantiles are the Percentiles, one each.
+	Quantiles []Value
+}
+
+// Value is a client quantile; OK is false where the summary has none (a
+// summary written before its percentiles were configurable).
+type Value struct {
+	V  float64
+	OK bool
+}
+
+// ServerState is why the engine's side of a row is empty ("" when it is not).
+type ServerState string
+
+const (
+	Measured  ServerState = ""
+	NoMetrics ServerState = "no /metrics"      // the run has no /metrics view
+	Absent    ServerState = "absent"           // the engine has no histogram of it (or saw no observations)
+	NotKept   ServerState = "no engine metric" // no engine keeps it (TTFC)
+)
+
+// Server is the engine's histogram of a latency.
+type Server struct {
+	State ServerState
+	N     float64 // observations
+	Mean  float64 // exact: the histogram's sum ÷ count
+	// Quantiles are the Percentiles, one each: interpolated inside the
+	// histogram's buckets.
+	Quantiles []Bucket
+}
+
+// Bucket is an engine quantile: the bucket it lies in, [Low, High], and the
+// value interpolated inside it. Above the top finite bucket only Low (the
+// top bound) is known. OK is false where the summary has no such quantile.
+type Bucket struct {
+	Value     float64
+	Low, High float64
+	AboveTop  bool
+	OK        bool
+}
