@@ -85,14 +85,9 @@ func newRootCmd(cio *cliIO) *cobra.Command {
 		Short:         "Benchmark LLM serving engines: client timings beside the engine's own metrics",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		// Without this, cobra reports an unknown command as an error of no
-		// type of its own.
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())
-			}
-			return nil
-		},
+		// No Args: cobra's own check then reports an unknown command with
+		// its suggestions ("Did you mean this?", within
+		// SuggestionsMinimumDistance); execute makes it a usage error.
 		RunE:    func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 		Version: version.String(),
 	}
@@ -145,7 +140,13 @@ func ignoreBrokenPipe() { signal.Ignore(syscall.SIGPIPE) }
 func execute(ctx context.Context, cio *cliIO, args []string) int {
 	root := newRootCmd(cio)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err != nil && cmd == root {
+		// The root command runs nothing but help, so its errors are the
+		// command line's: an unknown command, which cobra returns untyped
+		// (exit 2, not 1).
+		err = asUsage(err)
+	}
 	if err != nil {
 		fmt.Fprintf(cio.stderr, "llmbench: %v\n", err)
 	}

@@ -1,11 +1,10 @@
 package launch
 
 import (
-	"bytes"
 	"errors"
-	"os"
-	"strconv"
 	"syscall"
+
+	"github.com/prometheus/procfs"
 )
 
 // sysProcAttr puts the engine in a process group of its own (so that one
@@ -24,52 +23,35 @@ func groupAlive(pgid int) bool {
 	if err := syscall.Kill(-pgid, 0); errors.Is(err, syscall.ESRCH) {
 		return false
 	}
-	dir, err := os.ReadDir("/proc")
+	fs, err := procfs.NewDefaultFS()
 	if err != nil {
 		return true // cannot tell: assume the worst
 	}
-	for _, d := range dir {
-		if _, err := strconv.Atoi(d.Name()); err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + d.Name() + "/stat")
+	return groupAliveIn(fs, pgid)
+}
+
+// groupAliveIn reports whether the /proc that fs reads lists a live member
+// of the group.
+func groupAliveIn(fs procfs.FS, pgid int) bool {
+	procs, err := fs.AllProcs()
+	if err != nil {
+		return true // cannot tell: assume the worst
+	}
+	for _, p := range procs {
+		st, err := p.Stat()
 		if err != nil {
-			continue // exited meanwhile
+			continue // exited meanwhile (or a stat line procfs cannot read)
 		}
-		if st, ok := parseStat(b); ok && st.pgrp == pgid && st.live() {
+		if st.PGRP == pgid && live(st.State) {
 			return true
 		}
 	}
 	return false
 }
 
-// procStat is what groupAlive needs of /proc/PID/stat.
-type procStat struct {
-	state byte
-	pgrp  int
-}
-
-// live: neither a zombie (Z) nor dead (X, x).
-func (s procStat) live() bool { return s.state != 'Z' && s.state != 'X' && s.state != 'x' }
-
-// parseStat reads the state and process group of a /proc/PID/stat line:
-// "pid (comm) state ppid pgrp ...". comm may hold spaces and parentheses, so
-// the fields start after the last ')'.
-func parseStat(b []byte) (procStat, bool) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return procStat{}, false
-	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 3 || len(f[0]) != 1 {
-		return procStat{}, false
-	}
-	pgrp, err := strconv.Atoi(string(f[2]))
-	if err != nil {
-		return procStat{}, false
-	}
-	return procStat{state: f[0][0], pgrp: pgrp}, true
-}
+// live: a process state (/proc/PID/stat's third field) that is neither a
+// zombie (Z) nor dead (X, x).
+func live(state string) bool { return state != "Z" && state != "X" && state != "x" }
 
 // signalGroup sends sig to every process of the group.
 func signalGroup(pgid int, sig syscall.Signal) error {

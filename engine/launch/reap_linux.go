@@ -1,13 +1,14 @@
 package launch
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
 // groupIdentity is what tells this group from a later one with its number:
@@ -16,6 +17,7 @@ func groupIdentity(pgid int) leftover {
 	return leftover{pgid: pgid, bootID: bootID(), start: startTime(pgid)}
 }
 
+// bootID is read as a file: procfs does not read /proc/sys/kernel/random/boot_id.
 func bootID() string {
 	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
 	if err != nil {
@@ -27,20 +29,15 @@ func bootID() string {
 // startTime is field 22 of /proc/PID/stat, the process's start in clock
 // ticks after boot; "" when it cannot be read (the process is gone).
 func startTime(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		return ""
 	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
+	st, err := p.Stat()
+	if err != nil {
 		return ""
 	}
-	f := bytes.Fields(b[i+1:])
-	const startField = 22 - 3 // the fields after ')' start at field 3, the state
-	if len(f) <= startField {
-		return ""
-	}
-	return string(f[startField])
+	return strconv.FormatUint(st.Starttime, 10)
 }
 
 // killLeftover kills l's group when it is still the engine's. Linux does not

@@ -51,7 +51,8 @@ func (p *fakeProm) serve(t *testing.T) string {
 			http.NotFound(w, r)
 			return
 		}
-		q := r.URL.Query().Get("query")
+		// In the URL or, as client_golang sends it, a form.
+		q := r.FormValue("query")
 		now := time.Now() // the server's clock is now + skew
 		eval := float64(now.Add(p.skew).UnixMilli()) / 1000
 		p.mu.Lock()

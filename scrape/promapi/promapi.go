@@ -8,17 +8,19 @@ package promapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
-	"net/url"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/model"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/llmbench-org/llmbench/scrape"
@@ -31,7 +33,7 @@ type Source struct {
 	Dialect  string        // a scrape dialect name; "" or scrape.Auto detects from the names
 	By       string        // the label that tells replicas apart; "" = "instance"
 	Timeout  time.Duration // per query; 0 = scrape.DefaultTimeout
-	Client   *http.Client  // nil = http.DefaultClient
+	Client   *http.Client  // its settings and transport; nil = http.DefaultTransport
 	// FreshWait bounds how long a round (ScrapeRows) waits for Prometheus to
 	// scrape every replica after the round began: until then it holds only
 	// samples of earlier scrapes, up to one scrape interval old, and a
@@ -92,36 +94,30 @@ func (s Source) Instant(ctx context.Context, at time.Time) (Sample, error) {
 // evaluation time (the points' timestamp; at itself when there is none) and
 // its series, each point's value being the series' latest sample.
 func (s Source) vector(ctx context.Context, q string, at time.Time) (time.Time, []series, error) {
-	v := url.Values{"query": {q}}
-	if !at.IsZero() {
-		v.Set("time", formatTime(at))
-	}
-	var res struct {
-		Type   string `json:"resultType"`
-		Result []struct {
-			Metric map[string]string `json:"metric"`
-			Value  [2]json.RawMessage
-		} `json:"result"`
-	}
-	if err := s.get(ctx, "/api/v1/query", v, &res); err != nil {
+	val, err := s.query(ctx, pathQuery, func(ctx context.Context, api v1.API) (model.Value, v1.Warnings, error) {
+		v, warn, _, err := api.Query(ctx, q, at)
+		return v, warn, err
+	})
+	if err != nil {
 		return time.Time{}, nil, err
 	}
-	if res.Type != "vector" {
-		return time.Time{}, nil, fmt.Errorf("prometheus %s: instant query returned a %q, want a vector", s.URL, res.Type)
+	vec, ok := val.(model.Vector)
+	if !ok {
+		return time.Time{}, nil, fmt.Errorf("prometheus %s: instant query returned a %q, want a vector", s.URL, val.Type())
 	}
-	var series []series
+	var out []series
 	when := at
-	for _, r := range res.Result {
-		t, val, err := parsePoint(r.Value)
-		if err != nil {
-			return time.Time{}, nil, fmt.Errorf("prometheus %s: series %v: %w", s.URL, r.Metric, err)
+	for _, smp := range vec {
+		if smp.Histogram != nil {
+			return time.Time{}, nil, fmt.Errorf("prometheus %s: series %v: a native histogram, which llmbench does not read", s.URL, smp.Metric)
 		}
+		t := timeOf(smp.Timestamp)
 		if when.IsZero() || t.After(when) {
 			when = t
 		}
-		series = append(series, seriesOf(r.Metric, val))
+		out = append(out, seriesOf(smp.Metric, float64(smp.Value)))
 	}
-	return when, series, nil
+	return when, out, nil
 }
 
 // Range evaluates the query at every step from start to end, one Sample per
@@ -135,29 +131,24 @@ func (s Source) Range(ctx context.Context, start, end time.Time, step time.Durat
 	if err != nil {
 		return nil, err
 	}
-	v := url.Values{"query": {q}, "start": {formatTime(start)}, "end": {formatTime(end)},
-		"step": {strconv.FormatFloat(step.Seconds(), 'f', -1, 64)}}
-	var res struct {
-		Type   string `json:"resultType"`
-		Result []struct {
-			Metric map[string]string    `json:"metric"`
-			Values [][2]json.RawMessage `json:"values"`
-		} `json:"result"`
-	}
-	if err := s.get(ctx, "/api/v1/query_range", v, &res); err != nil {
+	val, err := s.query(ctx, pathQueryRange, func(ctx context.Context, api v1.API) (model.Value, v1.Warnings, error) {
+		v, warn, _, err := api.QueryRange(ctx, q, v1.Range{Start: start, End: end, Step: step})
+		return v, warn, err
+	})
+	if err != nil {
 		return nil, err
 	}
-	if res.Type != "matrix" {
-		return nil, fmt.Errorf("prometheus %s: range query returned a %q, want a matrix", s.URL, res.Type)
+	mat, ok := val.(model.Matrix)
+	if !ok {
+		return nil, fmt.Errorf("prometheus %s: range query returned a %q, want a matrix", s.URL, val.Type())
 	}
 	byTime := map[int64][]series{}
-	for _, r := range res.Result {
-		for _, p := range r.Values {
-			t, val, err := parsePoint(p)
-			if err != nil {
-				return nil, fmt.Errorf("prometheus %s: series %v: %w", s.URL, r.Metric, err)
-			}
-			byTime[t.UnixMilli()] = append(byTime[t.UnixMilli()], seriesOf(r.Metric, val))
+	for _, stream := range mat {
+		// A native histogram's points (stream.Histograms) are not read:
+		// the dialects know classic histograms only.
+		for _, p := range stream.Values {
+			t := int64(p.Timestamp)
+			byTime[t] = append(byTime[t], seriesOf(stream.Metric, float64(p.Value)))
 		}
 	}
 	times := make([]int64, 0, len(byTime))
@@ -167,7 +158,7 @@ func (s Source) Range(ctx context.Context, start, end time.Time, step time.Durat
 	sort.Slice(times, func(i, j int) bool { return times[i] < times[j] })
 	out := make([]Sample, 0, len(times))
 	for _, t := range times {
-		smp, err := s.sample(time.UnixMilli(t).UTC(), byTime[t])
+		smp, err := s.sample(timeOf(model.Time(t)), byTime[t])
 		if err != nil {
 			return nil, err
 		}
@@ -197,74 +188,118 @@ func (s Source) sample(at time.Time, all []series) (Sample, error) {
 	return out, nil
 }
 
-// get calls one API endpoint and decodes its data field into dst.
-func (s Source) get(ctx context.Context, path string, params url.Values, dst any) error {
+// The API endpoints the source calls, named in its errors.
+const (
+	pathQuery      = "/api/v1/query"
+	pathQueryRange = "/api/v1/query_range"
+)
+
+// query runs one call of client_golang's API client against the server,
+// within Timeout, and names the server, the endpoint and the HTTP status in
+// its errors. The client is built for the call: its transport (bounded)
+// caps the answer at scrape.MaxBody and notes the status.
+func (s Source) query(ctx context.Context, path string, call func(context.Context, v1.API) (model.Value, v1.Warnings, error)) (model.Value, error) {
 	timeout := s.Timeout
 	if timeout <= 0 {
 		timeout = scrape.DefaultTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	u := strings.TrimRight(s.URL, "/") + path + "?" + params.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	hc := http.Client{}
+	if s.Client != nil {
+		hc = *s.Client
+	}
+	bt := &bounded{base: hc.Transport}
+	if bt.base == nil {
+		bt.base = http.DefaultTransport
+	}
+	hc.Transport = bt
+	c, err := api.NewClient(api.Config{Address: s.URL, Client: &hc})
 	if err != nil {
-		return fmt.Errorf("prometheus %s: %w", s.URL, err)
+		return nil, fmt.Errorf("prometheus %s: %w", s.URL, err)
 	}
-	client := s.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
+	// Warnings (a partial answer from a federated or remote-read
+	// source) are not errors: the series that came are read.
+	val, _, err := call(ctx, v1.NewAPI(c))
 	if err != nil {
-		return fmt.Errorf("prometheus %s%s: %w", s.URL, path, err)
+		return nil, s.callError(path, bt.status, err)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, scrape.MaxBody+1))
-	if err != nil {
-		return fmt.Errorf("prometheus %s%s: read: %w", s.URL, path, err)
+	return val, nil
+}
+
+// callError names the server, the endpoint and, where one came, the HTTP
+// status and what the server said. The API client reports an answer that
+// is not the API's own (a proxy's page, or Prometheus's status other than
+// 400 and 422) by its status only, with the body as the error's Detail:
+// the body is read here for the API's error, or said not to be one.
+func (s Source) callError(path string, status int, err error) error {
+	var apiErr *v1.Error
+	if !errors.As(err, &apiErr) {
+		return fmt.Errorf("prometheus %s%s: %w", s.URL, path, err) // no answer, a cut one, or too large
 	}
-	if len(body) > scrape.MaxBody {
-		// Cut, it would only fail as JSON; say why instead.
-		return fmt.Errorf("prometheus %s%s: %w", s.URL, path, scrape.ErrBodyTooLarge)
+	if apiErr.Detail == "" {
+		return fmt.Errorf("prometheus %s%s: HTTP %d: %w", s.URL, path, status, err)
 	}
 	var env struct {
-		Status    string          `json:"status"`
-		Data      json.RawMessage `json:"data"`
-		ErrorType string          `json:"errorType"`
-		Error     string          `json:"error"`
+		Status    string `json:"status"`
+		ErrorType string `json:"errorType"`
+		Error     string `json:"error"`
 	}
-	if err := json.Unmarshal(body, &env); err != nil {
-		return fmt.Errorf("prometheus %s%s: HTTP %d, not an API response: %w", s.URL, path, resp.StatusCode, err)
+	if jsonErr := json.Unmarshal([]byte(apiErr.Detail), &env); jsonErr != nil || env.Status != "error" {
+		if jsonErr == nil {
+			jsonErr = fmt.Errorf("status %q", env.Status)
+		}
+		return fmt.Errorf("prometheus %s%s: HTTP %d, not an API response: %w", s.URL, path, status, jsonErr)
 	}
-	if env.Status != "success" {
-		return fmt.Errorf("prometheus %s%s: HTTP %d: %s: %s", s.URL, path, resp.StatusCode, env.ErrorType, env.Error)
-	}
-	if err := json.Unmarshal(env.Data, dst); err != nil {
-		return fmt.Errorf("prometheus %s%s: decode data: %w", s.URL, path, err)
-	}
-	return nil
+	return fmt.Errorf("prometheus %s%s: HTTP %d: %s: %s", s.URL, path, status, env.ErrorType, env.Error)
 }
 
-func formatTime(t time.Time) string {
-	return strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', 3, 64)
+// bounded is the API client's transport: client_golang's api.Client reads a
+// body whole and without a limit, so an answer that never ends (a broken
+// proxy, a query matching far too much) would fill the memory. Its bodies
+// end with scrape.ErrBodyTooLarge past scrape.MaxBody, as a direct scrape's
+// do. It also notes the status of the last answer for callError.
+type bounded struct {
+	base   http.RoundTripper
+	status int
 }
 
-// parsePoint reads a [unix seconds, "value"] pair.
-func parsePoint(p [2]json.RawMessage) (time.Time, float64, error) {
-	var secs float64
-	if err := json.Unmarshal(p[0], &secs); err != nil {
-		return time.Time{}, 0, fmt.Errorf("timestamp %s: %w", p[0], err)
-	}
-	var s string
-	if err := json.Unmarshal(p[1], &s); err != nil {
-		return time.Time{}, 0, fmt.Errorf("value %s: %w", p[1], err)
-	}
-	v, err := strconv.ParseFloat(s, 64)
+func (b *bounded) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := b.base.RoundTrip(req)
 	if err != nil {
-		return time.Time{}, 0, fmt.Errorf("value %q: %w", s, err)
+		return nil, err
 	}
-	return time.UnixMilli(int64(math.Round(secs * 1000))).UTC(), v, nil
+	b.status = resp.StatusCode
+	resp.Body = &boundedBody{ReadCloser: resp.Body, left: scrape.MaxBody}
+	return resp, nil
 }
+
+// boundedBody passes up to left bytes through, then ErrBodyTooLarge if
+// another byte follows (EOF if none: a body of exactly MaxBody is whole).
+type boundedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		var one [1]byte
+		n, err := b.ReadCloser.Read(one[:])
+		if n > 0 {
+			return 0, scrape.ErrBodyTooLarge
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+// timeOf is a sample's time as llmbench keeps it: milliseconds, in UTC.
+func timeOf(t model.Time) time.Time { return time.UnixMilli(int64(t)).UTC() }
 
 // series is one sample of one series: its name, other labels and value.
 type series struct {
@@ -273,14 +308,14 @@ type series struct {
 	value  float64
 }
 
-func seriesOf(metric map[string]string, v float64) series {
+func seriesOf(metric model.Metric, v float64) series {
 	labels := make(map[string]string, len(metric))
 	for k, val := range metric {
-		if k != "__name__" {
-			labels[k] = val
+		if k != model.MetricNameLabel {
+			labels[string(k)] = string(val)
 		}
 	}
-	return series{name: metric["__name__"], labels: labels, value: v}
+	return series{name: string(metric[model.MetricNameLabel]), labels: labels, value: v}
 }
 
 // families rebuilds metric families from flat samples, as the exposition

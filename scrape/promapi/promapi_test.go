@@ -3,11 +3,17 @@ package promapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -51,12 +57,17 @@ func fleet(scale float64) []point {
 }
 
 // fakeAPI answers instant queries with fleet(1) and range queries with
-// fleet(1) at t=100 s and fleet(2) at t=101 s, and records the queries.
+// fleet(1) at t=100 s and fleet(2) at t=101 s, and records the queries
+// (their parameters, sent in the URL or, as client_golang does, as a form).
 func fakeAPI(t *testing.T) (*httptest.Server, *[]string) {
 	t.Helper()
 	var queries []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		queries = append(queries, r.URL.Path+"?"+r.URL.RawQuery)
+		if err := r.ParseForm(); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		queries = append(queries, r.URL.Path+"?"+r.Form.Encode())
 		var data any
 		switch r.URL.Path {
 		case "/api/v1/query":
@@ -101,7 +112,7 @@ func TestInstant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains((*queries)[0], "time=100.500") || !strings.Contains((*queries)[0], "job%3D%22sglang%22") {
+	if param(t, (*queries)[0], "time") != 100.5 || !strings.Contains((*queries)[0], "job%3D%22sglang%22") {
 		t.Errorf("query = %s", (*queries)[0])
 	}
 	ttft := func(n float64) scrape.Histogram {
@@ -139,7 +150,7 @@ func TestRange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasSuffix((*queries)[0], "&step=1") || !strings.Contains((*queries)[0], "start=100.000") {
+	if !strings.HasSuffix((*queries)[0], "&step=1") || param(t, (*queries)[0], "start") != 100 {
 		t.Errorf("query = %s", (*queries)[0])
 	}
 	if len(got) != 2 || !got[0].At.Equal(time.Unix(100, 0)) || !got[1].At.Equal(time.Unix(101, 0)) {
@@ -155,6 +166,22 @@ func TestRange(t *testing.T) {
 	if _, err := src.Range(context.Background(), time.Unix(101, 0), time.Unix(100, 0), time.Second); err == nil {
 		t.Error("end before start: no error")
 	}
+}
+
+// param is a recorded query's parameter as a number (a time in Unix
+// seconds, however many decimals the client writes).
+func param(t *testing.T, query, name string) float64 {
+	t.Helper()
+	_, raw, _ := strings.Cut(query, "?")
+	v, err := url.ParseQuery(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := strconv.ParseFloat(v.Get(name), 64)
+	if err != nil {
+		t.Fatalf("query %s: %s: %v", query, name, err)
+	}
+	return f
 }
 
 func TestQuery(t *testing.T) {
@@ -181,8 +208,11 @@ func TestAPIErrors(t *testing.T) {
 	}{
 		{"bad query", 400, `{"status":"error","errorType":"bad_data","error":"parse error at char 3"}`, "HTTP 400: bad_data: parse error at char 3"},
 		{"proxy page", 502, `<html>bad gateway</html>`, "HTTP 502, not an API response"},
+		// Prometheus's own errors other than 400 and 422, which the API
+		// client reports by status alone: what the server said is kept.
+		{"query timeout", 503, `{"status":"error","errorType":"timeout","error":"query timed out in expression evaluation"}`, "HTTP 503: timeout: query timed out in expression evaluation"},
 		{"wrong result type", 200, `{"status":"success","data":{"resultType":"matrix","result":[]}}`, `returned a "matrix", want a vector`},
-		{"bad value", 200, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"__name__":"x"},"value":[1,"one"]}]}}`, `value "one"`},
+		{"bad value", 200, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"__name__":"x"},"value":[1,"one"]}]}}`, `parsing "one"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -235,3 +265,70 @@ func TestEndlessAnswer(t *testing.T) {
 		t.Errorf("err = %v, want the body cap", err)
 	}
 }
+
+// The body cap the API client's transport adds: up to the limit passes
+// whole (a body of exactly the limit too), a byte more is ErrBodyTooLarge.
+func TestBoundedBody(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		body    string
+		limit   int64
+		wantErr error
+	}{
+		{"", 5, nil},
+		{"1234", 5, nil},
+		{"12345", 5, nil},
+		{"123456", 5, scrape.ErrBodyTooLarge},
+		{strings.Repeat("x", 100), 5, scrape.ErrBodyTooLarge},
+	} {
+		b := &boundedBody{ReadCloser: io.NopCloser(iotest.OneByteReader(strings.NewReader(tc.body))), left: tc.limit}
+		got, err := io.ReadAll(b)
+		want := tc.body
+		if tc.wantErr != nil {
+			want = tc.body[:tc.limit]
+		}
+		if !errors.Is(err, tc.wantErr) || string(got) != want {
+			t.Errorf("%d bytes, limit %d: read %q, %v; want %q, %v", len(tc.body), tc.limit, got, err, want, tc.wantErr)
+		}
+	}
+}
+
+// The caller's http.Client keeps its transport (a proxy, TLS settings,
+// headers): the cap wraps it, it does not replace it. And a proxy that
+// refuses POST gets the query as a GET.
+func TestOwnClientAndGETOnly(t *testing.T) {
+	t.Parallel()
+	srv, queries := fakeAPI(t)
+	getOnly := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			http.Error(w, "GET only", http.StatusMethodNotAllowed)
+			return
+		}
+		resp, err := http.Get(srv.URL + r.URL.RequestURI())
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+	}))
+	defer getOnly.Close()
+	var seen atomic.Int64
+	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		seen.Add(1)
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+	got, err := Source{URL: getOnly.URL, Dialect: "sglang", Client: client}.Instant(context.Background(), time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Replicas) != 2 || seen.Load() != 2 || len(*queries) != 1 {
+		t.Errorf("%d replicas, %d requests through the caller's transport (want a POST refused, then a GET), %d queries answered",
+			len(got.Replicas), seen.Load(), len(*queries))
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -56,6 +56,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/procfs"
+
 	"github.com/llmbench-org/llmbench/client"
 )
 
@@ -678,17 +680,15 @@ func concurrentStreams(base string, o options) error {
 	return json.NewEncoder(os.Stdout).Encode(r)
 }
 
-// rss is this process's resident memory (VmRSS).
+// rss is this process's resident memory (VmRSS, via procfs).
 func rss() int64 {
-	b, err := os.ReadFile("/proc/self/status")
+	self, err := procfs.Self()
 	if err != nil {
 		return 0
 	}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			v, _ := strconv.ParseInt(strings.Fields(rest)[0], 10, 64)
-			return v * 1024
-		}
+	st, err := self.NewStatus()
+	if err != nil {
+		return 0
 	}
-	return 0
+	return int64(st.VmRSS)
 }

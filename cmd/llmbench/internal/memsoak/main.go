@@ -13,7 +13,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
@@ -23,10 +22,11 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/prometheus/procfs"
 
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/run"
@@ -112,24 +112,18 @@ func take(start time.Time) sample {
 	}
 }
 
-// residentSet is VmRSS from /proc/self/status, in bytes; -1 off Linux.
+// residentSet is VmRSS from /proc/self/status (via procfs), in bytes; -1
+// off Linux.
 func residentSet() int64 {
-	f, err := os.Open("/proc/self/status")
+	self, err := procfs.Self()
 	if err != nil {
 		return -1
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				return -1
-			}
-			return kb << 10
-		}
+	st, err := self.NewStatus()
+	if err != nil {
+		return -1
 	}
-	return -1
+	return int64(st.VmRSS)
 }
 
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }

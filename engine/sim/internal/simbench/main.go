@@ -28,6 +28,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/procfs"
+
 	"github.com/llmbench-org/llmbench/engine/sim"
 )
 
@@ -134,41 +136,30 @@ func (c *child) stop() error {
 	return c.cmd.Wait()
 }
 
-// cpu is the child's user+system CPU time so far.
+// cpu is the child's user+system CPU time so far (/proc/PID/stat, via procfs).
 func (c *child) cpu() (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.cmd.Process.Pid))
+	p, err := procfs.NewProc(c.cmd.Process.Pid)
 	if err != nil {
 		return 0, err
 	}
-	// Fields after the ")" of the command name; utime and stime are 14 and 15.
-	rest := string(b[bytes.LastIndexByte(b, ')')+2:])
-	f := strings.Fields(rest)
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	const clkTck = 100 // sysconf(_SC_CLK_TCK) on Linux
-	return time.Duration(ut+st) * time.Second / clkTck, nil
+	st, err := p.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(st.CPUTime() * float64(time.Second)), nil
 }
 
-// rss is the child's resident and peak memory.
+// rss is the child's resident and peak memory (/proc/PID/status, via procfs).
 func (c *child) rss() (cur, peak int64) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	p, err := procfs.NewProc(c.cmd.Process.Pid)
 	if err != nil {
 		return 0, 0
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 2 {
-			continue
-		}
-		v, _ := strconv.ParseInt(f[1], 10, 64)
-		switch f[0] {
-		case "VmRSS:":
-			cur = v * 1024
-		case "VmHWM:":
-			peak = v * 1024
-		}
+	st, err := p.NewStatus()
+	if err != nil {
+		return 0, 0
 	}
-	return cur, peak
+	return int64(st.VmRSS), int64(st.VmHWM)
 }
 
 // counters shared by the load goroutines.
