@@ -9,6 +9,14 @@
 // It parses no flags and renders nothing itself: the command line (or any Go
 // program) fills a Config, hands it the outside world as an IO, watches the
 // run through Views and turns the Result and error into what it needs.
+//
+// Run reads as its stages, each a function of its own: load (loadRun),
+// engine (bringUpEngine), calibrate (calibrated), warm (warmUp), drive
+// (drive, which ends with the measurement's one teardown), settle, finalize
+// and gate. What the load measures, every finished request and every scrape
+// row, fans out from one consumer goroutine to Sinks: the run directory and
+// the live view, llmbench's own /metrics, and any in Config.Sinks
+// (docs/decisions/0028).
 package run
 
 import (

@@ -207,17 +207,18 @@ func joinErrors(errs []error) error {
 	case 1:
 		return errs[0]
 	}
-	return joinedErrors(errs)
+	return &joinedErrors{errs}
 }
 
-type joinedErrors []error
+// joinedErrors is errors.Join's on one line (a pointer: comparable).
+type joinedErrors struct{ errs []error }
 
-func (e joinedErrors) Error() string {
-	msgs := make([]string, len(e))
-	for i, err := range e {
+func (e *joinedErrors) Error() string {
+	msgs := make([]string, len(e.errs))
+	for i, err := range e.errs {
 		msgs[i] = err.Error()
 	}
 	return strings.Join(msgs, "; ")
 }
 
-func (e joinedErrors) Unwrap() []error { return e }
+func (e *joinedErrors) Unwrap() []error { return e.errs }
