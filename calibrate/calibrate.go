@@ -28,13 +28,16 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/llmbench-org/llmbench/endpoints"
+	"github.com/llmbench-org/llmbench/engines"
 	"github.com/llmbench-org/llmbench/workload"
 )
 
-// Endpoints Config.Endpoint accepts (as client.Config.Endpoint).
+// The built-in endpoints Config.Endpoint accepts (package endpoints owns
+// them, and lists any other registered one).
 const (
-	EndpointChat        = "chat"        // POST {BaseURL}/chat/completions: the chat template applies
-	EndpointCompletions = "completions" // POST {BaseURL}/completions: the messages joined by newlines, no template
+	EndpointChat        = endpoints.Chat        // POST {BaseURL}/chat/completions: the chat template applies
+	EndpointCompletions = endpoints.Completions // POST {BaseURL}/completions: the messages joined by newlines, no template
 )
 
 // Methods of Result.Method.
@@ -47,14 +50,19 @@ const (
 
 // Config says where the engine is and how requests will be sent to it.
 type Config struct {
-	BaseURL  string // the API root, e.g. http://host:8000/v1
-	Model    string
-	Dialect  string // llamacpp, vllm, sglang, tgi, fastdeploy…; "" = unknown (every method is tried)
+	BaseURL string // the API root, e.g. http://host:8000/v1
+	Model   string
+	// Dialect is the engine family (package engines), whose tokenizer APIs
+	// are tried first; "" or "auto" = unknown (every API is tried).
+	Dialect  string
 	APIKey   string // sent as a bearer token when not empty
-	Endpoint string // EndpointChat ("" is the same) or EndpointCompletions
-	// HTTPClient sends the calibration requests; nil = a client with a 60 s
-	// timeout per request.
+	Endpoint string // a registered endpoint's name (package endpoints); "" = EndpointChat
+	// HTTPClient sends the calibration requests; nil = one on the client's
+	// transport (client.NewHTTPClient) with a 60 s timeout per request.
 	HTTPClient *http.Client
+
+	ep       endpoints.Endpoint    // Endpoint, resolved by validate
+	tokenize []engines.TokenizeAPI // Dialect's tokenizer APIs, by validate
 }
 
 // Observation is one calibration request and what the engine counted.
@@ -131,12 +139,25 @@ func (cfg Config) validate() (Config, error) {
 	if cfg.BaseURL == "" {
 		return cfg, errors.New("calibrate: no BaseURL")
 	}
-	switch cfg.Endpoint {
-	case "":
-		cfg.Endpoint = EndpointChat
-	case EndpointChat, EndpointCompletions:
+	ep, err := endpoints.Lookup(cfg.Endpoint)
+	if err != nil {
+		return cfg, fmt.Errorf("calibrate: %w", err)
+	}
+	switch ep.Kind { // the kinds the counters count
+	case endpoints.KindChat, endpoints.KindCompletion:
 	default:
-		return cfg, fmt.Errorf("calibrate: unknown endpoint %q (want %s or %s)", cfg.Endpoint, EndpointChat, EndpointCompletions)
+		return cfg, fmt.Errorf("calibrate: endpoint %q: no way to count a request of kind %q", ep.Name, ep.Kind)
+	}
+	cfg.Endpoint, cfg.ep = ep.Name, ep
+	switch cfg.Dialect {
+	case "", "auto": // an undetected engine: every API, in the unknown engine's order
+		cfg.tokenize = engines.TokenizeAPIs
+	default:
+		f, err := engines.Lookup(cfg.Dialect)
+		if err != nil {
+			return cfg, fmt.Errorf("calibrate: %w", err)
+		}
+		cfg.tokenize = f.Tokenize
 	}
 	return cfg, nil
 }

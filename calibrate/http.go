@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/llmbench-org/llmbench/client"
 )
 
 // defaultTimeout bounds one calibration request when Config.HTTPClient is nil.
@@ -60,7 +62,7 @@ type poster struct {
 func newPoster(cfg Config) poster {
 	hc := cfg.HTTPClient
 	if hc == nil {
-		hc = &http.Client{Timeout: defaultTimeout}
+		hc = client.NewHTTPClient(defaultTimeout)
 	}
 	return poster{hc: hc, apiKey: cfg.APIKey}
 }

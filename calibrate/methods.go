@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/engines"
 	"github.com/llmbench-org/llmbench/workload"
 )
 
@@ -49,28 +50,15 @@ func wireMessages(msgs []workload.Message) []map[string]string {
 // answered on that path.
 var errShape = errors.New("unexpected answer shape")
 
-// Families, in the order tried when the dialect says nothing.
+// The tokenizer API families, as notes name them; the order they are tried
+// in is the engine family's (engines.Family.Tokenize), the probe requests
+// last.
 const (
-	familyLlamaCpp = "llama.cpp"
-	familyVLLM     = "vLLM/SGLang"
-	familyTGI      = "TGI"
+	familyLlamaCpp = string(engines.TokenizeLlamaCpp)
+	familyVLLM     = string(engines.TokenizeVLLM)
+	familyTGI      = string(engines.TokenizeTGI)
 	familyUsage    = "usage"
 )
-
-// order is the families to try for a dialect: its own first, then the
-// others (an engine behind a gateway may not say what it is), the probe
-// requests last.
-func order(dialect string) []string {
-	switch strings.ToLower(dialect) {
-	case "llamacpp", "llama.cpp", "llama-cpp":
-		return []string{familyLlamaCpp, familyVLLM, familyTGI}
-	case "vllm", "sglang":
-		return []string{familyVLLM, familyLlamaCpp, familyTGI}
-	case "tgi":
-		return []string{familyTGI, familyVLLM, familyLlamaCpp}
-	}
-	return []string{familyLlamaCpp, familyVLLM, familyTGI}
-}
 
 // llamaTokens is llama.cpp's /tokenize answer: ids, or {id, piece} objects
 // with with_pieces.
@@ -98,7 +86,7 @@ func newLlamaCpp(cfg Config, p poster, root string) *counter {
 	tok := root + "/tokenize"
 	c := &counter{family: familyLlamaCpp}
 	c.bare = func(ctx context.Context, text string) (int, error) { return llamaTokenize(ctx, p, tok, text, false) }
-	if cfg.Endpoint == EndpointCompletions {
+	if !cfg.ep.Template() {
 		c.method, c.source = MethodTokenize, "POST "+tok
 		c.request = func(ctx context.Context, msgs []workload.Message) (int, error) {
 			return llamaTokenize(ctx, p, tok, joined(msgs), true)
@@ -158,7 +146,7 @@ func newVLLM(cfg Config, p poster, url string) *counter {
 	c.bare = func(ctx context.Context, text string) (int, error) {
 		return vllmTokenize(ctx, p, tok, withModel(cfg, map[string]any{"prompt": text, "add_special_tokens": false}))
 	}
-	if cfg.Endpoint == EndpointCompletions {
+	if !cfg.ep.Template() {
 		c.request = func(ctx context.Context, msgs []workload.Message) (int, error) {
 			return vllmTokenize(ctx, p, tok, withModel(cfg, map[string]any{"prompt": joined(msgs)}))
 		}
@@ -187,7 +175,7 @@ func newTGI(cfg Config, p poster, root string) *counter {
 		return len(out), nil
 	}
 	c := &counter{family: familyTGI, method: MethodTokenize, bare: list}
-	if cfg.Endpoint == EndpointCompletions {
+	if !cfg.ep.Template() {
 		c.source = "POST " + tok
 		c.request = func(ctx context.Context, msgs []workload.Message) (int, error) { return list(ctx, joined(msgs)) }
 		return c
@@ -212,10 +200,7 @@ func newTGI(cfg Config, p poster, root string) *counter {
 // newProbe sends real requests (max_tokens 1, not streamed) and reads
 // usage.prompt_tokens.
 func newProbe(cfg Config, p poster, base string) *counter {
-	url := base + "/chat/completions"
-	if cfg.Endpoint == EndpointCompletions {
-		url = base + "/completions"
-	}
+	url := base + cfg.ep.Path
 	c := &counter{family: familyUsage, method: MethodProbe, source: "POST " + url + " (max_tokens 1, usage.prompt_tokens)"}
 	// Probes carry ids of their own, so that an engine's trace log tells
 	// them from the run's requests and from foreign traffic.
@@ -228,7 +213,7 @@ func newProbe(cfg Config, p poster, base string) *counter {
 		if idField != "" {
 			body[idField] = id
 		}
-		if cfg.Endpoint == EndpointCompletions {
+		if !cfg.ep.Template() {
 			body["prompt"] = joined(msgs)
 		} else {
 			body["messages"] = wireMessages(msgs)
@@ -254,17 +239,19 @@ func newProbe(cfg Config, p poster, base string) *counter {
 func counters(cfg Config, p poster) []*counter {
 	root, base := roots(cfg.BaseURL)
 	var out []*counter
-	for _, f := range order(cfg.Dialect) {
-		switch f {
-		case familyLlamaCpp:
+	for _, api := range cfg.tokenize {
+		switch api {
+		case engines.TokenizeLlamaCpp:
 			out = append(out, newLlamaCpp(cfg, p, root))
-		case familyVLLM:
+		case engines.TokenizeVLLM:
 			out = append(out, newVLLM(cfg, p, root))
 			if base != root {
 				out = append(out, newVLLM(cfg, p, base))
 			}
-		case familyTGI:
+		case engines.TokenizeTGI:
 			out = append(out, newTGI(cfg, p, root))
+		default: // engines.Check admits only the APIs above
+			panic("calibrate: no counter for tokenizer API " + string(api))
 		}
 	}
 	return out

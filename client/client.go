@@ -14,6 +14,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/llmbench-org/llmbench/endpoints"
+	"github.com/llmbench-org/llmbench/engines"
 )
 
 // Config says where and how to send requests. The zero value of every
@@ -22,10 +25,11 @@ type Config struct {
 	BaseURL string // e.g. http://127.0.0.1:PORT/v1
 	APIKey  string // sent as a bearer token when not empty
 	Model   string
-	// Dialect decides the body field that carries the request id:
-	// sglang "rid"; vllm and fastdeploy "request_id"; tgi, llamacpp,
-	// triton, trtllm, auto and "" none (the X-Request-Id header is sent in
-	// every dialect). DialectNames lists them, IDField tells the field.
+	// Dialect names the engine family (package engines) whose body field
+	// carries the request id (engines.IDs.BodyField: sglang "rid", vllm and
+	// fastdeploy "request_id", others none); auto and "" send none (the
+	// X-Request-Id header is sent in every dialect). DialectNames lists
+	// them, IDField tells the field.
 	Dialect string
 	// Start is the run clock's origin: every Record time is time.Since(Start),
 	// read on the monotonic clock. Zero means "when New was called".
@@ -38,10 +42,11 @@ type Config struct {
 	// IncludeUsage asks for stream_options.include_usage, so the output token
 	// count comes from the server rather than from counting chunks.
 	IncludeUsage bool
-	// Endpoint is EndpointChat ("" means the same: POST /chat/completions
-	// with the messages) or EndpointCompletions (POST /completions with a
-	// prompt string: the messages' contents joined by newlines, no chat
-	// template).
+	// Endpoint names a registered endpoint (package endpoints): EndpointChat
+	// ("" means the same: POST /chat/completions with the messages),
+	// EndpointCompletions (POST /completions with a prompt string: the
+	// messages' contents joined by newlines, no chat template), or another
+	// of those kinds.
 	Endpoint string
 	// NoStream sends stream:false: the response comes whole, so only E2E
 	// and usage are measured (no TTFT, ITL or chunks); records say NoStream.
@@ -74,18 +79,18 @@ type Client struct {
 	idField string // the dialect's body field for the request id, "" for none
 	models  string // the URL Warm requests
 
-	endpoint       string // EndpointChat or EndpointCompletions
-	chatURL        string
-	completionsURL string
-	streamOptions  []byte        // the stream_options object sent, nil for none
-	extraBody      []extraMember // Config.ExtraBody but stream_options, by key
-	extraLen       int           // the bytes of extraBody's members
+	endpoint      endpoints.Endpoint // where requests go and the body they carry
+	url           string             // BaseURL + endpoint.Path
+	streamOptions []byte             // the stream_options object sent, nil for none
+	extraBody     []extraMember      // Config.ExtraBody but stream_options, by key
+	extraLen      int                // the bytes of extraBody's members
 }
 
-// Endpoints Config.Endpoint accepts.
+// The built-in endpoints Config.Endpoint accepts (package endpoints owns
+// them, and lists any other registered one).
 const (
-	EndpointChat        = "chat"        // POST {BaseURL}/chat/completions
-	EndpointCompletions = "completions" // POST {BaseURL}/completions
+	EndpointChat        = endpoints.Chat        // POST {BaseURL}/chat/completions
+	EndpointCompletions = endpoints.Completions // POST {BaseURL}/completions
 )
 
 // extraMember is one Config.ExtraBody member, rendered `,"key":value`.
@@ -106,31 +111,13 @@ const (
 	emptyLinesLimit = 1 << 20
 )
 
-// dialects maps every dialect name scrape knows (scrape.DialectNames, and
-// its "auto") to the body field that carries the request id, "" where the
-// engine takes none: TGI, llama.cpp, Triton and TensorRT-LLM's trtllm-serve
-// read no request id from the body (the X-Request-Id header still goes).
-// The list is copied, not imported, so that client needs nothing of scrape;
-// a test keeps the two in step.
-var dialects = []struct{ name, idField string }{
-	{"sglang", "rid"},
-	{"vllm", "request_id"},
-	{"fastdeploy", "request_id"},
-	{"tgi", ""},
-	{"llamacpp", ""},
-	{"triton", ""},
-	{"trtllm", ""},
-	{"auto", ""},
-}
+// autoDialect is scrape's name for "detect the engine from /metrics"
+// (scrape.Auto): the engine is unknown, so no body field carries the id.
+const autoDialect = "auto"
 
-// DialectNames lists the dialects Config.Dialect accepts besides "".
-func DialectNames() []string {
-	names := make([]string, len(dialects))
-	for i, d := range dialects {
-		names[i] = d.name
-	}
-	return names
-}
+// DialectNames lists the dialects Config.Dialect accepts besides "": every
+// engine family (package engines) and "auto".
+func DialectNames() []string { return append(engines.Names(), autoDialect) }
 
 // ProbeIDPrefix begins the ids of the requests llmbench sends before a run
 // to learn the engine (calibration probes), so that an engine's logs and
@@ -141,15 +128,14 @@ const ProbeIDPrefix = "llmbench-probe-"
 // dialect ("" when the engine takes none, and for the empty dialect), or an
 // error naming the known dialects.
 func IDField(dialect string) (string, error) {
-	if dialect == "" {
+	if dialect == "" || dialect == autoDialect {
 		return "", nil
 	}
-	for _, d := range dialects {
-		if d.name == dialect {
-			return d.idField, nil
-		}
+	f, err := engines.Lookup(dialect)
+	if err != nil {
+		return "", fmt.Errorf("client: unknown dialect %q (want one of %s, or empty)", dialect, strings.Join(DialectNames(), ", "))
 	}
-	return "", fmt.Errorf("client: unknown dialect %q (want one of %s, or empty)", dialect, strings.Join(DialectNames(), ", "))
+	return f.IDs.BodyField, nil
 }
 
 // New checks cfg and builds a Client.
@@ -165,13 +151,14 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	endpoint := cfg.Endpoint
-	switch endpoint {
-	case "":
-		endpoint = EndpointChat
-	case EndpointChat, EndpointCompletions:
+	endpoint, err := endpoints.Lookup(cfg.Endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("client: %w", err)
+	}
+	switch endpoint.Kind { // the kinds post builds a body for
+	case endpoints.KindChat, endpoints.KindCompletion:
 	default:
-		return nil, fmt.Errorf("client: unknown endpoint %q (want %s or %s)", cfg.Endpoint, EndpointChat, EndpointCompletions)
+		return nil, fmt.Errorf("client: endpoint %q: the client builds no request of kind %q", endpoint.Name, endpoint.Kind)
 	}
 	if err := checkHeaders(cfg.Headers); err != nil {
 		return nil, err
@@ -193,14 +180,13 @@ func New(cfg Config) (*Client, error) {
 	base := strings.TrimRight(cfg.BaseURL, "/")
 	cfg.Headers = maps.Clone(cfg.Headers) // the caller may change its map later
 	c := &Client{
-		cfg:            cfg,
-		http:           hc,
-		sender:         &sender{next: hc, headers: cfg.Headers},
-		idField:        idField,
-		models:         base + "/models",
-		endpoint:       endpoint,
-		chatURL:        base + "/chat/completions",
-		completionsURL: base + "/completions",
+		cfg:      cfg,
+		http:     hc,
+		sender:   &sender{next: hc, headers: cfg.Headers},
+		idField:  idField,
+		models:   base + "/models",
+		endpoint: endpoint,
+		url:      base + endpoint.Path,
 	}
 	if err := c.renderExtraBody(); err != nil {
 		return nil, err
@@ -220,10 +206,7 @@ func (c *Client) renderExtraBody() error {
 	if err := json.Unmarshal(raw, &members); err != nil {
 		return fmt.Errorf("client: extra body: %w", err)
 	}
-	reserved := []string{"model", "stream", "messages"}
-	if c.endpoint == EndpointCompletions {
-		reserved[2] = "prompt"
-	}
+	reserved := []string{"model", "stream", c.endpoint.Reserved}
 	for _, k := range reserved {
 		if _, ok := members[k]; ok {
 			return fmt.Errorf("client: extra body sets %q, which the client always sends itself (set the model, or NoStream, in the client's own configuration)", k)
@@ -301,6 +284,15 @@ func newTransport(maxConns int) *http.Transport {
 	t.Protocols = new(http.Protocols)
 	t.Protocols.SetHTTP1(true)
 	return t
+}
+
+// NewHTTPClient returns an HTTP client on the transport a Client builds for
+// itself (no proxy from the environment, no compression, HTTP/1.1, a dial
+// timeout), each request bounded by timeout (0 = none): for what llmbench
+// sends an engine outside a Client, such as calibration, so that it reaches
+// the engine the way the measured requests do.
+func NewHTTPClient(timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout, Transport: newTransport(0)}
 }
 
 // Warm opens n connections and leaves them idle in the pool, so the measured

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/llmbench-org/llmbench/endpoints"
 )
 
 const (
@@ -115,10 +117,10 @@ func prompt(r Request) string {
 // statusError.
 func (c *Client) post(ctx context.Context, cl *call, r Request) error {
 	var v any
-	url := c.chatURL
-	if c.endpoint == EndpointCompletions {
-		v, url = completionBody{Model: c.cfg.Model, Prompt: prompt(r), Stream: !c.cfg.NoStream}, c.completionsURL
-	} else {
+	url := c.url
+	if c.endpoint.Kind == endpoints.KindCompletion {
+		v = completionBody{Model: c.cfg.Model, Prompt: prompt(r), Stream: !c.cfg.NoStream}
+	} else { // endpoints.KindChat (New refuses any other kind)
 		msgs := r.Messages
 		if msgs == nil {
 			msgs = []Message{}

@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"time"
 
 	"github.com/llmbench-org/llmbench/calibrate"
+	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/engine"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/scenarios"
@@ -53,7 +53,7 @@ func fitPrompts(ctx context.Context, plan *workload.Plan, ep engine.Endpoint, en
 		case <-ctx.Done():
 		}
 	}()
-	hc := &http.Client{Timeout: calibrationRequestTimeout}
+	hc := client.NewHTTPClient(calibrationRequestTimeout)
 	cfg := calibrate.Config{BaseURL: ep.BaseURL, Model: ep.Model, Dialect: ep.Dialect, APIKey: apiKey, Endpoint: endpoint, HTTPClient: hc}
 	res, err := calibrate.Probe(ctx, cfg)
 	if b, jerr := json.MarshalIndent(res, "", "  "); jerr == nil {

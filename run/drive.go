@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/engine"
+	"github.com/llmbench-org/llmbench/engines"
 	"github.com/llmbench-org/llmbench/scenarios"
 	"github.com/llmbench-org/llmbench/scrape"
 	"github.com/llmbench-org/llmbench/selfmon"
@@ -145,10 +146,9 @@ func newSender(cl *client.Client, minTokens bool, obs RequestObserver, phases *p
 }
 
 // minTokensDialects are the engines that take min_tokens beside ignore_eos
-// (vLLM's and SGLang's sampling parameters): asking for both makes the length
-// exact there. Others are sent ignore_eos alone (an unknown field may be
-// refused).
-var minTokensDialects = []string{"vllm", "sglang"}
+// (engines.Lengths.MinTokens): asking for both makes the length exact there.
+// Others are sent ignore_eos alone (an unknown field may be refused).
+var minTokensDialects = engines.TakingMinTokens()
 
 // clientRequest is the client's view of a planned request; with minTokens,
 // a request that must run to max_tokens asks for it as its minimum too.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os/exec"
 	"path"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -16,7 +17,7 @@ import (
 func TestImportShape(t *testing.T) {
 	t.Parallel()
 	const module = "github.com/llmbench-org/llmbench/"
-	out, err := exec.Command("go", "list", "-json=ImportPath,Imports", module+"...").Output()
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports,TestImports,XTestImports", module+"...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
@@ -35,13 +36,16 @@ func TestImportShape(t *testing.T) {
 		"selfmon":     {"client", "workload", "report", "run", "engine", "scenarios", "scrape"},
 		"internal":    {"client", "workload", "report", "run", "engine", "scenarios", "scrape"},
 	}
+	// leaves are the registries every other package reads (engine families,
+	// endpoints): they, and their tests, import nothing of the module.
+	leaves := []string{"engines", "endpoints"}
 	within := func(pkg, root string) bool { return pkg == root || strings.HasPrefix(pkg, root+"/") }
 	dec := json.NewDecoder(bytes.NewReader(out))
 	seen := 0
 	for {
 		var p struct {
-			ImportPath string
-			Imports    []string
+			ImportPath                         string
+			Imports, TestImports, XTestImports []string
 		}
 		if err := dec.Decode(&p); err == io.EOF {
 			break
@@ -53,6 +57,16 @@ func TestImportShape(t *testing.T) {
 		switch path.Base(pkg) {
 		case "util", "utils", "common", "helpers", "misc":
 			t.Errorf("package %s: no util/common/helpers packages; name it for its job", pkg)
+		}
+		for _, leaf := range leaves {
+			if !within(pkg, leaf) {
+				continue
+			}
+			for _, imp := range slices.Concat(p.Imports, p.TestImports, p.XTestImports) {
+				if dep, ok := strings.CutPrefix(imp, module); ok && !within(dep, leaf) {
+					t.Errorf("%s imports %s: the registry %s must import nothing of the module", pkg, dep, leaf)
+				}
+			}
 		}
 		for _, imp := range p.Imports {
 			dep, ok := strings.CutPrefix(imp, module)

@@ -6,6 +6,8 @@ package scenarios
 
 import (
 	"time"
+
+	"github.com/llmbench-org/llmbench/endpoints"
 )
 
 // Scenario is one validated scenario file with defaults filled.
@@ -60,10 +62,11 @@ func (s Scenario) Percentiles() []float64 {
 	return s.Report.Percentiles
 }
 
-// Request endpoints (Request.Endpoint).
+// The built-in request endpoints (Request.Endpoint); any endpoint
+// registered with package endpoints is accepted.
 const (
-	EndpointChat        = "chat"        // /v1/chat/completions (the default)
-	EndpointCompletions = "completions" // /v1/completions: the messages' text as one prompt, no chat template
+	EndpointChat        = endpoints.Chat        // /v1/chat/completions (the default)
+	EndpointCompletions = endpoints.Completions // /v1/completions: the messages' text as one prompt, no chat template
 )
 
 // Request shapes every request sent.
@@ -98,14 +101,6 @@ func (r Request) Streamed() bool { return r.Stream == nil || *r.Stream }
 // Calibrated reports whether prompts are fitted to the engine's count (the
 // default).
 func (r Request) Calibrated() bool { return r.Calibrate == nil || *r.Calibrate }
-
-// Dialects are the metric dialects (and request-id conventions) llmbench
-// knows, for engine.dialect. Plain data here; run checks that the client
-// and scrape know exactly these.
-var Dialects = []string{"sglang", "vllm", "fastdeploy", "tgi", "llamacpp", "triton", "trtllm"}
-
-// SimDialects are the dialects the built-in engine speaks.
-var SimDialects = []string{"sglang", "vllm", "fastdeploy", "llamacpp"}
 
 // Engine kinds.
 const (
@@ -163,7 +158,8 @@ type Engine struct {
 // the run directory; llmbench waits until it answers before sending load.
 type Launch struct {
 	// Kind is sglang, vllm, fastdeploy, llamacpp (each with a default command
-	// line) or command (Command says it all). Required.
+	// line; any engine family with a launch command, package engines) or
+	// command (Command says it all). Required.
 	Kind string `yaml:"kind"`
 	// Model is what the engine loads (a model id or path). Default: the
 	// scenario's model. Required for the named kinds.

@@ -2,19 +2,23 @@ package scenarios
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"net/url"
 	"regexp"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/llmbench-org/llmbench/endpoints"
+	"github.com/llmbench-org/llmbench/engines"
 )
 
 // Defaults that are not obvious from a zero value. Each is also stated on the
 // field it fills.
 const (
 	DefaultSeed             = 1
-	DefaultSimDialect       = "sglang"
+	DefaultSimDialect       = engines.SGLang
 	DefaultArrival          = ArrivalPoisson
 	DefaultCV               = 1.0
 	DefaultPromptTokens     = 256
@@ -225,8 +229,8 @@ func (e *Engine) validate(d *decoder, path string) {
 	}
 	switch e.Kind {
 	case KindSim:
-		if !slices.Contains(SimDialects, e.Dialect) {
-			d.failf(at("dialect"), "the built-in engine speaks %s, not %q", orList(SimDialects), e.Dialect)
+		if sims := engines.Simulated(); !slices.Contains(sims, e.Dialect) {
+			d.failf(at("dialect"), "the built-in engine speaks %s, not %q", orList(sims), e.Dialect)
 		}
 		for _, f := range []string{"base_url", "metrics_url", "api_key_env"} {
 			if d.has(at(f)) {
@@ -285,19 +289,22 @@ func (e *Engine) validate(d *decoder, path string) {
 
 func (l *Launch) validate(d *decoder, path string) {
 	at := func(f string) string { return joinPath(path, f) }
-	switch l.Kind {
-	case "sglang", "vllm", "fastdeploy", "llamacpp":
-		if l.Model == "" && len(l.Command) == 0 {
-			d.failf(at("model"), "missing: the model the engine loads (or the scenario's model)")
-		}
-	case "command":
+	// The launch kinds are the engine families with a launch command
+	// (package engines), then any command.
+	kinds := append(engines.Launchable(), "command")
+	switch {
+	case l.Kind == "command":
 		if len(l.Command) == 0 {
 			d.failf(at("command"), "missing required field for kind command: the engine's argv")
 		}
-	case "":
-		d.failf(at("kind"), "missing required field: sglang, vllm, fastdeploy, llamacpp or command")
+	case slices.Contains(kinds, l.Kind):
+		if l.Model == "" && len(l.Command) == 0 {
+			d.failf(at("model"), "missing: the model the engine loads (or the scenario's model)")
+		}
+	case l.Kind == "":
+		d.failf(at("kind"), "missing required field: %s", orList(kinds))
 	default:
-		d.failf(at("kind"), "unknown launch kind %q: sglang, vllm, fastdeploy, llamacpp or command", l.Kind)
+		d.failf(at("kind"), "unknown launch kind %q: %s", l.Kind, orList(kinds))
 	}
 	for _, f := range []struct {
 		name string
@@ -383,8 +390,8 @@ func (r *ReportSettings) validate(d *decoder) {
 
 // checkDialect reports a dialect llmbench does not know, naming those it does.
 func checkDialect(d *decoder, path, dialect string) {
-	if dialect != "" && !slices.Contains(Dialects, dialect) {
-		d.failf(path, "unknown dialect %q: want %s, or leave it out to detect it from /metrics", dialect, orList(Dialects))
+	if dialect != "" && !engines.Known(dialect) {
+		d.failf(path, "unknown dialect %q: want %s, or leave it out to detect it from /metrics", dialect, orList(engines.Names()))
 	}
 }
 
@@ -396,7 +403,9 @@ func orList(xs []string) string {
 	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
 }
 
-// reservedBody are the body fields a request gets from the plan and the run.
+// reservedBody are the body fields a request gets from the plan and the run,
+// besides every endpoint's input member and every engine family's id field
+// (the registries').
 // (stream_options is merged member by member: continuous_usage_stats, say.)
 var reservedBody = map[string]string{
 	"model":    "set the scenario's model (a LoRA adapter is selected by its name as the model)",
@@ -404,17 +413,26 @@ var reservedBody = map[string]string{
 	"stream":     "use request.stream",
 	"max_tokens": "the plan sets it from workload.output_tokens", "max_completion_tokens": "the plan sets max_tokens from workload.output_tokens",
 	"min_tokens": "the plan sets it with workload.ignore_eos", "ignore_eos": "use workload.ignore_eos",
-	"rid": "llmbench sends each request's id", "request_id": "llmbench sends each request's id",
 }
 
 func (r *Request) validate(d *decoder) {
-	switch r.Endpoint {
-	case "", EndpointChat, EndpointCompletions: // "" is chat, left unsaid in the resolved scenario
-	default:
-		d.failf("request.endpoint", "want chat or completions, got %q", r.Endpoint)
+	// "" is chat, left unsaid in the resolved scenario.
+	if r.Endpoint != "" && !slices.Contains(endpoints.Names(), r.Endpoint) {
+		d.failf("request.endpoint", "want %s, got %q", orList(endpoints.Names()), r.Endpoint)
+	}
+	reserved := maps.Clone(reservedBody)
+	for _, ep := range endpoints.All() {
+		if _, ok := reserved[ep.Reserved]; !ok {
+			reserved[ep.Reserved] = "the dataset makes it"
+		}
+	}
+	for _, f := range engines.All() {
+		if f.IDs.BodyField != "" {
+			reserved[f.IDs.BodyField] = "llmbench sends each request's id"
+		}
 	}
 	for k := range r.ExtraBody {
-		if why, ok := reservedBody[k]; ok {
+		if why, ok := reserved[k]; ok {
 			d.failf(joinPath("request.extra_body", k), "llmbench sets %s itself: %s", k, why)
 		}
 	}

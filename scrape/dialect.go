@@ -5,7 +5,9 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
+	"github.com/llmbench-org/llmbench/engines"
 	dto "github.com/prometheus/client_model/go"
 )
 
@@ -34,42 +36,113 @@ type Mapping struct {
 // every scrape; "" means the same.
 const Auto = "auto"
 
-// dialects lists every dialect DialectFor knows, in detection priority order.
-var dialects = []tableDialect{sglang, vllm, fastdeploy, tgi, llamacpp, triton, trtllm}
-
-// DialectNames lists the dialects DialectFor accepts besides Auto.
-func DialectNames() []string {
-	names := make([]string, len(dialects))
-	for i, d := range dialects {
-		names[i] = d.name
-	}
-	return names
+// EngineDialect is the metric mapping of one engine family (package
+// engines), registered under the family's name by the family's dialect file
+// (sglang.go, …). Besides mapping, it says which metric names are its
+// engine's (Detect) and what to ask a Prometheus server for
+// (MetricNamePattern).
+type EngineDialect interface {
+	Dialect
+	// Owns reports whether a metric name is this engine's own.
+	Owns(metric string) bool
+	// NamePatterns are RE2 alternatives that together match every metric
+	// name Map may read.
+	NamePatterns() []string
 }
 
+// dialectFiles holds every registered EngineDialect by family name. The
+// families' order (detection priority) is the engines registry's; scrape
+// keeps no list of its own. Reads happen once per scrape, not per sample.
+var dialectFiles = struct {
+	sync.RWMutex
+	m map[string]EngineDialect
+}{m: map[string]EngineDialect{}}
+
+// RegisterDialect registers d as the metric mapping of the engine family
+// of the same name, which must be registered with package engines and have
+// no dialect yet. It returns the function that removes it again. The
+// built-in families' dialect files call it from init.
+func RegisterDialect(d EngineDialect) (unregister func(), err error) {
+	name := d.Name()
+	if !engines.Known(name) {
+		return nil, fmt.Errorf("scrape: dialect %q: no engine family of that name is registered (package engines)", name)
+	}
+	dialectFiles.Lock()
+	defer dialectFiles.Unlock()
+	if _, dup := dialectFiles.m[name]; dup {
+		return nil, fmt.Errorf("scrape: dialect %q is already registered", name)
+	}
+	dialectFiles.m[name] = d
+	return func() {
+		dialectFiles.Lock()
+		defer dialectFiles.Unlock()
+		delete(dialectFiles.m, name)
+	}, nil
+}
+
+// mustRegister registers a built-in dialect file; a family it names that
+// package engines lacks is a build mistake.
+func mustRegister(d EngineDialect) {
+	if _, err := RegisterDialect(d); err != nil {
+		panic(err)
+	}
+}
+
+// dialects returns the registered dialects in the engine families' order
+// (detection priority), and an error naming every family that has none.
+func dialects() ([]EngineDialect, error) {
+	dialectFiles.RLock()
+	defer dialectFiles.RUnlock()
+	var out []EngineDialect
+	var missing []string
+	for _, name := range engines.Names() {
+		if d, ok := dialectFiles.m[name]; ok {
+			out = append(out, d)
+		} else {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return out, fmt.Errorf("scrape: engine families without a metrics dialect: %s (each needs a dialect file registering one)", strings.Join(missing, ", "))
+	}
+	return out, nil
+}
+
+// DialectNames lists the dialects DialectFor accepts besides Auto: every
+// engine family's name (engines.Names), in detection priority order.
+func DialectNames() []string { return engines.Names() }
+
 // DialectFor returns the named dialect; "" or Auto returns one that detects
-// the engine from the names it sees (see Detect).
+// the engine from the names it sees (see Detect). A registered engine
+// family without a dialect is an error, as is an unknown name.
 func DialectFor(name string) (Dialect, error) {
 	if name == "" || name == Auto {
 		return autoDialect{}, nil
 	}
-	for _, d := range dialects {
-		if d.name == name {
-			return d, nil
-		}
+	if !engines.Known(name) {
+		return nil, fmt.Errorf("unknown metrics dialect %q (known: %s, %s)", name, strings.Join(DialectNames(), ", "), Auto)
 	}
-	return nil, fmt.Errorf("unknown metrics dialect %q (known: %s, %s)", name, strings.Join(DialectNames(), ", "), Auto)
+	dialectFiles.RLock()
+	d, ok := dialectFiles.m[name]
+	dialectFiles.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("engine family %q has no metrics dialect (a scrape dialect file registers one)", name)
+	}
+	return d, nil
 }
 
 // Detect picks the dialect whose metric-name prefixes cover the most
 // families, or nil when no family has a known prefix. Ties go to the dialect
 // listed first, so an engine behind a gateway that re-exports a few foreign
-// names still wins with its own, larger set.
+// names still wins with its own, larger set. A family without a dialect
+// cannot be detected (DialectFor and the registry test name it).
 func Detect(fams []*dto.MetricFamily) Dialect {
+	ds, _ := dialects()
 	best, bestN := -1, 0
-	for i, d := range dialects {
+	for i, d := range ds {
 		n := 0
 		for _, f := range fams {
-			if d.owns(f.GetName()) {
+			if d.Owns(f.GetName()) {
 				n++
 			}
 		}
@@ -80,7 +153,7 @@ func Detect(fams []*dto.MetricFamily) Dialect {
 	if best < 0 {
 		return nil
 	}
-	return dialects[best]
+	return ds[best]
 }
 
 // autoDialect detects the dialect on every Map call. With no known names it
@@ -130,13 +203,14 @@ type tableDialect struct {
 }
 
 var (
-	_ Dialect   = tableDialect{}
-	_ Describer = tableDialect{}
+	_ EngineDialect = tableDialect{}
+	_ Describer     = tableDialect{}
 )
 
 func (d tableDialect) Name() string { return d.name }
 
-func (d tableDialect) owns(name string) bool {
+// Owns reports whether name has one of the engine's prefixes.
+func (d tableDialect) Owns(name string) bool {
 	for _, p := range d.prefixes {
 		if strings.HasPrefix(name, p) {
 			return true
@@ -247,35 +321,48 @@ func (d tableDialect) Describe() []Mapping {
 // matching every metric name the named dialect may read, or that any
 // dialect may read for "" and Auto: what to ask a Prometheus server for.
 func MetricNamePattern(dialect string) (string, error) {
-	chosen := dialects
+	var chosen []EngineDialect
 	if dialect != "" && dialect != Auto {
 		d, err := DialectFor(dialect)
 		if err != nil {
 			return "", err
 		}
-		chosen = []tableDialect{d.(tableDialect)}
+		chosen = []EngineDialect{d.(EngineDialect)}
+	} else {
+		ds, err := dialects()
+		if err != nil {
+			return "", err
+		}
+		chosen = ds
 	}
 	var alts []string
 	seen := map[string]bool{}
-	add := func(p string) {
-		if !seen[p] {
-			seen[p] = true
-			alts = append(alts, p)
-		}
-	}
 	for _, d := range chosen {
-		for _, p := range d.prefixes {
-			add(regexp.QuoteMeta(p) + ".+")
-		}
-		names := append([]string(nil), d.reads...)
-		for _, r := range d.rules {
-			names = append(names, r.names...)
-		}
-		for _, n := range names {
-			if !d.owns(n) {
-				add(regexp.QuoteMeta(n))
+		for _, p := range d.NamePatterns() {
+			if !seen[p] {
+				seen[p] = true
+				alts = append(alts, p)
 			}
 		}
 	}
 	return strings.Join(alts, "|"), nil
+}
+
+// NamePatterns matches the engine's prefixes, and the names its rules and
+// derive read that lie outside them.
+func (d tableDialect) NamePatterns() []string {
+	var alts []string
+	for _, p := range d.prefixes {
+		alts = append(alts, regexp.QuoteMeta(p)+".+")
+	}
+	names := append([]string(nil), d.reads...)
+	for _, r := range d.rules {
+		names = append(names, r.names...)
+	}
+	for _, n := range names {
+		if !d.Owns(n) {
+			alts = append(alts, regexp.QuoteMeta(n))
+		}
+	}
+	return alts
 }

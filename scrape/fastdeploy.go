@@ -1,9 +1,13 @@
 package scrape
 
+import "github.com/llmbench-org/llmbench/engines"
+
+func init() { mustRegister(fastdeploy) }
+
 // fastdeploy maps FastDeploy's `fastdeploy:` metrics (engine-metrics.md §3).
 // Series are unlabelled, or carry model_id (API-worker metrics): all add up.
 var fastdeploy = tableDialect{
-	name:     "fastdeploy",
+	name:     engines.FastDeploy,
 	prefixes: []string{"fastdeploy:"},
 	rules: []rule{
 		{concept: RequestsRunning, names: []string{"fastdeploy:num_requests_running"},

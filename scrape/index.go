@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llmbench-org/llmbench/endpoints"
 	dto "github.com/prometheus/client_model/go"
 )
 
@@ -232,9 +233,18 @@ func finiteNum(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 type selector struct {
 	match   map[string]string   // the label must have this value
 	exclude map[string][]string // the label must not have any of these values
+	// endpoint names a label that must carry the server path of a
+	// registered endpoint (package endpoints): an engine's request counter
+	// by handler counts every endpoint llmbench may send to.
+	endpoint string
 }
 
 func (sel selector) keeps(m *dto.Metric) bool {
+	if sel.endpoint != "" {
+		if v, ok := labelValue(m, sel.endpoint); !ok || !endpoints.IsServerPath(v) {
+			return false
+		}
+	}
 	for name, want := range sel.match {
 		if v, ok := labelValue(m, name); !ok || v != want {
 			return false

@@ -110,7 +110,7 @@ func InspectDialect(ctx context.Context, src, dialect string) (Report, error) {
 		}
 	}
 	for name := range ix {
-		if td.owns(name) && !used[name] {
+		if td.Owns(name) && !used[name] {
 			rep.Unused = append(rep.Unused, name)
 		}
 	}

@@ -1,5 +1,9 @@
 package scrape
 
+import "github.com/llmbench-org/llmbench/engines"
+
+func init() { mustRegister(llamacpp) }
+
 // llamacpp maps the llama.cpp server's `llamacpp:` metrics (--metrics;
 // engine-metrics.md §4.2): no labels, no histograms, no request counter.
 // Its two cumulative-time counters are the engine's only latency figures:
@@ -7,7 +11,7 @@ package scrape
 // milliseconds, truncated (a real capture: prompt times of 3.056, 0.296 and
 // 0.422 ms added 3 ms; generation times of 3.937, 2.894 and 2.293 ms, 7 ms).
 var llamacpp = tableDialect{
-	name:     "llamacpp",
+	name:     engines.LlamaCpp,
 	prefixes: []string{"llamacpp:"},
 	rules: []rule{
 		{concept: RequestsRunning, names: []string{"llamacpp:requests_processing"}, note: "busy slots"},

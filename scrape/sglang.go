@@ -1,5 +1,9 @@
 package scrape
 
+import "github.com/llmbench-org/llmbench/engines"
+
+func init() { mustRegister(sglang) }
+
 // staleGaugeNote is the SGLang scheduler-gauge caveat (engine-metrics.md §1.3, §6.1).
 const staleGaugeNote = "scheduler gauge, written only at each new prefill batch and every --decode-log-interval decode steps (default 40), so a scrape often re-reads an old value, and it can freeze at its last non-zero value once traffic stops"
 
@@ -10,7 +14,7 @@ const staleGaugeNote = "scheduler gauge, written only at each new prefill batch 
 // (--enable-metrics-for-all-schedulers), so those labels are mirrors, while
 // dp_rank, engine and pid series are distinct schedulers and add up.
 var sglang = tableDialect{
-	name:     "sglang",
+	name:     engines.SGLang,
 	prefixes: []string{"sglang:", "sglang_"},
 	aliases:  map[string]string{"sglang_": "sglang:"}, // some gateways re-export with an underscore
 	mirrors:  []string{"tp_rank", "pp_rank", "moe_ep_rank", "attn_tp_rank"},

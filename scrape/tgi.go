@@ -1,10 +1,14 @@
 package scrape
 
+import "github.com/llmbench-org/llmbench/engines"
+
+func init() { mustRegister(tgi) }
+
 // tgi maps HuggingFace text-generation-inference's `tgi_` metrics
 // (engine-metrics.md §4.1). It has no TTFT and no KV-usage metric, and no
 // token counters: those come from the token-length histograms' sums.
 var tgi = tableDialect{
-	name:     "tgi",
+	name:     engines.TGI,
 	prefixes: []string{"tgi_"},
 	rules: []rule{
 		{concept: RequestsRunning, names: []string{"tgi_batch_current_size"}, note: "the current batch size"},

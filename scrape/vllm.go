@@ -1,5 +1,9 @@
 package scrape
 
+import "github.com/llmbench-org/llmbench/engines"
+
+func init() { mustRegister(vllm) }
+
 // notFinished drops vLLM-style finished_reason values that are not a
 // successful finish: they count as aborted, never as finished.
 var notFinished = selector{exclude: map[string][]string{"finished_reason": {"abort", "error", "cancelled"}}}
@@ -8,7 +12,7 @@ var notFinished = selector{exclude: map[string][]string{"finished_reason": {"abo
 // current names first, then the older V1 and V0 aliases. Every series carries
 // model_name and, in V1, engine (the DP rank): all of them add up.
 var vllm = tableDialect{
-	name:     "vllm",
+	name:     engines.VLLM,
 	prefixes: []string{"vllm:"},
 	rules: []rule{
 		{concept: RequestsRunning, names: []string{"vllm:num_requests_running"},
@@ -27,8 +31,8 @@ var vllm = tableDialect{
 		{concept: PrefixQueries, names: []string{"vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total"},
 			note: "tokens queried when requests are scheduled (blocks, not tokens, before 0.9)"},
 		{concept: PrefixHits, names: []string{"vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"}},
-		{concept: RequestsReceived, names: []string{"http_requests_total"}, sel: selector{match: map[string]string{"handler": "/v1/chat/completions"}},
-			note: "HTTP instrumentator: chat completion responses of any status, counted when the response ends"},
+		{concept: RequestsReceived, names: []string{"http_requests_total"}, sel: selector{endpoint: "handler"},
+			note: "HTTP instrumentator: responses of every endpoint llmbench sends to (chat and completions), of any status, counted when the response ends"},
 		{concept: RequestsFinished, names: []string{"vllm:request_success_total"}, sel: notFinished,
 			note: "request_success_total summed over finished_reason except abort and error"},
 		{concept: RequestsAborted, names: []string{"vllm:request_success_total"}, sel: selector{match: map[string]string{"finished_reason": "abort"}}},

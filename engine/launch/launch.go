@@ -19,14 +19,16 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/engine"
+	"github.com/llmbench-org/llmbench/engines"
 )
 
-// Kinds of engine llmbench can launch.
+// Kinds of engine llmbench can launch: every engine family with a launch
+// command (package engines; Kinds lists them), and any command.
 const (
-	KindSGLang     = "sglang"
-	KindVLLM       = "vllm"
-	KindFastDeploy = "fastdeploy"
-	KindLlamaCpp   = "llamacpp"
+	KindSGLang     = engines.SGLang
+	KindVLLM       = engines.VLLM
+	KindFastDeploy = engines.FastDeploy
+	KindLlamaCpp   = engines.LlamaCpp
 	KindCommand    = "command"
 )
 
@@ -44,9 +46,10 @@ const failedStartGrace = 10 * time.Second
 // the engine starts: {host}, {port}, {metrics_port} and {model}. Any other
 // text in braces (e.g. a JSON argument) is left alone.
 type Config struct {
-	// Kind is sglang, vllm, fastdeploy, llamacpp or command. It decides the
-	// default command line, the metric dialect, where /metrics is served and
-	// which path answers 200 once the engine is ready:
+	// Kind is an engine family with a launch command (package engines,
+	// whose family files hold what follows; Kinds lists them) or command. It
+	// decides the default command line, the metric dialect, where /metrics
+	// is served and which path answers 200 once the engine is ready:
 	//
 	//	sglang      python3 -m sglang.launch_server --model-path {model} --host {host} --port {port} --enable-metrics
 	//	            dialect sglang, /metrics on the API port, ready: GET /health

@@ -38,19 +38,23 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/llmbench-org/llmbench/endpoints"
 	"github.com/llmbench-org/llmbench/engine"
 	"github.com/llmbench-org/llmbench/engine/sim/batch"
+	"github.com/llmbench-org/llmbench/engines"
 )
 
-// Dialects.
+// Dialects: the engine families (package engines) the built-in engine
+// speaks.
 const (
-	DialectSGLang     = "sglang"
-	DialectVLLM       = "vllm"
-	DialectFastDeploy = "fastdeploy"
-	DialectLlamaCpp   = "llamacpp"
+	DialectSGLang     = engines.SGLang
+	DialectVLLM       = engines.VLLM
+	DialectFastDeploy = engines.FastDeploy
+	DialectLlamaCpp   = engines.LlamaCpp
 )
 
-// Dialects lists the dialects New accepts.
+// Dialects lists the dialects New accepts: those of the engine families
+// marked Sim (engines.Simulated), which a test keeps equal.
 var Dialects = []string{DialectSGLang, DialectVLLM, DialectFastDeploy, DialectLlamaCpp}
 
 // DefaultModel is the served model name when Config.Model is empty.
@@ -180,6 +184,14 @@ func New(cfg Config) (*Engine, error) {
 	if err != nil {
 		_ = e.trace.close()
 		return nil, fmt.Errorf("sim engine: %w", err)
+	}
+	for _, ep := range endpoints.All() {
+		switch ep.Kind { // the kinds handleGenerate answers
+		case endpoints.KindChat, endpoints.KindCompletion:
+		default:
+			_ = e.trace.close()
+			return nil, fmt.Errorf("sim engine: endpoint %q: no handler for kind %q", ep.Name, ep.Kind)
+		}
 	}
 	e.handler = e.routes()
 	return e, nil

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/llmbench-org/llmbench/endpoints"
 	"github.com/llmbench-org/llmbench/engine/sim/batch"
 )
 
@@ -22,16 +23,20 @@ const maxBody = 16 << 20
 
 func (e *Engine) routes() http.Handler {
 	mux := http.NewServeMux()
-	mux.HandleFunc("/v1/chat/completions", e.handleChat)
-	mux.HandleFunc("/v1/completions", e.handleCompletions)
+	// Every registered endpoint (package endpoints), answered as its kind.
+	eps := endpoints.All()
+	for _, ep := range eps {
+		mux.HandleFunc(ep.ServerPath(), e.generateHandler(ep))
+	}
 	mux.HandleFunc("/v1/models", e.handleModels)
 	mux.HandleFunc("/health", e.handleHealth)
 	mux.HandleFunc("/metrics", e.handleMetrics)
 	switch e.cfg.Dialect {
 	case DialectLlamaCpp:
 		// llama.cpp serves the OpenAI routes without /v1 too.
-		mux.HandleFunc("/chat/completions", e.handleChat)
-		mux.HandleFunc("/completions", e.handleCompletions)
+		for _, ep := range eps {
+			mux.HandleFunc(ep.Path, e.generateHandler(ep))
+		}
 		mux.HandleFunc("/tokenize", e.handleTokenizeLlama)
 		mux.HandleFunc("/apply-template", e.handleApplyTemplate)
 	case DialectVLLM:
@@ -134,16 +139,16 @@ func (e *Engine) reject(w http.ResponseWriter, t *RequestTruth, status int, msg 
 	e.truth.addRequest(*t)
 }
 
-func (e *Engine) handleChat(w http.ResponseWriter, r *http.Request) { e.handleGenerate(w, r, false) }
-
-func (e *Engine) handleCompletions(w http.ResponseWriter, r *http.Request) {
-	e.handleGenerate(w, r, true)
+// generateHandler answers ep: a chat or a completion, as its kind says.
+func (e *Engine) generateHandler(ep endpoints.Endpoint) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) { e.handleGenerate(w, r, ep) }
 }
 
-// Endpoints, as RequestTruth.Endpoint names them.
+// The built-in endpoints, as RequestTruth.Endpoint names them (any
+// registered endpoint's ServerPath).
 const (
-	EndpointChat        = "/v1/chat/completions"
-	EndpointCompletions = "/v1/completions"
+	EndpointChat        = endpoints.APIRoot + endpoints.ChatPath
+	EndpointCompletions = endpoints.APIRoot + endpoints.CompletionsPath
 )
 
 // respOpts is what a request asked of its response.
@@ -151,11 +156,9 @@ type respOpts struct {
 	includeUsage, continuousUsage bool
 }
 
-func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, completions bool) {
-	t := RequestTruth{Arrival: e.now(), HeaderID: r.Header.Get("X-Request-Id"), Endpoint: EndpointChat}
-	if completions {
-		t.Endpoint = EndpointCompletions
-	}
+func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpoints.Endpoint) {
+	completions := ep.Kind == endpoints.KindCompletion
+	t := RequestTruth{Arrival: e.now(), HeaderID: r.Header.Get("X-Request-Id"), Endpoint: ep.ServerPath()}
 	if c := connOf(r); c != nil {
 		t.ConnRequest, t.ConnClosed = c.request, c.closed
 	}

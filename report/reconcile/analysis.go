@@ -120,7 +120,7 @@ func analyse(in Input) *analysis {
 	}
 	sort.Slice(a.resets, func(i, j int) bool { return a.resets[i] < a.resets[j] })
 	a.client = newClientStats(set, setChunks, &in.Digest.InSpans)
-	if !a.sem.tokensAtFinish {
+	if !a.sem.TokensAtFinish {
 		a.straddleTok = a.straddlingTokens(in.InFlight)
 	}
 	a.tokForeign = a.inferTokenForeign()

@@ -84,13 +84,13 @@ func (a *analysis) concurrency() (f Finding) {
 			basis += ", plus the time average of its waiting gauge"
 			ev.set("server_gauge_waiting_mean", g.waiting)
 		}
-		if res := a.sem.timeResolution; res > 0 {
+		if res := a.sem.TimeResolution; res > 0 {
 			// A request's prompt time and its generation time are each
 			// rounded down, by less than res.
 			slack = res * float64(a.client.prefilled+a.client.reached) / T
 			ev.set("server_truncation_inflight_max", slack)
 		}
-	} else if g.samples > 0 && !a.sem.loggedGauges {
+	} else if g.samples > 0 && !a.sem.LoggedGauges {
 		serverL, basis = g.running+g.waiting, "the time average of its running + waiting gauges"
 	}
 	if clientL <= 0 {
@@ -157,7 +157,7 @@ func successesOnly(n float64, ok, reached int) bool {
 // when the request gets its first token and when it ends. ok is false for
 // other engines, or when a counter is missing or reset.
 func (a *analysis) slotSeconds() (seconds float64, ok bool) {
-	if !a.sem.slotTimeCounters {
+	if !a.sem.SlotTimeCounters {
 		return 0, false
 	}
 	p, okP := a.server.Counters[scrape.PrefillSeconds]

@@ -388,7 +388,7 @@ func (a *analysis) tokenConservation() (f Finding) {
 		switch {
 		case what == "prompt" && a.client.cached > 0 && math.Abs(server-(cl-a.client.cached)) <= tol(cl):
 			explained = "the engine counts only computed prompt tokens, not prefix-cache hits"
-		case what == "prompt" && a.sem.promptComputedOnly && d < 0 && a.client.cached == 0 && a.client.failed == 0:
+		case what == "prompt" && a.sem.PromptComputedOnly && d < 0 && a.client.cached == 0 && a.client.failed == 0:
 			// llama.cpp counts only the prompt tokens it processed; the
 			// client knows the cached ones only when the usage says.
 			ev.set("prompt_cache_tokens_inferred", -d)

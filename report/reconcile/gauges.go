@@ -120,7 +120,7 @@ func (a *analysis) gaugeStaleness() (f Finding, ok bool) {
 		if cd.Interval > 0 {
 			ev.set(string(c)+"_update_interval_s", cd.Interval.Seconds())
 		}
-		if steps := a.stepsPerUpdate(cd, step, hasStep); steps > 0 && a.sem.loggedGauges {
+		if steps := a.stepsPerUpdate(cd, step, hasStep); steps > 0 && a.sem.LoggedGauges {
 			ev.set(string(c)+"_steps_per_update", steps)
 		}
 	}
@@ -143,14 +143,14 @@ func (a *analysis) gaugeStaleness() (f Finding, ok bool) {
 	if len(frozen) > 0 {
 		idleClause = strings.Join(frozen, " and ") + " with nothing of llmbench's in flight"
 	}
-	if a.sem.loggedGauges {
+	if a.sem.LoggedGauges {
 		lead := fmt.Sprintf("%s writes its scheduler gauges only at each new prefill batch and every --decode-log-interval decode steps (default %d), so a scrape often re-reads an old value",
-			engineName(a.sem.name), a.sem.decodeLogInterval)
+			a.sem.display, a.sem.DecodeLogInterval)
 		inTime := ""
 		if hasStep {
-			every := float64(a.sem.decodeLogInterval) * step
+			every := float64(a.sem.DecodeLogInterval) * step
 			ev.set("decode_log_interval_s", every)
-			inTime = fmt.Sprintf("at this engine's %s per decode step, %d steps take %s", dur(step), a.sem.decodeLogInterval, dur(every))
+			inTime = fmt.Sprintf("at this engine's %s per decode step, %d steps take %s", dur(step), a.sem.DecodeLogInterval, dur(every))
 		}
 		if idleClause != "" {
 			idleClause += ": frozen at the last logged value once the load stopped"
@@ -177,7 +177,7 @@ func (a *analysis) gaugeStaleness() (f Finding, ok bool) {
 // cadenceClause states the measured cadence of the most telling gauge: the
 // first in cadencePreference that changed under load.
 func (a *analysis) cadenceClause(cadences map[scrape.Concept]scrape.Cadence, scrapeEvery time.Duration, step float64, hasStep bool) string {
-	for _, c := range cadencePreference(a.sem.loggedGauges) {
+	for _, c := range cadencePreference(a.sem.LoggedGauges) {
 		cd, ok := cadences[c]
 		if !ok || cd.Changes == 0 {
 			continue
@@ -187,7 +187,7 @@ func (a *analysis) cadenceClause(cadences map[scrape.Concept]scrape.Cadence, scr
 				c, cd.Changes, cd.Busy, dur(scrapeEvery.Seconds()))
 		}
 		clause := fmt.Sprintf("measured: %s changed in %d of %d intervals under load, about every %s", c, cd.Changes, cd.Busy, dur(cd.Interval.Seconds()))
-		if !a.sem.loggedGauges {
+		if !a.sem.LoggedGauges {
 			// A gauge refreshed every step changes only when its value
 			// does: a rare change is a steady load, not a slow gauge.
 			if 2*cd.Changes < cd.Busy {
@@ -197,13 +197,13 @@ func (a *analysis) cadenceClause(cadences map[scrape.Concept]scrape.Cadence, scr
 		}
 		if steps := a.stepsPerUpdate(cd, step, hasStep); steps > 0 {
 			clause += fmt.Sprintf(", ≈ %.0f decode steps", steps)
-			if n := float64(a.sem.decodeLogInterval); n > 0 && math.Abs(steps-n) <= cadenceTolerance*n {
-				clause += fmt.Sprintf(": the %d-step decode-log cadence", a.sem.decodeLogInterval)
+			if n := float64(a.sem.DecodeLogInterval); n > 0 && math.Abs(steps-n) <= cadenceTolerance*n {
+				clause += fmt.Sprintf(": the %d-step decode-log cadence", a.sem.DecodeLogInterval)
 			}
 		}
 		return clause
 	}
-	for _, c := range cadencePreference(a.sem.loggedGauges) {
+	for _, c := range cadencePreference(a.sem.LoggedGauges) {
 		if cd, ok := cadences[c]; ok && cd.Busy > 0 {
 			return fmt.Sprintf("measured: no gauge changed over %d intervals under load (a steady value says nothing of its cadence)", cd.Busy)
 		}
@@ -278,20 +278,6 @@ func (a *analysis) noAbandoned() bool {
 	return true
 }
 
-func engineName(dialect string) string {
-	switch dialect {
-	case "sglang":
-		return "SGLang"
-	case "vllm":
-		return "vLLM"
-	case "fastdeploy":
-		return "FastDeploy"
-	case "":
-		return "the engine"
-	}
-	return dialect
-}
-
 func median(ds []time.Duration) time.Duration {
 	if len(ds) == 0 {
 		return 0
@@ -334,10 +320,7 @@ func (a *analysis) kvPressure() (Finding, bool) {
 		ev.set("preemptions_delta", pre)
 	}
 	f := Finding{ID: IDKVPressure, Severity: Info, Evidence: ev.orNil()}
-	note := ""
-	if a.sem.name == "sglang" {
-		note = "SGLang counts evictable prefix-cache tokens as free"
-	}
+	note := a.sem.KVNote
 	peakClause := ""
 	if seen {
 		peakClause = fmt.Sprintf("KV cache usage peaked at %s", pct(peak))

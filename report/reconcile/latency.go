@@ -91,7 +91,7 @@ func (a *analysis) ttftDecomposition() (f Finding) {
 		engine += " (" + strings.Join(parts, ", ") + ")"
 	}
 	f.Verdict = fmt.Sprintf("client TTFT %s = %s %s outside the engine (%s); the engine's TTFT is %s",
-		dur(cm), engine, signedDur(outside), a.sem.outsideTTFT, a.sem.ttftSpan)
+		dur(cm), engine, signedDur(outside), a.sem.OutsideTTFT, a.sem.TTFTSpan)
 	if excess, _ := a.foreignExcess(); excess >= 1 {
 		f.Verdict = joinClauses(f.Verdict, "the engine's mean includes foreign requests, so the split is approximate")
 		return f
@@ -138,7 +138,7 @@ func (a *analysis) perTokenLatency() (f Finding) {
 	f = Finding{ID: IDPerTokenLatency, Severity: Info}
 	ev := evidence{}
 	defer func() { f.Evidence = ev.orNil() }()
-	perToken := a.sem.itlCountsTokens
+	perToken := a.sem.ITLCountsTokens
 	stepNote := ""
 	if !perToken {
 		// An engine that times every decode step of one token while its
@@ -262,7 +262,7 @@ func (a *analysis) prefillDecomposition(f Finding, ev evidence, cm, ps float64) 
 	}
 	pm := ps / n
 	outside := cm - pm
-	res := a.sem.timeResolution
+	res := a.sem.TimeResolution
 	ev.set("server_prefill_seconds_delta", ps)
 	ev.set("server_prefill_requests", n)
 	ev.set("server_prefill_mean_s", pm)
@@ -277,7 +277,7 @@ func (a *analysis) prefillDecomposition(f Finding, ev evidence, cm, ps float64) 
 		}
 	}
 	f.Verdict = fmt.Sprintf("client TTFT %s = engine prefill %s per request (Δ%s over %s: %s%s) %s outside the prefill (%s); the engine has no TTFT histogram",
-		dur(cm), dur(pm), scrape.PrefillSeconds, who, a.sem.prefillSpan, kept, signedDur(outside), a.sem.outsidePrefill)
+		dur(cm), dur(pm), scrape.PrefillSeconds, who, a.sem.PrefillSpan, kept, signedDur(outside), a.sem.OutsidePrefill)
 	if foreign >= 1 {
 		f.Verdict = joinClauses(f.Verdict, "the engine's prefill time includes foreign requests, so the split is approximate")
 		return f
@@ -308,7 +308,7 @@ func (a *analysis) decodePerToken(f Finding, ev evidence, itl float64, unit stri
 	sp := ds / sg
 	cp := a.client.gapSum / a.client.gapOutput
 	// requests whose decode time the engine added: every one that reached it
-	trunc := a.sem.timeResolution * float64(a.client.reached) / sg
+	trunc := a.sem.TimeResolution * float64(a.client.reached) / sg
 	ev.set("server_decode_seconds_delta", ds)
 	ev.set("server_decode_per_token_s", sp)
 	ev.set("client_decode_per_token_s", cp)
@@ -340,8 +340,8 @@ func (a *analysis) decodePerToken(f Finding, ev evidence, itl float64, unit stri
 		}
 	}
 	kept := ""
-	if a.sem.timeResolution > 0 {
-		kept = fmt.Sprintf("; the engine keeps each request's generation time in whole %s, truncated, so its figure may read up to %s low", resolutionUnit(a.sem.timeResolution), dur(trunc))
+	if a.sem.TimeResolution > 0 {
+		kept = fmt.Sprintf("; the engine keeps each request's generation time in whole %s, truncated, so its figure may read up to %s low", resolutionUnit(a.sem.TimeResolution), dur(trunc))
 	}
 	base := fmt.Sprintf("engine decode time %s per generated token (Δ%s %s / Δ%s %s%s), client %s (first to last content chunk over the usage tokens)",
 		dur(sp), scrape.DecodeSeconds, dur(ds), scrape.GenerationTokens, count(sg), kept, dur(cp))
@@ -464,7 +464,7 @@ func (a *analysis) clientSamplesFor(c scrape.Concept) []float64 {
 	case scrape.E2E:
 		return a.client.samples(func(r *client.Record) (time.Duration, bool) { return r.E2E(), true })
 	case scrape.ITL:
-		return a.client.itlSamples(a.sem.itlCountsTokens)
+		return a.client.itlSamples(a.sem.ITLCountsTokens)
 	}
 	return nil
 }

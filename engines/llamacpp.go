@@ -1,0 +1,37 @@
+package engines
+
+// llamacpp is the llama.cpp server (llama-server).
+var llamacpp = Family{
+	Name:    LlamaCpp,
+	Display: "llama.cpp",
+	IDs: IDs{
+		// llama.cpp reads no request id: the header goes, and nothing joins.
+		Echo: "chatcmpl- and 32 random alphanumerics, on /completions too: no id sent comes back",
+	},
+	Tokenize: []TokenizeAPI{TokenizeLlamaCpp, TokenizeVLLM, TokenizeTGI},
+	Lengths:  Lengths{How: "ignore_eos alone (n_predict is max_tokens)"},
+	// llama-server needs --metrics for /metrics; its /health answers 503
+	// "Loading model" until the model is loaded.
+	Launch: &Launch{
+		Argv:      []string{"llama-server", "-m", "{model}", "--host", "{host}", "--port", "{port}", "--metrics"},
+		ReadyPath: "/health",
+	},
+	// llama.cpp has no histograms and counts no requests: its latency is in
+	// two cumulative-time counters, each request adding whole milliseconds
+	// (truncated; a real server's prompt times of 3.056, 0.296 and 0.422 ms
+	// added 3 ms). Prompt tokens and prompt time are counted at a request's
+	// first token, generated tokens and generation time at its finish.
+	Reconcile: Reconcile{
+		PromptComputedOnly: true, TimeResolution: 0.001, SlotTimeCounters: true,
+		TTFTSpan:       "the engine's own TTFT",
+		OutsideTTFT:    "whatever lies between the engine's measuring point and the client",
+		PrefillSpan:    "from its slot starting the prompt to the first token sampled",
+		OutsidePrefill: "waiting for a free slot (requests_deferred), tokenization, HTTP, the network and the first token's delivery",
+	},
+	Wire: Wire{Quirks: []string{
+		"Keep-Alive: timeout=5, max=100: a pooled connection is closed after 5 s idle or 100 requests",
+		"serves /chat/completions and /completions without the /v1 prefix too",
+		"answers carry a timings object (its own prompt and generation times)",
+	}},
+	Sim: true,
+}
