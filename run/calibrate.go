@@ -11,6 +11,7 @@ import (
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/engine"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/scenarios"
 	"github.com/llmbench-org/llmbench/workload"
 )
 
@@ -23,6 +24,16 @@ const (
 	calibrationTimeout        = 30 * time.Second
 	calibrationRequestTimeout = 10 * time.Second
 )
+
+// calibrated is the calibrate stage: the plan fitted to the engine's prompt
+// token count (fitPrompts) and the sentence for the summary, when the
+// scenario calibrates (its default); the plan as it is otherwise.
+func calibrated(ctx context.Context, stop <-chan struct{}, rq scenarios.Request, plan *workload.Plan, up *engineUp, dir string, log io.Writer) (*workload.Plan, string) {
+	if !rq.Calibrated() {
+		return plan, ""
+	}
+	return fitPrompts(ctx, plan, up.ep, rq.Endpoint, up.apiKey, dir, stop, log)
+}
 
 // fitPrompts asks the engine, before anything is measured, how many tokens
 // it adds to a request's prompt (docs/decisions/0406) and returns the plan

@@ -21,6 +21,67 @@ import (
 	"github.com/llmbench-org/llmbench/scrape/promapi"
 )
 
+// engineUp is the engine stage's result: the engine, started, where it
+// answers and where its metrics are read.
+type engineUp struct {
+	eng    engine.Engine
+	ep     engine.Endpoint
+	source scrape.Source // its metrics; nil when it has none
+	apiKey string
+}
+
+// bringUpEngine is the engine stage: it builds the engine the scenario names,
+// starts it (a stop cancels the start), fills in the model and the dialect
+// (detected from the metric names when the scenario names none) and prints
+// the engine's notes. Only a started engine is returned, to be stopped.
+func bringUpEngine(ctx context.Context, stop <-chan struct{}, sc scenarios.Scenario, runDir string, sys IO) (*engineUp, error) {
+	up := &engineUp{}
+	if sc.Engine.APIKeyEnv != "" {
+		if up.apiKey = sys.Getenv(sc.Engine.APIKeyEnv); up.apiKey == "" {
+			fmt.Fprintf(sys.Stderr, "llmbench: engine.api_key_env names %s, which is not set: sending no API key\n", sc.Engine.APIKeyEnv)
+		}
+	}
+	var err error
+	if up.eng, err = newEngine(sc, runDir, up.apiKey, sys); err != nil {
+		return nil, configError(err)
+	}
+	if up.ep, err = startEngine(ctx, up.eng, stop, sys.Stderr); err != nil {
+		return nil, fmt.Errorf("start engine: %w", err)
+	}
+	if up.ep.Model == "" {
+		up.ep.Model = sc.Model
+	}
+	if sc.Engine.Kind == scenarios.KindSim && sc.Engine.Process != scenarios.ProcessInline && len(sys.Self) == 0 {
+		up.ep.Notes = append(up.ep.Notes, "the built-in engine ran in this process, not apart (no llmbench executable was given to start it): its CPU and collector share the client's")
+	}
+	for _, n := range up.ep.Notes {
+		fmt.Fprintf(sys.Stderr, "llmbench: engine: %s\n", n)
+	}
+	up.source = metricsSource(sc.Scrape, up.ep)
+	if up.ep.Dialect == "" {
+		// Engines join on the ids they are sent (SGLang's rid, vLLM's
+		// request_id): a dialect found from /metrics is the engine's as much
+		// as one the scenario names.
+		up.ep.Dialect = detectDialect(ctx, up.source)
+		if up.ep.Dialect != "" {
+			note := fmt.Sprintf("dialect %s, detected from the metric names (engine.dialect sets it)", up.ep.Dialect)
+			up.ep.Notes = append(up.ep.Notes, note)
+			fmt.Fprintf(sys.Stderr, "llmbench: engine: %s\n", note)
+		}
+	}
+	return up, nil
+}
+
+// stop stops the engine. A real engine may take a while to shut down (vLLM,
+// SGLang); after 30 seconds it is killed.
+func (up *engineUp) stop(log io.Writer) {
+	stopCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := up.eng.Stop(stopCtx); err != nil {
+		fmt.Fprintf(log, "llmbench: stop engine: %v\n", err)
+	}
+}
+
 // newEngine builds the engine the scenario names.
 func newEngine(sc scenarios.Scenario, runDir, apiKey string, sys IO) (engine.Engine, error) {
 	switch sc.Engine.Kind {

@@ -54,6 +54,34 @@ func Gate(dir string, cfg GateConfig, w io.Writer) (*gates.Report, error) {
 	return reportGates(gs, cur, base, w, cfg.JUnit)
 }
 
+// gate is the gate stage: the run's outcome once it is finalized. A run
+// whose outputs failed, whose driver failed, that was interrupted, or in
+// which every request failed is an error, whatever its gates say; a complete
+// run is decided by its gates (Finalize evaluated them, and the reports show
+// the verdicts), which are printed and written as JUnit.
+func gate(cfg Config, sys IO, dir string, fin Finalized, d driven, interrupted bool) (*gates.Report, error) {
+	switch {
+	case d.recordErr != nil:
+		return nil, fmt.Errorf("recording the run: %w", d.recordErr)
+	case d.runErr != nil && !interrupted:
+		return nil, fmt.Errorf("driving the load: %w", d.runErr)
+	case interrupted:
+		return nil, fmt.Errorf("%w: the results measured so far are in %s", ErrInterrupted, dir)
+	}
+	// A run in which nothing succeeded measured nothing about the engine.
+	if r := fin.Summary.Client.Requests; r.Sent > 0 && r.OK == 0 {
+		return nil, fmt.Errorf("every request failed (%d); see the error samples above and %s", r.Failed, filepath.Join(dir, report.RequestsFile))
+	}
+	if fin.Gates == nil {
+		return nil, nil
+	}
+	junit := cfg.JUnit
+	if junit == "" {
+		junit = filepath.Join(dir, "junit.xml")
+	}
+	return fin.Gates, printGates(*fin.Gates, sys.Stdout, junit)
+}
+
 // gatesForRun checks the gates of a run about to start, the baseline they
 // compare with, and where the JUnit report goes: before anything is sent,
 // since a typo in one must not cost a whole benchmark.

@@ -1,7 +1,10 @@
 package run
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
+	"time"
 
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/scenarios"
@@ -55,4 +58,54 @@ func PhaseNames(plan *workload.Plan) []string {
 		names = append(names, ph.Name)
 	}
 	return names
+}
+
+// loaded is a run's scenario and plan, checked before anything starts.
+type loaded struct {
+	sc          scenarios.Scenario
+	plan        *workload.Plan // this shard's share of it, with --shard
+	resolved    []byte         // the scenario as the run runs it (scenario.yaml)
+	shardSuffix string         // "-shard1of4" in the run directory's name
+	runsDir     string
+}
+
+// loadRun is the load stage: the scenario with its overrides and plan
+// (load), the gates and baseline, the shard of the plan, the start time;
+// every problem is found before an engine starts or a file is written.
+func loadRun(cfg Config, sys IO) (loaded, error) {
+	sc, plan, err := load(cfg.Scenario, cfg.Sets, sys.lookupEnv)
+	if err != nil {
+		return loaded{}, err
+	}
+	if err := gatesForRun(cfg, sc.Gates, plan); err != nil {
+		return loaded{}, err
+	}
+	ld := loaded{sc: sc, plan: plan, runsDir: cfg.RunsDir}
+	if ld.resolved, err = sc.Resolved(); err != nil {
+		return loaded{}, configError(err)
+	}
+	if cfg.Shard != "" {
+		var i, n int
+		if _, err := fmt.Sscanf(cfg.Shard, "%d/%d", &i, &n); err != nil || fmt.Sprintf("%d/%d", i, n) != cfg.Shard {
+			return loaded{}, configError(fmt.Errorf("--shard %q: want i/n, e.g. 0/4", cfg.Shard))
+		}
+		if ld.plan, err = plan.Shard(i, n); err != nil {
+			return loaded{}, configError(err)
+		}
+		ld.shardSuffix = fmt.Sprintf("-shard%dof%d", i, n)
+	}
+	if err := checkStartAt(cfg.StartAt); err != nil {
+		return loaded{}, err
+	}
+	if ld.runsDir == "" {
+		ld.runsDir = "runs"
+	}
+	return ld, nil
+}
+
+// runDir is where the run directory of a run started at start goes: its
+// time, the scenario's name and the shard (createRecording adds -2, ... if
+// that exists).
+func (l loaded) runDir(start time.Time) string {
+	return filepath.Join(l.runsDir, start.UTC().Format("20060102T150405Z")+"-"+l.sc.Name+l.shardSuffix)
 }

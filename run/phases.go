@@ -23,10 +23,9 @@ type phaseBook struct {
 	start  time.Time
 	rows   chan<- scrape.Row
 	meta   *runMeta
-	rec    *report.Recorder
 
-	// onStart, when set, hears of each phase as it starts (llmbench's own
-	// metrics show the current phase).
+	// onStart, when set, hears of each phase as it starts (the live view
+	// and llmbench's own metrics show the current phase).
 	onStart func(phase string)
 
 	// opening is the first phase's opening snapshot when it was taken ahead
@@ -43,8 +42,8 @@ type opening struct {
 	beforeRows []scrape.Row
 }
 
-func newPhaseBook(plan *workload.Plan, source scrape.Source, start time.Time, rows chan<- scrape.Row, meta *runMeta, rec *report.Recorder) *phaseBook {
-	return &phaseBook{plan: plan, source: source, start: start, rows: rows, meta: meta, rec: rec, ok: map[string]int{}}
+func newPhaseBook(plan *workload.Plan, source scrape.Source, start time.Time, rows chan<- scrape.Row, meta *runMeta) *phaseBook {
+	return &phaseBook{plan: plan, source: source, start: start, rows: rows, meta: meta, ok: map[string]int{}}
 }
 
 // finished counts a finished request for its phase; called from the request path.
@@ -78,7 +77,6 @@ func (b *phaseBook) onPhase(ctx context.Context, ev workload.PhaseEvent) {
 	// scrape per target and make the partial run's server view complete.
 	ctx = context.WithoutCancel(ctx)
 	if ev.Kind == workload.PhaseStart {
-		b.rec.SetPhase(ev.Phase)
 		if b.onStart != nil {
 			b.onStart(ev.Phase)
 		}
@@ -101,7 +99,7 @@ func (b *phaseBook) onPhase(ctx context.Context, ev workload.PhaseEvent) {
 			}
 		}
 		b.meta.update(func(m *report.RunMeta) { m.Phases = append(m.Phases, pm) })
-		b.meta.write(b.rec)
+		b.meta.write()
 		return
 	}
 	var before *scrape.Row
@@ -122,7 +120,7 @@ func (b *phaseBook) onPhase(ctx context.Context, ev workload.PhaseEvent) {
 			m.Phases[i].Settle = settled
 		}
 	})
-	b.meta.write(b.rec)
+	b.meta.write()
 }
 
 func phaseIndex(m *report.RunMeta, name string) int {

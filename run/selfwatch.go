@@ -18,7 +18,7 @@ const clientLookEvery = time.Second
 // what the client measured of itself over the last interval: whether its
 // container's CPU limit stopped it, it was CPU-bound, or other processes
 // took its cores. The run's summary says the same over the whole run.
-func watchClient(ctx context.Context, rec *report.Recorder) {
+func watchClient(ctx context.Context, live interface{ SetClient(report.ClientLive) }) {
 	prev := selfmon.Take()
 	t := time.NewTicker(clientLookEvery)
 	defer t.Stop()
@@ -29,7 +29,7 @@ func watchClient(ctx context.Context, rec *report.Recorder) {
 		case <-t.C:
 		}
 		now := selfmon.Take()
-		rec.SetClient(clientLive(selfmon.Since(prev, now)))
+		live.SetClient(clientLive(selfmon.Since(prev, now)))
 		prev = now
 	}
 }
