@@ -22,8 +22,7 @@ const maxFuncLines = 150
 // ("package/path.Func" or "package/path.Type.Method"), each with its reason:
 // only literal tables, whose length is their data. An entry that no longer
 // names a long function fails the test, so the list cannot outlive its reason.
-var longAllowed = map[string]string{
-}
+var longAllowed = map[string]string{}
 
 // TestNoLongFunctions walks every non-test, non-generated Go file of the
 // module and fails on any function longer than maxFuncLines that
