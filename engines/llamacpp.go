@@ -29,7 +29,10 @@ var llamacpp = Family{
 		OutsidePrefill: "waiting for a free slot (requests_deferred), tokenization, HTTP, the network and the first token's delivery",
 	},
 	Wire: Wire{Quirks: []string{
-		"Keep-Alive: timeout=5, max=100: a pooled connection is closed after 5 s idle or 100 requests",
+		// Measured against a real llama-server (issues 20 and 22): the
+		// header promises reuse, the server does not keep it after a stream.
+		"closes the connection after every streamed response, although it answers Keep-Alive: timeout=5, max=100: each streamed request opens a new connection",
+		"truncates at its per-slot context (the context size divided by the slots): a request whose prompt plus max_tokens exceeds it stops with finish_reason length, short of max_tokens",
 		"serves /chat/completions and /completions without the /v1 prefix too",
 		"answers carry a timings object (its own prompt and generation times)",
 	}},
