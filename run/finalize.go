@@ -100,10 +100,7 @@ const finalizeMemoryLimit = 768 << 20
 // baseline that is not there (a run directory moved to another machine)
 // leaves the gates that need it unevaluated.
 func finalGates(dir string, s report.Summary, l *report.Loaded) (*gates.Report, error) {
-	var meta report.RunMeta
-	if b, err := os.ReadFile(filepath.Join(dir, report.RunFile)); err == nil {
-		_ = json.Unmarshal(b, &meta) // report.Build read it already
-	}
+	meta, _ := recordedGates(dir) // report.Build read it already
 	gs, err := readGates(dir, meta.Thresholds)
 	if err != nil || len(gs) == 0 {
 		// Gates that do not parse were refused before the run (and are

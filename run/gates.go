@@ -2,6 +2,7 @@ package run
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,22 +25,42 @@ type GateConfig struct {
 	JUnit      string   // also write the results as JUnit XML here ("" = no)
 }
 
-// Gate checks the run in dir against its scenario's thresholds and cfg's,
-// against the baseline when one is given; prints the results on w, and
-// returns *GatesFailed when a gate fails or cannot be evaluated (a
-// *ConfigError for an expression that does not parse). Without any gate it
-// says so and returns a nil report.
+// Gate checks the run in dir against every gate it was run with — its
+// scenario's thresholds and the --threshold expressions it was given (both
+// recorded in the run directory) — and cfg's, against cfg's baseline, or
+// the baseline the run was given when cfg names none. It prints the results
+// on w, and returns *GatesFailed when a gate fails or cannot be evaluated.
+// A flag it cannot use is the user's error (*ConfigError): a --baseline
+// when no gate compares with one, a --junit when there is no gate. Without
+// any gate it says so and returns a nil report.
 func Gate(dir string, cfg GateConfig, w io.Writer) (*gates.Report, error) {
-	if _, err := os.Stat(filepath.Join(dir, report.RunFile)); err != nil {
-		return nil, configError(fmt.Errorf("%s is not a run directory: %w", dir, err))
+	recorded, err := recordedGates(dir)
+	if err != nil {
+		return nil, err
 	}
-	gs, err := readGates(dir, cfg.Thresholds)
+	gs, err := readGates(dir, distinct(slices.Concat(recorded.Thresholds, cfg.Thresholds)))
 	if err != nil {
 		return nil, err
 	}
 	if len(gs) == 0 {
-		fmt.Fprintln(w, "gates: none (the scenario has no gates.thresholds and no --threshold was given)")
+		if cfg.Baseline != "" || cfg.JUnit != "" {
+			return nil, configError(fmt.Errorf("%s has no gates (its scenario has no gates.thresholds, it was run with no --threshold, and none was given): --baseline and --junit have nothing to do", dir))
+		}
+		fmt.Fprintln(w, "gates: none (the scenario has no gates.thresholds, and neither the run nor this command was given a --threshold)")
 		return nil, nil
+	}
+	baseline := cfg.Baseline
+	if !slices.ContainsFunc(gs, gates.Gate.NeedsBaseline) {
+		if baseline != "" {
+			return nil, configError(fmt.Errorf("--baseline %s: none of the %d gates of %s compares with a baseline (add a regression gate, e.g. --threshold \"client.ttft.p99 regression < 10%%\")", baseline, len(gs), dir))
+		}
+	} else if baseline == "" {
+		// The baseline the run was given, where it still is; a gate that
+		// needs one is unevaluable without it, and says so.
+		if _, err := os.Stat(recorded.Baseline); recorded.Baseline != "" && err == nil {
+			baseline = recorded.Baseline
+			fmt.Fprintf(w, "baseline: %s (the run's own; --baseline picks another)\n", baseline)
+		}
 	}
 	cur, err := gates.LoadRun(dir)
 	if err != nil {
@@ -47,11 +68,37 @@ func Gate(dir string, cfg GateConfig, w io.Writer) (*gates.Report, error) {
 		// that cannot be evaluated fails the gate (exit 3), not the tool.
 		return nil, &GatesFailed{Unevaluable: len(gs), Cause: fmt.Errorf("load %s: %w", dir, err)}
 	}
-	base, err := loadBaseline(cfg.Baseline)
+	base, err := loadBaseline(baseline)
 	if err != nil {
 		return nil, err
 	}
 	return reportGates(gs, cur, base, w, cfg.JUnit)
+}
+
+// distinct is exprs without repeats, in their order: a --threshold given
+// again to `llmbench gate` that the run was given already is one gate.
+func distinct(exprs []string) []string {
+	var out []string
+	for _, e := range exprs {
+		if !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// recordedGates reads what the run in dir records of the gates it was run
+// with beside its scenario's (run.json): its --threshold expressions and its
+// baseline. A run.json that does not decode records none: loading the run
+// then fails its gates, naming why.
+func recordedGates(dir string) (report.RunMeta, error) {
+	var meta report.RunMeta
+	b, err := os.ReadFile(filepath.Join(dir, report.RunFile))
+	if err != nil {
+		return meta, configError(fmt.Errorf("%s is not a run directory: %w", dir, err))
+	}
+	_ = json.Unmarshal(b, &meta)
+	return meta, nil
 }
 
 // gate is the gate stage: the run's outcome once it is finalized. A run

@@ -3,6 +3,7 @@ package run
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,4 +86,74 @@ gates: {thresholds: ["client.requests.failed == 0"]}
 		t.Fatal(err)
 	}
 	check("rebuilt")
+}
+
+// `llmbench gate` re-checks every gate the run was run with, its --threshold
+// ones included, against the baseline it is given (or the run's own), and a
+// flag it cannot use is the user's error, not a silent pass.
+func TestGateRechecksTheRunsGates(t *testing.T) {
+	t.Parallel()
+	path := writeScenario(t, `
+name: regate
+engine: {kind: sim, preset: tiny, process: inline}
+workload: {concurrency: 2, requests: 6, prompt_tokens: 8, output_tokens: 4}
+`)
+	runs := t.TempDir()
+	base, err := Run(t.Context(), Config{Scenario: path, RunsDir: runs}, IO{Stdout: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The run's own gates: one absolute that fails, one regression that
+	// passes (no run is ten times slower than an identical one).
+	given := []string{"client.ttft.p50 < 1us", "client.e2e.mean regression < 1000%"}
+	res, err := Run(t.Context(), Config{Scenario: path, RunsDir: runs, Baseline: base.Dir, Thresholds: given}, IO{Stdout: io.Discard})
+	var gf *GatesFailed
+	if !errors.As(err, &gf) || gf.Failed != 1 {
+		t.Fatalf("run: %v, want one gate failed", err)
+	}
+
+	cases := []struct {
+		name   string
+		cfg    GateConfig
+		failed int    // gates failed (-1: a usage error)
+		lines  int    // gates reported
+		says   string // in the output or the error
+	}{
+		{"the run's own gates and baseline", GateConfig{}, 1, 2, "the run's own"},
+		{"another baseline", GateConfig{Baseline: res.Dir}, 1, 2, "regression"},
+		{"a threshold given again is one gate", GateConfig{Thresholds: given[:1]}, 1, 2, "1us"},
+		{"one more", GateConfig{Thresholds: []string{"client.requests.failed == 0"}}, 1, 3, "failed == 0"},
+	}
+	for _, c := range cases {
+		var out strings.Builder
+		rep, err := Gate(res.Dir, c.cfg, &out)
+		if !errors.As(err, &gf) || gf.Failed != c.failed || rep == nil || len(rep.Results) != c.lines {
+			t.Errorf("%s: %v (report %v), want %d of %d gates failed", c.name, err, rep, c.failed, c.lines)
+			continue
+		}
+		for _, r := range rep.Results {
+			if strings.Contains(r.Gate, "regression") && r.Status != "pass" {
+				t.Errorf("%s: %s is %s (%s), want it evaluated against the baseline and passed", c.name, r.Gate, r.Status, r.Reason)
+			}
+		}
+		if !strings.Contains(out.String(), c.says) {
+			t.Errorf("%s: output does not say %q:\n%s", c.name, c.says, out.String())
+		}
+	}
+
+	// A baseline no gate can use, or a JUnit file for no gates, is an error.
+	for _, c := range []struct {
+		dir string
+		cfg GateConfig
+	}{
+		{base.Dir, GateConfig{Baseline: res.Dir}},
+		{base.Dir, GateConfig{JUnit: filepath.Join(t.TempDir(), "junit.xml")}},
+		{base.Dir, GateConfig{Baseline: res.Dir, Thresholds: []string{"client.ttft.p50 < 10s"}}},
+	} {
+		_, err := Gate(c.dir, c.cfg, io.Discard)
+		var ce *ConfigError
+		if !errors.As(err, &ce) {
+			t.Errorf("gate %+v: %v, want a usage error", c.cfg, err)
+		}
+	}
 }

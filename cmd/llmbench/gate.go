@@ -19,7 +19,8 @@ func newGateCmd(cio *cliIO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gate RUN_DIR",
 		Short: "Check a run against its scenario's thresholds and a baseline run; exit 3 when a gate fails",
-		Long: `Evaluates the thresholds in RUN_DIR/scenario.yaml (gates.thresholds) and every --threshold
+		Long: `Evaluates every gate the run was run with (RUN_DIR/scenario.yaml's gates.thresholds and the
+--threshold expressions given to llmbench run, recorded in run.json) and every --threshold given here
 against the run's summary, prints one line per gate, and exits 3 when any gate fails or cannot be
 evaluated. Expressions look like
 
@@ -28,7 +29,9 @@ evaluated. Expressions look like
   client.ttft.p99 < baseline * 1.10
   client.ttft.p99 regression < 10%
 
-A regression gate compares with the run given by --baseline (a run directory, or a summary.json);
+A regression gate compares with the run given by --baseline (a run directory, or a summary.json),
+or else with the baseline the run was given, where it still is; a --baseline that no gate uses, or a
+--junit with no gate, is a usage error (exit 2).
 when both runs have their raw records it fails only when the whole 95% bootstrap confidence
 interval of the regression lies beyond the allowed one. --metrics lists the metric names.`,
 		Args: cobra.MaximumNArgs(1),
