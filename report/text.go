@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/internal/errwriter"
+	"github.com/llmbench-org/llmbench/redact"
 	"github.com/llmbench-org/llmbench/report/reconcile"
 )
 
@@ -38,7 +39,7 @@ func RenderTextVerbose(w io.Writer, s Summary) error { return renderText(w, s, t
 const briefVerdict = 96
 
 func renderText(w io.Writer, s Summary, verbose bool) error {
-	ew := &errwriter.Writer{W: PrintableWriter(w)}
+	ew := &errwriter.Writer{W: redact.PrintableWriter(w)}
 	c := s.Client
 	ew.Printf("llmbench %s — %s (seed %d), %.1f s measured\n", s.Run.Scenario, s.Run.ID, s.Run.Seed, s.Run.Duration)
 	if d := s.Run.Description; d != "" {
@@ -340,29 +341,10 @@ func recordsNote(h Health) string {
 	return fmt.Sprintf("%d read, ", h.Records) + strings.Join(parts, ", ")
 }
 
-// PrintableWriter passes everything written to w through Printable, so
-// text from outside cannot carry escape sequences to a terminal. Renderers
-// that write no control characters of their own (everything but tabs and
-// newlines) use it around their writer.
-func PrintableWriter(w io.Writer) io.Writer { return printableWriter{w} }
-
-type printableWriter struct{ w io.Writer }
-
-func (p printableWriter) Write(b []byte) (int, error) {
-	s := string(b)
-	if isPrintable(s) {
-		return p.w.Write(b)
-	}
-	if _, err := io.WriteString(p.w, Printable(s)); err != nil {
-		return 0, err
-	}
-	return len(b), nil
-}
-
 // ProgressLine renders a Progress as one plain line, for runs whose output is
 // not a terminal (CI logs, pipes).
 func ProgressLine(p Progress) string {
-	return PrintableLine(progressLine(p))
+	return redact.PrintableLine(progressLine(p))
 }
 
 func progressLine(p Progress) string {
@@ -473,20 +455,6 @@ func (s *steadyFindings) filter(p Progress) Progress {
 	s.last = seen
 	p.Findings = kept
 	return p
-}
-
-// SafeWriter is for what a run prints about itself (engine notes, errors):
-// everything written passes through Redact and Printable, so neither a
-// secret nor a terminal escape sequence from outside reaches the screen.
-func SafeWriter(w io.Writer) io.Writer { return safeWriter{w} }
-
-type safeWriter struct{ w io.Writer }
-
-func (s safeWriter) Write(b []byte) (int, error) {
-	if _, err := io.WriteString(s.w, Printable(Redact(string(b)))); err != nil {
-		return 0, err
-	}
-	return len(b), nil
 }
 
 // liveQuantiles is "p50 X p99 Y" for a plain progress line: the first and

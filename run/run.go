@@ -24,6 +24,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/internal/version"
+	"github.com/llmbench-org/llmbench/redact"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/gates"
 	"github.com/llmbench-org/llmbench/scenarios"
@@ -113,7 +114,7 @@ func (o IO) withDefaults() IO {
 	}
 	// What a run prints may quote the engine (a model id, an error body):
 	// no secret and no terminal escape from it reaches the screen.
-	o.Stdout, o.Stderr = report.SafeWriter(o.Stdout), report.SafeWriter(o.Stderr)
+	o.Stdout, o.Stderr = redact.SafeWriter(o.Stdout), redact.SafeWriter(o.Stderr)
 	if o.Getenv == nil {
 		o.Getenv = func(string) string { return "" }
 	}

@@ -9,6 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/llmbench-org/llmbench/redact"
 	"github.com/llmbench-org/llmbench/report"
 )
 
@@ -107,7 +108,7 @@ func differences(base, cur Run) []Difference {
 		if f.b == f.c || slices.ContainsFunc(out, func(d Difference) bool { return d.Field == f.name }) {
 			continue
 		}
-		out = append(out, Difference{Field: "run.json " + f.name, Kind: "engine", Baseline: clip(report.Redact(f.b)), Run: clip(report.Redact(f.c))})
+		out = append(out, Difference{Field: "run.json " + f.name, Kind: "engine", Baseline: clip(redact.Text(f.b)), Run: clip(redact.Text(f.c))})
 	}
 	return out
 }
@@ -139,7 +140,7 @@ func flatten(prefix string, v any, out map[string]string) {
 			s = string(b)
 		}
 	}
-	out[prefix] = clip(report.Redact(s))
+	out[prefix] = clip(redact.Text(s))
 }
 
 // clip keeps a value to one readable line.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/redact"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/reconcile"
 )
@@ -642,7 +643,7 @@ func errorsOf(records []client.Record) errorsView {
 		if k.status != 0 {
 			status = fmt.Sprint(k.status)
 		}
-		v.Rows = append(v.Rows, errorRow{Count: count(counts[k]), Class: string(k.class), Status: status, Message: orDash(clip(report.Redact(k.msg), errorTextRunes))})
+		v.Rows = append(v.Rows, errorRow{Count: count(counts[k]), Class: string(k.class), Status: status, Message: orDash(clip(redact.Text(k.msg), errorTextRunes))})
 	}
 	return v
 }

@@ -18,6 +18,7 @@ import (
 	pq "github.com/parquet-go/parquet-go"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/redact"
 	"github.com/llmbench-org/llmbench/report"
 )
 
@@ -222,7 +223,7 @@ func requestRow(r *client.Record, started time.Time, itls []time.Duration) Reque
 		PromptTokens: int64(r.PromptTokens), OutputTokens: int64(r.OutputTokens), CachedTokens: int64(r.CachedTokens),
 		ReasoningTokens: int64(r.ReasoningTokens), TargetPromptTokens: int64(r.TargetPromptTokens), MaxTokens: int64(r.MaxTokens),
 		TokenSource: string(r.TokenSource), Chunks: int32(len(r.Chunks)), TokensPerChunkSource: string(r.TokensPerChunkSource),
-		OK: r.OK(), Status: int32(r.Status), ErrorClass: string(r.ErrorClass), Error: report.Redact(r.Error),
+		OK: r.OK(), Status: int32(r.Status), ErrorClass: string(r.ErrorClass), Error: redact.Text(r.Error),
 		FinishReason: r.FinishReason, NoDone: r.NoDone, NoStream: r.NoStream,
 	}
 	if !started.IsZero() {

@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/redact"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/reconcile"
 )
@@ -765,7 +766,8 @@ func orDash(s string) string {
 }
 
 // clean makes outside text (a scrape error, a path, a scenario name) safe for
-// one terminal row: no control bytes, so no escape sequences and no breaks.
+// one terminal row: no secret (the redaction policy every sink applies), no
+// control bytes, so no escape sequences and no breaks.
 func clean(s string) string {
 	return strings.Map(func(r rune) rune {
 		switch {
@@ -775,7 +777,7 @@ func clean(s string) string {
 			return '?'
 		}
 		return r
-	}, s)
+	}, redact.Text(s))
 }
 
 // findingsRow sums up the live reconciliation: the first warning or failure

@@ -324,6 +324,7 @@ func TestFormatting(t *testing.T) {
 		{"errors by count then name", errorClasses(map[client.ErrorClass]int{"b": 1, "a": 1, "c": 5, "": 2}), "c 5 · unclassified 2 · a 1 · b 1"},
 		{"clean controls", clean("a\tb\nc\x1b[31md\x00"), "a b c?[31md?"},
 		{"clean keeps unicode", clean("日本 ✓"), "日本 ✓"},
+		{"clean redacts", clean("scrape http://u:pw@e/metrics?token=t failed; Bearer abc"), "scrape http://u:REDACTED@e/metrics?token=REDACTED failed; Bearer REDACTED"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
