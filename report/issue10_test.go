@@ -12,13 +12,14 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/redact"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
 // writeDir lays meta, records and rows out as a run directory, each JSONL
 // line as the Recorder writes it, and returns the directory and the
 // requests file's bytes.
-func writeDir(t *testing.T, meta RunMeta, recs []client.Record, rows []scrape.Row) (string, []byte) {
+func writeDir(t *testing.T, meta rundir.RunMeta, recs []client.Record, rows []scrape.Row) (string, []byte) {
 	t.Helper()
 	dir := t.TempDir()
 	b, err := json.Marshal(meta)
@@ -30,7 +31,7 @@ func writeDir(t *testing.T, meta RunMeta, recs []client.Record, rows []scrape.Ro
 			t.Fatal(err)
 		}
 	}
-	write(RunFile, b)
+	write(rundir.RunFile, b)
 	var req, scr bytes.Buffer
 	for _, r := range recs {
 		j, _ := json.Marshal(r)
@@ -40,12 +41,12 @@ func writeDir(t *testing.T, meta RunMeta, recs []client.Record, rows []scrape.Ro
 		j, _ := json.Marshal(r)
 		scr.Write(append(j, '\n'))
 	}
-	write(RequestsFile, req.Bytes())
-	write(ScrapesFile, scr.Bytes())
+	write(rundir.RequestsFile, req.Bytes())
+	write(rundir.ScrapesFile, scr.Bytes())
 	return dir, req.Bytes()
 }
 
-func ended(meta RunMeta) RunMeta {
+func ended(meta rundir.RunMeta) rundir.RunMeta {
 	meta.Ended = meta.StartedAt.Add(time.Second)
 	return meta
 }
@@ -78,7 +79,7 @@ func TestBuildMarksAKilledRunNotValid(t *testing.T) {
 	t.Run("killed mid-phase", func(t *testing.T) {
 		t.Parallel()
 		killed := meta
-		killed.Phases = []PhaseMeta{{Name: "main", Measured: true, Start: 100 * time.Millisecond}} // no end yet
+		killed.Phases = []rundir.PhaseMeta{{Name: "main", Measured: true, Start: 100 * time.Millisecond}} // no end yet
 		dir, _ := writeDir(t, killed, recs, rows)
 		s, err := Build(dir)
 		if err != nil {
@@ -125,7 +126,7 @@ func TestBuildCountsTornAndDuplicateLines(t *testing.T) {
 		dir, req := writeDir(t, meta, recs, rows)
 		last, _ := json.Marshal(client.Record{ID: "fixed-1-9", Index: 9, Phase: "main", Sent: time.Second, End: 2 * time.Second})
 		torn := append(req, last[:len(last)/2]...) // the disk filled mid-write
-		if err := os.WriteFile(filepath.Join(dir, RequestsFile), torn, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, rundir.RequestsFile), torn, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		s, err := Build(dir)
@@ -150,7 +151,7 @@ func TestBuildCountsTornAndDuplicateLines(t *testing.T) {
 		// after it went on, glued to the torn fragment.
 		third := lines[2]
 		torn := slicesConcat(lines[:2], [][]byte{third[:len(third)/2]}, lines[3:])
-		if err := os.WriteFile(filepath.Join(dir, RequestsFile), bytes.Join(torn, nil), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, rundir.RequestsFile), bytes.Join(torn, nil), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		s, err := Build(dir)
@@ -164,7 +165,7 @@ func TestBuildCountsTornAndDuplicateLines(t *testing.T) {
 	t.Run("requests.jsonl appended onto itself", func(t *testing.T) {
 		t.Parallel()
 		dir, req := writeDir(t, meta, recs, rows)
-		if err := os.WriteFile(filepath.Join(dir, RequestsFile), append(req, req...), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, rundir.RequestsFile), append(req, req...), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		s, err := Build(dir)
@@ -189,7 +190,7 @@ func TestCanceledRequestsAreNotFailures(t *testing.T) {
 	t.Parallel()
 	meta, recs, rows := fixedRun()
 	recs[4].ErrorClass, recs[4].Error = client.ErrCanceled, "context canceled"
-	meta.SLO = &SLO{E2E: time.Second}
+	meta.SLO = &rundir.SLO{E2E: time.Second}
 	s := Compute(meta, recs, rows, nil, 0)
 	c := s.Client.Requests
 	if c.Sent != 6 || c.OK != 4 || c.Failed != 1 || c.Canceled != 1 || c.Errors["canceled"] != 0 || c.Errors["http_status"] != 1 {
@@ -215,7 +216,7 @@ func TestCanceledRequestsAreNotFailures(t *testing.T) {
 var secrets = []string{"hunter2", "s3cr3t-q", "sk-abcdefghijklmnop", "eyJhbGciOiJIUzI1NiJ9", "promtok42"}
 
 // SecretRun is fixedRun with secrets everywhere text comes from outside.
-func secretRun() (RunMeta, []client.Record, []scrape.Row) {
+func secretRun() (rundir.RunMeta, []client.Record, []scrape.Row) {
 	meta, recs, rows := fixedRun()
 	meta = ended(meta)
 	meta.Engine.BaseURL = "https://bob:hunter2@engine.example/v1?api_key=s3cr3t-q"
@@ -298,7 +299,7 @@ func TestRecorderWritesNoSecret(t *testing.T) {
 	if err := rec.Consume(rc, rw); err != nil {
 		t.Fatal(err)
 	}
-	if err := rec.WriteJSON(RunFile, meta); err != nil {
+	if err := rec.WriteJSON(rundir.RunFile, meta); err != nil {
 		t.Fatal(err)
 	}
 	if err := rec.Close(); err != nil {
@@ -307,7 +308,7 @@ func TestRecorderWritesNoSecret(t *testing.T) {
 	if meta.Phases[0].Before.Target == "" || !strings.Contains(meta.Phases[0].Before.Target, "hunter2") {
 		t.Errorf("WriteJSON changed the caller's RunMeta: %q", meta.Phases[0].Before.Target)
 	}
-	for _, name := range []string{RunFile, RequestsFile, ScrapesFile} {
+	for _, name := range []string{rundir.RunFile, rundir.RequestsFile, rundir.ScrapesFile} {
 		b, err := os.ReadFile(filepath.Join(rec.Dir(), name))
 		if err != nil {
 			t.Fatal(err)
@@ -390,7 +391,7 @@ func TestMergeKeepsTheRunsEnd(t *testing.T) {
 		end0, end1 bool
 	}{{"both ended", true, true}, {"one killed", true, false}} {
 		out := filepath.Join(t.TempDir(), "merged")
-		if err := Merge(out, []string{shard(0, tc.end0), shard(1, tc.end1)}); err != nil {
+		if err := rundir.Merge(out, []string{shard(0, tc.end0), shard(1, tc.end1)}); err != nil {
 			t.Fatal(err)
 		}
 		s, err := Build(out)

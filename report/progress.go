@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
@@ -84,7 +85,7 @@ type ServerLive struct {
 // plus running totals. Memory stays bounded by the window, not the run.
 type liveWindow struct {
 	span time.Duration
-	slo  *SLO // nil: no goodput
+	slo  *rundir.SLO // nil: no goodput
 	// percentiles the window's quantiles are read at (DefaultPercentiles
 	// unless SetPercentiles said otherwise)
 	percentiles []float64
@@ -110,8 +111,8 @@ type liveEvent struct {
 	lag     time.Duration
 	hasLag  bool          // open loop: the request had an intended time
 	itlMean time.Duration // mean per-token ITL of the request (-1 when fewer than two chunks)
-	good    bool          // within the SLO
-	unmeas  bool          // could not be measured against the SLO
+	good    bool          // within the rundir.SLO
+	unmeas  bool          // could not be measured against the rundir.SLO
 }
 
 func newLiveWindow(span time.Duration) liveWindow {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // TestLiveGoodput: with an SLO the live window counts the requests within it
@@ -21,7 +22,7 @@ func TestLiveGoodput(t *testing.T) {
 	records := []client.Record{rec(10*ms, 50*ms, 4), rec(10*ms, 60*ms, 4), rec(400*ms, 450*ms, 4), failed}
 
 	w := newLiveWindow(10 * time.Second)
-	w.slo = &SLO{TTFT: 100 * ms}
+	w.slo = &rundir.SLO{TTFT: 100 * ms}
 	plain := newLiveWindow(10 * time.Second)
 	for i := range records {
 		w.addRecord(&records[i], 5*time.Second)

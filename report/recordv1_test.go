@@ -15,6 +15,7 @@ import (
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/run"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // v1Run is a run directory written before record format v2.
@@ -66,7 +67,7 @@ func lines(t *testing.T, path string) [][]byte {
 func readRecords(t *testing.T, path string) []client.Record {
 	t.Helper()
 	var out []client.Record
-	if _, err := report.ReadJSONL(path, func(r *client.Record) error {
+	if _, err := rundir.ReadJSONL(path, func(r *client.Record) error {
 		out = append(out, *r)
 		return nil
 	}); err != nil {
@@ -84,12 +85,12 @@ func rewriteRecords(t *testing.T, dir string, records []client.Record, v2 func(i
 		if v2(i) {
 			b = records[i].AppendJSON(b)
 		} else {
-			old := lines(t, filepath.Join(v1Run, report.RequestsFile))[i]
+			old := lines(t, filepath.Join(v1Run, rundir.RequestsFile))[i]
 			b = append(b, old...)
 		}
 		b = append(b, '\n')
 	}
-	if err := os.WriteFile(filepath.Join(dir, report.RequestsFile), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.RequestsFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -99,7 +100,7 @@ func rewriteRecords(t *testing.T, dir string, records []client.Record, v2 func(i
 // in one file (an old file appended to by a new llmbench).
 func TestV1RunDirectoryReads(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(v1Run, report.RequestsFile)
+	path := filepath.Join(v1Run, rundir.RequestsFile)
 	raw := lines(t, path)
 	records := readRecords(t, path)
 	if len(records) != len(raw) || len(records) < 100 {
@@ -140,7 +141,7 @@ func TestV1RunDirectoryReads(t *testing.T) {
 		dir := copyRun(t, v1Run)
 		rewriteRecords(t, dir, records, v2)
 		if name != "v1" {
-			if d := cmp.Diff(records, readRecords(t, filepath.Join(dir, report.RequestsFile))); d != "" {
+			if d := cmp.Diff(records, readRecords(t, filepath.Join(dir, rundir.RequestsFile))); d != "" {
 				t.Fatalf("%s: records differ from v1's (-v1 +%s):\n%s", name, name, d)
 			}
 		}
@@ -151,7 +152,7 @@ func TestV1RunDirectoryReads(t *testing.T) {
 		if fin.Summary.Health.Records != len(records) {
 			t.Fatalf("%s: summary of %d records, want %d", name, fin.Summary.Health.Records, len(records))
 		}
-		if summaries[name], err = os.ReadFile(filepath.Join(dir, report.SummaryFile)); err != nil {
+		if summaries[name], err = os.ReadFile(filepath.Join(dir, rundir.SummaryFile)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -166,12 +167,12 @@ func TestV1RunDirectoryReads(t *testing.T) {
 // that hold the same records.
 func TestMergeOfBothVersions(t *testing.T) {
 	t.Parallel()
-	records := readRecords(t, filepath.Join(v1Run, report.RequestsFile))
+	records := readRecords(t, filepath.Join(v1Run, rundir.RequestsFile))
 	half := len(records) / 2
 	var shards []string
 	for shard, v2 := range []bool{false, true} {
 		dir := copyRun(t, v1Run)
-		b, err := os.ReadFile(filepath.Join(dir, report.RunFile))
+		b, err := os.ReadFile(filepath.Join(dir, rundir.RunFile))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +184,7 @@ func TestMergeOfBothVersions(t *testing.T) {
 		if b, err = json.Marshal(meta); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(dir, report.RunFile), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, rundir.RunFile), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		rewriteRecords(t, dir, records, func(int) bool { return v2 })
@@ -192,24 +193,24 @@ func TestMergeOfBothVersions(t *testing.T) {
 			mine = records[half:]
 		}
 		// Keep this shard's lines only.
-		all := lines(t, filepath.Join(dir, report.RequestsFile))
+		all := lines(t, filepath.Join(dir, rundir.RequestsFile))
 		kept := all[:half]
 		if shard == 1 {
 			kept = all[half:]
 		}
-		if err := os.WriteFile(filepath.Join(dir, report.RequestsFile), append(bytes.Join(kept, []byte("\n")), '\n'), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, rundir.RequestsFile), append(bytes.Join(kept, []byte("\n")), '\n'), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if got := readRecords(t, filepath.Join(dir, report.RequestsFile)); !cmp.Equal(got, mine) {
+		if got := readRecords(t, filepath.Join(dir, rundir.RequestsFile)); !cmp.Equal(got, mine) {
 			t.Fatalf("shard %d: %s", shard, cmp.Diff(mine, got))
 		}
 		shards = append(shards, dir)
 	}
 	out := filepath.Join(t.TempDir(), "merged")
-	if err := report.Merge(out, shards); err != nil {
+	if err := rundir.Merge(out, shards); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(out, report.RequestsFile))
+	f, err := os.Open(filepath.Join(out, rundir.RequestsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +222,7 @@ func TestMergeOfBothVersions(t *testing.T) {
 			t.Fatalf("merged line is not v2: %.80s", sc.Bytes())
 		}
 	}
-	merged := readRecords(t, filepath.Join(out, report.RequestsFile))
+	merged := readRecords(t, filepath.Join(out, rundir.RequestsFile))
 	byID := func(a, b client.Record) int { return strings.Compare(a.ID, b.ID) }
 	want := slices.Clone(records)
 	slices.SortFunc(want, byID)
@@ -238,7 +239,7 @@ func TestMergeOfBothVersions(t *testing.T) {
 // the next line glued to it, reads as one torn line and the whole next one.
 func TestTornV2LineAtEveryByte(t *testing.T) {
 	t.Parallel()
-	records := readRecords(t, filepath.Join(v1Run, report.RequestsFile))
+	records := readRecords(t, filepath.Join(v1Run, rundir.RequestsFile))
 	var torn, whole client.Record
 	for _, r := range records {
 		if len(r.Chunks) > 3 && torn.ID == "" {
@@ -249,14 +250,14 @@ func TestTornV2LineAtEveryByte(t *testing.T) {
 		}
 	}
 	line, next := torn.AppendJSON(nil), whole.AppendJSON(nil)
-	path := filepath.Join(t.TempDir(), report.RequestsFile)
+	path := filepath.Join(t.TempDir(), rundir.RequestsFile)
 	for cut := 1; cut < len(line); cut++ {
 		b := append(append(append(slices.Clip(line[:cut]), next...), '\n'), next...)
 		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		var got []client.Record
-		partial, err := report.ReadJSONL(path, func(r *client.Record) error {
+		partial, err := rundir.ReadJSONL(path, func(r *client.Record) error {
 			got = append(got, *r)
 			return nil
 		})

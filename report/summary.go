@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/report/reconcile"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
@@ -18,14 +19,14 @@ type Summary struct {
 	Schema string `json:"schema"`
 	// Percentiles are the latency quantiles the tables show, in percent;
 	// each Dist and ServerDist has them in Quantiles.
-	Percentiles []float64     `json:"percentiles"`
-	Run         RunInfo       `json:"run"`
-	Engine      EngineMeta    `json:"engine"`
-	Health      Health        `json:"health"`
-	Client      ClientSide    `json:"client"`
-	Server      *ServerSide   `json:"server,omitempty"` // nil when the engine exposes no /metrics
-	Phases      []PhaseResult `json:"phases"`
-	Sweep       *SweepResult  `json:"sweep,omitempty"` // with two or more measured phases
+	Percentiles []float64         `json:"percentiles"`
+	Run         RunInfo           `json:"run"`
+	Engine      rundir.EngineMeta `json:"engine"`
+	Health      Health            `json:"health"`
+	Client      ClientSide        `json:"client"`
+	Server      *ServerSide       `json:"server,omitempty"` // nil when the engine exposes no /metrics
+	Phases      []PhaseResult     `json:"phases"`
+	Sweep       *SweepResult      `json:"sweep,omitempty"` // with two or more measured phases
 	// Waterfall joins client requests to the engine's trace log (when the run
 	// has one): where each request's time went, phase by phase.
 	Waterfall *reconcile.WaterfallSummary `json:"waterfall,omitempty"`
@@ -101,8 +102,8 @@ type Health struct {
 	StreamsWithoutDone int `json:"streams_without_done"`
 	// NotStreamed counts requests sent with stream:false
 	// (client.Record.NoStream): only E2E and usage were measured.
-	NotStreamed int          `json:"not_streamed"`
-	Client      ClientHealth `json:"client"`
+	NotStreamed int                 `json:"not_streamed"`
+	Client      rundir.ClientHealth `json:"client"`
 }
 
 // ClientSide is what the client measured over the measured phases.
@@ -333,7 +334,7 @@ type PhaseResult struct {
 	Duration float64     `json:"duration_s"`
 	Load     float64     `json:"load,omitempty"`      // the offered load: requests/s (open loop) or users (closed loop)
 	LoadUnit string      `json:"load_unit,omitempty"` // "requests/s" | "users"
-	Planned  int         `json:"planned,omitempty"`   // requests the plan offered (PhaseMeta.Planned)
+	Planned  int         `json:"planned,omitempty"`   // requests the plan offered (rundir.PhaseMeta.Planned)
 	Client   ClientSide  `json:"client"`
 	Server   *ServerSide `json:"server,omitempty"`
 }

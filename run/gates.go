@@ -11,8 +11,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/gates"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scenarios"
 	"github.com/llmbench-org/llmbench/workload"
 )
@@ -30,7 +30,7 @@ type GateConfig struct {
 // *ConfigError for an expression that does not parse). Without any gate it
 // says so and returns a nil report.
 func Gate(dir string, cfg GateConfig, w io.Writer) (*gates.Report, error) {
-	if _, err := os.Stat(filepath.Join(dir, report.RunFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, rundir.RunFile)); err != nil {
 		return nil, configError(fmt.Errorf("%s is not a run directory: %w", dir, err))
 	}
 	gs, err := readGates(dir, cfg.Thresholds)
@@ -108,7 +108,7 @@ func printGates(rep gates.Report, w io.Writer, junitPath string) error {
 		if err := gates.RenderJUnit(&buf, rep); err != nil {
 			return err
 		}
-		if err := os.WriteFile(junitPath, buf.Bytes(), 0o644); err != nil {
+		if err := rundir.WriteFile(junitPath, buf.Bytes()); err != nil {
 			return fmt.Errorf("write JUnit report: %w", err)
 		}
 	}
@@ -124,7 +124,7 @@ func printGates(rep gates.Report, w io.Writer, junitPath string) error {
 // another machine still gates) and the extra expressions, reporting every
 // bad one with where it came from.
 func readGates(dir string, extra []string) (gates.Gates, error) {
-	path := filepath.Join(dir, report.ScenarioFile)
+	path := filepath.Join(dir, rundir.ScenarioFile)
 	g, err := scenarios.LoadGates(path)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, configError(fmt.Errorf("read the gates of %s: %w", dir, err))

@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 	"github.com/llmbench-org/llmbench/workload"
 )
@@ -90,7 +91,7 @@ func (b *phaseBook) onPhase(ctx context.Context, ev workload.PhaseEvent) {
 		} else {
 			before, beforeRows = b.snapshot(ctx)
 		}
-		pm := report.PhaseMeta{Name: ev.Phase, Measured: ev.Measured, Start: ev.At, Before: before, BeforeRows: apart(beforeRows)}
+		pm := rundir.PhaseMeta{Name: ev.Phase, Measured: ev.Measured, Start: ev.At, Before: before, BeforeRows: apart(beforeRows)}
 		if phases := b.plan.Phases(); ev.Index >= 0 && ev.Index < len(phases) {
 			ph := phases[ev.Index]
 			switch {
@@ -100,12 +101,12 @@ func (b *phaseBook) onPhase(ctx context.Context, ev workload.PhaseEvent) {
 				pm.Load, pm.LoadUnit = float64(ph.Concurrency), "users"
 			}
 		}
-		b.meta.update(func(m *report.RunMeta) { m.Phases = append(m.Phases, pm) })
+		b.meta.update(func(m *rundir.RunMeta) { m.Phases = append(m.Phases, pm) })
 		b.meta.write(b.rec)
 		return
 	}
 	var before *scrape.Row
-	b.meta.update(func(m *report.RunMeta) {
+	b.meta.update(func(m *rundir.RunMeta) {
 		if i := phaseIndex(m, ev.Phase); i >= 0 {
 			before = m.Phases[i].Before
 		}
@@ -114,7 +115,7 @@ func (b *phaseBook) onPhase(ctx context.Context, ev workload.PhaseEvent) {
 	want := b.ok[ev.Phase]
 	b.mu.Unlock()
 	after, afterRows, settled := b.settle(ctx, before, want)
-	b.meta.update(func(m *report.RunMeta) {
+	b.meta.update(func(m *rundir.RunMeta) {
 		if i := phaseIndex(m, ev.Phase); i >= 0 {
 			m.Phases[i].End = ev.At
 			m.Phases[i].After = after
@@ -125,7 +126,7 @@ func (b *phaseBook) onPhase(ctx context.Context, ev workload.PhaseEvent) {
 	b.meta.write(b.rec)
 }
 
-func phaseIndex(m *report.RunMeta, name string) int {
+func phaseIndex(m *rundir.RunMeta, name string) int {
 	for i := len(m.Phases) - 1; i >= 0; i-- {
 		if m.Phases[i].Name == name {
 			return i

@@ -27,6 +27,7 @@ import (
 	"github.com/llmbench-org/llmbench/redact"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/gates"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scenarios"
 	"github.com/llmbench-org/llmbench/scrape"
 	"github.com/llmbench-org/llmbench/selfmetrics"
@@ -213,7 +214,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	res := Result{Dir: rec.Dir()}
 	dir := res.Dir
 	runID = filepath.Base(dir)
-	if err := rec.WriteFile(report.ScenarioFile, resolved); err != nil {
+	if err := rec.WriteFile(rundir.ScenarioFile, resolved); err != nil {
 		return res, err
 	}
 
@@ -270,10 +271,10 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	}
 
 	shard, shards := plan.ShardOf()
-	meta := &runMeta{RunMeta: report.RunMeta{
+	meta := &runMeta{RunMeta: rundir.RunMeta{
 		Thresholds: cfg.Thresholds, Baseline: absPath(cfg.Baseline),
 		ID: runID, Scenario: sc.Name, Description: sc.Description, Seed: sc.Seed, StartedAt: start, Version: version.String(), Shard: shard, Shards: shards, Host: hostname(),
-		Engine: report.EngineMeta{Kind: sc.Engine.Kind, Dialect: ep.Dialect, BaseURL: ep.BaseURL, MetricsURL: ep.MetricsURL, Model: ep.Model, Notes: ep.Notes},
+		Engine: rundir.EngineMeta{Kind: sc.Engine.Kind, Dialect: ep.Dialect, BaseURL: ep.BaseURL, MetricsURL: ep.MetricsURL, Model: ep.Model, Notes: ep.Notes},
 	}}
 	meta.PromptCalibration = calibration
 	if sc.Report != nil {
@@ -281,7 +282,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 		rec.SetPercentiles(sc.Report.Percentiles)
 	}
 	if o := sc.SLO; o != nil {
-		meta.SLO = &report.SLO{TTFT: o.TTFT, TPOT: o.TPOT, E2E: o.E2E}
+		meta.SLO = &rundir.SLO{TTFT: o.TTFT, TPOT: o.TPOT, E2E: o.E2E}
 		rec.SetSLO(*meta.SLO)
 	}
 	if err := meta.write(rec); err != nil {
@@ -402,7 +403,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	}
 
 	interrupted := closed(cfg.Stop) || ctx.Err() != nil
-	meta.update(func(m *report.RunMeta) {
+	meta.update(func(m *rundir.RunMeta) {
 		for _, ph := range result.Phases {
 			m.DroppedArrivals += ph.Dropped
 			m.LateArrivals += ph.Late
@@ -418,7 +419,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 				m.Phases[i].Planned = phasePlanned(plan, ph, result.Stop == workload.StopCompleted)
 			}
 		}
-		m.Client = report.ClientHealth{
+		m.Client = rundir.ClientHealth{
 			CPUCores: self.Cores, CPUUtilization: self.CPUUtilization,
 			SchedLatencyP99_s: self.SchedLatencyP99.Seconds(), Saturated: self.Saturated(), Delay: self.Delay(),
 			GCCycles: self.GCCycles, GCPolicy: "GOGC/GOMEMLIMIT from the environment",
@@ -468,7 +469,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	}
 	// A run in which nothing succeeded measured nothing about the engine.
 	if r := res.Summary.Client.Requests; r.Sent > 0 && r.OK == 0 {
-		return res, fmt.Errorf("every request failed (%d); see the error samples above and %s", r.Failed, filepath.Join(dir, report.RequestsFile))
+		return res, fmt.Errorf("every request failed (%d); see the error samples above and %s", r.Failed, filepath.Join(dir, rundir.RequestsFile))
 	}
 	// Gates decide the outcome of a complete run; Finalize evaluated them
 	// (the reports show the verdicts).
@@ -650,10 +651,10 @@ func expectedConcurrency(plan *workload.Plan) int {
 // itself both update.
 type runMeta struct {
 	mu sync.Mutex
-	report.RunMeta
+	rundir.RunMeta
 }
 
-func (m *runMeta) update(fn func(*report.RunMeta)) {
+func (m *runMeta) update(fn func(*rundir.RunMeta)) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	fn(&m.RunMeta)
@@ -662,7 +663,7 @@ func (m *runMeta) update(fn func(*report.RunMeta)) {
 func (m *runMeta) write(rec *report.Recorder) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return rec.WriteJSON(report.RunFile, m.RunMeta)
+	return rec.WriteJSON(rundir.RunFile, m.RunMeta)
 }
 
 // phasePlanned is how many requests a phase offered by its plan: its request

@@ -3,22 +3,21 @@ package comparison
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/llmbench-org/llmbench/redact"
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
-func readMeta(path string) (*report.RunMeta, error) {
-	b, err := os.ReadFile(path)
+func readMeta(path string) (*rundir.RunMeta, error) {
+	b, err := rundir.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var m report.RunMeta
+	var m rundir.RunMeta
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -28,7 +27,7 @@ func readMeta(path string) (*report.RunMeta, error) {
 // readScenario reads the resolved scenario.yaml as plain data: report does
 // not know the scenario types, and a comparison only needs their values.
 func readScenario(path string) (map[string]any, error) {
-	b, err := os.ReadFile(path)
+	b, err := rundir.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
