@@ -186,7 +186,7 @@ func summarize(meta rundir.RunMeta, req *rundir.Requests, rows []scrape.Row, tra
 	measuredDigest := req.Digest.Of(inMeasured)
 	ps := meta.Percentiles
 	if len(ps) == 0 {
-		ps = DefaultPercentiles
+		ps = rundir.DefaultPercentiles
 	}
 	s.Percentiles = ps
 	// The run's client side and each phase's read the records only: they
@@ -635,7 +635,7 @@ func distSortedWith(xs []float64, ps []float64) Dist {
 	}
 	d.Quantiles = make(map[string]float64, len(ps))
 	for _, p := range ps {
-		d.Quantiles[PercentileName(p)] = quantile(p/100, xs)
+		d.Quantiles[rundir.PercentileName(p)] = quantile(p/100, xs)
 	}
 	return d
 }
@@ -674,7 +674,7 @@ func sketchDist(sk *chunkdigest.Sketch, ps []float64) Dist {
 		P95: sk.Quantile(0.95), P99: sk.Quantile(0.99), Max: sk.Max().Seconds()}
 	d.Quantiles = make(map[string]float64, len(ps))
 	for _, p := range ps {
-		d.Quantiles[PercentileName(p)] = sk.Quantile(p / 100)
+		d.Quantiles[rundir.PercentileName(p)] = sk.Quantile(p / 100)
 	}
 	return d
 }

@@ -101,7 +101,7 @@ func TestReportPerRequestFiguresAreExact(t *testing.T) {
 			got  Dist
 			xs   []float64
 		}{{"ttft", got.Latency.TTFT, ttft}, {"tpot", got.Latency.TPOT, tpot}, {"e2e", got.Latency.E2E, e2e}} {
-			if want := distWith(l.xs, DefaultPercentiles); !reflect.DeepEqual(l.got, want) {
+			if want := distWith(l.xs, rundir.DefaultPercentiles); !reflect.DeepEqual(l.got, want) {
 				t.Errorf("%s %s: %+v, want exactly %+v", name, l.name, l.got, want)
 			}
 		}
@@ -111,9 +111,9 @@ func TestReportPerRequestFiguresAreExact(t *testing.T) {
 		if g.N != len(itl) || g.Max != itl[len(itl)-1] || math.Abs(g.Mean-mean) > 1e-12*mean {
 			t.Errorf("%s itl: n %d mean %g max %g, want %d %g %g", name, g.N, g.Mean, g.Max, len(itl), mean, itl[len(itl)-1])
 		}
-		for _, p := range DefaultPercentiles {
+		for _, p := range rundir.DefaultPercentiles {
 			want := stat.Quantile(p/100, stat.LinInterp, itl, nil)
-			if q := g.Quantiles[PercentileName(p)]; math.Abs(q-want) > chunkdigest.RelativeError*want {
+			if q := g.Quantiles[rundir.PercentileName(p)]; math.Abs(q-want) > chunkdigest.RelativeError*want {
 				t.Errorf("%s itl p%g: %g, exact %g: beyond %.2f%%", name, p, q, want, 100*chunkdigest.RelativeError)
 			}
 		}

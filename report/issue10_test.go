@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/live"
 	"github.com/llmbench-org/llmbench/redact"
 	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
@@ -202,13 +203,6 @@ func TestCanceledRequestsAreNotFailures(t *testing.T) {
 	if text := textOf(t, s); !strings.Contains(text, "requests: 4 ok, 1 failed (http_status 1), 1 canceled by the abort (not failures)") {
 		t.Errorf("text summary:\n%s", text)
 	}
-	var w liveWindow = newLiveWindow(time.Minute)
-	for i := range recs {
-		w.addRecord(&recs[i], time.Second)
-	}
-	if p := w.progress(time.Second); p.Failed != 1 || p.Canceled != 1 {
-		t.Errorf("live: failed %d, canceled %d; want 1, 1", p.Failed, p.Canceled)
-	}
 }
 
 // secrets are what a run directory may carry: passwords in URLs, query
@@ -279,25 +273,23 @@ func TestNoSecretReachesAReport(t *testing.T) {
 	}
 }
 
-// The Recorder writes no secret into the run directory's raw files.
-func TestRecorderWritesNoSecret(t *testing.T) {
+// The run directory's writer writes no secret into its raw files.
+func TestRunDirWriterWritesNoSecret(t *testing.T) {
 	t.Parallel()
 	meta, recs, rows := secretRun()
-	rec, err := NewRecorder(filepath.Join(t.TempDir(), "run"), time.Now())
+	rec, err := rundir.New(filepath.Join(t.TempDir(), "run"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc, rw := make(chan client.Record, len(recs)), make(chan scrape.Row, len(rows))
 	for _, r := range recs {
-		rc <- r
+		if err := rec.Record(r); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, r := range rows {
-		rw <- r
-	}
-	close(rc)
-	close(rw)
-	if err := rec.Consume(rc, rw); err != nil {
-		t.Fatal(err)
+		if err := rec.Row(r); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := rec.WriteJSON(rundir.RunFile, meta); err != nil {
 		t.Fatal(err)
@@ -349,7 +341,7 @@ func TestTextSummaryPrintsNoEscapeSequence(t *testing.T) {
 		t.Fatal(err)
 	}
 	outs["json"] = js.String()
-	outs["progress"] = ProgressLine(Progress{Phase: evil, Findings: []Finding{{Severity: "warn", Verdict: evil}}})
+	outs["progress"] = live.ProgressLine(live.Progress{Phase: evil, Findings: []Finding{{Severity: "warn", Verdict: evil}}})
 	for name, out := range outs {
 		if i := strings.IndexFunc(out, func(r rune) bool { return r != '\n' && r != '\t' && redact.Printable(string(r)) != string(r) }); i >= 0 {
 			t.Errorf("%s output holds control character %q at %d:\n%s", name, out[i:i+1], i, out)

@@ -11,6 +11,7 @@ import (
 	"github.com/llmbench-org/llmbench/internal/errwriter"
 	"github.com/llmbench-org/llmbench/redact"
 	"github.com/llmbench-org/llmbench/report/chunkdigest"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 var _ Renderer = RenderMarkdown
@@ -70,7 +71,7 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 	ps := percentiles(s)
 	var head, align string
 	for _, p := range ps {
-		head += " " + PercentileName(p) + " |"
+		head += " " + rundir.PercentileName(p) + " |"
 		align += "---:|"
 	}
 	ew.Printf("| latency (ms) | client mean |%s engine mean |%s\n|---|---:|%s---:|%s\n", head, strings.Replace(head, " |", " [bucket] |", 1), align, align)

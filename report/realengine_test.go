@@ -152,7 +152,7 @@ func TestClientSideRealEngines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.check(t, clientSideOf(tt.records, time.Second, DefaultPercentiles))
+			tt.check(t, clientSideOf(tt.records, time.Second, rundir.DefaultPercentiles))
 		})
 	}
 }
@@ -220,38 +220,5 @@ func TestGoodputUnmeasured(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestLiveRealEngines: the live window's ITL is per token, TTFC shows when
-// reasoning came first, and stream:false requests are counted and left out
-// of the goodput fraction.
-func TestLiveRealEngines(t *testing.T) {
-	reasoning := streamed(10*msec, 30*msec, 4, 3) // three gaps of 30 ms over nine tokens
-	reasoning.FirstContent = 100 * msec
-	noDone := streamed(10*msec, 10*msec, 4, 1)
-	noDone.NoDone = true
-	noStream := client.Record{NoStream: true, End: 50 * msec, OutputTokens: 3}
-
-	w := newLiveWindow(10 * time.Second)
-	w.slo = &rundir.SLO{TTFT: 50 * msec}
-	for _, r := range []client.Record{reasoning, noDone, noStream} {
-		w.addRecord(&r, time.Second)
-	}
-	p := w.progress(2 * time.Second)
-	if p.ITL.N != 2 || p.ITL.Values[2] != 10*msec {
-		t.Errorf("itl %+v: want per-token means of 10 ms", p.ITL)
-	}
-	if !p.TTFCDiffers || p.TTFC.Values[2] != 100*msec {
-		t.Errorf("ttfc %+v (differs %v)", p.TTFC, p.TTFCDiffers)
-	}
-	if p.NotStreamed != 1 || p.StreamsWithoutDone != 1 || p.Unmeasured != 1 || p.GoodFraction != 1 {
-		t.Errorf("not streamed %d, without done %d, unmeasured %d, good fraction %v", p.NotStreamed, p.StreamsWithoutDone, p.Unmeasured, p.GoodFraction)
-	}
-	line := ProgressLine(p)
-	for _, want := range []string{"(100%, 1 unmeasured)", "1 not streamed", "1 streams without [DONE]", "TTFC p50"} {
-		if !strings.Contains(line, want) {
-			t.Errorf("progress line lacks %q: %s", want, line)
-		}
 	}
 }

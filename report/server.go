@@ -64,7 +64,7 @@ func serverSide(meta rundir.RunMeta, phases []rundir.PhaseMeta, rows []scrape.Ro
 		}
 		sd := ServerDist{N: h.Count, P50: estimate(h, 0.5), P90: estimate(h, 0.9), P99: estimate(h, 0.99), Quantiles: map[string]BucketEstimate{}}
 		for _, p := range percentilesOf(meta) {
-			sd.Quantiles[PercentileName(p)] = estimate(h, p/100)
+			sd.Quantiles[rundir.PercentileName(p)] = estimate(h, p/100)
 		}
 		if m, ok := h.Mean(); ok {
 			sd.Mean = m
@@ -270,7 +270,7 @@ func inPhases(phases []rundir.PhaseMeta, row scrape.Row) bool {
 // percentilesOf are the run's report percentiles.
 func percentilesOf(meta rundir.RunMeta) []float64 {
 	if len(meta.Percentiles) == 0 {
-		return DefaultPercentiles
+		return rundir.DefaultPercentiles
 	}
 	return meta.Percentiles
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/llmbench-org/llmbench/report/reconcile"
@@ -400,16 +399,10 @@ type Saturation struct {
 // views (report/reconcile explains every gap it finds).
 type Finding = reconcile.Finding
 
-// DefaultPercentiles are the quantiles reports show unless a run says otherwise.
-var DefaultPercentiles = []float64{50, 90, 99}
-
-// PercentileName is how a percentile is named: 99 → "p99", 99.9 → "p99.9".
-func PercentileName(p float64) string { return "p" + strconv.FormatFloat(p, 'f', -1, 64) }
-
 // Quantile is the percentile p (in percent) of d: from Quantiles, or from the
 // fixed fields of a summary written before Quantiles existed.
 func (d Dist) Quantile(p float64) (float64, bool) {
-	if v, ok := d.Quantiles[PercentileName(p)]; ok {
+	if v, ok := d.Quantiles[rundir.PercentileName(p)]; ok {
 		return v, true
 	}
 	switch p {
@@ -427,7 +420,7 @@ func (d Dist) Quantile(p float64) (float64, bool) {
 
 // Quantile is the percentile p (in percent) of the engine's histogram.
 func (d ServerDist) Quantile(p float64) (BucketEstimate, bool) {
-	if v, ok := d.Quantiles[PercentileName(p)]; ok {
+	if v, ok := d.Quantiles[rundir.PercentileName(p)]; ok {
 		return v, true
 	}
 	switch p {

@@ -33,25 +33,6 @@ func TestFindingsBriefAndVerbose(t *testing.T) {
 	}
 }
 
-// A live warning is printed only once it held in two consecutive looks.
-func TestLiveWarningsMustHold(t *testing.T) {
-	t.Parallel()
-	warn := Finding{ID: "token_conservation", Severity: reconcile.Warn, Verdict: "differs"}
-	var s steadyFindings
-	if got := s.filter(Progress{Findings: []Finding{warn}}).Findings; len(got) != 0 {
-		t.Errorf("first look: %v, want the warning held back", got)
-	}
-	if got := s.filter(Progress{Findings: []Finding{warn}}).Findings; len(got) != 1 {
-		t.Errorf("second look: %v, want the warning", got)
-	}
-	if got := s.filter(Progress{}).Findings; len(got) != 0 {
-		t.Errorf("gone: %v", got)
-	}
-	if got := s.filter(Progress{Findings: []Finding{warn}}).Findings; len(got) != 0 {
-		t.Errorf("back after a gap: %v, want it held back again", got)
-	}
-}
-
 // Peaks: the most output tokens in one second, the most requests in flight.
 func TestPeaks(t *testing.T) {
 	t.Parallel()

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
-	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 	"github.com/llmbench-org/llmbench/workload"
@@ -24,7 +23,7 @@ type phaseBook struct {
 	start  time.Time
 	rows   chan<- scrape.Row
 	meta   *runMeta
-	rec    *report.Recorder
+	rec    *rundir.Writer
 
 	// onStart, when set, hears of each phase as it starts (llmbench's own
 	// metrics show the current phase).
@@ -44,7 +43,7 @@ type opening struct {
 	beforeRows []scrape.Row
 }
 
-func newPhaseBook(plan *workload.Plan, source scrape.Source, start time.Time, rows chan<- scrape.Row, meta *runMeta, rec *report.Recorder) *phaseBook {
+func newPhaseBook(plan *workload.Plan, source scrape.Source, start time.Time, rows chan<- scrape.Row, meta *runMeta, rec *rundir.Writer) *phaseBook {
 	return &phaseBook{plan: plan, source: source, start: start, rows: rows, meta: meta, rec: rec, ok: map[string]int{}}
 }
 
@@ -79,7 +78,6 @@ func (b *phaseBook) onPhase(ctx context.Context, ev workload.PhaseEvent) {
 	// scrape per target and make the partial run's server view complete.
 	ctx = context.WithoutCancel(ctx)
 	if ev.Kind == workload.PhaseStart {
-		b.rec.SetPhase(ev.Phase)
 		if b.onStart != nil {
 			b.onStart(ev.Phase)
 		}

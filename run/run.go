@@ -24,6 +24,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/internal/version"
+	"github.com/llmbench-org/llmbench/live"
 	"github.com/llmbench-org/llmbench/redact"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/gates"
@@ -80,7 +81,7 @@ type Live struct {
 	PlannedRequests          int           // the requests the plan sends when every phase is bounded by a count; 0 = unknown
 	Phases                   []string      // the plan's phases in order
 	// Progress is a snapshot of the run so far; safe from any goroutine.
-	Progress func() report.Progress
+	Progress func() live.Progress
 }
 
 // IO is everything a run touches of the process around it, so that a test
@@ -207,10 +208,11 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 
 	start := time.Now()
 	runID := start.UTC().Format("20060102T150405Z") + "-" + sc.Name + shardSuffix
-	rec, err := report.NewRecorder(filepath.Join(runsDir, runID), start)
+	rec, err := rundir.New(filepath.Join(runsDir, runID))
 	if err != nil {
 		return Result{}, err
 	}
+	view := live.NewWindow(start)
 	res := Result{Dir: rec.Dir()}
 	dir := res.Dir
 	runID = filepath.Base(dir)
@@ -279,11 +281,11 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	meta.PromptCalibration = calibration
 	if sc.Report != nil {
 		meta.Percentiles = sc.Report.Percentiles
-		rec.SetPercentiles(sc.Report.Percentiles)
+		view.SetPercentiles(sc.Report.Percentiles)
 	}
 	if o := sc.SLO; o != nil {
 		meta.SLO = &rundir.SLO{TTFT: o.TTFT, TPOT: o.TPOT, E2E: o.E2E}
-		rec.SetSLO(*meta.SLO)
+		view.SetSLO(*meta.SLO)
 	}
 	if err := meta.write(rec); err != nil {
 		return res, err
@@ -309,7 +311,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 		return res, err
 	}
 
-	rec.SetDialect(ep.Dialect)
+	view.SetDialect(ep.Dialect)
 	records := make(chan client.Record, 1024)
 	rows := make(chan scrape.Row, 64)
 	consumed := make(chan error, 1)
@@ -319,7 +321,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	go func() { consumed <- rec.Consume(records, own.tee(rows)) }()
+	go func() { consumed <- consume(records, own.tee(rows), rec, view) }()
 
 	// Scrapes run until the driver is done, independent of an interrupt, so
 	// the closing snapshot is still taken after an interrupted run drains.
@@ -336,15 +338,15 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	}
 
 	phases := newPhaseBook(plan, source, start, rows, meta, rec)
-	phases.onStart = own.metrics.SetPhase
+	phases.onStart = func(phase string) { view.SetPhase(phase); own.metrics.SetPhase(phase) }
 	minTokens := slices.Contains(minTokensDialects, ep.Dialect)
 	// The sender tells the driver each outcome, for abort conditions and
 	// automatic sweeps.
 	sender := workload.OutcomeSenderFunc(func(ctx context.Context, r workload.Request) workload.Outcome {
-		rec.Begin()
+		view.Begin()
 		own.metrics.Begin()
 		record := cl.Do(ctx, clientRequest(r, minTokens))
-		rec.End()
+		view.End()
 		own.metrics.End()
 		own.metrics.Observe(&record)
 		phases.finished(&record)
@@ -370,7 +372,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 		return res, err
 	}
 	live := Live{Scenario: sc.Name, RunDir: dir, Engine: fmt.Sprintf("%s (%s) %s", sc.Engine.Kind, orUnknown(ep.Dialect), ep.BaseURL),
-		Planned: plannedDuration(plan), PlannedRequests: plannedRequests(plan), Phases: PhaseNames(plan), Progress: rec.Progress}
+		Planned: plannedDuration(plan), PlannedRequests: plannedRequests(plan), Phases: PhaseNames(plan), Progress: view.Progress}
 	stopViews := startViews(cfg.Views, live)
 	self0 := selfmon.Take()
 	// A run directory that can no longer be written (a full disk) stops the
@@ -385,7 +387,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 		}
 	}()
 	var watching sync.WaitGroup
-	watching.Go(func() { watchClient(driveCtx, rec) })
+	watching.Go(func() { watchClient(driveCtx, view) })
 	result, runErr := driver.Run(driveCtx, cfg.Stop)
 	abortDrive()
 	watching.Wait()
@@ -660,7 +662,7 @@ func (m *runMeta) update(fn func(*rundir.RunMeta)) {
 	fn(&m.RunMeta)
 }
 
-func (m *runMeta) write(rec *report.Recorder) error {
+func (m *runMeta) write(rec *rundir.Writer) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return rec.WriteJSON(rundir.RunFile, m.RunMeta)

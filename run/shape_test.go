@@ -40,7 +40,7 @@ func TestImportShape(t *testing.T) {
 		// TUI shows live's model without report.
 		"rundir":     {"report", "run", "live", "engine", "scenarios", "workload", "calibrate"},
 		"redact":     {"client", "workload", "scenarios", "report", "run", "engine", "scrape", "rundir", "live", "internal"},
-		"live":       {"report", "run", "rundir", "engine", "scenarios", "workload", "calibrate"},
+		"live":       {"report", "run", "engine", "scenarios", "workload", "calibrate"},
 		"report/tui": {"report/html", "report/gates", "report/comparison", "report/parquet"},
 	}
 	// allowed are the edges a forbidden root still permits: leaves of
@@ -77,6 +77,9 @@ func TestImportShape(t *testing.T) {
 			}
 			if within(dep, "run") && !within(pkg, "cmd") {
 				t.Errorf("%s imports %s: only the command uses run", pkg, dep)
+			}
+			if within(pkg, "report/tui") && dep == "report" {
+				t.Errorf("%s imports %s: the TUI shows live's model, not all of report", pkg, dep)
 			}
 			for root, bad := range forbidden {
 				// internal/testkit serves tests only: it may start an engine;

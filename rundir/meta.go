@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/scrape"
+	"strconv"
 )
 
 // File names inside a run directory.
@@ -141,3 +142,9 @@ type ClientHealth struct {
 	ThrottledPeriods int64    `json:"throttled_periods,omitempty"`
 	Throttled_s      float64  `json:"throttled_s,omitempty"`
 }
+
+// DefaultPercentiles are the quantiles reports show unless a run says otherwise.
+var DefaultPercentiles = []float64{50, 90, 99}
+
+// PercentileName is how a percentile is named: 99 → "p99", 99.9 → "p99.9".
+func PercentileName(p float64) string { return "p" + strconv.FormatFloat(p, 'f', -1, 64) }

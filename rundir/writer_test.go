@@ -105,3 +105,11 @@ func TestWriterAppendsRedactedLines(t *testing.T) {
 		t.Errorf("run.json holds the password: %s", b)
 	}
 }
+
+// Writer is one of the run's sinks (run.Sink): records and rows arrive one
+// at a time on the run's consumer goroutine.
+var _ interface {
+	Record(client.Record) error
+	Row(scrape.Row) error
+	Close() error
+} = (*Writer)(nil)

@@ -12,6 +12,7 @@ import (
 	"github.com/llmbench-org/llmbench/redact"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/reconcile"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // page is everything report.html shows, computed and formatted: the
@@ -398,10 +399,10 @@ func latencyOf(s report.Summary) latencyView {
 	v := latencyView{NoServer: s.Server == nil, Timings: timingsOf(s.Client.ServerTimings)}
 	ps := s.Percentiles
 	if len(ps) == 0 {
-		ps = report.DefaultPercentiles
+		ps = rundir.DefaultPercentiles
 	}
 	for _, p := range ps {
-		v.Quantiles = append(v.Quantiles, report.PercentileName(p))
+		v.Quantiles = append(v.Quantiles, rundir.PercentileName(p))
 	}
 	v.Span = 2 + len(ps)
 	client := map[string]report.Dist{"ttft": s.Client.Latency.TTFT, "ttfc": s.Client.Latency.TTFC, "itl": s.Client.Latency.ITL, "tpot": s.Client.Latency.TPOT, "e2e": s.Client.Latency.E2E}

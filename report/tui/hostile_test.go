@@ -9,7 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/llmbench-org/llmbench/client"
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/report/reconcile"
 )
 
 // sgr is the styling the view itself writes; nothing else may reach the
@@ -26,7 +26,7 @@ func TestViewPrintsNoEscapeSequenceFromOutside(t *testing.T) {
 	p.Phase, p.LastScrapeErr = evil, "401 "+evil
 	p.Errors = map[client.ErrorClass]int{client.ErrorClass(evil): 1}
 	p.Failed, p.Canceled = 1, 3
-	p.Findings = []report.Finding{{ID: "x", Severity: "warn", Verdict: "verdict " + evil}}
+	p.Findings = []reconcile.Finding{{ID: "x", Severity: "warn", Verdict: "verdict " + evil}}
 	m, _ = step(t, m, sampleMsg{p}, tea.WindowSizeMsg{Width: 160, Height: 40})
 	view := m.View().Content
 	rest := sgr.ReplaceAllString(view, "")
