@@ -125,7 +125,13 @@ func printGates(rep gates.Report, w io.Writer, junitPath string) error {
 // bad one with where it came from.
 func readGates(dir string, extra []string) (gates.Gates, error) {
 	path := filepath.Join(dir, rundir.ScenarioFile)
-	g, err := scenarios.LoadGates(path)
+	var g *scenarios.Gates
+	data, err := rundir.ReadFile(path)
+	if err == nil {
+		g, err = scenarios.ParseGates(path, data)
+	} else {
+		err = fmt.Errorf("load scenario: %w", err)
+	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, configError(fmt.Errorf("read the gates of %s: %w", dir, err))
 	}
