@@ -45,3 +45,34 @@ func TestConsumeFeedsEverySink(t *testing.T) {
 		t.Errorf("live window: %d finished, %d failed scrapes; want 3, 1", p.Finished, p.ScrapeFailures)
 	}
 }
+
+// BenchmarkConsume is the per-record path after the client: one record
+// (40 chunks) to the run directory's writer and the live window, through
+// the channel the sender fills. Compare with the Recorder before 0019:
+//
+//	go test ./run -run '^$' -bench Consume -benchmem
+func BenchmarkConsume(b *testing.B) {
+	out, err := rundir.New(filepath.Join(b.TempDir(), "run"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer out.Close()
+	view := live.NewWindow(time.Now())
+	rec := client.Record{ID: "r-1", Phase: "main", Sent: time.Millisecond, FirstToken: 3 * time.Millisecond,
+		End: 9 * time.Millisecond, OutputTokens: 40, FinishReason: "stop"}
+	for i := range 40 {
+		rec.Chunks = append(rec.Chunks, client.Chunk{At: 3*time.Millisecond + time.Duration(i)*100*time.Microsecond, Tokens: 1})
+	}
+	records, rows := make(chan client.Record, 1024), make(chan scrape.Row)
+	close(rows)
+	b.ReportAllocs()
+	go func() {
+		for range b.N {
+			records <- rec
+		}
+		close(records)
+	}()
+	if err := consume(records, rows, out, view); err != nil {
+		b.Fatal(err)
+	}
+}
