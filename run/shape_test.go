@@ -13,11 +13,14 @@ import (
 
 // TestImportShape keeps the house's layering (ARCHITECTURE.md): dependencies
 // point one way, from the command through run to the leaves, and the leaves
-// stay small. It reads `go list` and fails on any forbidden edge.
+// stay small. It reads `go list` and fails on any forbidden edge. A test's
+// own imports may reach sideways (the built-in engine as a real server on
+// loopback) but not back up: no test below the command imports run or the
+// command, and the TUI's tests do not import report either.
 func TestImportShape(t *testing.T) {
 	t.Parallel()
 	const module = "github.com/llmbench-org/llmbench/"
-	out, err := exec.Command("go", "list", "-json=ImportPath,Imports", module+"...").Output()
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports,TestImports,XTestImports", module+"...").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
@@ -56,8 +59,8 @@ func TestImportShape(t *testing.T) {
 	seen := 0
 	for {
 		var p struct {
-			ImportPath string
-			Imports    []string
+			ImportPath                         string
+			Imports, TestImports, XTestImports []string
 		}
 		if err := dec.Decode(&p); err == io.EOF {
 			break
@@ -69,6 +72,15 @@ func TestImportShape(t *testing.T) {
 		switch path.Base(pkg) {
 		case "util", "utils", "common", "helpers", "misc":
 			t.Errorf("package %s: no util/common/helpers packages; name it for its job", pkg)
+		}
+		for _, imp := range slices.Concat(p.TestImports, p.XTestImports) {
+			dep, ok := strings.CutPrefix(imp, module)
+			if !ok || within(pkg, "cmd") {
+				continue
+			}
+			if (within(dep, "run") && pkg != "run") || within(dep, "cmd") || (within(pkg, "report/tui") && dep == "report") {
+				t.Errorf("a test of %s imports %s: test scaffolding must not point back up", pkg, dep)
+			}
 		}
 		for _, imp := range p.Imports {
 			dep, ok := strings.CutPrefix(imp, module)

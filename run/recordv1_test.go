@@ -1,4 +1,4 @@
-package report_test
+package run_test
 
 import (
 	"bufio"
@@ -18,8 +18,9 @@ import (
 	"github.com/llmbench-org/llmbench/rundir"
 )
 
-// v1Run is a run directory written before record format v2.
-const v1Run = "testdata/v1-run"
+// v1Run is a run directory written before record format v2 (report's
+// testdata: the Parquet export reads it too).
+const v1Run = "../report/testdata/v1-run"
 
 // copyRun copies a run directory's raw files into a new temporary one.
 func copyRun(t *testing.T, src string) string {
