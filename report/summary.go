@@ -1,3 +1,7 @@
+// Package report turns a run directory into understanding: Load reads it
+// through package rundir, Summary computes what it measured, and the
+// renderers print that as text, Markdown, JSON and CSV. It runs no load and
+// opens no file of its own; the live view is package live.
 package report
 
 import (
