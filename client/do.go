@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/endpoints"
+	"github.com/llmbench-org/llmbench/redact"
 )
 
 const (
@@ -81,7 +82,7 @@ func (c *Client) Do(ctx context.Context, r Request) Record {
 	if rec.Error != "" {
 		// The one place every message written into Error passes: the
 		// server's words (a 401 echoing the Authorization header) among them.
-		rec.Error = RedactSecrets(rec.Error, c.cfg.APIKey)
+		rec.Error = redact.Known(rec.Error, c.cfg.APIKey)
 	}
 	return rec
 }

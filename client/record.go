@@ -200,6 +200,23 @@ func (r *Record) ITLs(dst []time.Duration) []time.Duration {
 	return dst
 }
 
+// MeanITL is the mean of the record's ITLs (ITLs, the one definition of
+// an inter-token latency) without building them: the chunks' span over the
+// tokens after the first chunk. ok is false with fewer than two chunks. The
+// live view's ITL is a quantile of these per-request means, and named so
+// ("ITL per-req mean"); the summary's is over every ITL.
+func (r *Record) MeanITL() (d time.Duration, ok bool) {
+	n := len(r.Chunks)
+	if n < 2 {
+		return 0, false
+	}
+	tokens := 0
+	for _, ch := range r.Chunks[1:] {
+		tokens += int(max(ch.Tokens, 1))
+	}
+	return (r.Chunks[n-1].At - r.Chunks[0].At) / time.Duration(tokens), true
+}
+
 // TokensPerChunk is the mean number of tokens an output chunk carried (the
 // chunks' token counts over the chunks): 1 when every chunk is one token,
 // more with speculative decoding or coalesced deltas. ok is false without

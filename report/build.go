@@ -1,11 +1,7 @@
 package report
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -18,6 +14,7 @@ import (
 	"github.com/llmbench-org/llmbench/internal/quantile"
 	"github.com/llmbench-org/llmbench/report/chunkdigest"
 	"github.com/llmbench-org/llmbench/report/reconcile"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 	"github.com/llmbench-org/llmbench/scrape/trace"
 )
@@ -37,9 +34,9 @@ func Build(dir string) (Summary, error) {
 // and the gates are all computed from. requests.jsonl is read in one
 // streaming pass (ReadRequests): the records are kept without their chunks.
 type Loaded struct {
-	Meta     RunMeta
-	Requests *Requests
-	Rows     []scrape.Row // redacted (RedactRow)
+	Meta     rundir.RunMeta
+	Requests *rundir.Requests
+	Rows     []scrape.Row // redacted (rundir.RedactRow)
 	Traces   []trace.Event
 	// PartialScrapes counts torn lines of scrapes.jsonl.
 	PartialScrapes int
@@ -48,27 +45,19 @@ type Loaded struct {
 // Load reads a run directory's raw files, requests.jsonl once.
 func Load(dir string) (*Loaded, error) {
 	l := &Loaded{}
-	b, err := os.ReadFile(filepath.Join(dir, RunFile))
-	if err != nil {
-		return nil, fmt.Errorf("read run: %w", err)
-	}
-	if err := json.Unmarshal(b, &l.Meta); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, RunFile), err)
+	var err error
+	if l.Meta, err = rundir.ReadMeta(dir); err != nil {
+		return nil, err
 	}
 	// The scrapes first: they say which stretches of the run clock the
 	// reconciliation compares, and the records are digested for them.
-	l.PartialScrapes, err = ReadJSONL(filepath.Join(dir, ScrapesFile), func(r *scrape.Row) error {
-		RedactRow(r)
-		l.Rows = append(l.Rows, *r)
-		return nil
-	})
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if l.Rows, l.PartialScrapes, err = rundir.ReadRows(dir); err != nil {
 		return nil, err
 	}
-	if l.Traces, err = readTraceLog(filepath.Join(dir, TraceLogFile)); err != nil {
+	if l.Traces, err = rundir.ReadTraceLog(dir); err != nil {
 		return nil, err
 	}
-	if l.Requests, err = ReadRequests(filepath.Join(dir, RequestsFile), reconcileSpans(l.Meta, l.Rows)); err != nil {
+	if l.Requests, err = rundir.ReadRequests(filepath.Join(dir, rundir.RequestsFile), reconcileSpans(l.Meta, l.Rows)); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -91,7 +80,7 @@ func (l *Loaded) Summary() Summary {
 }
 
 // reconcileWindows are the run's phases as the reconciliation sees them.
-func reconcileWindows(meta RunMeta) []reconcile.Window {
+func reconcileWindows(meta rundir.RunMeta) []reconcile.Window {
 	var out []reconcile.Window
 	for _, ph := range meta.Phases {
 		out = append(out, reconcile.Window{Name: ph.Name, Measured: ph.Measured, Start: ph.Start, End: ph.End,
@@ -102,19 +91,8 @@ func reconcileWindows(meta RunMeta) []reconcile.Window {
 
 // reconcileSpans are the stretches of the run clock whose records the
 // reconciliation compares with the engine.
-func reconcileSpans(meta RunMeta, rows []scrape.Row) []chunkdigest.Span {
+func reconcileSpans(meta rundir.RunMeta, rows []scrape.Row) []chunkdigest.Span {
 	return reconcile.Spans(reconcileWindows(meta))
-}
-
-// DigestRecords digests records already in memory (duplicates dropped,
-// redacted) as ReadRequests digests a file: their chunks stay.
-func DigestRecords(records []client.Record, spans []chunkdigest.Span) *Requests {
-	out := &Requests{Records: records, Chunks: make([]chunkdigest.Request, len(records)), Digest: chunkdigest.New(spans)}
-	for i := range records {
-		out.Chunks[i] = out.Digest.Add(&records[i])
-	}
-	SortByIndex(out)
-	return out
 }
 
 func plural(n int, one, many string) string {
@@ -122,78 +100,6 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
-}
-
-// DedupeRecords drops every record that repeats an earlier one's request
-// ID and plan index (a requests.jsonl appended onto itself, a shard merged
-// twice), keeping the first, and says how many it dropped. Records without
-// an ID are kept.
-func DedupeRecords(records []client.Record) ([]client.Record, int) {
-	type key struct {
-		id    string
-		index int
-	}
-	seen := make(map[key]struct{}, len(records))
-	var out []client.Record
-	dup := 0
-	for i, r := range records {
-		if r.ID == "" {
-			if out != nil {
-				out = append(out, r)
-			}
-			continue
-		}
-		k := key{r.ID, r.Index}
-		if _, ok := seen[k]; ok {
-			if out == nil {
-				out = slices.Clone(records[:i])
-			}
-			dup++
-			continue
-		}
-		seen[k] = struct{}{}
-		if out != nil {
-			out = append(out, r)
-		}
-	}
-	if dup == 0 {
-		return records, 0
-	}
-	return out, dup
-}
-
-// Clean prepares raw records and rows read from a run directory for
-// reporting: duplicate records dropped (DedupeRecords) and secrets redacted
-// (RedactRecord, RedactRow). It returns new slices and leaves its arguments
-// untouched.
-func Clean(records []client.Record, rows []scrape.Row) ([]client.Record, []scrape.Row, int) {
-	records, dup := DedupeRecords(records)
-	records = slices.Clone(records)
-	for i := range records {
-		RedactRecord(&records[i])
-	}
-	rows = slices.Clone(rows)
-	for i := range rows {
-		RedactRow(&rows[i])
-	}
-	return records, rows, dup
-}
-
-// readTraceLog reads the engine's trace log when the run has one.
-func readTraceLog(path string) ([]trace.Event, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read trace log: %w", err)
-	}
-	defer f.Close()
-	log, err := trace.Read(f)
-	if err != nil {
-		return nil, fmt.Errorf("read trace log %s: %w", path, err)
-	}
-	return log.Events, nil
 }
 
 // Compute builds the Summary from values already in memory: the run's
@@ -204,9 +110,9 @@ func readTraceLog(path string) ([]trace.Event, error) {
 // (health.duplicate_records); every string that reaches the Summary is
 // redacted (Redact); a phase cut short before its end was written is
 // closed at its last record, so no duration is negative.
-func Compute(meta RunMeta, records []client.Record, rows []scrape.Row, traces []trace.Event, partialLines int) Summary {
-	records, rows, duplicates := Clean(records, rows)
-	req := DigestRecords(records, reconcileSpans(meta, rows))
+func Compute(meta rundir.RunMeta, records []client.Record, rows []scrape.Row, traces []trace.Event, partialLines int) Summary {
+	records, rows, duplicates := rundir.Clean(records, rows)
+	req := rundir.DigestRecords(records, reconcileSpans(meta, rows))
 	req.Duplicates = duplicates
 	return summarize(meta, req, rows, traces, partialLines)
 }
@@ -219,8 +125,8 @@ type request struct {
 
 // summarize computes the Summary from records in plan order (duplicates
 // dropped, redacted) with their digests, and redacted rows.
-func summarize(meta RunMeta, req *Requests, rows []scrape.Row, traces []trace.Event, partialLines int) Summary {
-	RedactMeta(&meta)
+func summarize(meta rundir.RunMeta, req *rundir.Requests, rows []scrape.Row, traces []trace.Event, partialLines int) Summary {
+	rundir.RedactMeta(&meta)
 	records := req.Records
 	meta.Phases = closePhases(meta.Phases, records)
 
@@ -280,7 +186,7 @@ func summarize(meta RunMeta, req *Requests, rows []scrape.Row, traces []trace.Ev
 	measuredDigest := req.Digest.Of(inMeasured)
 	ps := meta.Percentiles
 	if len(ps) == 0 {
-		ps = DefaultPercentiles
+		ps = rundir.DefaultPercentiles
 	}
 	s.Percentiles = ps
 	// The run's client side and each phase's read the records only: they
@@ -305,7 +211,7 @@ func summarize(meta RunMeta, req *Requests, rows []scrape.Row, traces []trace.Ev
 				Name: ph.Name, Measured: ph.Measured, Start: ph.Start.Seconds(),
 				Duration: (ph.End - ph.Start).Seconds(), Load: ph.Load, LoadUnit: ph.LoadUnit, Planned: ph.Planned,
 				Client: pc,
-				Server: serverSide(meta, []PhaseMeta{ph}, rows, serverSamples([]PhaseMeta{ph}, prec, pd)),
+				Server: serverSide(meta, []rundir.PhaseMeta{ph}, rows, serverSamples([]rundir.PhaseMeta{ph}, prec, pd)),
 			}
 		})
 	}
@@ -361,7 +267,7 @@ func plain(rs []request) []client.Record {
 // closePhases returns phases with every phase that has no end yet (a run
 // stopped mid-phase: End is zero or before Start) closed at the end of its
 // last record, or at its start when it has none.
-func closePhases(phases []PhaseMeta, records []client.Record) []PhaseMeta {
+func closePhases(phases []rundir.PhaseMeta, records []client.Record) []rundir.PhaseMeta {
 	open := false
 	for _, ph := range phases {
 		if ph.End < ph.Start {
@@ -409,7 +315,7 @@ type clientSamples map[scrape.Concept][]float64
 // serverSamples are samplesOf, gathered only when some phase has the
 // engine's snapshots on both sides (what serverSide compares them with;
 // without, it has nothing to say and the samples would be garbage).
-func serverSamples(phases []PhaseMeta, records []request, d *chunkdigest.Phase) clientSamples {
+func serverSamples(phases []rundir.PhaseMeta, records []request, d *chunkdigest.Phase) clientSamples {
 	for _, ph := range phases {
 		if ph.Before != nil && ph.After != nil && ph.Before.OK && ph.After.OK &&
 			ph.Before.Snapshot != nil && ph.After.Snapshot != nil {
@@ -729,7 +635,7 @@ func distSortedWith(xs []float64, ps []float64) Dist {
 	}
 	d.Quantiles = make(map[string]float64, len(ps))
 	for _, p := range ps {
-		d.Quantiles[PercentileName(p)] = quantile.OfSorted(p/100, xs)
+		d.Quantiles[rundir.PercentileName(p)] = quantile.OfSorted(p/100, xs)
 	}
 	return d
 }
@@ -745,7 +651,7 @@ func sketchDist(sk *chunkdigest.Sketch, ps []float64) Dist {
 		P95: sk.Quantile(0.95), P99: sk.Quantile(0.99), Max: sk.Max().Seconds()}
 	d.Quantiles = make(map[string]float64, len(ps))
 	for _, p := range ps {
-		d.Quantiles[PercentileName(p)] = sk.Quantile(p / 100)
+		d.Quantiles[rundir.PercentileName(p)] = sk.Quantile(p / 100)
 	}
 	return d
 }
@@ -786,7 +692,7 @@ func peaks(records []request, arrivals *chunkdigest.Bins) (tokensPerS float64, c
 	return tokensPerS, concurrency
 }
 
-func health(meta RunMeta, records []request, rows []scrape.Row, partialLines, duplicates int) Health {
+func health(meta rundir.RunMeta, records []request, rows []scrape.Row, partialLines, duplicates int) Health {
 	h := Health{
 		DroppedArrivals: meta.DroppedArrivals, LateArrivals: meta.LateArrivals,
 		PartialLines: partialLines, DuplicateRecords: duplicates, Client: meta.Client,

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // What the client measured of itself becomes a problem (the run is not
@@ -13,16 +15,16 @@ func TestClientHealthVerdicts(t *testing.T) {
 	other, quota := 0.8, 1.5
 	for _, tc := range []struct {
 		name    string
-		client  ClientHealth
+		client  rundir.ClientHealth
 		problem string // a substring of the one problem; "" for none
 		text    string // a substring of the text summary's health line
 	}{
-		{"fine", ClientHealth{CPUCores: 2, CPUUtilization: 0.2}, "", "client CPU 20% of 2 cores"},
-		{"cpu-bound", ClientHealth{CPUCores: 2, CPUUtilization: 0.95, Saturated: true, Delay: "cpu_bound"},
+		{"fine", rundir.ClientHealth{CPUCores: 2, CPUUtilization: 0.2}, "", "client CPU 20% of 2 cores"},
+		{"cpu-bound", rundir.ClientHealth{CPUCores: 2, CPUUtilization: 0.95, Saturated: true, Delay: "cpu_bound"},
 			"the client itself was saturated (95% of 2 cores)", "client CPU 95%"},
-		{"host delayed", ClientHealth{CPUCores: 2, CPUUtilization: 0.1, SchedLatencyP99_s: 0.0005, Delay: "host_delayed", HostOtherCPU: &other},
+		{"host delayed", rundir.ClientHealth{CPUCores: 2, CPUUtilization: 0.1, SchedLatencyP99_s: 0.0005, Delay: "host_delayed", HostOtherCPU: &other},
 			"other processes used 80% of the machine", "other processes used 80% of the machine"},
-		{"throttled by a pod's limit", ClientHealth{CPUCores: 2, CPUUtilization: 0.6, Delay: "cpu_throttled",
+		{"throttled by a pod's limit", rundir.ClientHealth{CPUCores: 2, CPUUtilization: 0.6, Delay: "cpu_throttled",
 			CPUQuota: &quota, ThrottledPeriods: 12, Throttled_s: 0.31},
 			"the CPU limit of llmbench's container (1.5 cores) stopped the client 12 times, 310 ms in all",
 			"its container's CPU limit (1.5 cores) stopped it 12 times (310.0 ms)"},
@@ -58,23 +60,5 @@ func TestClientHealthVerdicts(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// A merged run is as trustworthy as its worst shard: throttling outranks
-// every other verdict, and the most-throttled shard's figures are kept.
-func TestMergeKeepsTheWorstThrottling(t *testing.T) {
-	t.Parallel()
-	q1, q2 := 1.0, 2.0
-	var dst ClientHealth
-	for _, h := range []ClientHealth{
-		{Delay: "cpu_bound", CPUUtilization: 0.95},
-		{Delay: "cpu_throttled", CPUQuota: &q1, ThrottledPeriods: 3, Throttled_s: 0.05},
-		{Delay: "host_delayed", CPUQuota: &q2, ThrottledPeriods: 1, Throttled_s: 0.01},
-	} {
-		mergeClientHealth(&dst, h)
-	}
-	if dst.Delay != "cpu_throttled" || dst.ThrottledPeriods != 3 || dst.Throttled_s != 0.05 || dst.CPUQuota == nil || *dst.CPUQuota != 1 {
-		t.Errorf("merged %+v (quota %v)", dst, dst.CPUQuota)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"gonum.org/v1/gonum/stat"
+
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // gonumDist is how a Dist was computed before the radix sorts and the
@@ -27,7 +29,7 @@ func gonumDist(xs []float64, ps []float64) Dist {
 	d := Dist{N: len(xs), Mean: mean, StdDev: std, P50: q(0.5), P90: q(0.9), P95: q(0.95), P99: q(0.99), Max: xs[len(xs)-1]}
 	d.Quantiles = map[string]float64{}
 	for _, p := range ps {
-		d.Quantiles[PercentileName(p)] = q(p / 100)
+		d.Quantiles[rundir.PercentileName(p)] = q(p / 100)
 	}
 	return d
 }

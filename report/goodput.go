@@ -7,17 +7,8 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/rundir"
 )
-
-// SLO is a per-request service-level objective: a request is good when it
-// succeeded and met every bound that is set (zero: no bound). Goodput, the
-// rate of good requests, is what a deployment can promise its users; plain
-// throughput counts requests nobody would have waited for.
-type SLO struct {
-	TTFT time.Duration `json:"ttft_ns,omitempty"`
-	TPOT time.Duration `json:"tpot_ns,omitempty"`
-	E2E  time.Duration `json:"e2e_ns,omitempty"`
-}
 
 // Goodput is how many requests met the SLO, over the same requests and
 // duration as the throughput beside it.
@@ -50,58 +41,9 @@ type SLOSeconds struct {
 	E2E  float64 `json:"e2e,omitempty"`
 }
 
-// Good reports whether r succeeded within every bound of the SLO (a request
-// that could not be measured against a bound is not good: see Judge).
-func (o SLO) Good(r *client.Record) bool {
-	good, _ := o.Judge(r)
-	return good
-}
-
-// Judge says whether r succeeded within every bound of the SLO, or, when it
-// missed none but one could not be measured (unmeasured), that it can be
-// counted neither way.
-func (o SLO) Judge(r *client.Record) (good, unmeasured bool) {
-	if !r.OK() {
-		return false, false
-	}
-	ttft, tpot, e2e, why := o.check(r)
-	if ttft || tpot || e2e {
-		return false, false
-	}
-	return len(why) == 0, len(why) > 0
-}
-
-// check says which bounds a successful request r is over, and which bounds
-// it could not be measured against, as "bound: reason".
-func (o SLO) check(r *client.Record) (ttft, tpot, e2e bool, unmeasured []string) {
-	if o.TTFT > 0 {
-		if r.NoStream {
-			unmeasured = append(unmeasured, "ttft: not streamed")
-		} else {
-			// A stream that brought no token never met a first-token bound.
-			d, ok := r.TTFT()
-			ttft = !ok || d > o.TTFT
-		}
-	}
-	if o.TPOT > 0 {
-		// TPOT is undefined below two tokens: nothing to miss.
-		if d, ok := r.TPOT(); ok {
-			tpot = d > o.TPOT
-		} else if r.OutputTokens >= 2 {
-			if r.NoStream {
-				unmeasured = append(unmeasured, "tpot: not streamed")
-			} else {
-				unmeasured = append(unmeasured, "tpot: no chunks")
-			}
-		}
-	}
-	e2e = o.E2E > 0 && r.E2E() > o.E2E
-	return ttft, tpot, e2e, unmeasured
-}
-
 // goodputOf measures records against slo over dur; nil without an SLO.
-func goodputOf(records []request, dur time.Duration, slo *SLO) *Goodput {
-	if slo == nil || *slo == (SLO{}) {
+func goodputOf(records []request, dur time.Duration, slo *rundir.SLO) *Goodput {
+	if slo == nil || *slo == (rundir.SLO{}) {
 		return nil
 	}
 	g := &Goodput{
@@ -115,7 +57,7 @@ func goodputOf(records []request, dur time.Duration, slo *SLO) *Goodput {
 		if !r.OK() {
 			continue
 		}
-		ttft, tpot, e2e, why := slo.check(r.Record)
+		ttft, tpot, e2e, why := slo.Check(r.Record)
 		for _, m := range []struct {
 			name   string
 			missed bool

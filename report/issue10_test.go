@@ -11,13 +11,16 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/live"
+	"github.com/llmbench-org/llmbench/redact"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
 // writeDir lays meta, records and rows out as a run directory, each JSONL
 // line as the Recorder writes it, and returns the directory and the
 // requests file's bytes.
-func writeDir(t *testing.T, meta RunMeta, recs []client.Record, rows []scrape.Row) (string, []byte) {
+func writeDir(t *testing.T, meta rundir.RunMeta, recs []client.Record, rows []scrape.Row) (string, []byte) {
 	t.Helper()
 	dir := t.TempDir()
 	b, err := json.Marshal(meta)
@@ -29,7 +32,7 @@ func writeDir(t *testing.T, meta RunMeta, recs []client.Record, rows []scrape.Ro
 			t.Fatal(err)
 		}
 	}
-	write(RunFile, b)
+	write(rundir.RunFile, b)
 	var req, scr bytes.Buffer
 	for _, r := range recs {
 		j, _ := json.Marshal(r)
@@ -39,12 +42,12 @@ func writeDir(t *testing.T, meta RunMeta, recs []client.Record, rows []scrape.Ro
 		j, _ := json.Marshal(r)
 		scr.Write(append(j, '\n'))
 	}
-	write(RequestsFile, req.Bytes())
-	write(ScrapesFile, scr.Bytes())
+	write(rundir.RequestsFile, req.Bytes())
+	write(rundir.ScrapesFile, scr.Bytes())
 	return dir, req.Bytes()
 }
 
-func ended(meta RunMeta) RunMeta {
+func ended(meta rundir.RunMeta) rundir.RunMeta {
 	meta.Ended = meta.StartedAt.Add(time.Second)
 	return meta
 }
@@ -77,7 +80,7 @@ func TestBuildMarksAKilledRunNotValid(t *testing.T) {
 	t.Run("killed mid-phase", func(t *testing.T) {
 		t.Parallel()
 		killed := meta
-		killed.Phases = []PhaseMeta{{Name: "main", Measured: true, Start: 100 * time.Millisecond}} // no end yet
+		killed.Phases = []rundir.PhaseMeta{{Name: "main", Measured: true, Start: 100 * time.Millisecond}} // no end yet
 		dir, _ := writeDir(t, killed, recs, rows)
 		s, err := Build(dir)
 		if err != nil {
@@ -124,7 +127,7 @@ func TestBuildCountsTornAndDuplicateLines(t *testing.T) {
 		dir, req := writeDir(t, meta, recs, rows)
 		last, _ := json.Marshal(client.Record{ID: "fixed-1-9", Index: 9, Phase: "main", Sent: time.Second, End: 2 * time.Second})
 		torn := append(req, last[:len(last)/2]...) // the disk filled mid-write
-		if err := os.WriteFile(filepath.Join(dir, RequestsFile), torn, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, rundir.RequestsFile), torn, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		s, err := Build(dir)
@@ -149,7 +152,7 @@ func TestBuildCountsTornAndDuplicateLines(t *testing.T) {
 		// after it went on, glued to the torn fragment.
 		third := lines[2]
 		torn := slicesConcat(lines[:2], [][]byte{third[:len(third)/2]}, lines[3:])
-		if err := os.WriteFile(filepath.Join(dir, RequestsFile), bytes.Join(torn, nil), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, rundir.RequestsFile), bytes.Join(torn, nil), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		s, err := Build(dir)
@@ -163,7 +166,7 @@ func TestBuildCountsTornAndDuplicateLines(t *testing.T) {
 	t.Run("requests.jsonl appended onto itself", func(t *testing.T) {
 		t.Parallel()
 		dir, req := writeDir(t, meta, recs, rows)
-		if err := os.WriteFile(filepath.Join(dir, RequestsFile), append(req, req...), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, rundir.RequestsFile), append(req, req...), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		s, err := Build(dir)
@@ -188,7 +191,7 @@ func TestCanceledRequestsAreNotFailures(t *testing.T) {
 	t.Parallel()
 	meta, recs, rows := fixedRun()
 	recs[4].ErrorClass, recs[4].Error = client.ErrCanceled, "context canceled"
-	meta.SLO = &SLO{E2E: time.Second}
+	meta.SLO = &rundir.SLO{E2E: time.Second}
 	s := Compute(meta, recs, rows, nil, 0)
 	c := s.Client.Requests
 	if c.Sent != 6 || c.OK != 4 || c.Failed != 1 || c.Canceled != 1 || c.Errors["canceled"] != 0 || c.Errors["http_status"] != 1 {
@@ -200,13 +203,6 @@ func TestCanceledRequestsAreNotFailures(t *testing.T) {
 	if text := textOf(t, s); !strings.Contains(text, "requests: 4 ok, 1 failed (http_status 1), 1 canceled by the abort (not failures)") {
 		t.Errorf("text summary:\n%s", text)
 	}
-	var w liveWindow = newLiveWindow(time.Minute)
-	for i := range recs {
-		w.addRecord(&recs[i], time.Second)
-	}
-	if p := w.progress(time.Second); p.Failed != 1 || p.Canceled != 1 {
-		t.Errorf("live: failed %d, canceled %d; want 1, 1", p.Failed, p.Canceled)
-	}
 }
 
 // secrets are what a run directory may carry: passwords in URLs, query
@@ -214,7 +210,7 @@ func TestCanceledRequestsAreNotFailures(t *testing.T) {
 var secrets = []string{"hunter2", "s3cr3t-q", "sk-abcdefghijklmnop", "eyJhbGciOiJIUzI1NiJ9", "promtok42"}
 
 // SecretRun is fixedRun with secrets everywhere text comes from outside.
-func secretRun() (RunMeta, []client.Record, []scrape.Row) {
+func secretRun() (rundir.RunMeta, []client.Record, []scrape.Row) {
 	meta, recs, rows := fixedRun()
 	meta = ended(meta)
 	meta.Engine.BaseURL = "https://bob:hunter2@engine.example/v1?api_key=s3cr3t-q"
@@ -277,27 +273,25 @@ func TestNoSecretReachesAReport(t *testing.T) {
 	}
 }
 
-// The Recorder writes no secret into the run directory's raw files.
-func TestRecorderWritesNoSecret(t *testing.T) {
+// The run directory's writer writes no secret into its raw files.
+func TestRunDirWriterWritesNoSecret(t *testing.T) {
 	t.Parallel()
 	meta, recs, rows := secretRun()
-	rec, err := NewRecorder(filepath.Join(t.TempDir(), "run"), time.Now())
+	rec, err := rundir.New(filepath.Join(t.TempDir(), "run"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc, rw := make(chan client.Record, len(recs)), make(chan scrape.Row, len(rows))
 	for _, r := range recs {
-		rc <- r
+		if err := rec.Record(r); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, r := range rows {
-		rw <- r
+		if err := rec.Row(r); err != nil {
+			t.Fatal(err)
+		}
 	}
-	close(rc)
-	close(rw)
-	if err := rec.Consume(rc, rw); err != nil {
-		t.Fatal(err)
-	}
-	if err := rec.WriteJSON(RunFile, meta); err != nil {
+	if err := rec.WriteJSON(rundir.RunFile, meta); err != nil {
 		t.Fatal(err)
 	}
 	if err := rec.Close(); err != nil {
@@ -306,7 +300,7 @@ func TestRecorderWritesNoSecret(t *testing.T) {
 	if meta.Phases[0].Before.Target == "" || !strings.Contains(meta.Phases[0].Before.Target, "hunter2") {
 		t.Errorf("WriteJSON changed the caller's RunMeta: %q", meta.Phases[0].Before.Target)
 	}
-	for _, name := range []string{RunFile, RequestsFile, ScrapesFile} {
+	for _, name := range []string{rundir.RunFile, rundir.RequestsFile, rundir.ScrapesFile} {
 		b, err := os.ReadFile(filepath.Join(rec.Dir(), name))
 		if err != nil {
 			t.Fatal(err)
@@ -347,9 +341,9 @@ func TestTextSummaryPrintsNoEscapeSequence(t *testing.T) {
 		t.Fatal(err)
 	}
 	outs["json"] = js.String()
-	outs["progress"] = ProgressLine(Progress{Phase: evil, Findings: []Finding{{Severity: "warn", Verdict: evil}}})
+	outs["progress"] = live.ProgressLine(live.Progress{Phase: evil, Findings: []Finding{{Severity: "warn", Verdict: evil}}})
 	for name, out := range outs {
-		if i := strings.IndexFunc(out, func(r rune) bool { return isControl(r) && r != '\n' && r != '\t' }); i >= 0 {
+		if i := strings.IndexFunc(out, func(r rune) bool { return r != '\n' && r != '\t' && redact.Printable(string(r)) != string(r) }); i >= 0 {
 			t.Errorf("%s output holds control character %q at %d:\n%s", name, out[i:i+1], i, out)
 		}
 	}
@@ -389,7 +383,7 @@ func TestMergeKeepsTheRunsEnd(t *testing.T) {
 		end0, end1 bool
 	}{{"both ended", true, true}, {"one killed", true, false}} {
 		out := filepath.Join(t.TempDir(), "merged")
-		if err := Merge(out, []string{shard(0, tc.end0), shard(1, tc.end1)}); err != nil {
+		if err := rundir.Merge(out, []string{shard(0, tc.end0), shard(1, tc.end1)}); err != nil {
 			t.Fatal(err)
 		}
 		s, err := Build(out)

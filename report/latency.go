@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/llmbench-org/llmbench/report/latencytable"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // LatencyTable is the latency table of s that the terminal summary,
@@ -44,7 +45,7 @@ func LatencyTable(s Summary) latencytable.Table {
 // percentiles are the quantiles a summary's tables show.
 func percentiles(s Summary) []float64 {
 	if len(s.Percentiles) == 0 {
-		return DefaultPercentiles
+		return rundir.DefaultPercentiles
 	}
 	return s.Percentiles
 }

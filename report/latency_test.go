@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/llmbench-org/llmbench/report/latencytable"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // TestLatencyTable: the one model the three renderers draw decides the rows
@@ -58,7 +59,7 @@ func TestLatencyTable(t *testing.T) {
 	// The defaults, no TTFC row when it equals TTFT, no /metrics view.
 	s.Percentiles, s.Server, s.Client.FirstTokenNotContent = nil, nil, 0
 	got = LatencyTable(s)
-	if !cmp.Equal(got.Percentiles, DefaultPercentiles) || !got.NoServer || len(got.Rows) != 4 || len(got.EngineOnly) != 0 {
+	if !cmp.Equal(got.Percentiles, rundir.DefaultPercentiles) || !got.NoServer || len(got.Rows) != 4 || len(got.EngineOnly) != 0 {
 		t.Fatalf("without a server: %+v", got)
 	}
 	for _, r := range got.Rows {

@@ -9,8 +9,10 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/internal/errwriter"
+	"github.com/llmbench-org/llmbench/redact"
 	"github.com/llmbench-org/llmbench/report/chunkdigest"
 	"github.com/llmbench-org/llmbench/report/latencytable"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 var _ Renderer = RenderMarkdown
@@ -19,7 +21,7 @@ var _ Renderer = RenderMarkdown
 // terminal summary, in tables a CI job can post as a pull-request comment or
 // a job summary.
 func RenderMarkdown(w io.Writer, s Summary) error {
-	ew := &errwriter.Writer{W: PrintableWriter(w)}
+	ew := &errwriter.Writer{W: redact.PrintableWriter(w)}
 	c := s.Client
 	ew.Printf("## llmbench: %s\n\n", mdText(s.Run.Scenario))
 	if d := s.Run.Description; d != "" {
@@ -124,7 +126,7 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 func renderLatencyMarkdown(ew *errwriter.Writer, t latencytable.Table) {
 	var head, align string
 	for _, p := range t.Percentiles {
-		head += " " + PercentileName(p) + " |"
+		head += " " + rundir.PercentileName(p) + " |"
 		align += "---:|"
 	}
 	ew.Printf("| latency (ms) | client mean |%s engine mean |%s\n|---|---:|%s---:|%s\n", head, strings.Replace(head, " |", " [bucket] |", 1), align, align)
@@ -166,7 +168,7 @@ func WriteRequestsCSV(w io.Writer, records []client.Record) error {
 // WriteRequestsCSVDigested is WriteRequestsCSV for records read without
 // their chunks: chunks[i] is what records[i] kept of them (Requests.Chunks).
 func WriteRequestsCSVDigested(w io.Writer, records []client.Record, chunks []chunkdigest.Request) error {
-	cw := csv.NewWriter(PrintableWriter(w))
+	cw := csv.NewWriter(redact.PrintableWriter(w))
 	if err := cw.Write(RequestsCSVHeader); err != nil {
 		return err
 	}
@@ -189,7 +191,7 @@ func WriteRequestsCSVDigested(w io.Writer, records []client.Record, chunks []chu
 		}
 		row := []string{r.ID, strconv.Itoa(r.Index), r.Phase, sec(r.Intended.Seconds()), sec(r.SentOnWire().Seconds()),
 			ttft, tpot, e2e, strconv.Itoa(r.PromptTokens), strconv.Itoa(r.OutputTokens), strconv.Itoa(int(chunks[i].Chunks)),
-			strconv.Itoa(r.Status), string(r.ErrorClass), Redact(r.Error),
+			strconv.Itoa(r.Status), string(r.ErrorClass), redact.Text(r.Error),
 			ttfc, strconv.Itoa(r.CachedTokens), strconv.Itoa(r.ReasoningTokens), string(r.TokenSource), r.FinishReason,
 			strconv.FormatBool(r.NoDone), strconv.Itoa(r.Retries), strconv.FormatBool(r.Reused)}
 		if err := cw.Write(row); err != nil {
@@ -226,7 +228,7 @@ func renderGatesMarkdown(ew *errwriter.Writer, g *GateVerdicts) {
 // breaks, pipes escaped (GitHub's tables split on them even in code).
 func mdCode(s string) string {
 	s = strings.NewReplacer("`", "'", "\n", " ", "\r", " ", "|", "\\|").Replace(s)
-	return Printable(s)
+	return redact.Printable(s)
 }
 
 // GateNumber shows a gate's value in its unit ("—" when it was not

@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report/reconcile"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
@@ -68,17 +69,17 @@ func writeSyntheticShard(t *testing.T, root string, i, n int, s shardSpec) strin
 	if s.failedBefore {
 		before.OK, before.Snapshot, before.Error = false, nil, "connection refused"
 	}
-	meta := RunMeta{ID: fmt.Sprintf("run-shard%dof%d", i, n), Scenario: "s", Seed: 1, Shard: i, Shards: n, Host: s.host,
+	meta := rundir.RunMeta{ID: fmt.Sprintf("run-shard%dof%d", i, n), Scenario: "s", Seed: 1, Shard: i, Shards: n, Host: s.host,
 		StartedAt: mergeOrigin.Add(s.offset), Ended: mergeOrigin.Add(s.offset + s.end + time.Second),
-		Engine: EngineMeta{Kind: s.kind, Dialect: "vllm"},
-		Phases: []PhaseMeta{{Name: "main", Measured: true, Start: s.start - s.offset, End: s.end - s.offset, Load: 1, LoadUnit: "requests/s",
+		Engine: rundir.EngineMeta{Kind: s.kind, Dialect: "vllm"},
+		Phases: []rundir.PhaseMeta{{Name: "main", Measured: true, Start: s.start - s.offset, End: s.end - s.offset, Load: 1, LoadUnit: "requests/s",
 			Planned: len(s.ends), Before: &before, After: &after,
 			Settle: &scrape.Settled{Want: float64(len(s.ends)), Finished: float64(len(s.ends)), OK: true, Polls: 1}}}}
 	b, err := json.Marshal(meta)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, RunFile), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.RunFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var recs, rows []string
@@ -107,25 +108,25 @@ func writeSyntheticShard(t *testing.T, root string, i, n int, s shardSpec) strin
 			t.Fatal(err)
 		}
 	}
-	write(RequestsFile, recs)
-	write(ScrapesFile, rows)
+	write(rundir.RequestsFile, recs)
+	write(rundir.ScrapesFile, rows)
 	return dir
 }
 
 func mergeMS(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 
-func mergedSummary(t *testing.T, root string, specs []shardSpec) (string, RunMeta, Summary) {
+func mergedSummary(t *testing.T, root string, specs []shardSpec) (string, rundir.RunMeta, Summary) {
 	t.Helper()
 	for i, s := range specs {
 		writeSyntheticShard(t, root, i, len(specs), s)
 	}
 	out := filepath.Join(root, "merged")
 	// The shards' common parent: merge finds their run directories below it.
-	if err := Merge(out, []string{root}); err != nil {
+	if err := rundir.Merge(out, []string{root}); err != nil {
 		t.Fatal(err)
 	}
-	var meta RunMeta
-	b, err := os.ReadFile(filepath.Join(out, RunFile))
+	var meta rundir.RunMeta
+	b, err := os.ReadFile(filepath.Join(out, rundir.RunFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +202,7 @@ func TestMergeCountsASharedEngineOnce(t *testing.T) {
 	// The engine's scrapes come from one shard only (the first of those
 	// with the most successful scrapes), in time order.
 	var ats []time.Duration
-	if _, err := ReadJSONL(filepath.Join(out, ScrapesFile), func(r *scrape.Row) error { ats = append(ats, r.At); return nil }); err != nil {
+	if _, err := rundir.ReadJSONL(filepath.Join(out, rundir.ScrapesFile), func(r *scrape.Row) error { ats = append(ats, r.At); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if want := []time.Duration{mergeMS(1000), mergeMS(2001), mergeMS(3001), mergeMS(4001), mergeMS(4150)}; !slices.Equal(ats, want) {
@@ -212,7 +213,7 @@ func TestMergeCountsASharedEngineOnce(t *testing.T) {
 	}
 	// Records are merged in the order they ended, on the merged clock.
 	var ends []time.Duration
-	if _, err := ReadJSONL(filepath.Join(out, RequestsFile), func(r *client.Record) error { ends = append(ends, r.End); return nil }); err != nil {
+	if _, err := rundir.ReadJSONL(filepath.Join(out, rundir.RequestsFile), func(r *client.Record) error { ends = append(ends, r.End); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	want := slices.Concat(ends0, ends1)
@@ -276,7 +277,7 @@ func TestMergeAddsDistinctEngines(t *testing.T) {
 			}
 			// Each engine's scrapes are all kept, under its own name.
 			var targets = map[string]int{}
-			if _, err := ReadJSONL(filepath.Join(out, ScrapesFile), func(r *scrape.Row) error { targets[r.Target]++; return nil }); err != nil {
+			if _, err := rundir.ReadJSONL(filepath.Join(out, rundir.ScrapesFile), func(r *scrape.Row) error { targets[r.Target]++; return nil }); err != nil {
 				t.Fatal(err)
 			}
 			if len(targets) != 2 {

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 const msec = time.Millisecond
@@ -151,7 +152,7 @@ func TestClientSideRealEngines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.check(t, clientSideOf(tt.records, time.Second, DefaultPercentiles))
+			tt.check(t, clientSideOf(tt.records, time.Second, rundir.DefaultPercentiles))
 		})
 	}
 }
@@ -162,7 +163,7 @@ func TestHealthStreams(t *testing.T) {
 	failedNoDone := noDone
 	failedNoDone.ErrorClass = client.ErrStreamBroken
 	noStream := client.Record{NoStream: true, End: 50 * msec, OutputTokens: 3}
-	h := health(RunMeta{}, requestsOf([]client.Record{noDone, failedNoDone, noStream, streamed(10*msec, 5*msec, 2, 1)}), nil, 0, 0)
+	h := health(rundir.RunMeta{}, requestsOf([]client.Record{noDone, failedNoDone, noStream, streamed(10*msec, 5*msec, 2, 1)}), nil, 0, 0)
 	if h.StreamsWithoutDone != 1 || h.NotStreamed != 1 {
 		t.Errorf("streams without done %d, not streamed %d: want 1, 1", h.StreamsWithoutDone, h.NotStreamed)
 	}
@@ -186,18 +187,18 @@ func TestGoodputUnmeasured(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		slo    SLO
+		slo    rundir.SLO
 		want   *Goodput
 		inLine []string
 	}{
-		{name: "ttft and e2e", slo: SLO{TTFT: 200 * msec, E2E: 2 * time.Second},
+		{name: "ttft and e2e", slo: rundir.SLO{TTFT: 200 * msec, E2E: 2 * time.Second},
 			want: &Goodput{SLO: SLOSeconds{TTFT: 0.2, E2E: 2}, Good: 2, Fraction: 2.0 / 5, RequestsPerS: 2,
 				Missed: map[string]int{"ttft": 2, "e2e": 1}, Unmeasured: 2, UnmeasuredReasons: map[string]int{"ttft: not streamed": 2}},
 			inLine: []string{"2 of 5 requests (40.0%)", "2 more could not be measured against it (ttft: not streamed 2) and are not counted"}},
-		{name: "tpot only", slo: SLO{TPOT: 20 * msec},
+		{name: "tpot only", slo: rundir.SLO{TPOT: 20 * msec},
 			want: &Goodput{SLO: SLOSeconds{TPOT: 0.02}, Good: 4, Fraction: 4.0 / 4, RequestsPerS: 4,
 				Missed: map[string]int{}, Unmeasured: 3, UnmeasuredReasons: map[string]int{"tpot: not streamed": 2, "tpot: no chunks": 1}}},
-		{name: "e2e only: everything measured", slo: SLO{E2E: 2 * time.Second},
+		{name: "e2e only: everything measured", slo: rundir.SLO{E2E: 2 * time.Second},
 			want: &Goodput{SLO: SLOSeconds{E2E: 2}, Good: 6, Fraction: 6.0 / 7, RequestsPerS: 6, Missed: map[string]int{"e2e": 1}}},
 	}
 	for _, tt := range tests {
@@ -219,38 +220,5 @@ func TestGoodputUnmeasured(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestLiveRealEngines: the live window's ITL is per token, TTFC shows when
-// reasoning came first, and stream:false requests are counted and left out
-// of the goodput fraction.
-func TestLiveRealEngines(t *testing.T) {
-	reasoning := streamed(10*msec, 30*msec, 4, 3) // three gaps of 30 ms over nine tokens
-	reasoning.FirstContent = 100 * msec
-	noDone := streamed(10*msec, 10*msec, 4, 1)
-	noDone.NoDone = true
-	noStream := client.Record{NoStream: true, End: 50 * msec, OutputTokens: 3}
-
-	w := newLiveWindow(10 * time.Second)
-	w.slo = &SLO{TTFT: 50 * msec}
-	for _, r := range []client.Record{reasoning, noDone, noStream} {
-		w.addRecord(&r, time.Second)
-	}
-	p := w.progress(2 * time.Second)
-	if p.ITL.N != 2 || p.ITL.Values[2] != 10*msec {
-		t.Errorf("itl %+v: want per-token means of 10 ms", p.ITL)
-	}
-	if !p.TTFCDiffers || p.TTFC.Values[2] != 100*msec {
-		t.Errorf("ttfc %+v (differs %v)", p.TTFC, p.TTFCDiffers)
-	}
-	if p.NotStreamed != 1 || p.StreamsWithoutDone != 1 || p.Unmeasured != 1 || p.GoodFraction != 1 {
-		t.Errorf("not streamed %d, without done %d, unmeasured %d, good fraction %v", p.NotStreamed, p.StreamsWithoutDone, p.Unmeasured, p.GoodFraction)
-	}
-	line := ProgressLine(p)
-	for _, want := range []string{"(100%, 1 unmeasured)", "1 not streamed", "1 streams without [DONE]", "TTFC p50"} {
-		if !strings.Contains(line, want) {
-			t.Errorf("progress line lacks %q: %s", want, line)
-		}
 	}
 }

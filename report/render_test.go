@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
@@ -19,7 +20,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 
 // fixedRun is a small run with fixed times: 6 requests (one failed), one
 // measured phase, an engine with a TTFT histogram.
-func fixedRun() (RunMeta, []client.Record, []scrape.Row) {
+func fixedRun() (rundir.RunMeta, []client.Record, []scrape.Row) {
 	ms := time.Millisecond
 	var recs []client.Record
 	for i := range 6 {
@@ -40,9 +41,9 @@ func fixedRun() (RunMeta, []client.Record, []scrape.Row) {
 		Counters: map[scrape.Concept]float64{scrape.RequestsFinished: 10, scrape.PromptTokens: 320, scrape.GenerationTokens: 40}, Histograms: hist(10)}}
 	after := scrape.Row{Target: "http://e/metrics", At: 600 * ms, OK: true, Snapshot: &scrape.Snapshot{Dialect: "sglang",
 		Counters: map[scrape.Concept]float64{scrape.RequestsFinished: 15, scrape.PromptTokens: 480, scrape.GenerationTokens: 60}, Histograms: hist(15)}}
-	meta := RunMeta{ID: "fixed-run", Scenario: "fixed", Description: "A fixed run for the golden files.\nIts second line.", Seed: 1, StartedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
-		Engine: EngineMeta{Kind: "sim", Dialect: "sglang", BaseURL: "http://e/v1"},
-		Phases: []PhaseMeta{{Name: "main", Measured: true, Start: 100 * ms, End: 500 * ms, Before: &before, After: &after}}}
+	meta := rundir.RunMeta{ID: "fixed-run", Scenario: "fixed", Description: "A fixed run for the golden files.\nIts second line.", Seed: 1, StartedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		Engine: rundir.EngineMeta{Kind: "sim", Dialect: "sglang", BaseURL: "http://e/v1"},
+		Phases: []rundir.PhaseMeta{{Name: "main", Measured: true, Start: 100 * ms, End: 500 * ms, Before: &before, After: &after}}}
 	return meta, recs, []scrape.Row{before, after}
 }
 
@@ -88,11 +89,11 @@ func TestRenderersGolden(t *testing.T) {
 // usage_total spread), a stream without [DONE], a stream:false request,
 // outputs short of max_tokens, a chat template's extra prompt tokens,
 // llama.cpp timings and an SLO on TTFT.
-func realEngineRun() (RunMeta, []client.Record, []scrape.Row) {
+func realEngineRun() (rundir.RunMeta, []client.Record, []scrape.Row) {
 	meta, recs, rows := fixedRun()
 	ms := time.Millisecond
 	meta.ID, meta.Scenario, meta.Description = "real-run", "real", ""
-	meta.SLO = &SLO{TTFT: 200 * ms}
+	meta.SLO = &rundir.SLO{TTFT: 200 * ms}
 	meta.PromptCalibration = "prompts measured with the engine's /tokenize before the run"
 	for i := range recs {
 		r := &recs[i]

@@ -7,12 +7,13 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
 // measuredPhases are the phases whose requests count in the results.
-func measuredPhases(meta RunMeta) []PhaseMeta {
-	var out []PhaseMeta
+func measuredPhases(meta rundir.RunMeta) []rundir.PhaseMeta {
+	var out []rundir.PhaseMeta
 	for _, ph := range meta.Phases {
 		if ph.Measured {
 			out = append(out, ph)
@@ -23,7 +24,7 @@ func measuredPhases(meta RunMeta) []PhaseMeta {
 
 // serverSide derives the engine's view of the given phases from the
 // snapshots taken at their boundaries; nil when there are none.
-func serverSide(meta RunMeta, phases []PhaseMeta, rows []scrape.Row, samples clientSamples) *ServerSide {
+func serverSide(meta rundir.RunMeta, phases []rundir.PhaseMeta, rows []scrape.Row, samples clientSamples) *ServerSide {
 	var total *scrape.Snapshot
 	var targets []string
 	dialect := meta.Engine.Dialect
@@ -63,7 +64,7 @@ func serverSide(meta RunMeta, phases []PhaseMeta, rows []scrape.Row, samples cli
 		}
 		sd := ServerDist{N: h.Count, P50: estimate(h, 0.5), P90: estimate(h, 0.9), P99: estimate(h, 0.99), Quantiles: map[string]BucketEstimate{}}
 		for _, p := range percentilesOf(meta) {
-			sd.Quantiles[PercentileName(p)] = estimate(h, p/100)
+			sd.Quantiles[rundir.PercentileName(p)] = estimate(h, p/100)
 		}
 		if m, ok := h.Mean(); ok {
 			sd.Mean = m
@@ -85,7 +86,7 @@ func serverSide(meta RunMeta, phases []PhaseMeta, rows []scrape.Row, samples cli
 // restarted mid-phase (its counters reset to zero) still counts what it did
 // before the restart. With no scrape between the boundaries it is their
 // Delta.
-func phaseIncrease(ph PhaseMeta, rows []scrape.Row) scrape.Snapshot {
+func phaseIncrease(ph rundir.PhaseMeta, rows []scrape.Row) scrape.Snapshot {
 	type bounds struct{ before, after scrape.Row }
 	pairs := map[string]bounds{}
 	if len(ph.BeforeRows) > 0 && len(ph.AfterRows) > 0 {
@@ -136,7 +137,7 @@ func phaseIncrease(ph PhaseMeta, rows []scrape.Row) scrape.Snapshot {
 
 // replicaCounters is each target's counter deltas over the phases, from the
 // per-target boundary scrapes; nil with a single target.
-func replicaCounters(phases []PhaseMeta) map[string]map[string]float64 {
+func replicaCounters(phases []rundir.PhaseMeta) map[string]map[string]float64 {
 	out := map[string]map[string]float64{}
 	for _, ph := range phases {
 		before := map[string]*scrape.Snapshot{}
@@ -193,7 +194,7 @@ func estimate(h scrape.Histogram, q float64) BucketEstimate {
 
 // gaugeStats summarises each gauge over the successful scrapes that fall
 // inside the phases.
-func gaugeStats(phases []PhaseMeta, rows []scrape.Row) map[string]GaugeStat {
+func gaugeStats(phases []rundir.PhaseMeta, rows []scrape.Row) map[string]GaugeStat {
 	type series struct {
 		stat GaugeStat
 		sum  float64
@@ -226,7 +227,7 @@ func gaugeStats(phases []PhaseMeta, rows []scrape.Row) map[string]GaugeStat {
 
 // updateInterval is the mean time between scrapes whose value differs from the
 // previous scrape's, over the phases; 0 when the value never changed.
-func updateInterval(phases []PhaseMeta, rows []scrape.Row, c scrape.Concept) float64 {
+func updateInterval(phases []rundir.PhaseMeta, rows []scrape.Row, c scrape.Concept) float64 {
 	var first, last float64
 	changes := 0
 	have := false
@@ -257,7 +258,7 @@ func updateInterval(phases []PhaseMeta, rows []scrape.Row, c scrape.Concept) flo
 }
 
 // inPhases reports whether a scrape started inside one of the phases.
-func inPhases(phases []PhaseMeta, row scrape.Row) bool {
+func inPhases(phases []rundir.PhaseMeta, row scrape.Row) bool {
 	for _, ph := range phases {
 		if row.At >= ph.Start && row.At <= ph.End {
 			return true
@@ -267,9 +268,9 @@ func inPhases(phases []PhaseMeta, row scrape.Row) bool {
 }
 
 // percentilesOf are the run's report percentiles.
-func percentilesOf(meta RunMeta) []float64 {
+func percentilesOf(meta rundir.RunMeta) []float64 {
 	if len(meta.Percentiles) == 0 {
-		return DefaultPercentiles
+		return rundir.DefaultPercentiles
 	}
 	return meta.Percentiles
 }

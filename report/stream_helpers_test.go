@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // requestsOf wraps records as the summary's internal views hold them.
@@ -18,7 +19,7 @@ func requestsOf(records []client.Record) []request {
 
 // clientSideOf is clientSide over records that still have their chunks.
 func clientSideOf(records []client.Record, dur time.Duration, ps []float64) ClientSide {
-	req := DigestRecords(slices.Clone(records), nil)
+	req := rundir.DigestRecords(slices.Clone(records), nil)
 	rs := make([]request, len(req.Records))
 	for i := range req.Records {
 		rs[i] = request{&req.Records[i], req.Chunks[i]}

@@ -1,10 +1,14 @@
+// Package report turns a run directory into understanding: Load reads it
+// through package rundir, Summary computes what it measured, and the
+// renderers print that as text, Markdown, JSON and CSV. It runs no load and
+// opens no file of its own; the live view is package live.
 package report
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/llmbench-org/llmbench/report/reconcile"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
@@ -18,14 +22,14 @@ type Summary struct {
 	Schema string `json:"schema"`
 	// Percentiles are the latency quantiles the tables show, in percent;
 	// each Dist and ServerDist has them in Quantiles.
-	Percentiles []float64     `json:"percentiles"`
-	Run         RunInfo       `json:"run"`
-	Engine      EngineMeta    `json:"engine"`
-	Health      Health        `json:"health"`
-	Client      ClientSide    `json:"client"`
-	Server      *ServerSide   `json:"server,omitempty"` // nil when the engine exposes no /metrics
-	Phases      []PhaseResult `json:"phases"`
-	Sweep       *SweepResult  `json:"sweep,omitempty"` // with two or more measured phases
+	Percentiles []float64         `json:"percentiles"`
+	Run         RunInfo           `json:"run"`
+	Engine      rundir.EngineMeta `json:"engine"`
+	Health      Health            `json:"health"`
+	Client      ClientSide        `json:"client"`
+	Server      *ServerSide       `json:"server,omitempty"` // nil when the engine exposes no /metrics
+	Phases      []PhaseResult     `json:"phases"`
+	Sweep       *SweepResult      `json:"sweep,omitempty"` // with two or more measured phases
 	// Waterfall joins client requests to the engine's trace log (when the run
 	// has one): where each request's time went, phase by phase.
 	Waterfall *reconcile.WaterfallSummary `json:"waterfall,omitempty"`
@@ -101,8 +105,8 @@ type Health struct {
 	StreamsWithoutDone int `json:"streams_without_done"`
 	// NotStreamed counts requests sent with stream:false
 	// (client.Record.NoStream): only E2E and usage were measured.
-	NotStreamed int          `json:"not_streamed"`
-	Client      ClientHealth `json:"client"`
+	NotStreamed int                 `json:"not_streamed"`
+	Client      rundir.ClientHealth `json:"client"`
 }
 
 // ClientSide is what the client measured over the measured phases.
@@ -333,7 +337,7 @@ type PhaseResult struct {
 	Duration float64     `json:"duration_s"`
 	Load     float64     `json:"load,omitempty"`      // the offered load: requests/s (open loop) or users (closed loop)
 	LoadUnit string      `json:"load_unit,omitempty"` // "requests/s" | "users"
-	Planned  int         `json:"planned,omitempty"`   // requests the plan offered (PhaseMeta.Planned)
+	Planned  int         `json:"planned,omitempty"`   // requests the plan offered (rundir.PhaseMeta.Planned)
 	Client   ClientSide  `json:"client"`
 	Server   *ServerSide `json:"server,omitempty"`
 }
@@ -399,16 +403,10 @@ type Saturation struct {
 // views (report/reconcile explains every gap it finds).
 type Finding = reconcile.Finding
 
-// DefaultPercentiles are the quantiles reports show unless a run says otherwise.
-var DefaultPercentiles = []float64{50, 90, 99}
-
-// PercentileName is how a percentile is named: 99 → "p99", 99.9 → "p99.9".
-func PercentileName(p float64) string { return "p" + strconv.FormatFloat(p, 'f', -1, 64) }
-
 // Quantile is the percentile p (in percent) of d: from Quantiles, or from the
 // fixed fields of a summary written before Quantiles existed.
 func (d Dist) Quantile(p float64) (float64, bool) {
-	if v, ok := d.Quantiles[PercentileName(p)]; ok {
+	if v, ok := d.Quantiles[rundir.PercentileName(p)]; ok {
 		return v, true
 	}
 	switch p {
@@ -426,7 +424,7 @@ func (d Dist) Quantile(p float64) (float64, bool) {
 
 // Quantile is the percentile p (in percent) of the engine's histogram.
 func (d ServerDist) Quantile(p float64) (BucketEstimate, bool) {
-	if v, ok := d.Quantiles[PercentileName(p)]; ok {
+	if v, ok := d.Quantiles[rundir.PercentileName(p)]; ok {
 		return v, true
 	}
 	switch p {

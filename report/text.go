@@ -1,17 +1,17 @@
 package report
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/llmbench-org/llmbench/internal/errwriter"
+	"github.com/llmbench-org/llmbench/redact"
 	"github.com/llmbench-org/llmbench/report/latencytable"
 	"github.com/llmbench-org/llmbench/report/reconcile"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // Renderer writes a Summary in one format.
@@ -39,7 +39,7 @@ func RenderTextVerbose(w io.Writer, s Summary) error { return renderText(w, s, t
 const briefVerdict = 96
 
 func renderText(w io.Writer, s Summary, verbose bool) error {
-	ew := &errwriter.Writer{W: PrintableWriter(w)}
+	ew := &errwriter.Writer{W: redact.PrintableWriter(w)}
 	c := s.Client
 	ew.Printf("llmbench %s — %s (seed %d), %.1f s measured\n", s.Run.Scenario, s.Run.ID, s.Run.Seed, s.Run.Duration)
 	if d := s.Run.Description; d != "" {
@@ -190,7 +190,7 @@ func renderLatencyText(w io.Writer, t latencytable.Table) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	names := make([]string, len(t.Percentiles))
 	for i, p := range t.Percentiles {
-		names[i] = PercentileName(p)
+		names[i] = rundir.PercentileName(p)
 	}
 	cols := strings.Join(names, "\t")
 	fmt.Fprintln(tw, "latency (ms)\tclient mean\t"+cols+"\t\tserver mean\t"+cols)
@@ -329,84 +329,6 @@ func recordsNote(h Health) string {
 	return fmt.Sprintf("%d read, ", h.Records) + strings.Join(parts, ", ")
 }
 
-// PrintableWriter passes everything written to w through Printable, so
-// text from outside cannot carry escape sequences to a terminal. Renderers
-// that write no control characters of their own (everything but tabs and
-// newlines) use it around their writer.
-func PrintableWriter(w io.Writer) io.Writer { return printableWriter{w} }
-
-type printableWriter struct{ w io.Writer }
-
-func (p printableWriter) Write(b []byte) (int, error) {
-	s := string(b)
-	if isPrintable(s) {
-		return p.w.Write(b)
-	}
-	if _, err := io.WriteString(p.w, Printable(s)); err != nil {
-		return 0, err
-	}
-	return len(b), nil
-}
-
-// ProgressLine renders a Progress as one plain line, for runs whose output is
-// not a terminal (CI logs, pipes).
-func ProgressLine(p Progress) string {
-	return PrintableLine(progressLine(p))
-}
-
-func progressLine(p Progress) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "[%6.1fs] sent %d, in flight %d, ok %d, failed %d | %.1f req/s, %.0f tok/s",
-		p.Elapsed.Seconds(), p.Sent, p.InFlight, p.OK, p.Failed, p.RequestsPerSec, p.OutputTokensPerSec)
-	if p.Canceled > 0 {
-		fmt.Fprintf(&b, ", %d canceled", p.Canceled)
-	}
-	if p.HasGoodput {
-		fmt.Fprintf(&b, ", goodput %.1f req/s (%.0f%%", p.GoodputPerSec, 100*p.GoodFraction)
-		if p.Unmeasured > 0 {
-			fmt.Fprintf(&b, ", %d unmeasured", p.Unmeasured)
-		}
-		b.WriteString(")")
-	}
-	if p.NotStreamed > 0 {
-		fmt.Fprintf(&b, ", %d not streamed", p.NotStreamed)
-	}
-	if p.StreamsWithoutDone > 0 {
-		fmt.Fprintf(&b, ", %d streams without [DONE]", p.StreamsWithoutDone)
-	}
-	if p.TTFT.N > 0 {
-		fmt.Fprintf(&b, " | TTFT %s", liveQuantiles(p.Percentiles, p.TTFT))
-	}
-	if w := p.Client.Warning(); w != "" {
-		fmt.Fprintf(&b, " | WARN client: %s", w)
-	}
-	if p.TTFCDiffers && p.TTFC.N > 0 {
-		fmt.Fprintf(&b, " | TTFC %s", liveQuantiles(p.Percentiles, p.TTFC))
-	}
-	if p.Server.HasRunning {
-		fmt.Fprintf(&b, " | server running %.0f", p.Server.Running)
-		if p.Server.HasWait {
-			fmt.Fprintf(&b, " waiting %.0f", p.Server.Waiting)
-		}
-		if p.Server.HasKV {
-			fmt.Fprintf(&b, " kv %.0f%%", 100*p.Server.KVUsage)
-		}
-	}
-	if p.ScrapeFailures > 0 {
-		fmt.Fprintf(&b, " | scrape failures %d", p.ScrapeFailures)
-	}
-	for _, f := range p.Findings {
-		if f.Severity != reconcile.Info {
-			fmt.Fprintf(&b, " | %s: %s", strings.ToUpper(string(f.Severity)), f.Verdict)
-		}
-	}
-	return b.String()
-}
-
-func dur(d time.Duration) string {
-	return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
-}
-
 // renderWaterfall prints where requests' time went, phase by phase, from the
 // engine's trace joined to the client's records.
 func renderWaterfall(ew *errwriter.Writer, w *reconcile.WaterfallSummary) {
@@ -418,78 +340,4 @@ func renderWaterfall(ew *errwriter.Writer, w *reconcile.WaterfallSummary) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%.0f%%\n", p.Name, ms(p.Mean), ms(p.P50), ms(p.P99), 100*p.Share)
 	}
 	tw.Flush()
-}
-
-// PrintProgress writes a ProgressLine of progress() on w every interval
-// until ctx is done, then a last one: the live view of a run whose output is
-// not a terminal.
-func PrintProgress(ctx context.Context, w io.Writer, every time.Duration, progress func() Progress) {
-	if every <= 0 {
-		every = 2 * time.Second
-	}
-	t := time.NewTicker(every)
-	defer t.Stop()
-	var steady steadyFindings
-	for {
-		select {
-		case <-ctx.Done():
-			fmt.Fprintln(w, ProgressLine(steady.filter(progress())))
-			return
-		case <-t.C:
-			fmt.Fprintln(w, ProgressLine(steady.filter(progress())))
-		}
-	}
-}
-
-// steadyFindings keeps a live warning out of the progress lines until it
-// holds in two consecutive looks: one window's blip (a burst at its edge)
-// is not worth a WARN that the summary would contradict.
-type steadyFindings struct{ last map[string]bool }
-
-func (s *steadyFindings) filter(p Progress) Progress {
-	seen := map[string]bool{}
-	kept := p.Findings[:0:0]
-	for _, f := range p.Findings {
-		if f.Severity == reconcile.Info {
-			kept = append(kept, f)
-			continue
-		}
-		seen[f.ID] = true
-		if s.last[f.ID] {
-			kept = append(kept, f)
-		}
-	}
-	s.last = seen
-	p.Findings = kept
-	return p
-}
-
-// SafeWriter is for what a run prints about itself (engine notes, errors):
-// everything written passes through Redact and Printable, so neither a
-// secret nor a terminal escape sequence from outside reaches the screen.
-func SafeWriter(w io.Writer) io.Writer { return safeWriter{w} }
-
-type safeWriter struct{ w io.Writer }
-
-func (s safeWriter) Write(b []byte) (int, error) {
-	if _, err := io.WriteString(s.w, Printable(Redact(string(b)))); err != nil {
-		return 0, err
-	}
-	return len(b), nil
-}
-
-// liveQuantiles is "p50 X p99 Y" for a plain progress line: the first and
-// the last of the run's percentiles (all of them when there are two or fewer).
-func liveQuantiles(percentiles []float64, q Quantiles) string {
-	idx := []int{0, len(percentiles) - 1}
-	if len(percentiles) < 2 {
-		idx = idx[:len(percentiles)]
-	}
-	parts := make([]string, 0, 2)
-	for _, i := range idx {
-		if i < len(q.Values) {
-			parts = append(parts, PercentileName(percentiles[i])+" "+dur(q.Values[i]))
-		}
-	}
-	return strings.Join(parts, " ")
 }

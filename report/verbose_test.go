@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report/reconcile"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // The text summary gives each finding one line; --verbose gives it whole,
@@ -32,25 +33,6 @@ func TestFindingsBriefAndVerbose(t *testing.T) {
 	}
 }
 
-// A live warning is printed only once it held in two consecutive looks.
-func TestLiveWarningsMustHold(t *testing.T) {
-	t.Parallel()
-	warn := Finding{ID: "token_conservation", Severity: reconcile.Warn, Verdict: "differs"}
-	var s steadyFindings
-	if got := s.filter(Progress{Findings: []Finding{warn}}).Findings; len(got) != 0 {
-		t.Errorf("first look: %v, want the warning held back", got)
-	}
-	if got := s.filter(Progress{Findings: []Finding{warn}}).Findings; len(got) != 1 {
-		t.Errorf("second look: %v, want the warning", got)
-	}
-	if got := s.filter(Progress{}).Findings; len(got) != 0 {
-		t.Errorf("gone: %v", got)
-	}
-	if got := s.filter(Progress{Findings: []Finding{warn}}).Findings; len(got) != 0 {
-		t.Errorf("back after a gap: %v, want it held back again", got)
-	}
-}
-
 // Peaks: the most output tokens in one second, the most requests in flight.
 func TestPeaks(t *testing.T) {
 	t.Parallel()
@@ -60,7 +42,7 @@ func TestPeaks(t *testing.T) {
 		{Sent: 2 * s, End: 4 * s, Chunks: []client.Chunk{{At: 2200 * time.Millisecond}, {At: 2300 * time.Millisecond, Tokens: 3}}},
 		{Sent: 4 * s, End: 5 * s},
 	}
-	req := DigestRecords(records, nil)
+	req := rundir.DigestRecords(records, nil)
 	tok, conc := peaks(requestsOf(req.Records), &req.Digest.Of(nil).Arrivals)
 	if tok != 6 || conc != 2 {
 		t.Errorf("peaks %g tokens/s, %d in flight; want 6 (second 2: 2+1+3) and 2 (the third starts as the second ends)", tok, conc)

@@ -11,6 +11,7 @@ import (
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // BenchmarkTimestampAccuracy measures how far the client's first-token and
@@ -60,9 +61,9 @@ scrape:
 		b.Fatal(err)
 	}
 	elapsed := time.Since(began)
-	records := readJSONL[client.Record](b, filepath.Join(dir, report.RequestsFile))
+	records := readJSONL[client.Record](b, filepath.Join(dir, rundir.RequestsFile))
 	truth := map[string]sim.RequestTruth{}
-	for _, tr := range readJSONL[sim.RequestTruth](b, filepath.Join(dir, report.TruthFile)) {
+	for _, tr := range readJSONL[sim.RequestTruth](b, filepath.Join(dir, rundir.TruthFile)) {
 		truth[tr.ID] = tr
 	}
 	var ttftLag, e2eLag []time.Duration

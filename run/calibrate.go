@@ -10,7 +10,7 @@ import (
 	"github.com/llmbench-org/llmbench/calibrate"
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/engine"
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/redact"
 	"github.com/llmbench-org/llmbench/scenarios"
 	"github.com/llmbench-org/llmbench/workload"
 )
@@ -58,10 +58,10 @@ func fitPrompts(ctx context.Context, plan *workload.Plan, ep engine.Endpoint, en
 	res, err := calibrate.Probe(ctx, cfg)
 	if b, jerr := json.MarshalIndent(res, "", "  "); jerr == nil {
 		// What the engine answered may echo a key or a URL's secret.
-		_ = writeRunFile(dir, CalibrationFile, []byte(report.Redact(string(b))+"\n"))
+		_ = writeRunFile(dir, CalibrationFile, []byte(redact.Text(string(b))+"\n"))
 	}
 	if err != nil {
-		note := report.Redact(fmt.Sprintf("failed: %v; prompts are sent as planned", err))
+		note := redact.Text(fmt.Sprintf("failed: %v; prompts are sent as planned", err))
 		fmt.Fprintf(log, "llmbench: prompt calibration %s\n", note)
 		return plan, note
 	}

@@ -20,7 +20,7 @@ type driving struct {
 	plan        *workload.Plan
 	start       time.Time // the run clock's origin
 	client      *client.Client
-	minTokens   bool          // the engine takes min_tokens (minTokensDialects)
+	minTokens   bool          // the engine takes min_tokens (takesMinTokens)
 	source      scrape.Source // the engine's metrics; nil: none
 	scrapeEvery time.Duration
 	meta        *runMeta
@@ -83,7 +83,7 @@ func runLoad(ctx context.Context, cfg Config, sys IO, driver *workload.Driver, s
 		}
 	}()
 	var watching sync.WaitGroup
-	watching.Go(func() { watchClient(driveCtx, s.rec) })
+	watching.Go(func() { watchClient(driveCtx, s.rec.view) })
 	var d driven
 	d.result, d.runErr = driver.Run(driveCtx, cfg.Stop)
 	abortDrive()
@@ -145,10 +145,15 @@ func newSender(cl *client.Client, minTokens bool, obs RequestObserver, phases *p
 	})
 }
 
-// minTokensDialects are the engines that take min_tokens beside ignore_eos
-// (engines.Lengths.MinTokens): asking for both makes the length exact there.
-// Others are sent ignore_eos alone (an unknown field may be refused).
-var minTokensDialects = engines.TakingMinTokens()
+// takesMinTokens says whether the engine family takes min_tokens beside
+// ignore_eos (engines.Lengths.MinTokens): asking for both makes the length
+// exact there. Others, and an engine of no known family, are sent ignore_eos
+// alone (an unknown field may be refused). It reads the registry when the
+// run starts, so a family registered after start-up counts too.
+func takesMinTokens(dialect string) bool {
+	f, err := engines.Lookup(dialect)
+	return err == nil && f.Lengths.MinTokens
+}
 
 // clientRequest is the client's view of a planned request; with minTokens,
 // a request that must run to max_tokens asks for it as its minimum too.

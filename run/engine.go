@@ -15,7 +15,7 @@ import (
 	"github.com/llmbench-org/llmbench/engine"
 	"github.com/llmbench-org/llmbench/engine/launch"
 	"github.com/llmbench-org/llmbench/engine/sim"
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scenarios"
 	"github.com/llmbench-org/llmbench/scrape"
 	"github.com/llmbench-org/llmbench/scrape/promapi"
@@ -95,10 +95,10 @@ func newEngine(sc scenarios.Scenario, runDir, apiKey string, sys IO) (engine.Eng
 			Model:     sc.Model,
 			Params:    params, // the preset with the scenario's overrides
 			Faults:    faults,
-			TruthPath: filepath.Join(runDir, report.TruthFile),
+			TruthPath: filepath.Join(runDir, rundir.TruthFile),
 		}
 		if cfg.Dialect == sim.DialectFastDeploy {
-			cfg.TraceLogPath = filepath.Join(runDir, report.TraceLogFile)
+			cfg.TraceLogPath = filepath.Join(runDir, rundir.TraceLogFile)
 		}
 		return sim.New(cfg)
 	case scenarios.KindLaunch:
@@ -106,7 +106,7 @@ func newEngine(sc scenarios.Scenario, runDir, apiKey string, sys IO) (engine.Eng
 		return launch.New(launch.Config{
 			Kind: l.Kind, Command: l.Command, Model: l.Model, Host: l.Host, Port: l.Port, MetricsPort: l.MetricsPort,
 			Env: l.Env, Extra: l.Extra, Ready: l.ReadyTimeout, ReadyPath: l.ReadyPath, Dir: l.Dir, NoMetrics: l.NoMetrics,
-			Dialect: sc.Engine.Dialect, APIKey: apiKey, LogPath: filepath.Join(runDir, report.EngineLogFile),
+			Dialect: sc.Engine.Dialect, APIKey: apiKey, LogPath: filepath.Join(runDir, rundir.EngineLogFile),
 		})
 	case scenarios.KindExternal:
 		return engine.External{Endpoint: engine.Endpoint{
@@ -220,12 +220,12 @@ func detectDialect(ctx context.Context, source scrape.Source) string {
 // CPU are what a run reports. Its output goes to engine.log.
 func simProcess(sc scenarios.Scenario, runDir string, sys IO) (engine.Engine, error) {
 	args := append(append([]string(nil), sys.Self...), "serve", "--addr", "{host}:{port}", "--dialect", sc.Engine.Dialect,
-		"--truth", filepath.Join(runDir, report.TruthFile))
+		"--truth", filepath.Join(runDir, rundir.TruthFile))
 	if sc.Model != "" {
 		args = append(args, "--model", sc.Model)
 	}
 	if sc.Engine.Dialect == sim.DialectFastDeploy {
-		args = append(args, "--trace-log", filepath.Join(runDir, report.TraceLogFile))
+		args = append(args, "--trace-log", filepath.Join(runDir, rundir.TraceLogFile))
 	}
 	preset, err := sim.Preset(sc.Engine.Preset)
 	if err != nil {
@@ -248,7 +248,7 @@ func simProcess(sc scenarios.Scenario, runDir string, sys IO) (engine.Engine, er
 	env := append([]string(nil), sys.SelfEnv...)
 	return launch.New(launch.Config{
 		Kind: launch.KindCommand, Command: args, Dialect: sc.Engine.Dialect, Env: env,
-		LogPath: filepath.Join(runDir, report.EngineLogFile),
+		LogPath: filepath.Join(runDir, rundir.EngineLogFile),
 	})
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/internal/quiet"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // The fault matrix: the built-in engine's faults, small hostile servers and
@@ -481,13 +482,13 @@ func runFault(t *testing.T, tc faultCase) faultRun {
 	if fr.dir == "" {
 		t.Fatal("no run directory")
 	}
-	if _, err := os.Stat(filepath.Join(fr.dir, report.SummaryFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(fr.dir, rundir.SummaryFile)); err != nil {
 		if errors.Is(err, fs.ErrNotExist) && fr.sum.Client.Requests.Sent == 0 && tc.want != completed {
 			return fr // stopped before anything was sent (warm-up)
 		}
 		t.Fatalf("no summary: %v", err)
 	}
-	fr.records = readJSONL[client.Record](t, filepath.Join(fr.dir, report.RequestsFile))
+	fr.records = readJSONL[client.Record](t, filepath.Join(fr.dir, rundir.RequestsFile))
 	seen := map[string]bool{}
 	for _, r := range fr.records {
 		if seen[r.ID] {

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 
 	"github.com/llmbench-org/llmbench/report/gates"
+	"github.com/llmbench-org/llmbench/rundir"
 
 	"github.com/llmbench-org/llmbench/report"
 	reporthtml "github.com/llmbench-org/llmbench/report/html"
@@ -66,7 +66,7 @@ func finalize(dir string, text io.Writer, verbose bool) (Finalized, error) {
 	if err := enc.Encode(s); err != nil {
 		return fin, err
 	}
-	if err := writeRunFile(dir, report.SummaryFile, js.Bytes()); err != nil {
+	if err := writeRunFile(dir, rundir.SummaryFile, js.Bytes()); err != nil {
 		return fin, err
 	}
 	if _, err := reporthtml.WriteFile(dir, fin.Raw); err != nil {
@@ -76,7 +76,7 @@ func finalize(dir string, text io.Writer, verbose bool) (Finalized, error) {
 	if err := report.RenderMarkdown(&md, s); err != nil {
 		return fin, err
 	}
-	if err := writeRunFile(dir, report.MarkdownFile, md.Bytes()); err != nil {
+	if err := writeRunFile(dir, rundir.MarkdownFile, md.Bytes()); err != nil {
 		return fin, err
 	}
 	if text != nil {
@@ -100,7 +100,7 @@ const finalizeMemoryLimit = 768 << 20
 // baseline that is not there (a run directory moved to another machine)
 // leaves the gates that need it unevaluated.
 func finalGates(dir string, s report.Summary, l *report.Loaded) (*gates.Report, error) {
-	meta, _ := recordedGates(dir) // report.Build read it already
+	meta, _ := rundir.ReadMeta(dir) // report.Load read it already
 	gs, err := readGates(dir, meta.Thresholds)
 	if err != nil || len(gs) == 0 {
 		// Gates that do not parse were refused before the run (and are
@@ -129,10 +129,8 @@ func verdicts(rep gates.Report) *report.GateVerdicts {
 	return v
 }
 
-// writeRunFile writes one file of a run directory.
+// writeRunFile writes one file of a run directory atomically: a full disk
+// leaves the previous one whole.
 func writeRunFile(dir, name string, data []byte) error {
-	if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	return nil
+	return rundir.WriteFile(filepath.Join(dir, name), data)
 }

@@ -2,7 +2,6 @@ package run
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,8 +11,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/gates"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scenarios"
 	"github.com/llmbench-org/llmbench/workload"
 )
@@ -91,13 +90,11 @@ func distinct(exprs []string) []string {
 // with beside its scenario's (run.json): its --threshold expressions and its
 // baseline. A run.json that does not decode records none: loading the run
 // then fails its gates, naming why.
-func recordedGates(dir string) (report.RunMeta, error) {
-	var meta report.RunMeta
-	b, err := os.ReadFile(filepath.Join(dir, report.RunFile))
-	if err != nil {
-		return meta, configError(fmt.Errorf("%s is not a run directory: %w", dir, err))
+func recordedGates(dir string) (rundir.RunMeta, error) {
+	if _, err := os.Stat(filepath.Join(dir, rundir.RunFile)); err != nil {
+		return rundir.RunMeta{}, configError(fmt.Errorf("%s is not a run directory: %w", dir, err))
 	}
-	_ = json.Unmarshal(b, &meta)
+	meta, _ := rundir.ReadMeta(dir)
 	return meta, nil
 }
 
@@ -117,7 +114,7 @@ func gate(cfg Config, sys IO, dir string, fin Finalized, d driven, interrupted b
 	}
 	// A run in which nothing succeeded measured nothing about the engine.
 	if r := fin.Summary.Client.Requests; r.Sent > 0 && r.OK == 0 {
-		return nil, fmt.Errorf("every request failed (%d); see the error samples above and %s", r.Failed, filepath.Join(dir, report.RequestsFile))
+		return nil, fmt.Errorf("every request failed (%d); see the error samples above and %s", r.Failed, filepath.Join(dir, rundir.RequestsFile))
 	}
 	if fin.Gates == nil {
 		return nil, nil
@@ -183,7 +180,7 @@ func printGates(rep gates.Report, w io.Writer, junitPath string) error {
 		if err := gates.RenderJUnit(&buf, rep); err != nil {
 			return err
 		}
-		if err := os.WriteFile(junitPath, buf.Bytes(), 0o644); err != nil {
+		if err := rundir.WriteFile(junitPath, buf.Bytes()); err != nil {
 			return fmt.Errorf("write JUnit report: %w", err)
 		}
 	}
@@ -199,8 +196,14 @@ func printGates(rep gates.Report, w io.Writer, junitPath string) error {
 // another machine still gates) and the extra expressions, reporting every
 // bad one with where it came from.
 func readGates(dir string, extra []string) (gates.Gates, error) {
-	path := filepath.Join(dir, report.ScenarioFile)
-	g, err := scenarios.LoadGates(path)
+	path := filepath.Join(dir, rundir.ScenarioFile)
+	var g *scenarios.Gates
+	data, err := rundir.ReadFile(path)
+	if err == nil {
+		g, err = scenarios.ParseGates(path, data)
+	} else {
+		err = fmt.Errorf("load scenario: %w", err)
+	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, configError(fmt.Errorf("read the gates of %s: %w", dir, err))
 	}

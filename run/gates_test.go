@@ -10,13 +10,14 @@ import (
 	"testing"
 
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // Gate without gates says so and passes.
 func TestGateWithoutGates(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, report.RunFile), []byte("{}\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.RunFile), []byte("{}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var out strings.Builder
@@ -33,7 +34,7 @@ func TestGateWithoutGates(t *testing.T) {
 func TestGateOfARunThatDoesNotLoad(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, report.RunFile), []byte("{torn"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.RunFile), []byte("{torn"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var out strings.Builder
@@ -62,7 +63,7 @@ gates: {thresholds: ["client.requests.failed == 0"]}
 	}
 	check := func(when string) {
 		var s report.Summary
-		b, err := os.ReadFile(filepath.Join(res.Dir, report.SummaryFile))
+		b, err := os.ReadFile(filepath.Join(res.Dir, rundir.SummaryFile))
 		if err == nil {
 			err = json.Unmarshal(b, &s)
 		}
@@ -72,7 +73,7 @@ gates: {thresholds: ["client.requests.failed == 0"]}
 		if g := s.Gates; g == nil || g.Passed || g.Pass != 1 || g.Fail != 1 || len(g.Results) != 2 {
 			t.Errorf("%s: summary.json gates %+v, want 1 passed and 1 failed", when, s.Gates)
 		}
-		md, err := os.ReadFile(filepath.Join(res.Dir, report.MarkdownFile))
+		md, err := os.ReadFile(filepath.Join(res.Dir, rundir.MarkdownFile))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/internal/quiet"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // TestRunAgainstGroundTruth is the walking skeleton's promise: a scenario runs
@@ -76,8 +77,8 @@ scrape:
 			t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
 		}
 
-		records := readJSONL[client.Record](t, filepath.Join(dir, report.RequestsFile))
-		truths := readJSONL[sim.RequestTruth](t, filepath.Join(dir, report.TruthFile))
+		records := readJSONL[client.Record](t, filepath.Join(dir, rundir.RequestsFile))
+		truths := readJSONL[sim.RequestTruth](t, filepath.Join(dir, rundir.TruthFile))
 		if len(records) != requests {
 			t.Fatalf("%d records, want one per planned request (%d)", len(records), requests)
 		}
@@ -146,7 +147,7 @@ scrape:
 	}
 
 	var sum report.Summary
-	b, err := os.ReadFile(filepath.Join(dir, report.SummaryFile))
+	b, err := os.ReadFile(filepath.Join(dir, rundir.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ scrape:
 			t.Errorf("terminal summary lacks %q:\n%s", want, stdout.String())
 		}
 	}
-	for _, f := range []string{report.ScenarioFile, report.ScrapesFile, report.RunFile} {
+	for _, f := range []string{rundir.ScenarioFile, rundir.ScrapesFile, rundir.RunFile} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("run directory lacks %s: %v", f, err)
 		}

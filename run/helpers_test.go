@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/internal/testkit"
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/live"
 )
 
 // cliIO is a run's outside world as the tests give it: the IO, and signals
@@ -48,7 +48,7 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 			}
 		}
 	}()
-	plain := func(ctx context.Context, l Live) { report.PrintProgress(ctx, cio.io.Stderr, opts.every, l.Progress) }
+	plain := func(ctx context.Context, l Live) { live.PrintProgress(ctx, cio.io.Stderr, opts.every, l.Progress) }
 	res, err := Run(ctx, Config{Scenario: opts.scenario, RunsDir: opts.runsDir, Shard: opts.shard, Stop: stop, Views: []View{plain}}, cio.io)
 	return res.Dir, err
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/engine"
 	"github.com/llmbench-org/llmbench/internal/version"
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scenarios"
 	"github.com/llmbench-org/llmbench/selfmon"
 	"github.com/llmbench-org/llmbench/workload"
@@ -18,7 +18,7 @@ import (
 // and the run itself both update.
 type runMeta struct {
 	mu sync.Mutex
-	report.RunMeta
+	rundir.RunMeta
 	to interface {
 		WriteJSON(name string, v any) error
 	} // the run directory
@@ -29,29 +29,29 @@ type runMeta struct {
 // baseline it is gated with, where and by what it runs.
 func newRunMeta(cfg Config, sc scenarios.Scenario, plan *workload.Plan, ep engine.Endpoint, start time.Time, dir, calibration string, to *recording) *runMeta {
 	shard, shards := plan.ShardOf()
-	m := &runMeta{to: to, RunMeta: report.RunMeta{
+	m := &runMeta{to: to, RunMeta: rundir.RunMeta{
 		Thresholds: cfg.Thresholds, Baseline: absPath(cfg.Baseline),
 		ID: filepath.Base(dir), Scenario: sc.Name, Description: sc.Description, Seed: sc.Seed, StartedAt: start, Version: version.String(), Shard: shard, Shards: shards, Host: hostname(),
-		Engine:            report.EngineMeta{Kind: sc.Engine.Kind, Dialect: ep.Dialect, BaseURL: ep.BaseURL, MetricsURL: ep.MetricsURL, Model: ep.Model, Notes: ep.Notes},
+		Engine:            rundir.EngineMeta{Kind: sc.Engine.Kind, Dialect: ep.Dialect, BaseURL: ep.BaseURL, MetricsURL: ep.MetricsURL, Model: ep.Model, Notes: ep.Notes},
 		PromptCalibration: calibration,
 	}}
 	if sc.Report != nil {
 		m.Percentiles = sc.Report.Percentiles
 	}
 	if o := sc.SLO; o != nil {
-		m.SLO = &report.SLO{TTFT: o.TTFT, TPOT: o.TPOT, E2E: o.E2E}
+		m.SLO = &rundir.SLO{TTFT: o.TTFT, TPOT: o.TPOT, E2E: o.E2E}
 	}
 	return m
 }
 
-func (m *runMeta) update(fn func(*report.RunMeta)) {
+func (m *runMeta) update(fn func(*rundir.RunMeta)) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	fn(&m.RunMeta)
 }
 
 // snapshot is a copy of the RunMeta as it is now (its slices shared).
-func (m *runMeta) snapshot() report.RunMeta {
+func (m *runMeta) snapshot() rundir.RunMeta {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.RunMeta
@@ -61,7 +61,7 @@ func (m *runMeta) snapshot() report.RunMeta {
 func (m *runMeta) write() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.to.WriteJSON(report.RunFile, m.RunMeta)
+	return m.to.WriteJSON(rundir.RunFile, m.RunMeta)
 }
 
 // settle is the settle stage: once the load is over (each phase's closing
@@ -70,7 +70,7 @@ func (m *runMeta) write() error {
 // arrivals), how the client fared (clientHealth), when the run ended and why
 // it stopped, if it stopped early.
 func settle(meta *runMeta, plan *workload.Plan, d driven, interrupted bool) error {
-	meta.update(func(m *report.RunMeta) {
+	meta.update(func(m *rundir.RunMeta) {
 		completed := d.result.Stop == workload.StopCompleted
 		for _, ph := range d.result.Phases {
 			m.DroppedArrivals += ph.Dropped
@@ -97,8 +97,8 @@ func settle(meta *runMeta, plan *workload.Plan, d driven, interrupted bool) erro
 }
 
 // clientHealth is how the client fared over the run, as run.json keeps it.
-func clientHealth(self selfmon.Report, quietGC bool) report.ClientHealth {
-	h := report.ClientHealth{
+func clientHealth(self selfmon.Report, quietGC bool) rundir.ClientHealth {
+	h := rundir.ClientHealth{
 		CPUCores: self.Cores, CPUUtilization: self.CPUUtilization,
 		SchedLatencyP99_s: self.SchedLatencyP99.Seconds(), Saturated: self.Saturated(), Delay: self.Delay(),
 		GCCycles: self.GCCycles, GCPolicy: "GOGC/GOMEMLIMIT from the environment",

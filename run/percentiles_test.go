@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // report.percentiles: the summary, every report's latency table and the
@@ -38,7 +38,7 @@ gates: {thresholds: ["client.ttft.p99.9 < 10s", "phase[main].client.e2e.p95 < 1u
 	if !strings.Contains(out.String(), "client mean  p50") || !strings.Contains(out.String(), "p95") || !strings.Contains(out.String(), "p99.9") {
 		t.Errorf("text summary's latency table:\n%s", out.String())
 	}
-	for _, f := range []string{report.MarkdownFile, "report.html"} {
+	for _, f := range []string{rundir.MarkdownFile, "report.html"} {
 		b, err := os.ReadFile(filepath.Join(res.Dir, f))
 		if err != nil || !strings.Contains(string(b), "p99.9") {
 			t.Errorf("%s lacks the p99.9 column (%v)", f, err)

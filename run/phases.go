@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 	"github.com/llmbench-org/llmbench/workload"
 )
@@ -88,7 +88,7 @@ func (b *phaseBook) onPhase(ctx context.Context, ev workload.PhaseEvent) {
 		} else {
 			before, beforeRows = b.snapshot(ctx)
 		}
-		pm := report.PhaseMeta{Name: ev.Phase, Measured: ev.Measured, Start: ev.At, Before: before, BeforeRows: apart(beforeRows)}
+		pm := rundir.PhaseMeta{Name: ev.Phase, Measured: ev.Measured, Start: ev.At, Before: before, BeforeRows: apart(beforeRows)}
 		if phases := b.plan.Phases(); ev.Index >= 0 && ev.Index < len(phases) {
 			ph := phases[ev.Index]
 			switch {
@@ -98,12 +98,12 @@ func (b *phaseBook) onPhase(ctx context.Context, ev workload.PhaseEvent) {
 				pm.Load, pm.LoadUnit = float64(ph.Concurrency), "users"
 			}
 		}
-		b.meta.update(func(m *report.RunMeta) { m.Phases = append(m.Phases, pm) })
+		b.meta.update(func(m *rundir.RunMeta) { m.Phases = append(m.Phases, pm) })
 		b.meta.write()
 		return
 	}
 	var before *scrape.Row
-	b.meta.update(func(m *report.RunMeta) {
+	b.meta.update(func(m *rundir.RunMeta) {
 		if i := phaseIndex(m, ev.Phase); i >= 0 {
 			before = m.Phases[i].Before
 		}
@@ -112,7 +112,7 @@ func (b *phaseBook) onPhase(ctx context.Context, ev workload.PhaseEvent) {
 	want := b.ok[ev.Phase]
 	b.mu.Unlock()
 	after, afterRows, settled := b.settle(ctx, before, want)
-	b.meta.update(func(m *report.RunMeta) {
+	b.meta.update(func(m *rundir.RunMeta) {
 		if i := phaseIndex(m, ev.Phase); i >= 0 {
 			m.Phases[i].End = ev.At
 			m.Phases[i].After = after
@@ -123,7 +123,7 @@ func (b *phaseBook) onPhase(ctx context.Context, ev workload.PhaseEvent) {
 	b.meta.write()
 }
 
-func phaseIndex(m *report.RunMeta, name string) int {
+func phaseIndex(m *rundir.RunMeta, name string) int {
 	for i := len(m.Phases) - 1; i >= 0; i-- {
 		if m.Phases[i].Name == name {
 			return i

@@ -12,6 +12,7 @@ import (
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/internal/quiet"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // These tests run scenarios against the built-in engine emulating what real
@@ -53,9 +54,9 @@ scrape: {interval: 250ms}
 	if err != nil && (!mayFail || dir == "") {
 		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
 	}
-	records := readJSONL[client.Record](t, filepath.Join(dir, report.RequestsFile))
+	records := readJSONL[client.Record](t, filepath.Join(dir, rundir.RequestsFile))
 	truth := map[string]sim.RequestTruth{}
-	for _, tr := range readJSONL[sim.RequestTruth](t, filepath.Join(dir, report.TruthFile)) {
+	for _, tr := range readJSONL[sim.RequestTruth](t, filepath.Join(dir, rundir.TruthFile)) {
 		truth[tr.ID] = tr
 	}
 	if len(records) != requests {
@@ -267,7 +268,7 @@ func TestDetectedDialectSendsIDs(t *testing.T) {
 	t.Parallel()
 	_, ep := startSim(t, sim.Config{Dialect: sim.DialectSGLang, TruthPath: filepath.Join(t.TempDir(), "truth.jsonl")})
 	dir := runQuick(t, externalScenario("detected-ids", "", ep.BaseURL, ep.MetricsURL, 12, 250*time.Millisecond))
-	records := readJSONL[client.Record](t, filepath.Join(dir, report.RequestsFile))
+	records := readJSONL[client.Record](t, filepath.Join(dir, rundir.RequestsFile))
 	for _, r := range records {
 		if r.ServerID != r.ID {
 			t.Errorf("request %s: the engine called it %q (rid not sent?)", r.ID, r.ServerID)
@@ -313,7 +314,7 @@ scrape: {interval: 250ms}
 	if s.Client.Requests.OK != 12 || s.Server == nil || s.Server.Dialect != "llamacpp" || s.Server.Counters["generation_tokens"] != float64(s.Client.Tokens.Output) {
 		t.Fatalf("requests %+v, server %+v: want 12 served by the llama.cpp-speaking engine, its generated tokens = the client's %d", s.Client.Requests, s.Server, s.Client.Tokens.Output)
 	}
-	for _, r := range readJSONL[client.Record](t, filepath.Join(dir, report.RequestsFile)) {
+	for _, r := range readJSONL[client.Record](t, filepath.Join(dir, rundir.RequestsFile)) {
 		if tm := r.Timings; tm == nil || tm.PredictedN != r.OutputTokens || tm.PromptN+tm.CacheN != r.PromptTokens {
 			t.Errorf("%s: timings %+v for %d prompt / %d output tokens", r.ID, tm, r.PromptTokens, r.OutputTokens)
 		}

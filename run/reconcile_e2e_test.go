@@ -27,8 +27,8 @@ import (
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/internal/quiet"
 	"github.com/llmbench-org/llmbench/internal/testkit"
-	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/reconcile"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 	"github.com/llmbench-org/llmbench/scrape/trace"
 )
@@ -41,17 +41,17 @@ import (
 // report.Build hands it over.
 func reconcileInput(t *testing.T, dir string) reconcile.Input {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, report.RunFile))
+	b, err := os.ReadFile(filepath.Join(dir, rundir.RunFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var meta report.RunMeta
+	var meta rundir.RunMeta
 	if err := json.Unmarshal(b, &meta); err != nil {
 		t.Fatal(err)
 	}
 	in := reconcile.Input{
-		Records: readJSONL[client.Record](t, filepath.Join(dir, report.RequestsFile)),
-		Rows:    readJSONL[scrape.Row](t, filepath.Join(dir, report.ScrapesFile)),
+		Records: readJSONL[client.Record](t, filepath.Join(dir, rundir.RequestsFile)),
+		Rows:    readJSONL[scrape.Row](t, filepath.Join(dir, rundir.ScrapesFile)),
 		Dialect: meta.Engine.Dialect,
 		Origin:  meta.StartedAt,
 	}

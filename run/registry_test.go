@@ -20,6 +20,7 @@ import (
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/engines"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scenarios"
 	"github.com/llmbench-org/llmbench/scrape"
 )
@@ -198,7 +199,7 @@ scrape: {interval: 250ms}
 		t.Errorf("requests %+v: want 24 answered on the fake endpoint", s.Client.Requests)
 	}
 	served := 0
-	for _, tr := range readJSONL[sim.RequestTruth](t, filepath.Join(dir, report.TruthFile)) {
+	for _, tr := range readJSONL[sim.RequestTruth](t, filepath.Join(dir, rundir.TruthFile)) {
 		if tr.Endpoint != "/v1/fake/chat/completions" {
 			t.Fatalf("the engine answered %s, want every request on the fake endpoint", tr.Endpoint)
 		}

@@ -25,11 +25,13 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"time"
 
+	"github.com/llmbench-org/llmbench/live"
+	"github.com/llmbench-org/llmbench/redact"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/gates"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // Config is one run: the scenario and what to do with its results.
@@ -83,7 +85,7 @@ type Live struct {
 	PlannedRequests          int           // the requests the plan sends when every phase is bounded by a count; 0 = unknown
 	Phases                   []string      // the plan's phases in order
 	// Progress is a snapshot of the run so far; safe from any goroutine.
-	Progress func() report.Progress
+	Progress func() live.Progress
 }
 
 // IO is everything a run touches of the process around it, so that a test
@@ -118,7 +120,7 @@ func (o IO) withDefaults() IO {
 	}
 	// What a run prints may quote the engine (a model id, an error body):
 	// no secret and no terminal escape from it reaches the screen.
-	o.Stdout, o.Stderr = report.SafeWriter(o.Stdout), report.SafeWriter(o.Stderr)
+	o.Stdout, o.Stderr = redact.SafeWriter(o.Stdout), redact.SafeWriter(o.Stderr)
 	if o.Getenv == nil {
 		o.Getenv = func(string) string { return "" }
 	}
@@ -198,9 +200,9 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	outs.add(rd)
+	rd.addTo(outs)
 	res := Result{Dir: rd.Dir()}
-	if err := rd.WriteFile(report.ScenarioFile, ld.resolved); err != nil {
+	if err := rd.WriteFile(rundir.ScenarioFile, ld.resolved); err != nil {
 		return res, err
 	}
 
@@ -228,7 +230,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 		outs.add(own)
 	}
 	d, err := drive(ctx, cfg, sys, driving{
-		plan: plan, start: start, client: cl, minTokens: slices.Contains(minTokensDialects, up.ep.Dialect),
+		plan: plan, start: start, client: cl, minTokens: takesMinTokens(up.ep.Dialect),
 		source: up.source, scrapeEvery: ld.sc.Scrape.Interval, meta: meta, rec: rd, outs: outs,
 		live: newLive(ld.sc, up.ep, plan, res.Dir, rd),
 	})

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/live"
 	"github.com/llmbench-org/llmbench/selfmon"
 )
 
@@ -18,7 +18,7 @@ const clientLookEvery = time.Second
 // what the client measured of itself over the last interval: whether its
 // container's CPU limit stopped it, it was CPU-bound, or other processes
 // took its cores. The run's summary says the same over the whole run.
-func watchClient(ctx context.Context, live interface{ SetClient(report.ClientLive) }) {
+func watchClient(ctx context.Context, win interface{ SetClient(live.ClientLive) }) {
 	prev := selfmon.Take()
 	t := time.NewTicker(clientLookEvery)
 	defer t.Stop()
@@ -29,14 +29,14 @@ func watchClient(ctx context.Context, live interface{ SetClient(report.ClientLiv
 		case <-t.C:
 		}
 		now := selfmon.Take()
-		live.SetClient(clientLive(selfmon.Since(prev, now)))
+		win.SetClient(clientLive(selfmon.Since(prev, now)))
 		prev = now
 	}
 }
 
 // clientLive is one look in the live view's terms.
-func clientLive(r selfmon.Report) report.ClientLive {
-	return report.ClientLive{
+func clientLive(r selfmon.Report) live.ClientLive {
+	return live.ClientLive{
 		Delay: r.Delay(), CPUUtilization: r.CPUUtilization, Cores: r.Cores,
 		HostOtherCPU: r.HostOtherCPU, HostMeasured: r.HostMeasured,
 		ThrottledPeriods: r.ThrottledPeriods, Throttled: r.Throttled, CPUQuota: r.CPUQuota,

@@ -21,7 +21,6 @@ var testImportExceptions = map[string]string{
 	"calibrate -> engine/sim":       "the built-in engine is the loopback server calibration is measured against",
 	"calibrate -> scenarios":        "a scenario's plan is calibrated end to end against the built-in engine",
 	"client -> scrape":              "the client's server-id fields are checked against every scrape dialect, until one registry of engine families holds both",
-	"report/gates -> scenarios":     "every example scenario's gates must parse: the examples are test input",
 	"scenarios -> engine/sim":       "a scenario's engine section decodes into the built-in engine's parameters and presets",
 	"scrape -> engine/sim":          "the built-in engine is the loopback server whose /metrics is scraped",
 	"workload -> client":            "end to end: the driver sends through the real client (an external test package, so workload itself never imports it)",
@@ -62,8 +61,6 @@ func TestTestImportShape(t *testing.T) {
 	if len(pkgs) < 10 {
 		t.Fatalf("go list listed %d packages: is this the module's tree?", len(pkgs))
 	}
-	within := func(pkg, root string) bool { return pkg == root || strings.HasPrefix(pkg, root+"/") }
-	forbidden := forbiddenImports()
 	taken := map[string]bool{}
 	for _, p := range pkgs {
 		pkg := strings.TrimPrefix(p.ImportPath, module)
@@ -80,21 +77,12 @@ func TestTestImportShape(t *testing.T) {
 				t.Errorf("a test of %s imports %s: only the command uses run", pkg, dep)
 			}
 			edge := pkg + " -> " + dep
-			for root, bad := range forbidden {
-				// internal/testkit serves tests only: it may start an engine.
-				if !within(pkg, root) || pkg == "internal/testkit" {
+			if why := forbiddenEdge(pkg, dep); why != "" {
+				if _, ok := testImportExceptions[edge]; ok {
+					taken[edge] = true
 					continue
 				}
-				for _, b := range bad {
-					if !within(dep, b) || within(dep, root) {
-						continue
-					}
-					if _, ok := testImportExceptions[edge]; ok {
-						taken[edge] = true
-						continue
-					}
-					t.Errorf("a test of %s imports %s: %s must not depend on %s, in its tests either", pkg, dep, root, b)
-				}
+				t.Errorf("a test of %s imports %s: %s, in its tests either", pkg, dep, why)
 			}
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/llmbench-org/llmbench/client"
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
@@ -126,7 +126,7 @@ func (o *outputs) consume() {
 				records = nil
 				continue
 			}
-			report.RedactRecord(&rec)
+			rundir.RedactRecord(&rec)
 			for _, s := range o.sinks {
 				o.keep(s, s.Record(rec))
 			}
@@ -135,7 +135,7 @@ func (o *outputs) consume() {
 				rows = nil
 				continue
 			}
-			report.RedactRow(&row)
+			rundir.RedactRow(&row)
 			for _, s := range o.sinks {
 				o.keep(s, s.Row(row))
 			}

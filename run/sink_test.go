@@ -14,7 +14,8 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/redact"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
@@ -69,7 +70,7 @@ scrape: {interval: 50ms}
 	if err != nil {
 		t.Fatal(err)
 	}
-	records := readJSONL[client.Record](t, filepath.Join(res.Dir, report.RequestsFile))
+	records := readJSONL[client.Record](t, filepath.Join(res.Dir, rundir.RequestsFile))
 	var ids []string
 	for _, r := range records {
 		ids = append(ids, r.ID)
@@ -77,7 +78,7 @@ scrape: {interval: 50ms}
 	if len(ids) != 36 || !slices.Equal(sink.ids, ids) {
 		t.Errorf("the sink got %d records, requests.jsonl has %d (of 36 planned); same ids in the same order: %v", len(sink.ids), len(ids), slices.Equal(sink.ids, ids))
 	}
-	rows := readJSONL[scrape.Row](t, filepath.Join(res.Dir, report.ScrapesFile))
+	rows := readJSONL[scrape.Row](t, filepath.Join(res.Dir, rundir.ScrapesFile))
 	if len(rows) == 0 || len(sink.rows) != len(rows) {
 		t.Fatalf("the sink got %d rows, scrapes.jsonl has %d", len(sink.rows), len(rows))
 	}
@@ -129,7 +130,7 @@ scrape: {interval: 100ms}
 	if want := "llmbench: sink *run.tally: record 5 refused: the collector went away: stopping the run\n"; !strings.Contains(errb.String(), want) {
 		t.Errorf("stderr lacks %q:\n%s", want, errb.String())
 	}
-	records := readJSONL[client.Record](t, filepath.Join(res.Dir, report.RequestsFile))
+	records := readJSONL[client.Record](t, filepath.Join(res.Dir, rundir.RequestsFile))
 	if len(records) < 5 || len(records) != all.records || len(failing.ids) != all.records || len(records) >= 100000 {
 		t.Errorf("requests.jsonl has %d records, the other sink got %d, the failing one %d: want all the same, at least 5, and the run stopped early",
 			len(records), all.records, len(failing.ids))
@@ -137,8 +138,8 @@ scrape: {interval: 100ms}
 	if res.Summary.Client.Requests.Sent != len(records) {
 		t.Errorf("the summary counts %d requests sent, requests.jsonl has %d", res.Summary.Client.Requests.Sent, len(records))
 	}
-	raw, rerr := os.ReadFile(filepath.Join(res.Dir, report.RunFile))
-	var meta report.RunMeta
+	raw, rerr := os.ReadFile(filepath.Join(res.Dir, rundir.RunFile))
+	var meta rundir.RunMeta
 	if rerr != nil || json.Unmarshal(raw, &meta) != nil || meta.Ended.IsZero() || meta.Stopped == "" {
 		t.Errorf("run.json (%v) should say when the run ended (%v) and why it stopped early (%q)", rerr, meta.Ended, meta.Stopped)
 	}
@@ -177,7 +178,7 @@ func TestOutputsFanOut(t *testing.T) {
 			t.Errorf("a sink got %q", got)
 		}
 	}
-	if len(b.errs) != 3 || strings.Contains(b.errs[0], "sk-abc") || !strings.Contains(b.errs[0], report.Redacted) {
+	if len(b.errs) != 3 || strings.Contains(b.errs[0], "sk-abc") || !strings.Contains(b.errs[0], redact.Marker) {
 		t.Errorf("the sink got errors %q: want the key redacted", b.errs)
 	}
 	if len(b.targets) != 1 || strings.Contains(b.targets[0], "secret") {

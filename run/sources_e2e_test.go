@@ -19,6 +19,7 @@ import (
 	"github.com/llmbench-org/llmbench/internal/quiet"
 	"github.com/llmbench-org/llmbench/internal/realtest"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape/promapi"
 )
 
@@ -219,7 +220,7 @@ scrape: {interval: 250ms}
 	if s.Client.Requests.OK != 24 || s.Server == nil || s.Server.Dialect != "vllm" || s.Server.Counters["requests_finished"] != 24 {
 		t.Errorf("requests %+v, server %+v: want 24 served and counted by the launched vllm-dialect engine", s.Client.Requests, s.Server)
 	}
-	log, err := os.ReadFile(filepath.Join(dir, report.EngineLogFile))
+	log, err := os.ReadFile(filepath.Join(dir, rundir.EngineLogFile))
 	if err != nil || !strings.Contains(string(log), "listening on") {
 		t.Errorf("engine.log: %v\n%s", err, log)
 	}
@@ -257,7 +258,7 @@ scrape: {interval: 250ms}
 	}
 	out := filepath.Join(t.TempDir(), "merged")
 	var stdout bytes.Buffer
-	if err := report.Merge(out, dirs); err != nil {
+	if err := rundir.Merge(out, dirs); err != nil {
 		t.Fatalf("merge: %v", err)
 	}
 	if _, err := Finalize(out, &stdout); err != nil {
@@ -271,7 +272,7 @@ scrape: {interval: 250ms}
 		t.Errorf("merged requests %+v, want all 60 planned", s.Client.Requests)
 	}
 	idx := map[int]bool{}
-	for _, r := range readJSONL[client.Record](t, filepath.Join(out, report.RequestsFile)) {
+	for _, r := range readJSONL[client.Record](t, filepath.Join(out, rundir.RequestsFile)) {
 		if idx[r.Index] {
 			t.Errorf("request %d sent twice", r.Index)
 		}
@@ -287,7 +288,7 @@ scrape: {interval: 250ms}
 		t.Errorf("merge printed:\n%s", stdout.String())
 	}
 	// Merging fewer than all shards is refused.
-	if err := report.Merge(filepath.Join(t.TempDir(), "m"), dirs[:2]); err == nil || !strings.Contains(err.Error(), "shard 2 of 3 is missing") {
+	if err := rundir.Merge(filepath.Join(t.TempDir(), "m"), dirs[:2]); err == nil || !strings.Contains(err.Error(), "shard 2 of 3 is missing") {
 		t.Errorf("merging 2 of 3 shards: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // slowMetrics serves the engine's /metrics at url after a pause: an engine
@@ -54,7 +55,7 @@ scrape: {interval: 1s}
 		t.Fatalf("%v\n%s", err, stderr)
 	}
 	meta := readRunMeta(t, res.Dir)
-	recs := readJSONL[client.Record](t, filepath.Join(res.Dir, report.RequestsFile))
+	recs := readJSONL[client.Record](t, filepath.Join(res.Dir, rundir.RequestsFile))
 	if len(recs) == 0 {
 		t.Fatal("no records")
 	}
@@ -124,7 +125,7 @@ scrape: {interval: 5s}
 	if ctx.Err() != nil {
 		t.Fatal("the run returned only at the test's deadline")
 	}
-	if n := len(readJSONL[client.Record](t, filepath.Join(res.Dir, report.RequestsFile))); n != 0 {
+	if n := len(readJSONL[client.Record](t, filepath.Join(res.Dir, rundir.RequestsFile))); n != 0 {
 		t.Errorf("%d requests sent by a run that started late", n)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 const startAtScenario = `
@@ -95,10 +95,10 @@ func TestStopWhileWaitingForStartAt(t *testing.T) {
 	if ctx.Err() != nil {
 		t.Fatal("the run ended only at the test's deadline: the stop did not end the wait")
 	}
-	if n := len(readJSONL[client.Record](t, filepath.Join(res.Dir, report.RequestsFile))); n != 0 {
+	if n := len(readJSONL[client.Record](t, filepath.Join(res.Dir, rundir.RequestsFile))); n != 0 {
 		t.Errorf("%d requests sent after a stop before the start time", n)
 	}
-	if _, err := os.Stat(filepath.Join(res.Dir, report.SummaryFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(res.Dir, rundir.SummaryFile)); err != nil {
 		t.Errorf("no summary: %v", err)
 	}
 	if meta := readRunMeta(t, res.Dir); meta.Stopped != "interrupted" || meta.Ended.IsZero() {
@@ -106,13 +106,13 @@ func TestStopWhileWaitingForStartAt(t *testing.T) {
 	}
 }
 
-func readRunMeta(t *testing.T, dir string) report.RunMeta {
+func readRunMeta(t *testing.T, dir string) rundir.RunMeta {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, report.RunFile))
+	b, err := os.ReadFile(filepath.Join(dir, rundir.RunFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m report.RunMeta
+	var m rundir.RunMeta
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func readRunMeta(t *testing.T, dir string) report.RunMeta {
 
 func firstSent(t *testing.T, dir string) time.Duration {
 	t.Helper()
-	recs := readJSONL[client.Record](t, filepath.Join(dir, report.RequestsFile))
+	recs := readJSONL[client.Record](t, filepath.Join(dir, rundir.RequestsFile))
 	if len(recs) == 0 {
 		t.Fatal("no records")
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/internal/quiet"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // runForSummary runs a scenario file through the whole command and returns
@@ -38,7 +39,7 @@ func runForSummaryAndDir(t *testing.T, yaml string) (report.Summary, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range readJSONL[client.Record](t, filepath.Join(dir, report.RequestsFile)) {
+	for _, r := range readJSONL[client.Record](t, filepath.Join(dir, rundir.RequestsFile)) {
 		if !r.OK() {
 			t.Logf("failed request %s: %s %s (status %d, %d chunks, finish %q)", r.ID, r.ErrorClass, r.Error, r.Status, len(r.Chunks), r.FinishReason)
 		}
@@ -138,7 +139,7 @@ func sweepMisses(t *testing.T, s report.Summary, dir string, capacity float64) [
 		t.Fatal("the summary has no goodput though the scenario sets an slo")
 	}
 	truthGood := 0
-	for _, tr := range readJSONL[sim.RequestTruth](t, filepath.Join(dir, report.TruthFile)) {
+	for _, tr := range readJSONL[sim.RequestTruth](t, filepath.Join(dir, rundir.TruthFile)) {
 		if tr.FirstTokenFlushed > 0 && tr.FirstTokenFlushed-tr.Arrival <= 150*time.Millisecond {
 			truthGood++
 		}

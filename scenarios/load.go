@@ -134,6 +134,12 @@ func LoadGates(path string) (*Gates, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load scenario: %w", err)
 	}
+	return ParseGates(path, data)
+}
+
+// ParseGates is LoadGates for a scenario already read (data, from path):
+// a run directory's scenario.yaml, which package rundir reads.
+func ParseGates(path string, data []byte) (*Gates, error) {
 	d := newDecoder(path, os.LookupEnv)
 	root, err := rootMapping(d, data)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/run"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 func TestExitCodes(t *testing.T) {
@@ -99,7 +100,7 @@ func TestFirstInterruptDrainsInFlightRequests(t *testing.T) {
 	if exitCode(err) != exitRuntime {
 		t.Errorf("exit code %d, want %d", exitCode(err), exitRuntime)
 	}
-	records := readJSONL[client.Record](t, filepath.Join(dir, report.RequestsFile))
+	records := readJSONL[client.Record](t, filepath.Join(dir, rundir.RequestsFile))
 	if len(records) == 0 {
 		t.Fatal("no records kept")
 	}
@@ -115,7 +116,7 @@ func TestFirstInterruptDrainsInFlightRequests(t *testing.T) {
 	if s.Health.Valid || s.Run.Stopped == "" {
 		t.Errorf("an interrupted run must say so: valid=%v stopped=%q", s.Health.Valid, s.Run.Stopped)
 	}
-	if _, err := os.Stat(filepath.Join(dir, report.SummaryFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, rundir.SummaryFile)); err != nil {
 		t.Errorf("no summary after an interrupt: %v", err)
 	}
 }
@@ -127,7 +128,7 @@ func TestSecondInterruptAbortsAndKeepsRecords(t *testing.T) {
 	if !errors.Is(err, run.ErrInterrupted) {
 		t.Fatalf("run error %v, want it to say it was interrupted", err)
 	}
-	records := readJSONL[client.Record](t, filepath.Join(dir, report.RequestsFile))
+	records := readJSONL[client.Record](t, filepath.Join(dir, rundir.RequestsFile))
 	canceled := 0
 	for _, r := range records {
 		if r.ErrorClass == client.ErrCanceled {
@@ -200,7 +201,7 @@ workload: {concurrency: 2, requests: 6, prompt_tokens: 8, output_tokens: 8}
 	if !strings.Contains(stdout.String(), "http_status, e.g.:") || !strings.Contains(stdout.String(), "overloaded, try later") {
 		t.Errorf("the summary does not show what went wrong:\n%s", stdout.String())
 	}
-	if sums, _ := filepath.Glob(filepath.Join(runs, "*", report.SummaryFile)); len(sums) != 1 {
+	if sums, _ := filepath.Glob(filepath.Join(runs, "*", rundir.SummaryFile)); len(sums) != 1 {
 		t.Errorf("summary files %v, want the failed run's", sums)
 	}
 }

@@ -5,9 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/comparison"
 	"github.com/llmbench-org/llmbench/report/gates"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 func newCompareCmd(cio *cliIO) *cobra.Command {
@@ -29,7 +29,7 @@ A change is worse or better only when its 95 % bootstrap interval excludes zero.
 			var runs []comparison.Run
 			for _, dir := range args {
 				if !comparison.IsRun(dir) {
-					return asUsage(fmt.Errorf("%s is not a run directory (no %s or %s)", dir, report.RunFile, report.SummaryFile))
+					return asUsage(fmt.Errorf("%s is not a run directory (no %s or %s)", dir, rundir.RunFile, rundir.SummaryFile))
 				}
 				r, err := comparison.Load(dir)
 				if err != nil {

@@ -7,11 +7,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // finalizedFiles are the files a run directory's raw files become.
-var finalizedFiles = []string{report.SummaryFile, "report.html", report.MarkdownFile}
+var finalizedFiles = []string{rundir.SummaryFile, "report.html", rundir.MarkdownFile}
 
 // TestRunReportMergeWriteTheSameFiles: `llmbench run`, `report` and `merge`
 // finalize a run directory the same way (run.Finalize): each writes

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scenarios"
 )
 
@@ -169,7 +170,7 @@ gates:
 			sc = strings.Replace(sc, "name: gated", "name: gated\nmodel: ${LLMBENCH_TEST_NEVER_SET}", 1)
 			return strings.Replace(sc, "type: synthetic", "type: jsonl\n    path: /nonexistent/prompts.jsonl", 1)
 		})
-		if _, err := scenarios.Load(filepath.Join(moved, report.ScenarioFile)); err == nil ||
+		if _, err := scenarios.Load(filepath.Join(moved, rundir.ScenarioFile)); err == nil ||
 			!strings.Contains(err.Error(), "LLMBENCH_TEST_NEVER_SET") || !strings.Contains(err.Error(), "prompts.jsonl") {
 			t.Fatalf("the moved scenario must not load whole, for lack of its variable and its file: %v", err)
 		}

@@ -18,7 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/llmbench-org/llmbench/internal/version"
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/redact"
 	"github.com/llmbench-org/llmbench/run"
 )
 
@@ -119,7 +119,7 @@ func main() {
 	cio := &cliIO{
 		// stderr carries messages quoting the outside (the live view, on
 		// stdout, writes its own escape sequences).
-		stdin: os.Stdin, stdout: os.Stdout, stderr: report.SafeWriter(os.Stderr),
+		stdin: os.Stdin, stdout: os.Stdout, stderr: redact.SafeWriter(os.Stderr),
 		isTTY:   term.IsTerminal(int(os.Stdout.Fd())),
 		signals: sigs,
 		getenv:  os.Getenv,

@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/run"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 func newMergeCmd(cio *cliIO) *cobra.Command {
@@ -24,7 +24,7 @@ counts once; distinct engines (each shard's own) add up.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := args[0]
-			if err := report.Merge(out, args[1:]); err != nil {
+			if err := rundir.Merge(out, args[1:]); err != nil {
 				return asUsage(err)
 			}
 			if _, err := run.Finalize(out, cio.stdout); err != nil {

@@ -11,8 +11,8 @@ import (
 	pq "github.com/parquet-go/parquet-go"
 
 	"github.com/llmbench-org/llmbench/client"
-	"github.com/llmbench-org/llmbench/report"
 	reportparquet "github.com/llmbench-org/llmbench/report/parquet"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // TestReportParquet runs the built-in engine, then `report --format parquet`
@@ -31,7 +31,7 @@ func TestReportParquet(t *testing.T) {
 		t.Fatalf("run directories %v", dirs)
 	}
 	dir := dirs[0]
-	raw, err := os.ReadFile(filepath.Join(dir, report.RequestsFile))
+	raw, err := os.ReadFile(filepath.Join(dir, rundir.RequestsFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // TestClosedStdoutDoesNotKillTheRun: `llmbench run … | head -2` closes
@@ -47,7 +47,7 @@ func TestClosedStdoutDoesNotKillTheRun(t *testing.T) {
 	if st := cmd.ProcessState; st != nil && !st.Exited() {
 		t.Fatalf("llmbench died of a signal (%v): a closed stdout must not kill the run", st)
 	}
-	dirs, _ := filepath.Glob(filepath.Join(runs, "*", report.SummaryFile))
+	dirs, _ := filepath.Glob(filepath.Join(runs, "*", rundir.SummaryFile))
 	if len(dirs) != 1 {
 		t.Errorf("%d summaries written (exit: %v), want the run's one", len(dirs), err)
 	}

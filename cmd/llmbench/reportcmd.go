@@ -14,6 +14,7 @@ import (
 	reporthtml "github.com/llmbench-org/llmbench/report/html"
 	reportparquet "github.com/llmbench-org/llmbench/report/parquet"
 	"github.com/llmbench-org/llmbench/run"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 func newReportCmd(cio *cliIO) *cobra.Command {
@@ -25,7 +26,7 @@ func newReportCmd(cio *cliIO) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
-			if _, err := os.Stat(filepath.Join(dir, report.RunFile)); err != nil {
+			if _, err := os.Stat(filepath.Join(dir, rundir.RunFile)); err != nil {
 				return asUsage(fmt.Errorf("%s is not a run directory: %w", dir, err))
 			}
 			render, ok := map[string]report.Renderer{"text": report.RenderText, "json": report.RenderJSON, "md": report.RenderMarkdown, "html": nil, "csv": nil, "parquet": nil}[format]

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/live"
 	"github.com/llmbench-org/llmbench/report/tui"
 	"github.com/llmbench-org/llmbench/run"
 )
@@ -113,7 +113,7 @@ func progressView(cio *cliIO, opts runOpts, tuiOn bool, interrupt func()) run.Vi
 	}
 	return func(ctx context.Context, l run.Live) {
 		fmt.Fprintf(cio.stderr, "llmbench: running %s against %s, writing %s\n", l.Scenario, l.Engine, l.RunDir)
-		report.PrintProgress(ctx, cio.stderr, opts.every, l.Progress)
+		live.PrintProgress(ctx, cio.stderr, opts.every, l.Progress)
 	}
 }
 

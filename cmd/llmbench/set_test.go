@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // TestSetOverridesTheScenario runs a scenario with --set: the run sends what
@@ -36,7 +37,7 @@ workload:
 		t.Errorf("sent %d requests of %d output tokens in all, goodput %v: want the overrides' 6 × 3 and an slo",
 			s.Client.Requests.Sent, s.Client.Tokens.Output, s.Client.Goodput)
 	}
-	kept, err := os.ReadFile(filepath.Join(dir, report.ScenarioFile))
+	kept, err := os.ReadFile(filepath.Join(dir, rundir.ScenarioFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/reconcile"
 	"github.com/llmbench-org/llmbench/run"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
@@ -132,13 +133,13 @@ func TestShardedRunMatchesUnsharded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	metas, err := filepath.Glob(filepath.Join(root, "shards", "shard-*", "*", report.RunFile))
+	metas, err := filepath.Glob(filepath.Join(root, "shards", "shard-*", "*", rundir.RunFile))
 	if err != nil || len(metas) != n {
 		t.Fatalf("shard runs %v (%v)", metas, err)
 	}
 	var starts []string
 	for _, path := range metas {
-		var meta report.RunMeta
+		var meta rundir.RunMeta
 		if b, err := os.ReadFile(path); err != nil || json.Unmarshal(b, &meta) != nil || len(meta.Phases) == 0 {
 			t.Fatalf("%s: %v: %s", path, err, b)
 		}
@@ -273,7 +274,7 @@ func TestShardedRunMatchesUnsharded(t *testing.T) {
 // snapshot between its start and its first arrival.
 func plannedOffsets(t *testing.T, dir string) map[int]time.Duration {
 	t.Helper()
-	recs := readJSONL[client.Record](t, filepath.Join(dir, report.RequestsFile))
+	recs := readJSONL[client.Record](t, filepath.Join(dir, rundir.RequestsFile))
 	if len(recs) == 0 {
 		t.Fatalf("%s: no records", dir)
 	}

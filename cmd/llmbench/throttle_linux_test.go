@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // TestThrottledClientSaysSo runs llmbench in a real cgroup whose CPU limit is
@@ -43,7 +44,7 @@ workload: {concurrency: 16, duration: 5s, prompt_tokens: 64, output_tokens: 64}
 	if err != nil {
 		t.Fatalf("llmbench run in the cgroup: %v\n%s", err, out)
 	}
-	paths, _ := filepath.Glob(filepath.Join(runs, "*", report.SummaryFile))
+	paths, _ := filepath.Glob(filepath.Join(runs, "*", rundir.SummaryFile))
 	if len(paths) != 1 {
 		t.Fatalf("summaries %v\n%s", paths, out)
 	}

@@ -58,46 +58,6 @@ func executable(p string) error {
 	return nil
 }
 
-// redactArgv hides the values of flags that look like secrets (an --api-key
-// on the command line) before the command line is written to engine.log.
-func redactArgv(argv []string) []string {
-	out := make([]string, len(argv))
-	hideNext := false
-	for i, a := range argv {
-		switch {
-		case hideNext && !strings.HasPrefix(a, "-"):
-			out[i] = "REDACTED"
-			hideNext = false
-			continue
-		case strings.HasPrefix(a, "-"):
-			name, _, hasValue := strings.Cut(a, "=")
-			secret := secretFlag(name)
-			hideNext = secret && !hasValue
-			if secret && hasValue {
-				out[i] = name + "=REDACTED"
-				continue
-			}
-		default:
-			hideNext = false
-		}
-		out[i] = a
-	}
-	return out
-}
-
-// secretFlag: a flag with a word key, token, secret or password in its name
-// (--api-key, --hf-token), not --max-num-batched-tokens or --tokenizer.
-func secretFlag(name string) bool {
-	words := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return r == '-' || r == '_' })
-	for _, w := range words {
-		switch w {
-		case "key", "apikey", "token", "secret", "password":
-			return true
-		}
-	}
-	return false
-}
-
 // quoteArgv renders argv for a log line, quoting what a shell would split.
 func quoteArgv(argv []string) string {
 	q := make([]string, len(argv))

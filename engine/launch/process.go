@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/llmbench-org/llmbench/redact"
 )
 
 // Bounds of the in-memory tail and of what an error message quotes of it.
@@ -63,7 +66,7 @@ func spawn(path string, argv, env []string, dir, logPath string) (*process, erro
 		sink.close()
 		return nil, fmt.Errorf("output pipe: %w", err)
 	}
-	sink.note("llmbench: launching " + quoteArgv(redactArgv(argv)) + "\n")
+	sink.note("llmbench: launching " + quoteArgv(redact.Argv(argv)) + "\n")
 	cmd := &exec.Cmd{
 		Path: path, Args: argv, Env: env, Dir: dir,
 		Stdout: w, Stderr: w,
@@ -222,6 +225,9 @@ func (p *process) tailMessage() string {
 	if len(lines) == 0 {
 		return "no output in " + where
 	}
+	for i, l := range lines {
+		lines[i] = redact.Text(l) // an error carries them to the screen and run.json
+	}
 	return "last lines of " + where + ":\n    " + strings.Join(lines, "\n    ")
 }
 
@@ -233,7 +239,15 @@ type logSink struct {
 	file *os.File // nil: no file
 	err  error    // the first failed file write; later writes go to the tail only
 	tail *tailBuffer
+	// pending is the engine's last line while it is incomplete: the file
+	// gets whole lines, each redacted (an engine may print its own
+	// arguments, an --api-key among them).
+	pending []byte
 }
+
+// maxPending is the longest incomplete line held back from the file: a
+// progress bar redrawn with \r never ends its line.
+const maxPending = 64 << 10
 
 func openLogSink(path string) (*logSink, error) {
 	s := &logSink{path: path, tail: newTailBuffer(tailBytes)}
@@ -253,9 +267,22 @@ func (s *logSink) Write(b []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.file != nil && s.err == nil {
-		_, s.err = s.file.Write(b)
+		s.pending = append(s.pending, b...)
+		if i := bytes.LastIndexByte(s.pending, '\n'); i >= 0 {
+			s.flush(i + 1)
+		} else if len(s.pending) > maxPending {
+			s.flush(len(s.pending))
+		}
 	}
 	return s.tail.Write(b)
+}
+
+// flush writes the first n bytes of pending to the file, redacted.
+func (s *logSink) flush(n int) {
+	if s.err == nil && n > 0 {
+		_, s.err = s.file.WriteString(redact.Text(string(s.pending[:n])))
+	}
+	s.pending = append(s.pending[:0], s.pending[n:]...)
 }
 
 // note writes llmbench's own line to the file only: the tail quoted in errors
@@ -264,6 +291,7 @@ func (s *logSink) note(line string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.file != nil && s.err == nil {
+		s.flush(len(s.pending)) // the engine's unfinished line, then ours
 		_, s.err = s.file.WriteString(line)
 	}
 }
@@ -272,6 +300,7 @@ func (s *logSink) close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.file != nil {
+		s.flush(len(s.pending))
 		_ = s.file.Close()
 		s.file = nil
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/engine"
 	"github.com/llmbench-org/llmbench/engine/sim"
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // SyncBuffer is a bytes.Buffer safe for a run's goroutines and the test.
@@ -50,7 +50,7 @@ func WriteScenario(t testing.TB, yaml string) string {
 func ReadJSONL[T any](t testing.TB, path string) []T {
 	t.Helper()
 	var out []T
-	if _, err := report.ReadJSONL(path, func(v *T) error { out = append(out, *v); return nil }); err != nil {
+	if _, err := rundir.ReadJSONL(path, func(v *T) error { out = append(out, *v); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return out

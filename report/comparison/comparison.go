@@ -59,6 +59,7 @@ import (
 	"github.com/llmbench-org/llmbench/internal/quantile"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/gates"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // Schema names the JSON shape of a Comparison.
@@ -163,7 +164,7 @@ func (m Metric) Significant() bool { return m.Verdict == Worse || m.Verdict == B
 type Run struct {
 	Dir      string
 	Gates    gates.Run       // its summary and measured records
-	Meta     *report.RunMeta // nil when run.json is missing (a summary.json alone)
+	Meta     *rundir.RunMeta // nil when run.json is missing (a summary.json alone)
 	Scenario map[string]any  // the resolved scenario.yaml; nil when missing
 }
 
@@ -176,8 +177,8 @@ func Load(dir string) (Run, error) {
 	}
 	r := Run{Dir: dir, Gates: g}
 	if info, err := os.Stat(dir); err == nil && info.IsDir() {
-		r.Meta, _ = readMeta(filepath.Join(dir, report.RunFile))
-		r.Scenario, _ = readScenario(filepath.Join(dir, report.ScenarioFile))
+		r.Meta, _ = readMeta(filepath.Join(dir, rundir.RunFile))
+		r.Scenario, _ = readScenario(filepath.Join(dir, rundir.ScenarioFile))
 	}
 	return r, nil
 }
@@ -544,7 +545,7 @@ func IsRun(path string) bool {
 	if !info.IsDir() {
 		return true
 	}
-	for _, f := range []string{report.RunFile, report.SummaryFile} {
+	for _, f := range []string{rundir.RunFile, rundir.SummaryFile} {
 		if _, err := os.Stat(filepath.Join(path, f)); err == nil {
 			return true
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/gates"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -38,8 +39,8 @@ func writeRun(t *testing.T, id, model, scenario string, seed uint64, phases []ph
 		t.Fatal(err)
 	}
 	start := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	meta := report.RunMeta{ID: id, Scenario: "sweep", Seed: 1, StartedAt: start, Version: "test",
-		Engine: report.EngineMeta{Kind: "external", Dialect: "vllm", BaseURL: "http://127.0.0.1:8000/v1", Model: model},
+	meta := rundir.RunMeta{ID: id, Scenario: "sweep", Seed: 1, StartedAt: start, Version: "test",
+		Engine: rundir.EngineMeta{Kind: "external", Dialect: "vllm", BaseURL: "http://127.0.0.1:8000/v1", Model: model},
 		Ended:  start.Add(time.Minute)}
 	rng := rand.New(rand.NewPCG(seed, 7))
 	var lines bytes.Buffer
@@ -68,13 +69,13 @@ func writeRun(t *testing.T, id, model, scenario string, seed uint64, phases []ph
 			index++
 		}
 		at += 2 * time.Second
-		meta.Phases = append(meta.Phases, report.PhaseMeta{Name: ph.name, Measured: true, Start: begin, End: at, Load: ph.load, LoadUnit: ph.unit, Planned: ph.requests})
+		meta.Phases = append(meta.Phases, rundir.PhaseMeta{Name: ph.name, Measured: true, Start: begin, End: at, Load: ph.load, LoadUnit: ph.unit, Planned: ph.requests})
 	}
 	b, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, data := range map[string][]byte{report.RunFile: b, report.RequestsFile: lines.Bytes(), report.ScenarioFile: []byte(scenario)} {
+	for name, data := range map[string][]byte{rundir.RunFile: b, rundir.RequestsFile: lines.Bytes(), rundir.ScenarioFile: []byte(scenario)} {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -3,21 +3,21 @@ package comparison
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/redact"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
-func readMeta(path string) (*report.RunMeta, error) {
-	b, err := os.ReadFile(path)
+func readMeta(path string) (*rundir.RunMeta, error) {
+	b, err := rundir.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	var m report.RunMeta
+	var m rundir.RunMeta
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -27,7 +27,7 @@ func readMeta(path string) (*report.RunMeta, error) {
 // readScenario reads the resolved scenario.yaml as plain data: report does
 // not know the scenario types, and a comparison only needs their values.
 func readScenario(path string) (map[string]any, error) {
-	b, err := os.ReadFile(path)
+	b, err := rundir.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +107,7 @@ func differences(base, cur Run) []Difference {
 		if f.b == f.c || slices.ContainsFunc(out, func(d Difference) bool { return d.Field == f.name }) {
 			continue
 		}
-		out = append(out, Difference{Field: "run.json " + f.name, Kind: "engine", Baseline: clip(report.Redact(f.b)), Run: clip(report.Redact(f.c))})
+		out = append(out, Difference{Field: "run.json " + f.name, Kind: "engine", Baseline: clip(redact.Text(f.b)), Run: clip(redact.Text(f.c))})
 	}
 	return out
 }
@@ -139,7 +139,7 @@ func flatten(prefix string, v any, out map[string]string) {
 			s = string(b)
 		}
 	}
-	out[prefix] = clip(report.Redact(s))
+	out[prefix] = clip(redact.Text(s))
 }
 
 // clip keeps a value to one readable line.

@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/llmbench-org/llmbench/internal/errwriter"
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/redact"
 )
 
 // Renderer writes a comparison in one format.
@@ -60,7 +60,7 @@ func unmatchedText(c Comparison, a Against) string {
 
 // RenderText writes the comparison for a terminal.
 func RenderText(w io.Writer, c Comparison) error {
-	ew := &errwriter.Writer{W: report.PrintableWriter(w)}
+	ew := &errwriter.Writer{W: redact.PrintableWriter(w)}
 	for i, r := range c.Runs {
 		ew.Printf("%s\n", runLine(i, r))
 	}
@@ -108,7 +108,7 @@ func RenderText(w io.Writer, c Comparison) error {
 // RenderMarkdown writes the comparison for a pull-request comment or a CI
 // job summary: worse changes in bold, only when significant.
 func RenderMarkdown(w io.Writer, c Comparison) error {
-	ew := &errwriter.Writer{W: report.PrintableWriter(w)}
+	ew := &errwriter.Writer{W: redact.PrintableWriter(w)}
 	for i, r := range c.Runs {
 		ew.Printf("- %s\n", md(runLine(i, r)))
 	}

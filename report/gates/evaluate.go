@@ -53,7 +53,7 @@ type Run struct {
 	Summary report.Summary
 	Records []client.Record
 	// Digest is what the records' chunks were digested into when they were
-	// read without them (report.ReadRequests), over the measured phases
+	// read without them (rundir.ReadRequests), over the measured phases
 	// only: ITL intervals then resample its deterministic sample of
 	// requests (chunkdigest.Reservoir). nil: the records have their chunks.
 	Digest *chunkdigest.Digest

@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // LoadRun reads a run for the gates. path is either a run directory with its
@@ -26,11 +27,11 @@ func LoadRun(path string) (Run, error) {
 	if !info.IsDir() {
 		return loadSummary(path)
 	}
-	if _, err := os.Stat(filepath.Join(path, report.RunFile)); errors.Is(err, fs.ErrNotExist) {
-		if _, err := os.Stat(filepath.Join(path, report.SummaryFile)); err == nil {
-			return loadSummary(filepath.Join(path, report.SummaryFile))
+	if _, err := os.Stat(filepath.Join(path, rundir.RunFile)); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Stat(filepath.Join(path, rundir.SummaryFile)); err == nil {
+			return loadSummary(filepath.Join(path, rundir.SummaryFile))
 		}
-		return Run{}, fmt.Errorf("load run: %s holds neither %s nor %s", path, report.RunFile, report.SummaryFile)
+		return Run{}, fmt.Errorf("load run: %s holds neither %s nor %s", path, rundir.RunFile, rundir.SummaryFile)
 	}
 	l, err := report.Load(path)
 	if err != nil {
@@ -56,7 +57,7 @@ func NewRunLoaded(s report.Summary, l *report.Loaded) Run {
 func byIndex(a, b client.Record) int { return a.Index - b.Index }
 
 func loadSummary(path string) (Run, error) {
-	b, err := os.ReadFile(path)
+	b, err := rundir.ReadFile(path)
 	if err != nil {
 		return Run{}, fmt.Errorf("load run: %w", err)
 	}

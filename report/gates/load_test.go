@@ -14,6 +14,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // writeRunDir writes a run directory's raw files: a warmup phase (not
@@ -23,7 +24,7 @@ func writeRunDir(t *testing.T, recs []client.Record) string {
 	dir := t.TempDir()
 	warm := client.Record{ID: "w", Index: len(recs), Phase: "warmup", Sent: time.Millisecond, Wrote: time.Millisecond,
 		FirstToken: 9 * time.Second, End: 10 * time.Second, OutputTokens: 1, TokenSource: client.TokensFromUsage}
-	meta := report.RunMeta{ID: "dir-run", Scenario: "world", Phases: []report.PhaseMeta{
+	meta := rundir.RunMeta{ID: "dir-run", Scenario: "world", Phases: []rundir.PhaseMeta{
 		{Name: "warmup", Start: 0, End: time.Second},
 		{Name: "main", Measured: true, Start: time.Second, End: recs[len(recs)-1].End},
 	}}
@@ -31,7 +32,7 @@ func writeRunDir(t *testing.T, recs []client.Record) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, report.RunFile), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.RunFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var lines bytes.Buffer
@@ -47,7 +48,7 @@ func writeRunDir(t *testing.T, recs []client.Record) string {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, report.RequestsFile), lines.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.RequestsFile), lines.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -80,10 +81,10 @@ func TestLoadRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	only := t.TempDir()
-	if err := os.WriteFile(filepath.Join(only, report.SummaryFile), buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(only, rundir.SummaryFile), buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{only, filepath.Join(only, report.SummaryFile)} {
+	for _, p := range []string{only, filepath.Join(only, rundir.SummaryFile)} {
 		s, err := LoadRun(p)
 		if err != nil {
 			t.Fatalf("%s: %v", p, err)
@@ -96,7 +97,7 @@ func TestLoadRun(t *testing.T) {
 	for _, tt := range []struct{ path, want string }{
 		{t.TempDir(), "holds neither"},
 		{filepath.Join(t.TempDir(), "missing"), "no such file"},
-		{filepath.Join(dir, report.RunFile), "schema"},
+		{filepath.Join(dir, rundir.RunFile), "schema"},
 	} {
 		if _, err := LoadRun(tt.path); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("LoadRun(%s) = %v, want an error containing %q", tt.path, err, tt.want)

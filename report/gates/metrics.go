@@ -11,6 +11,7 @@ import (
 	"github.com/llmbench-org/llmbench/internal/didyoumean"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/reconcile"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
@@ -237,7 +238,7 @@ func percentileMetric(name string) (metric, bool) {
 			if !ok || base.dist == nil && base.server == nil {
 				return metric{}, false
 			}
-			label := report.PercentileName(p)
+			label := rundir.PercentileName(p)
 			m := base
 			m.name, m.doc = name, strings.Replace(base.doc, "p99", label, 1)
 			notReported := func(s *report.Summary) reading {

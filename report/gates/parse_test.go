@@ -2,14 +2,11 @@ package gates
 
 import (
 	"errors"
-	"io/fs"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-
-	"github.com/llmbench-org/llmbench/scenarios"
 )
 
 func TestParseValid(t *testing.T) {
@@ -172,31 +169,5 @@ func TestVocabulary(t *testing.T) {
 	}
 	if names["client.ttft.p99"].Better != "lower" || names["client.throughput.output_tokens_per_s"].Better != "higher" {
 		t.Errorf("directions: ttft %q, throughput %q", names["client.ttft.p99"].Better, names["client.throughput.output_tokens_per_s"].Better)
-	}
-}
-
-// Every threshold in the example scenarios parses.
-func TestExampleScenarioGatesParse(t *testing.T) {
-	t.Parallel()
-	files, err := fs.Glob(scenarios.Examples(), "*.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, f := range files {
-		sc, err := scenarios.LoadFS(scenarios.Examples(), f)
-		if err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-		if sc.Gates == nil {
-			continue
-		}
-		if _, err := ParseAll(sc.Gates.Thresholds); err != nil {
-			t.Errorf("%s: %v", f, err)
-		}
-		n += len(sc.Gates.Thresholds)
-	}
-	if n == 0 {
-		t.Error("no example scenario has gates: ci-gate.yaml should")
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // twoPhases is a sweep-like run: phase "low" of fast requests, then phase
@@ -29,7 +30,7 @@ func twoPhases(t *testing.T, seed uint64, slow float64) Run {
 	for i := range low {
 		recs[i].Phase = "low"
 	}
-	meta := report.RunMeta{ID: "two-phases", Scenario: "sweep", Phases: []report.PhaseMeta{
+	meta := rundir.RunMeta{ID: "two-phases", Scenario: "sweep", Phases: []rundir.PhaseMeta{
 		{Name: "low", Measured: true, Start: time.Second, End: shift},
 		{Name: "high", Measured: true, Start: shift, End: recs[len(recs)-1].End},
 	}}

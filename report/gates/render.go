@@ -7,7 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/redact"
 )
 
 // Report is a run's gate results with what identifies them.
@@ -75,7 +75,7 @@ func RenderText(w io.Writer, r Report) error {
 		verdict = "FAILED"
 	}
 	fmt.Fprintf(&b, "gates %s: %d passed, %d failed, %d could not be evaluated\n", verdict, pass, fail, errs)
-	_, err := io.WriteString(report.PrintableWriter(w), b.String()) // run ids and reasons come from outside
+	_, err := io.WriteString(redact.PrintableWriter(w), b.String()) // run ids and reasons come from outside
 	return err
 }
 

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/internal/bigrun"
 	"github.com/llmbench-org/llmbench/report/chunkdigest"
-	"github.com/llmbench-org/llmbench/report/internal/bigrun"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // bigRunDir writes a generated run directory of n requests (phases
@@ -25,16 +25,16 @@ func bigRunDir(t *testing.T, n, chunks int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, report.RequestsFile), buf.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.RequestsFile), buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	meta := report.RunMeta{ID: "big", Scenario: "big", StartedAt: start, Ended: start.Add(time.Hour)}
+	meta := rundir.RunMeta{ID: "big", Scenario: "big", StartedAt: start, Ended: start.Add(time.Hour)}
 	for i, sp := range spans {
-		meta.Phases = append(meta.Phases, report.PhaseMeta{Name: sp.Name, Measured: i > 0, Start: sp.Start, End: sp.End})
+		meta.Phases = append(meta.Phases, rundir.PhaseMeta{Name: sp.Name, Measured: i > 0, Start: sp.Start, End: sp.End})
 	}
 	b, _ := json.Marshal(meta)
-	if err := os.WriteFile(filepath.Join(dir, report.RunFile), b, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.RunFile), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir

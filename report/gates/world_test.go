@@ -8,6 +8,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // world describes a synthetic run: n requests whose TTFT is log-normal
@@ -68,8 +69,8 @@ func (w world) run(t testing.TB) Run {
 	t.Helper()
 	recs := w.records()
 	end := recs[len(recs)-1].End
-	meta := report.RunMeta{ID: "synthetic", Scenario: "world",
-		Phases: []report.PhaseMeta{{Name: "main", Measured: true, Start: time.Second, End: end}}}
+	meta := rundir.RunMeta{ID: "synthetic", Scenario: "world",
+		Phases: []rundir.PhaseMeta{{Name: "main", Measured: true, Start: time.Second, End: end}}}
 	s := report.Compute(meta, append([]client.Record(nil), recs...), nil, nil, 0)
 	return Run{Summary: s, Records: recs}
 }

@@ -2,11 +2,12 @@ package html
 
 import (
 	"fmt"
-	"github.com/llmbench-org/llmbench/report/chunkdigest"
 	"maps"
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/llmbench-org/llmbench/report/chunkdigest"
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report"

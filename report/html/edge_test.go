@@ -5,6 +5,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
@@ -22,7 +23,7 @@ func TestSparseRuns(t *testing.T) {
 		{"one request, no phases", Input{Records: []client.Record{one}}},
 		{"only failures", Input{Records: []client.Record{failedOnly}, Rows: []scrape.Row{{Target: "t", At: sec(0.5), Error: "refused"}}}},
 		{"a computed run of one request", Input{
-			Summary: report.Compute(report.RunMeta{Scenario: "x", Phases: []report.PhaseMeta{{Name: "main", Measured: true, End: sec(1)}}},
+			Summary: report.Compute(rundir.RunMeta{Scenario: "x", Phases: []rundir.PhaseMeta{{Name: "main", Measured: true, End: sec(1)}}},
 				[]client.Record{one}, nil, nil, 0),
 			Records: []client.Record{one}}},
 		{"a sweep with one point", Input{Summary: report.Summary{Sweep: &report.SweepResult{Points: []report.SweepPoint{{Phase: "p", Load: 0, QueueMean: -1}}}}}},

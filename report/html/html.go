@@ -18,18 +18,18 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/chunkdigest"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
 // FileName is the report's name inside a run directory.
-const FileName = "report.html"
+const FileName = rundir.HTMLFile
 
 // Input is what the page is drawn from: the run's Summary, and the raw
 // records and scrape rows its charts plot over the run clock.
@@ -37,7 +37,7 @@ type Input struct {
 	Summary report.Summary
 	Records []client.Record
 	// Chunks and Digest are what the records' chunks were digested into
-	// (report.ReadRequests drops the chunks): Chunks[i] is Records[i]'s.
+	// (rundir.ReadRequests drops the chunks): Chunks[i] is Records[i]'s.
 	// Both nil: the records still have their chunks and are digested here.
 	Chunks []chunkdigest.Request
 	Digest *chunkdigest.Digest
@@ -55,14 +55,14 @@ func FromLoaded(l *report.Loaded, s report.Summary) Input {
 func (in Input) digested() Input {
 	if in.Digest == nil || len(in.Chunks) != len(in.Records) {
 		// A copy: the records are sorted, and the caller's stay as they are.
-		req := report.DigestRecords(slices.Clone(in.Records), nil)
+		req := rundir.DigestRecords(slices.Clone(in.Records), nil)
 		in.Records, in.Chunks, in.Digest = req.Records, req.Chunks, req.Digest
 		return in
 	}
 	if !slices.IsSortedFunc(in.Records, func(a, b client.Record) int { return cmp.Compare(a.Index, b.Index) }) {
-		req := report.DigestRecords(nil, nil)
+		req := rundir.DigestRecords(nil, nil)
 		req.Records, req.Chunks, req.Digest = slices.Clone(in.Records), slices.Clone(in.Chunks), in.Digest
-		report.SortByIndex(req)
+		rundir.SortByIndex(req)
 		in.Records, in.Chunks = req.Records, req.Chunks
 	}
 	return in
@@ -126,23 +126,5 @@ func LoadRaw(dir string, s report.Summary) (Input, error) {
 // page behind.
 func WriteFile(dir string, in Input) (string, error) {
 	path := filepath.Join(dir, FileName)
-	f, err := os.CreateTemp(dir, "."+FileName+"-*")
-	if err != nil {
-		return "", fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(f.Name()) // after a successful rename there is nothing left to remove
-	if err := Render(f, in); err != nil {
-		f.Close()
-		return "", fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return "", fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		return "", fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return "", fmt.Errorf("write %s: %w", path, err)
-	}
-	return path, nil
+	return path, rundir.WriteWith(path, func(w io.Writer) error { return Render(w, in) })
 }

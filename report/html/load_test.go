@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // writeRun lays a synthetic run out as llmbench writes it.
@@ -32,18 +33,18 @@ func writeRun(t *testing.T, s synth, withScrapes bool) string {
 			t.Fatal(err)
 		}
 	}
-	write(report.RunFile, meta)
+	write(rundir.RunFile, meta)
 	reqs := make([]any, len(records))
 	for i := range records {
 		reqs[i] = records[i]
 	}
-	write(report.RequestsFile, reqs...)
+	write(rundir.RequestsFile, reqs...)
 	if withScrapes {
 		scr := make([]any, len(rows))
 		for i := range rows {
 			scr[i] = rows[i]
 		}
-		write(report.ScrapesFile, scr...)
+		write(rundir.ScrapesFile, scr...)
 	}
 	return dir
 }
@@ -125,13 +126,13 @@ func TestLoad(t *testing.T) {
 	t.Run("a damaged requests.jsonl", func(t *testing.T) {
 		t.Parallel()
 		dir := writeRun(t, run, true)
-		path := filepath.Join(dir, report.RequestsFile)
+		path := filepath.Join(dir, rundir.RequestsFile)
 		b, _ := os.ReadFile(path)
 		if err := os.WriteFile(path, append([]byte("{not json\n"), b...), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), report.RequestsFile) {
-			t.Errorf("err = %v, want one naming %s", err, report.RequestsFile)
+		if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), rundir.RequestsFile) {
+			t.Errorf("err = %v, want one naming %s", err, rundir.RequestsFile)
 		}
 	})
 }

@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/redact"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/latencytable"
 	"github.com/llmbench-org/llmbench/report/reconcile"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // page is everything report.html shows, computed and formatted: the
@@ -395,7 +397,7 @@ func latencyOf(s report.Summary) latencyView {
 	t := report.LatencyTable(s)
 	v := latencyView{NoServer: t.NoServer, Timings: timingsOf(s.Client.ServerTimings), Span: 2 + len(t.Percentiles)}
 	for _, p := range t.Percentiles {
-		v.Quantiles = append(v.Quantiles, report.PercentileName(p))
+		v.Quantiles = append(v.Quantiles, rundir.PercentileName(p))
 	}
 	for _, r := range t.Rows {
 		row := latRow{Name: r.Name, Help: r.Help, ClientN: count(r.Client.N), Span: v.Span}
@@ -613,7 +615,7 @@ func errorsOf(records []client.Record) errorsView {
 		if k.status != 0 {
 			status = fmt.Sprint(k.status)
 		}
-		v.Rows = append(v.Rows, errorRow{Count: count(counts[k]), Class: string(k.class), Status: status, Message: orDash(clip(report.Redact(k.msg), errorTextRunes))})
+		v.Rows = append(v.Rows, errorRow{Count: count(counts[k]), Class: string(k.class), Status: status, Message: orDash(clip(redact.Text(k.msg), errorTextRunes))})
 	}
 	return v
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // TestRealEngines: a page computed from what real engines send shows the
@@ -31,8 +32,8 @@ func TestRealEngines(t *testing.T) {
 	}
 	recs[1].NoDone = true
 	recs[2].NoStream, recs[2].Chunks, recs[2].FirstToken, recs[2].FirstContent = true, nil, 0, 0
-	meta := report.RunMeta{Scenario: "real", SLO: &report.SLO{TTFT: 200 * ms},
-		Phases: []report.PhaseMeta{{Name: "main", Measured: true, Start: 100 * ms, End: 500 * ms}}}
+	meta := rundir.RunMeta{Scenario: "real", SLO: &rundir.SLO{TTFT: 200 * ms},
+		Phases: []rundir.PhaseMeta{{Name: "main", Measured: true, Start: 100 * ms, End: 500 * ms}}}
 	real := renderString(t, Input{Summary: report.Compute(meta, recs, nil, nil, 0), Records: recs})
 	if err := wellFormed(real); err != nil {
 		t.Fatal(err)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
@@ -23,10 +23,10 @@ func TestPageHoldsNoSecret(t *testing.T) {
 	t.Parallel()
 	ms := time.Millisecond
 	target := "http://admin:hunter2@engine.example/metrics?token=promtok42"
-	meta := report.RunMeta{ID: "secret-run", Scenario: "secret", StartedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Ended: time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC),
-		Engine: report.EngineMeta{Kind: "external", Dialect: "vllm", BaseURL: "https://bob:hunter2@engine.example/v1?api_key=s3cr3t-q",
+	meta := rundir.RunMeta{ID: "secret-run", Scenario: "secret", StartedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Ended: time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC),
+		Engine: rundir.EngineMeta{Kind: "external", Dialect: "vllm", BaseURL: "https://bob:hunter2@engine.example/v1?api_key=s3cr3t-q",
 			MetricsURL: target, Model: "m", Notes: []string{"key sk-abcdefghijklmnop from OPENAI_API_KEY"}},
-		Phases: []report.PhaseMeta{{Name: "main", Measured: true, Start: 0, End: time.Second}}}
+		Phases: []rundir.PhaseMeta{{Name: "main", Measured: true, Start: 0, End: time.Second}}}
 	var recs []client.Record
 	for i := range 8 {
 		sent := time.Duration(10+100*i) * ms
@@ -62,7 +62,7 @@ func TestPageHoldsNoSecret(t *testing.T) {
 		scr = append(scr, r)
 	}
 	req := lines(reqs...)
-	for name, b := range map[string][]byte{report.RunFile: lines(meta), report.RequestsFile: append(req, req...), report.ScrapesFile: lines(scr...)} {
+	for name, b := range map[string][]byte{rundir.RunFile: lines(meta), rundir.RequestsFile: append(req, req...), rundir.ScrapesFile: lines(scr...)} {
 		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
 			t.Fatal(err)
 		}

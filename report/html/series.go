@@ -9,6 +9,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/internal/quantile"
+	"github.com/llmbench-org/llmbench/redact"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/chunkdigest"
 	"github.com/llmbench-org/llmbench/scrape"
@@ -358,7 +359,7 @@ func perTargetGauge(rows []scrape.Row, c scrape.Concept) []gaugeSeries {
 		if !seen {
 			i = len(out)
 			index[row.Target] = i
-			out = append(out, gaugeSeries{name: report.RedactURL(row.Target)})
+			out = append(out, gaugeSeries{name: redact.URL(row.Target)})
 		}
 		out[i].pts = append(out[i].pts, xy{X: row.At.Seconds(), Y: v})
 	}
@@ -376,7 +377,7 @@ func failedScrapes(rows []scrape.Row) []failedScrape {
 	var out []failedScrape
 	for _, row := range sortedRows(rows) {
 		if !row.OK {
-			out = append(out, failedScrape{at: row.At.Seconds(), target: report.RedactURL(row.Target), err: report.Redact(row.Error)})
+			out = append(out, failedScrape{at: row.At.Seconds(), target: redact.URL(row.Target), err: redact.Text(row.Error)})
 		}
 	}
 	return out

@@ -11,6 +11,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 	"github.com/llmbench-org/llmbench/scrape/trace"
 )
@@ -73,16 +74,16 @@ const (
 func sec(s float64) time.Duration { return time.Duration(math.Round(s * 1e9)) }
 
 // run builds the run's metadata, records, scrape rows and trace events.
-func (s synth) run() (report.RunMeta, []client.Record, []scrape.Row, []trace.Event) {
+func (s synth) run() (rundir.RunMeta, []client.Record, []scrape.Row, []trace.Event) {
 	rng := rand.New(rand.NewPCG(s.seed, s.seed^0x9e3779b97f4a7c15))
-	meta := report.RunMeta{
+	meta := rundir.RunMeta{
 		ID: "20260314T092653Z-golden", Scenario: "golden", Description: "A sweep of four rates against a synthetic engine.",
 		Seed: int64(s.seed), StartedAt: synthStart, Version: "v0.0.0-test",
-		Engine: report.EngineMeta{Kind: "sim", Dialect: "sglang", BaseURL: "http://engine.test:30000/v1", MetricsURL: synthTarget,
+		Engine: rundir.EngineMeta{Kind: "sim", Dialect: "sglang", BaseURL: "http://engine.test:30000/v1", MetricsURL: synthTarget,
 			Model: "meta-llama/Llama-3.1-8B-Instruct"},
-		SLO:          &report.SLO{TTFT: sec(1), TPOT: sec(0.05)},
+		SLO:          &rundir.SLO{TTFT: sec(1), TPOT: sec(0.05)},
 		LateArrivals: 2,
-		Client: report.ClientHealth{CPUCores: 2, CPUUtilization: 0.137, SchedLatencyP99_s: 0.00042, GCCycles: 3,
+		Client: rundir.ClientHealth{CPUCores: 2, CPUUtilization: 0.137, SchedLatencyP99_s: 0.00042, GCCycles: 3,
 			GCPolicy: "collect at a 1024 MiB heap (GOGC=off, GOMEMLIMIT)"},
 	}
 	if s.hostile {
@@ -90,7 +91,7 @@ func (s synth) run() (report.RunMeta, []client.Record, []scrape.Row, []trace.Eve
 	}
 
 	var records []client.Record
-	var phaseMeta []report.PhaseMeta
+	var phaseMeta []rundir.PhaseMeta
 	var queueOf []float64 // each record's time in the engine's queue
 	// The engine serves requests in arrival order at synthServiceRate
 	// requests/s (scaled): past that rate, the queue and TTFT grow and the
@@ -98,7 +99,7 @@ func (s synth) run() (report.RunMeta, []client.Record, []scrape.Row, []trace.Eve
 	service := cmp.Or(s.service, synthServiceRate) * s.rateScale
 	nextFree, t0 := 0.0, 0.2
 	for _, ph := range s.phases() {
-		pm := report.PhaseMeta{Name: ph.name, Measured: ph.measured, Start: sec(t0), Load: ph.rate, LoadUnit: "requests/s"}
+		pm := rundir.PhaseMeta{Name: ph.name, Measured: ph.measured, Start: sec(t0), Load: ph.rate, LoadUnit: "requests/s"}
 		n := int(ph.rate * ph.dur)
 		end := t0 + ph.dur
 		for k := 0; k < n; k++ {
@@ -178,7 +179,7 @@ func (s synth) record(rng *rand.Rand, i int, phase string, at, queue float64) (c
 
 // scrapes samples the engine once a second and at each phase boundary (the
 // boundary snapshots go into meta); one scrape in the middle fails.
-func (s synth) scrapes(records []client.Record, queueOf []float64, meta *report.RunMeta) []scrape.Row {
+func (s synth) scrapes(records []client.Record, queueOf []float64, meta *rundir.RunMeta) []scrape.Row {
 	type finish struct {
 		at    time.Duration
 		index int

@@ -9,16 +9,15 @@ package parquet
 import (
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
 	pq "github.com/parquet-go/parquet-go"
 
 	"github.com/llmbench-org/llmbench/client"
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/redact"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // File names written into the run directory.
@@ -154,7 +153,7 @@ func Write(dir string, opts Options) (Written, error) {
 	}
 	seen := map[key]struct{}{}
 	var itls []time.Duration
-	_, err = report.ReadJSONL(filepath.Join(dir, report.RequestsFile), func(r *client.Record) error {
+	_, err = rundir.ReadJSONL(filepath.Join(dir, rundir.RequestsFile), func(r *client.Record) error {
 		if r.ID != "" {
 			k := key{r.ID, r.Index}
 			if _, dup := seen[k]; dup {
@@ -199,14 +198,14 @@ func Write(dir string, opts Options) (Written, error) {
 	return w, nil
 }
 
-func readMeta(dir string) (report.RunMeta, error) {
-	var meta report.RunMeta
-	b, err := os.ReadFile(filepath.Join(dir, report.RunFile))
+func readMeta(dir string) (rundir.RunMeta, error) {
+	var meta rundir.RunMeta
+	b, err := rundir.ReadFile(filepath.Join(dir, rundir.RunFile))
 	if err != nil {
 		return meta, fmt.Errorf("parquet: %w", err)
 	}
 	if err := json.Unmarshal(b, &meta); err != nil {
-		return meta, fmt.Errorf("parquet: %s: %w", filepath.Join(dir, report.RunFile), err)
+		return meta, fmt.Errorf("parquet: %s: %w", filepath.Join(dir, rundir.RunFile), err)
 	}
 	return meta, nil
 }
@@ -222,7 +221,7 @@ func requestRow(r *client.Record, started time.Time, itls []time.Duration) Reque
 		PromptTokens: int64(r.PromptTokens), OutputTokens: int64(r.OutputTokens), CachedTokens: int64(r.CachedTokens),
 		ReasoningTokens: int64(r.ReasoningTokens), TargetPromptTokens: int64(r.TargetPromptTokens), MaxTokens: int64(r.MaxTokens),
 		TokenSource: string(r.TokenSource), Chunks: int32(len(r.Chunks)), TokensPerChunkSource: string(r.TokensPerChunkSource),
-		OK: r.OK(), Status: int32(r.Status), ErrorClass: string(r.ErrorClass), Error: report.Redact(r.Error),
+		OK: r.OK(), Status: int32(r.Status), ErrorClass: string(r.ErrorClass), Error: redact.Text(r.Error),
 		FinishReason: r.FinishReason, NoDone: r.NoDone, NoStream: r.NoStream,
 	}
 	if !started.IsZero() {
@@ -271,14 +270,13 @@ func nonZero(d time.Duration) *int64 {
 // in batches, and the writer cuts a row group every perGroup rows.
 type tableFile[T any] struct {
 	path string
-	f    *os.File
+	f    *rundir.File // atomic: in place only once whole
 	w    *pq.GenericWriter[T]
 	rows []T
-	done bool
 }
 
 func newTableFile[T any](path string, perGroup int, createdBy pq.WriterOption) (*tableFile[T], error) {
-	f, err := os.Create(path + ".tmp")
+	f, err := rundir.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("parquet: %w", err)
 	}
@@ -309,26 +307,17 @@ func (t *tableFile[T]) close() error {
 	if err == nil {
 		err = t.w.Close()
 	}
-	if err == nil {
-		err = t.f.Sync()
-	}
-	err = errors.Join(err, t.f.Close())
-	if err == nil {
-		err = os.Rename(t.f.Name(), t.path)
-	}
 	if err != nil {
-		_ = os.Remove(t.f.Name())
+		t.f.Abort()
 		return fmt.Errorf("parquet: %s: %w", t.path, err)
 	}
-	t.done = true
+	if err := t.f.Commit(); err != nil {
+		return fmt.Errorf("parquet: %w", err)
+	}
 	return nil
 }
 
 // abandon removes a file that was not finished (an error on the way).
 func (t *tableFile[T]) abandon() {
-	if t.done {
-		return
-	}
-	_ = t.f.Close()
-	_ = os.Remove(t.f.Name())
+	t.f.Abort() // nothing after Commit
 }

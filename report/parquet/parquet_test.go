@@ -12,7 +12,7 @@ import (
 	pq "github.com/parquet-go/parquet-go"
 
 	"github.com/llmbench-org/llmbench/client"
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // runDir copies the v1 run directory of report's testdata (requests with
@@ -23,7 +23,7 @@ func runDir(t *testing.T, v2 bool) (string, []client.Record) {
 	t.Helper()
 	src := filepath.Join("..", "testdata", "v1-run")
 	dir := t.TempDir()
-	for _, name := range []string{report.RunFile, report.RequestsFile} {
+	for _, name := range []string{rundir.RunFile, rundir.RequestsFile} {
 		b, err := os.ReadFile(filepath.Join(src, name))
 		if err != nil {
 			t.Fatal(err)
@@ -33,7 +33,7 @@ func runDir(t *testing.T, v2 bool) (string, []client.Record) {
 		}
 	}
 	var records []client.Record
-	if _, err := report.ReadJSONL(filepath.Join(dir, report.RequestsFile), func(r *client.Record) error {
+	if _, err := rundir.ReadJSONL(filepath.Join(dir, rundir.RequestsFile), func(r *client.Record) error {
 		records = append(records, *r)
 		return nil
 	}); err != nil {
@@ -46,7 +46,7 @@ func runDir(t *testing.T, v2 bool) (string, []client.Record) {
 				b = append(records[i].AppendJSON(b), '\n')
 			}
 		}
-		if err := os.WriteFile(filepath.Join(dir, report.RequestsFile), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, rundir.RequestsFile), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -223,7 +223,7 @@ func TestColumns(t *testing.T) {
 func TestWriteFailsWhole(t *testing.T) {
 	t.Parallel()
 	dir, _ := runDir(t, false)
-	path := filepath.Join(dir, report.RequestsFile)
+	path := filepath.Join(dir, rundir.RequestsFile)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -6,12 +6,12 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/live"
 	"github.com/llmbench-org/llmbench/report/reconcile"
 )
 
 // sampleMsg carries one Progress snapshot from the sampler.
-type sampleMsg struct{ p report.Progress }
+type sampleMsg struct{ p live.Progress }
 
 // endMsg says the run's context is done: draw the last frame and quit.
 type endMsg struct{}
@@ -30,7 +30,7 @@ type model struct {
 
 	width, height int
 
-	last       report.Progress
+	last       live.Progress
 	reqRate    history // requests/s, one point per second of run time
 	tokRate    history // output tokens/s, likewise
 	inFlight   history // the client's requests in flight, likewise
@@ -82,7 +82,7 @@ const maxWarns = 32
 // confirmAfter is how long a warning must persist before the view raises it.
 const confirmAfter = 2 * time.Second
 
-func (w warnAges) observe(now time.Duration, fs []report.Finding) warnAges {
+func (w warnAges) observe(now time.Duration, fs []reconcile.Finding) warnAges {
 	var next warnAges
 	for _, f := range fs {
 		if f.Severity == reconcile.Info || next.n == maxWarns || next.find(f.ID) >= 0 {

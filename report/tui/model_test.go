@@ -10,7 +10,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/live"
+	"github.com/llmbench-org/llmbench/report/reconcile"
 )
 
 var (
@@ -60,7 +61,7 @@ func TestKeysCallInterrupt(t *testing.T) {
 			t.Parallel()
 			calls := 0
 			m := newModel(Header{Scenario: "s"}, func() { calls++ })
-			m, _ = step(t, m, sampleMsg{report.Progress{InFlight: 7}})
+			m, _ = step(t, m, sampleMsg{live.Progress{InFlight: 7}})
 			m, _ = step(t, m, c.keys...)
 			if calls != c.calls {
 				t.Errorf("interrupt called %d times, want %d", calls, c.calls)
@@ -108,8 +109,8 @@ func TestEndQuitsAndIgnoresKeys(t *testing.T) {
 func TestSampleReplacesProgress(t *testing.T) {
 	t.Parallel()
 	m := newModel(Header{}, nil)
-	first := report.Progress{Phase: "warmup", Sent: 1}
-	second := report.Progress{Phase: "steady", Sent: 9, Elapsed: 3 * time.Second}
+	first := live.Progress{Phase: "warmup", Sent: 1}
+	second := live.Progress{Phase: "steady", Sent: 9, Elapsed: 3 * time.Second}
 	m, _ = step(t, m, sampleMsg{first}, sampleMsg{second})
 	if m.last.Phase != "steady" || m.last.Sent != 9 {
 		t.Errorf("last = %+v, want the second sample", m.last)
@@ -199,9 +200,9 @@ func TestHistoryWrapsAndIsBounded(t *testing.T) {
 
 func TestHistoryIsNotSharedBetweenModels(t *testing.T) {
 	t.Parallel()
-	m, _ := step(t, newModel(Header{}, nil), sampleMsg{report.Progress{RequestsPerSec: 1}})
+	m, _ := step(t, newModel(Header{}, nil), sampleMsg{live.Progress{RequestsPerSec: 1}})
 	before := m
-	m, _ = step(t, m, sampleMsg{report.Progress{Elapsed: time.Second, RequestsPerSec: 2}})
+	m, _ = step(t, m, sampleMsg{live.Progress{Elapsed: time.Second, RequestsPerSec: 2}})
 	if got := before.reqRate.latest(10); !slices.Equal(got, []float64{1}) {
 		t.Errorf("an earlier model's history changed to %v", got)
 	}
@@ -264,9 +265,9 @@ func TestKeysSwitchPanesAndHelp(t *testing.T) {
 // its age.
 func TestTransientWarningIsNotRaised(t *testing.T) {
 	t.Parallel()
-	warn := []report.Finding{{ID: "foreign_traffic", Severity: "warn", Verdict: "3 foreign requests"}}
-	at := func(ms int, fs []report.Finding) tea.Msg {
-		return sampleMsg{report.Progress{Elapsed: time.Duration(ms) * time.Millisecond, Findings: fs}}
+	warn := []reconcile.Finding{{ID: "foreign_traffic", Severity: "warn", Verdict: "3 foreign requests"}}
+	at := func(ms int, fs []reconcile.Finding) tea.Msg {
+		return sampleMsg{live.Progress{Elapsed: time.Duration(ms) * time.Millisecond, Findings: fs}}
 	}
 	m, _ := step(t, newModel(Header{}, nil), at(0, warn))
 	if got := ansi.Strip(m.findingsSummary()); got != "1 new (unconfirmed) · none yet" {
@@ -289,7 +290,7 @@ func TestProgressByRequestCount(t *testing.T) {
 	t.Parallel()
 	m := newModel(Header{PlannedRequests: 100}, nil)
 	for s := range 5 {
-		m, _ = step(t, m, sampleMsg{report.Progress{Elapsed: time.Duration(s) * time.Second, Sent: 10 * s, InFlight: 4}})
+		m, _ = step(t, m, sampleMsg{live.Progress{Elapsed: time.Duration(s) * time.Second, Sent: 10 * s, InFlight: 4}})
 	}
 	row := ansi.Strip(m.progressRow())
 	for _, want := range []string{"sent 40 / 100", "40%", "ETA 00:06"} {
@@ -297,7 +298,7 @@ func TestProgressByRequestCount(t *testing.T) {
 			t.Errorf("progress row %q lacks %q", row, want)
 		}
 	}
-	m, _ = step(t, m, sampleMsg{report.Progress{Elapsed: 11 * time.Second, Sent: 100, InFlight: 4}})
+	m, _ = step(t, m, sampleMsg{live.Progress{Elapsed: 11 * time.Second, Sent: 100, InFlight: 4}})
 	row = ansi.Strip(m.progressRow())
 	if !strings.Contains(row, "draining 4 in flight · all 100 sent") || strings.Contains(row, "%") {
 		t.Errorf("progress row after the last send = %q", row)

@@ -4,15 +4,15 @@ import (
 	"io"
 	"testing"
 
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/live"
 )
 
 func TestRunRejectsMissingParts(t *testing.T) {
 	t.Parallel()
-	progress := func() report.Progress { return report.Progress{} }
+	progress := func() live.Progress { return live.Progress{} }
 	cases := []struct {
 		name     string
-		progress func() report.Progress
+		progress func() live.Progress
 		opts     Options
 	}{
 		{"no output", progress, Options{}},

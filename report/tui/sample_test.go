@@ -10,7 +10,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/live"
 )
 
 // recorder stands in for the program's Send.
@@ -47,7 +47,7 @@ func TestSampleAtFixedRateThenEnd(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
-		progress := func() report.Progress { return report.Progress{Elapsed: time.Since(start)} }
+		progress := func() live.Progress { return live.Progress{Elapsed: time.Since(start)} }
 		ctx, cancel := context.WithCancel(t.Context())
 		var rec recorder
 		done := make(chan struct{})
@@ -83,7 +83,7 @@ func TestSampleStopsWhenProgramExits(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			sample(t.Context(), 100*time.Millisecond, func() report.Progress { return report.Progress{} }, rec.send, exited)
+			sample(t.Context(), 100*time.Millisecond, func() live.Progress { return live.Progress{} }, rec.send, exited)
 		}()
 		time.Sleep(150 * time.Millisecond)
 		close(exited)

@@ -17,7 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/llmbench-org/llmbench/internal/realtest"
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/live"
 )
 
 // syncBuffer collects what the view wrote to the terminal.
@@ -67,9 +67,9 @@ func TestRunOnPseudoTerminal(t *testing.T) {
 	var interrupts atomic.Int32
 	interrupted := make(chan struct{}, 8)
 	var samples atomic.Int32
-	progress := func() report.Progress {
+	progress := func() live.Progress {
 		n := samples.Add(1)
-		return report.Progress{Phase: "steady", Elapsed: time.Duration(n) * 10 * time.Millisecond, Window: 10 * time.Second, Sent: int(n)}
+		return live.Progress{Phase: "steady", Elapsed: time.Duration(n) * 10 * time.Millisecond, Window: 10 * time.Second, Sent: int(n)}
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()

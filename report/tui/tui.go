@@ -1,5 +1,5 @@
 // Package tui is the live terminal view of a run: a bubbletea program that
-// renders report.Progress snapshots and turns Ctrl-C into the run's interrupt.
+// renders live.Progress snapshots and turns Ctrl-C into the run's interrupt.
 //
 // The view never touches the request path. One sampler goroutine calls the
 // run's progress function at a fixed rate and hands each snapshot to the
@@ -16,7 +16,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/live"
 )
 
 // DefaultRate is the sampling interval when Options.Rate is zero: about
@@ -59,7 +59,7 @@ type Options struct {
 // it restores the terminal before returning. progress is called from one
 // goroutine other than the caller's, so it must be safe for that. When ctx
 // ends, the view draws one last snapshot and leaves it on the screen.
-func Run(ctx context.Context, h Header, progress func() report.Progress, opts Options) error {
+func Run(ctx context.Context, h Header, progress func() live.Progress, opts Options) error {
 	if opts.Output == nil {
 		return errors.New("tui: Options.Output is nil")
 	}
@@ -100,7 +100,7 @@ func Run(ctx context.Context, h Header, progress func() report.Progress, opts Op
 // blocks until the event loop takes the message and returns at once after
 // the program has stopped; exited is closed when the program has stopped on
 // its own, so the sampler never outlives it.
-func sample(ctx context.Context, every time.Duration, progress func() report.Progress, send func(tea.Msg), exited <-chan struct{}) {
+func sample(ctx context.Context, every time.Duration, progress func() live.Progress, send func(tea.Msg), exited <-chan struct{}) {
 	send(sampleMsg{progress()})
 	tick := time.NewTicker(every)
 	defer tick.Stop()

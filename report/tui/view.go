@@ -14,8 +14,10 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/llmbench-org/llmbench/client"
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/live"
+	"github.com/llmbench-org/llmbench/redact"
 	"github.com/llmbench-org/llmbench/report/reconcile"
+	"github.com/llmbench-org/llmbench/rundir"
 )
 
 // Styles are full-colour; bubbletea's renderer downsamples them to what the
@@ -98,7 +100,7 @@ func (m model) render() string {
 
 func label(s string) string { return styleLabel.Render(fmt.Sprintf("%-11s", s)) }
 
-func requestsRow(p report.Progress) string {
+func requestsRow(p live.Progress) string {
 	failed := fmt.Sprint(p.Failed)
 	if p.Failed > 0 {
 		failed = styleBad.Render(failed)
@@ -109,7 +111,7 @@ func requestsRow(p report.Progress) string {
 	return fmt.Sprintf("sent %d · in flight %d · ok %d · failed ", p.Sent, p.InFlight, p.OK) + failed
 }
 
-func streamsRow(p report.Progress) string {
+func streamsRow(p live.Progress) string {
 	var streams []string
 	if p.NotStreamed > 0 {
 		streams = append(streams, fmt.Sprintf("%d not streamed (no TTFT or ITL)", p.NotStreamed))
@@ -204,7 +206,7 @@ func (m model) latencyRows() []line {
 	p := m.last
 	eng := engineMeans(p.Findings)
 	if len(p.Percentiles) == 0 { // no progress yet
-		p.Percentiles = report.DefaultPercentiles
+		p.Percentiles = rundir.DefaultPercentiles
 	}
 	rows := []line{
 		{styleTitle.Render(fmt.Sprintf("%-*s", labelWidth, "window "+seconds(p.Window))) +
@@ -216,7 +218,7 @@ func (m model) latencyRows() []line {
 		rows = append(rows, line{quantileRow("TTFC (content)", p.Percentiles, p.TTFC), 6})
 	}
 	rows = append(rows,
-		line{quantileRow("ITL per-req mean", p.Percentiles, p.ITL) + engineCell(eng.itl), 7},
+		line{quantileRow("ITL per-req mean", p.Percentiles, p.ITLMean) + engineCell(eng.itl), 7},
 		line{quantileRow("E2E", p.Percentiles, p.E2E) + engineCell(eng.e2e), 7},
 		line{fmt.Sprintf("  %-*s%*s", labelWidth-2, "max schedule lag", valueWidth, latency(p.ScheduleLagMax)), 3},
 	)
@@ -240,7 +242,7 @@ type means struct{ ttft, itl, e2e time.Duration }
 // engineMeans reads the engine's window means from the live findings'
 // evidence (its histograms' sum ÷ count over the window): TTFT, ITL, and
 // E2E where Little's law used the engine's e2e histogram.
-func engineMeans(fs []report.Finding) means {
+func engineMeans(fs []reconcile.Finding) means {
 	var m means
 	sec := func(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
 	for _, f := range fs {
@@ -375,7 +377,7 @@ func (m model) findingsSummary() string {
 	return s
 }
 
-func (m model) splitFindings() (raised []report.Finding, fresh int) {
+func (m model) splitFindings() (raised []reconcile.Finding, fresh int) {
 	for _, f := range m.last.Findings {
 		if f.Severity != reconcile.Info && !m.warns.confirmed(f.ID, m.last.Elapsed) {
 			fresh++
@@ -393,7 +395,7 @@ func (m model) findingsRows(wide bool) []line {
 	if len(fs) == 0 {
 		return []line{{"  " + styleLabel.Render("none yet: the live checks need two scrapes in the window"), 4}}
 	}
-	rank := func(f report.Finding) int {
+	rank := func(f reconcile.Finding) int {
 		switch {
 		case f.Severity == reconcile.Fail:
 			return 0
@@ -404,7 +406,7 @@ func (m model) findingsRows(wide bool) []line {
 		}
 		return 2
 	}
-	slices.SortStableFunc(fs, func(a, b report.Finding) int { return cmp.Compare(rank(a), rank(b)) })
+	slices.SortStableFunc(fs, func(a, b reconcile.Finding) int { return cmp.Compare(rank(a), rank(b)) })
 	rows := []line{{"  " + m.findingsSummary(), 5}}
 	for i, f := range fs {
 		tag := strings.ToUpper(string(f.Severity))
@@ -611,12 +613,12 @@ func fit(rows []line, width, height int) string {
 func quantileHeader(percentiles []float64) string {
 	var b strings.Builder
 	for _, p := range percentiles {
-		fmt.Fprintf(&b, "%*s  ", valueWidth, report.PercentileName(p))
+		fmt.Fprintf(&b, "%*s  ", valueWidth, rundir.PercentileName(p))
 	}
 	return b.String()
 }
 
-func quantileRow(name string, percentiles []float64, q report.Quantiles) string {
+func quantileRow(name string, percentiles []float64, q live.Quantiles) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "  %-*s", labelWidth-2, name)
 	for i := range percentiles {
@@ -632,7 +634,7 @@ func quantileRow(name string, percentiles []float64, q report.Quantiles) string 
 
 // serverGauges shows the engine's latest gauges; a concept the engine does
 // not expose says so instead of showing a zero it never reported.
-func serverGauges(p report.Progress) string {
+func serverGauges(p live.Progress) string {
 	if p.ScrapeOK == 0 {
 		return styleLabel.Render("no successful scrape yet")
 	}
@@ -654,7 +656,7 @@ func serverGauges(p report.Progress) string {
 	return strings.Join(parts, " · ")
 }
 
-func scrapeHealth(p report.Progress) string {
+func scrapeHealth(p live.Progress) string {
 	if p.ScrapeOK == 0 && p.ScrapeFailures == 0 {
 		return styleLabel.Render("none yet")
 	}
@@ -765,7 +767,8 @@ func orDash(s string) string {
 }
 
 // clean makes outside text (a scrape error, a path, a scenario name) safe for
-// one terminal row: no control bytes, so no escape sequences and no breaks.
+// one terminal row: no secret (the redaction policy every sink applies), no
+// control bytes, so no escape sequences and no breaks.
 func clean(s string) string {
 	return strings.Map(func(r rune) rune {
 		switch {
@@ -775,17 +778,17 @@ func clean(s string) string {
 			return '?'
 		}
 		return r
-	}, s)
+	}, redact.Text(s))
 }
 
 // findingsRow sums up the live reconciliation: the first warning or failure
 // in words, or that every check agrees.
-func findingsRow(fs []report.Finding) string {
+func findingsRow(fs []reconcile.Finding) string {
 	if len(fs) == 0 {
 		return styleLabel.Render("none yet")
 	}
 	worst, n := reconcile.Info, 0
-	var first report.Finding
+	var first reconcile.Finding
 	for _, f := range fs {
 		if f.Severity == reconcile.Info {
 			continue

@@ -15,7 +15,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/llmbench-org/llmbench/client"
-	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/live"
 	"github.com/llmbench-org/llmbench/report/reconcile"
 )
 
@@ -34,8 +34,8 @@ func asciiView(t *testing.T, m model) string {
 }
 
 // busyProgress is a mid-run snapshot at second sec with every field set.
-func busyProgress(sec int) report.Progress {
-	return report.Progress{
+func busyProgress(sec int) live.Progress {
+	return live.Progress{
 		Phase: "steady", Elapsed: time.Duration(sec)*time.Second + 250*time.Millisecond, Window: 10 * time.Second,
 		// Sent, InFlight, Running and Waiting vary by second but read 1234, 16,
 		// 14 and 2 at second 64, as the assertions below expect.
@@ -43,11 +43,11 @@ func busyProgress(sec int) report.Progress {
 		Errors:             map[client.ErrorClass]int{client.ErrHTTPStatus: 12, client.ErrTimeout: 6},
 		RequestsPerSec:     float64(sec%10) * 4, // a saw tooth from zero, so the sparkline spans its range
 		OutputTokensPerSec: float64(sec%10)*800 + float64(sec)*10,
-		TTFT:               report.Quantiles{N: 402, Values: []time.Duration{120 * time.Millisecond, 250 * time.Millisecond, 410 * time.Millisecond}},
-		ITL:                report.Quantiles{N: 398, Values: []time.Duration{21 * time.Millisecond, 30500 * time.Microsecond, 45 * time.Millisecond}},
-		E2E:                report.Quantiles{N: 402, Values: []time.Duration{2100 * time.Millisecond, 3400 * time.Millisecond, 12300 * time.Millisecond}},
+		TTFT:               live.Quantiles{N: 402, Values: []time.Duration{120 * time.Millisecond, 250 * time.Millisecond, 410 * time.Millisecond}},
+		ITLMean:            live.Quantiles{N: 398, Values: []time.Duration{21 * time.Millisecond, 30500 * time.Microsecond, 45 * time.Millisecond}},
+		E2E:                live.Quantiles{N: 402, Values: []time.Duration{2100 * time.Millisecond, 3400 * time.Millisecond, 12300 * time.Millisecond}},
 		ScheduleLagMax:     1200 * time.Microsecond,
-		Server: report.ServerLive{At: time.Duration(sec-1) * time.Second, Running: float64(14 + sec%8), Waiting: float64(2 + sec%8/2), KVUsage: 0.634 - 0.02*float64(sec%8),
+		Server: live.ServerLive{At: time.Duration(sec-1) * time.Second, Running: float64(14 + sec%8), Waiting: float64(2 + sec%8/2), KVUsage: 0.634 - 0.02*float64(sec%8),
 			HasRunning: true, HasWait: true, HasKV: true},
 		ScrapeOK: 65, ScrapeFailures: 1,
 		LastScrapeErr: `scrape http://127.0.0.1:8000/metrics: Get "http://127.0.0.1:8000/metrics": context deadline exceeded`,
@@ -57,11 +57,11 @@ func busyProgress(sec int) report.Progress {
 
 // busyFindings is the live reconciliation at second sec: the engine's means,
 // a warning reported since second 60, and one that flickers for a second.
-func busyFindings(sec int) []report.Finding {
+func busyFindings(sec int) []reconcile.Finding {
 	if sec < 5 {
 		return nil
 	}
-	fs := []report.Finding{
+	fs := []reconcile.Finding{
 		{ID: reconcile.IDRequestConservation, Severity: reconcile.Info, Verdict: "finished requests agree: 402 on both sides"},
 		{ID: reconcile.IDTTFTDecomposition, Severity: reconcile.Info, Verdict: "client TTFT 131 ms = engine 98.0 ms +33 ms outside the engine",
 			Evidence: map[string]float64{"server_ttft_mean_s": 0.098}},
@@ -69,11 +69,11 @@ func busyFindings(sec int) []report.Finding {
 			Evidence: map[string]float64{"server_itl_mean_s": 0.0201}},
 	}
 	if sec >= 60 {
-		fs = append(fs, report.Finding{ID: reconcile.IDConcurrency, Severity: reconcile.Warn, Verdict: "the client keeps 16.0 requests in flight, the engine sees 12.1",
+		fs = append(fs, reconcile.Finding{ID: reconcile.IDConcurrency, Severity: reconcile.Warn, Verdict: "the client keeps 16.0 requests in flight, the engine sees 12.1",
 			Evidence: map[string]float64{"server_e2e_mean_s": 1.87}})
 	}
 	if sec%10 == 4 {
-		fs = append(fs, report.Finding{ID: reconcile.IDForeignTraffic, Severity: reconcile.Warn, Verdict: "the engine finished 3 requests the client did not send"})
+		fs = append(fs, reconcile.Finding{ID: reconcile.IDForeignTraffic, Severity: reconcile.Warn, Verdict: "the engine finished 3 requests the client did not send"})
 	}
 	return fs
 }
@@ -107,7 +107,7 @@ func TestViewGolden(t *testing.T) {
 			p := busyProgress(31)
 			p.Phase = "drain"
 			p.Errors = map[client.ErrorClass]int{client.ErrCanceled: 3, client.ErrConnect: 3, client.ErrStreamBroken: 1}
-			p.Server = report.ServerLive{At: 29 * time.Second, Running: 3, HasRunning: true}
+			p.Server = live.ServerLive{At: 29 * time.Second, Running: 3, HasRunning: true}
 			m, _ = step(t, m, sampleMsg{p}, keyCtrlC)
 			return m
 		}},
@@ -173,7 +173,7 @@ func TestViewContent(t *testing.T) {
 	t.Parallel()
 	busy := ansi.Strip(fed(t, newModel(quickstart, nil), 64).render())
 	absent := busyProgress(10)
-	absent.Server = report.ServerLive{At: 9 * time.Second, KVUsage: 0, HasKV: false, Running: 0, HasRunning: true}
+	absent.Server = live.ServerLive{At: 9 * time.Second, KVUsage: 0, HasKV: false, Running: 0, HasRunning: true}
 	cases := []struct {
 		name    string
 		view    string
@@ -216,7 +216,7 @@ func TestViewContent(t *testing.T) {
 		{"real engines: reasoning, stream:false, no [DONE]", ansi.Strip(func() model {
 			p := busyProgress(10)
 			p.HasGoodput, p.GoodputPerSec, p.GoodFraction, p.Unmeasured = true, 12.5, 0.85, 4
-			p.TTFCDiffers, p.TTFC = true, report.Quantiles{N: 400, Values: []time.Duration{900 * time.Millisecond, 1500 * time.Millisecond, 2 * time.Second}}
+			p.TTFCDiffers, p.TTFC = true, live.Quantiles{N: 400, Values: []time.Duration{900 * time.Millisecond, 1500 * time.Millisecond, 2 * time.Second}}
 			p.NotStreamed, p.StreamsWithoutDone = 4, 7
 			m, _ := step(t, newModel(Header{}, nil), sampleMsg{p})
 			return m
@@ -224,13 +224,13 @@ func TestViewContent(t *testing.T) {
 		{"the scenario's percentiles", ansi.Strip(func() model {
 			p := busyProgress(10)
 			p.Percentiles = []float64{50, 95, 99.9}
-			p.TTFT = report.Quantiles{N: 402, Values: []time.Duration{120 * time.Millisecond, 333 * time.Millisecond, 777 * time.Millisecond}}
+			p.TTFT = live.Quantiles{N: 402, Values: []time.Duration{120 * time.Millisecond, 333 * time.Millisecond, 777 * time.Millisecond}}
 			m, _ := step(t, newModel(Header{}, nil), sampleMsg{p})
 			return m
 		}().render()), []string{"p50", "p95", "p99.9", "333ms", "777ms"}, []string{"p90 "}},
 		{"the client throttled", ansi.Strip(func() model {
 			p := busyProgress(10)
-			p.Client = report.ClientLive{Delay: "cpu_throttled", Cores: 2, ThrottledPeriods: 9, Throttled: 610 * time.Millisecond, CPUQuota: 0.2}
+			p.Client = live.ClientLive{Delay: "cpu_throttled", Cores: 2, ThrottledPeriods: 9, Throttled: 610 * time.Millisecond, CPUQuota: 0.2}
 			m, _ := step(t, newModel(Header{}, nil), sampleMsg{p})
 			return m
 		}().render()), []string{"client", "its container's CPU limit (0.2 cores) stopped it 9 times"}, nil},
@@ -324,6 +324,7 @@ func TestFormatting(t *testing.T) {
 		{"errors by count then name", errorClasses(map[client.ErrorClass]int{"b": 1, "a": 1, "c": 5, "": 2}), "c 5 · unclassified 2 · a 1 · b 1"},
 		{"clean controls", clean("a\tb\nc\x1b[31md\x00"), "a b c?[31md?"},
 		{"clean keeps unicode", clean("日本 ✓"), "日本 ✓"},
+		{"clean redacts", clean("scrape http://u:pw@e/metrics?token=t failed; Bearer abc"), "scrape http://u:REDACTED@e/metrics?token=REDACTED failed; Bearer REDACTED"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -389,18 +390,18 @@ func abs(x int) int {
 
 func TestFindingsRow(t *testing.T) {
 	t.Parallel()
-	info := report.Finding{ID: "a", Severity: reconcile.Info, Verdict: "fine"}
-	warn := report.Finding{ID: "b", Severity: reconcile.Warn, Verdict: "foreign traffic: 12 requests"}
-	fail := report.Finding{ID: "c", Severity: reconcile.Fail, Verdict: "scrape target dead"}
+	info := reconcile.Finding{ID: "a", Severity: reconcile.Info, Verdict: "fine"}
+	warn := reconcile.Finding{ID: "b", Severity: reconcile.Warn, Verdict: "foreign traffic: 12 requests"}
+	fail := reconcile.Finding{ID: "c", Severity: reconcile.Fail, Verdict: "scrape target dead"}
 	tests := []struct {
 		name string
-		in   []report.Finding
+		in   []reconcile.Finding
 		want string
 	}{
 		{"none", nil, "none yet"},
-		{"all info", []report.Finding{info, info}, "2 checks, client and engine agree"},
-		{"a warning", []report.Finding{info, warn}, "1 of 2 checks: WARN foreign traffic: 12 requests"},
-		{"failure first", []report.Finding{warn, fail, info}, "2 of 3 checks: FAIL scrape target dead"},
+		{"all info", []reconcile.Finding{info, info}, "2 checks, client and engine agree"},
+		{"a warning", []reconcile.Finding{info, warn}, "1 of 2 checks: WARN foreign traffic: 12 requests"},
+		{"failure first", []reconcile.Finding{warn, fail, info}, "2 of 3 checks: FAIL scrape target dead"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

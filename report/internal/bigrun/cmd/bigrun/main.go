@@ -6,7 +6,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -14,8 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/llmbench-org/llmbench/report"
-	"github.com/llmbench-org/llmbench/report/internal/bigrun"
+	"github.com/llmbench-org/llmbench/internal/bigrun"
+	"github.com/llmbench-org/llmbench/rundir"
+	"io"
 )
 
 func main() {
@@ -38,26 +38,19 @@ func run(dir string, n, chunks int, phases []string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	f, err := os.Create(filepath.Join(dir, report.RequestsFile))
-	if err != nil {
+	var spans []bigrun.Phase
+	err := rundir.WriteWith(filepath.Join(dir, rundir.RequestsFile), func(w io.Writer) error {
+		var err error
+		spans, err = bigrun.Write(w, bigrun.Config{Requests: n, Chunks: chunks, Seed: 1, Phases: phases})
 		return err
-	}
-	spans, err := bigrun.Write(f, bigrun.Config{Requests: n, Chunks: chunks, Seed: 1, Phases: phases})
+	})
 	if err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
 		return err
 	}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	meta := report.RunMeta{ID: "bigrun", Scenario: "bigrun", StartedAt: start, Ended: start.Add(time.Hour)}
+	meta := rundir.RunMeta{ID: "bigrun", Scenario: "bigrun", StartedAt: start, Ended: start.Add(time.Hour)}
 	for i, sp := range spans {
-		meta.Phases = append(meta.Phases, report.PhaseMeta{Name: sp.Name, Measured: i > 0 || len(spans) == 1, Start: sp.Start, End: sp.End})
+		meta.Phases = append(meta.Phases, rundir.PhaseMeta{Name: sp.Name, Measured: i > 0 || len(spans) == 1, Start: sp.Start, End: sp.End})
 	}
-	b, err := json.MarshalIndent(meta, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, report.RunFile), b, 0o644)
+	return rundir.WriteJSON(filepath.Join(dir, rundir.RunFile), meta)
 }

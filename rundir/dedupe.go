@@ -1,6 +1,12 @@
-package report
+package rundir
 
-import "github.com/llmbench-org/llmbench/client"
+import (
+	"slices"
+
+	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/report/chunkdigest"
+	"github.com/llmbench-org/llmbench/scrape"
+)
 
 // firstSeen finds the records that repeat an earlier record's request ID
 // and plan index, as a set of (ID, index) pairs would, for far less: a
@@ -86,4 +92,70 @@ func (n *interner) intern(field int, s *string) {
 		n.values[*s] = *s
 	}
 	n.last[field] = *s
+}
+
+// DigestRecords digests records already in memory (duplicates dropped,
+// redacted) as ReadRequests digests a file: their chunks stay.
+func DigestRecords(records []client.Record, spans []chunkdigest.Span) *Requests {
+	out := &Requests{Records: records, Chunks: make([]chunkdigest.Request, len(records)), Digest: chunkdigest.New(spans)}
+	for i := range records {
+		out.Chunks[i] = out.Digest.Add(&records[i])
+	}
+	SortByIndex(out)
+	return out
+}
+
+// DedupeRecords drops every record that repeats an earlier one's request
+// ID and plan index (a requests.jsonl appended onto itself, a shard merged
+// twice), keeping the first, and says how many it dropped. Records without
+// an ID are kept.
+func DedupeRecords(records []client.Record) ([]client.Record, int) {
+	type key struct {
+		id    string
+		index int
+	}
+	seen := make(map[key]struct{}, len(records))
+	var out []client.Record
+	dup := 0
+	for i, r := range records {
+		if r.ID == "" {
+			if out != nil {
+				out = append(out, r)
+			}
+			continue
+		}
+		k := key{r.ID, r.Index}
+		if _, ok := seen[k]; ok {
+			if out == nil {
+				out = slices.Clone(records[:i])
+			}
+			dup++
+			continue
+		}
+		seen[k] = struct{}{}
+		if out != nil {
+			out = append(out, r)
+		}
+	}
+	if dup == 0 {
+		return records, 0
+	}
+	return out, dup
+}
+
+// Clean prepares raw records and rows read from a run directory for
+// reporting: duplicate records dropped (DedupeRecords) and secrets redacted
+// (RedactRecord, RedactRow). It returns new slices and leaves its arguments
+// untouched.
+func Clean(records []client.Record, rows []scrape.Row) ([]client.Record, []scrape.Row, int) {
+	records, dup := DedupeRecords(records)
+	records = slices.Clone(records)
+	for i := range records {
+		RedactRecord(&records[i])
+	}
+	rows = slices.Clone(rows)
+	for i := range rows {
+		RedactRow(&rows[i])
+	}
+	return records, rows, dup
 }

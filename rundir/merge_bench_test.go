@@ -1,4 +1,4 @@
-package report
+package rundir
 
 import (
 	"bufio"
@@ -20,7 +20,7 @@ import (
 // merge: it stays near the size of a few records per shard whatever the
 // run's length, because records are copied a line at a time.
 //
-//	go test ./report -run '^$' -bench MergeShards -benchtime 1x
+//	go test ./rundir -run '^$' -bench MergeShards -benchtime 1x
 func BenchmarkMergeShards(b *testing.B) {
 	const shards, perShard, chunks = 4, 25_000, 100
 	root := b.TempDir()
@@ -31,8 +31,8 @@ func BenchmarkMergeShards(b *testing.B) {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			b.Fatal(err)
 		}
-		meta := RunMeta{ID: fmt.Sprint(i), Scenario: "s", Seed: 1, Shard: i, Shards: shards, StartedAt: mergeOrigin.Add(time.Duration(i) * time.Millisecond),
-			Ended: mergeOrigin.Add(time.Hour), Phases: []PhaseMeta{{Name: "main", Measured: true, End: time.Hour}}}
+		meta := RunMeta{ID: fmt.Sprint(i), Scenario: "s", Seed: 1, Shard: i, Shards: shards, StartedAt: benchOrigin.Add(time.Duration(i) * time.Millisecond),
+			Ended: benchOrigin.Add(time.Hour), Phases: []PhaseMeta{{Name: "main", Measured: true, End: time.Hour}}}
 		mb, _ := json.Marshal(meta)
 		if err := os.WriteFile(filepath.Join(dir, RunFile), mb, 0o644); err != nil {
 			b.Fatal(err)
@@ -107,3 +107,5 @@ func peakHeap() func() uint64 {
 		return peak
 	}
 }
+
+var benchOrigin = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)

@@ -1,7 +1,6 @@
-package report
+package rundir
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,7 +63,7 @@ func Merge(out string, dirs []string) error {
 		_ = os.RemoveAll(tmp)
 		return fmt.Errorf("merge: %w", err)
 	}
-	return nil
+	return syncDir(filepath.Dir(filepath.Clean(out)))
 }
 
 // ShardRuns finds the run directories that paths name: each path is a run
@@ -135,7 +134,7 @@ func sameDir(a, b string) bool {
 
 func readRunMeta(dir string) (RunMeta, error) {
 	var m RunMeta
-	b, err := os.ReadFile(filepath.Join(dir, RunFile))
+	b, err := ReadFile(filepath.Join(dir, RunFile))
 	if err != nil {
 		return m, fmt.Errorf("%s is not a run directory: %w", dir, err)
 	}
@@ -247,11 +246,11 @@ func mergeInto(out, id string, dirs []string) error {
 	if err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}
-	if err := writeFileAtomic(filepath.Join(out, RunFile), append(b, '\n')); err != nil {
+	if err := WriteFile(filepath.Join(out, RunFile), append(b, '\n')); err != nil {
 		return err
 	}
-	if sc, err := os.ReadFile(filepath.Join(runs[0].dir, ScenarioFile)); err == nil {
-		if err := writeFileAtomic(filepath.Join(out, ScenarioFile), sc); err != nil {
+	if sc, err := ReadFile(filepath.Join(runs[0].dir, ScenarioFile)); err == nil {
+		if err := WriteFile(filepath.Join(out, ScenarioFile), sc); err != nil {
 			return err
 		}
 	}
@@ -709,13 +708,12 @@ func writeMerged[T any](path string, feeds []*feed[T], quit chan struct{}, at fu
 		}
 		return fmt.Errorf("merge: %w", err)
 	}
-	file, err := os.Create(path)
+	file, err := Create(path)
 	if err != nil {
 		return stop(err)
 	}
-	defer file.Close()
-	w := bufio.NewWriterSize(file, 256<<10)
-	enc := json.NewEncoder(w)
+	defer file.Abort()
+	enc := json.NewEncoder(file) // File buffers
 	heads := make([]*T, len(feeds))
 	for i, f := range feeds {
 		heads[i] = f.head()
@@ -745,7 +743,7 @@ func writeMerged[T any](path string, feeds []*feed[T], quit chan struct{}, at fu
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}
-	if err := errors.Join(w.Flush(), file.Sync()); err != nil {
+	if err := file.Commit(); err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}
 	return nil

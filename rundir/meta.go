@@ -1,12 +1,15 @@
-// Package report turns observations into understanding, live and final: the
-// Recorder owns the run directory and the live window statistics, Build turns a
-// run directory into a Summary, and renderers print it. It runs no load.
-package report
+// Package rundir owns a run directory (docs/decisions/0003, 0017): its file
+// names and metadata, the one atomic writer every whole file goes through,
+// the JSONL appends with their torn-line rule, the bounded readers, merging
+// the shards of one run and dropping duplicate records. Nothing else opens a
+// run directory's files; what leaves through it is redacted (package redact).
+package rundir
 
 import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/scrape"
+	"strconv"
 )
 
 // File names inside a run directory.
@@ -20,6 +23,7 @@ const (
 	TruthFile     = "truth.jsonl"      // the built-in engine's ground truth (kind sim only)
 	TraceLogFile  = "trace_logger.log" // the built-in engine's FastDeploy trace log (fastdeploy dialect only)
 	EngineLogFile = "engine.log"       // a launched engine's stdout and stderr (kind launch only)
+	HTMLFile      = "report.html"      // the Summary and its charts, one self-contained page
 )
 
 // RunMeta describes a run: what was run against what, and the phases with the
@@ -138,3 +142,9 @@ type ClientHealth struct {
 	ThrottledPeriods int64    `json:"throttled_periods,omitempty"`
 	Throttled_s      float64  `json:"throttled_s,omitempty"`
 }
+
+// DefaultPercentiles are the quantiles reports show unless a run says otherwise.
+var DefaultPercentiles = []float64{50, 90, 99}
+
+// PercentileName is how a percentile is named: 99 → "p99", 99.9 → "p99.9".
+func PercentileName(p float64) string { return "p" + strconv.FormatFloat(p, 'f', -1, 64) }

@@ -1,4 +1,9 @@
-package report
+// Package live is the live view's model (docs/decisions/0019): the
+// trailing window a run folds each finished request and scrape into
+// (Window, a sink of the run), the snapshot views read from it (Progress),
+// the live reconciliation, and the plain progress lines. The TUI and the
+// plain lines import it, not report.
+package live
 
 import (
 	"fmt"
@@ -6,6 +11,8 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/report/reconcile"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
@@ -43,8 +50,11 @@ type Progress struct {
 	// reasoning or a tool call, so TTFC is not TTFT.
 	TTFC        Quantiles
 	TTFCDiffers bool
-	ITL         Quantiles // per request: the mean of its per-token ITLs
-	E2E         Quantiles
+	// ITLMean is not the summary's ITL: the window's quantiles of each
+	// request's mean ITL (client.Record.MeanITL), shown as "ITL per-req
+	// mean"; the summary's ITL is per token (client.Record.ITLs).
+	ITLMean Quantiles
+	E2E     Quantiles
 	// NotStreamed counts the requests sent with stream:false so far (no
 	// TTFT, ITL or chunk); StreamsWithoutDone the successful streams that
 	// ended without [DONE].
@@ -56,7 +66,7 @@ type Progress struct {
 	// Client is what the client measured of itself over the last second;
 	// its Delay is set only when two seconds in a row agreed on it.
 	Client         ClientLive
-	Findings       []Finding // the live reconciliation over the window (empty before SetDialect)
+	Findings       []reconcile.Finding // the live reconciliation over the window (empty before SetDialect)
 	ScrapeOK       int
 	ScrapeFailures int
 	LastScrapeErr  string
@@ -80,12 +90,12 @@ type ServerLive struct {
 	HasKV               bool
 }
 
-// liveWindow keeps bounded state: per-finish events of the trailing window,
+// window keeps bounded state: per-finish events of the trailing window,
 // plus running totals. Memory stays bounded by the window, not the run.
-type liveWindow struct {
+type window struct {
 	span time.Duration
-	slo  *SLO // nil: no goodput
-	// percentiles the window's quantiles are read at (DefaultPercentiles
+	slo  *rundir.SLO // nil: no goodput
+	// percentiles the window's quantiles are read at (rundir.DefaultPercentiles
 	// unless SetPercentiles said otherwise)
 	percentiles []float64
 	events      []liveEvent // finished requests within span, in arrival order
@@ -109,16 +119,16 @@ type liveEvent struct {
 	e2e     time.Duration
 	lag     time.Duration
 	hasLag  bool          // open loop: the request had an intended time
-	itlMean time.Duration // mean per-token ITL of the request (-1 when fewer than two chunks)
-	good    bool          // within the SLO
-	unmeas  bool          // could not be measured against the SLO
+	itlMean time.Duration // the request's mean ITL (-1 when fewer than two chunks)
+	good    bool          // within the rundir.SLO
+	unmeas  bool          // could not be measured against the rundir.SLO
 }
 
-func newLiveWindow(span time.Duration) liveWindow {
-	return liveWindow{span: span, errors: map[client.ErrorClass]int{}, percentiles: DefaultPercentiles}
+func newWindow(span time.Duration) window {
+	return window{span: span, errors: map[client.ErrorClass]int{}, percentiles: rundir.DefaultPercentiles}
 }
 
-func (w *liveWindow) addRecord(r *client.Record, now time.Duration) {
+func (w *window) addRecord(r *client.Record, now time.Duration) {
 	w.finished++
 	switch {
 	case r.OK():
@@ -143,7 +153,9 @@ func (w *liveWindow) addRecord(r *client.Record, now time.Duration) {
 		ev.ttfc = d
 		ev.reasons = r.FirstToken > 0 && r.FirstContent != r.FirstToken
 	}
-	ev.itlMean = itlMean(r)
+	if d, ok := r.MeanITL(); ok {
+		ev.itlMean = d
+	}
 	if w.slo != nil {
 		ev.good, ev.unmeas = w.slo.Judge(r)
 	}
@@ -151,22 +163,7 @@ func (w *liveWindow) addRecord(r *client.Record, now time.Duration) {
 	w.trim(now)
 }
 
-// itlMean is the mean of r's per-token ITLs (client.Record.ITLs) without
-// building them: the chunks' span over the tokens after the first chunk; -1
-// with fewer than two chunks.
-func itlMean(r *client.Record) time.Duration {
-	n := len(r.Chunks)
-	if n < 2 {
-		return -1
-	}
-	tokens := 0
-	for _, ch := range r.Chunks[1:] {
-		tokens += int(max(ch.Tokens, 1))
-	}
-	return (r.Chunks[n-1].At - r.Chunks[0].At) / time.Duration(tokens)
-}
-
-func (w *liveWindow) addRow(row *scrape.Row) {
+func (w *window) addRow(row *scrape.Row) {
 	if !row.OK || row.Snapshot == nil {
 		w.scrapeFailed++
 		w.lastScrapeErr = row.Error
@@ -182,7 +179,7 @@ func (w *liveWindow) addRow(row *scrape.Row) {
 }
 
 // trim drops events older than the window; the slice is reused in place.
-func (w *liveWindow) trim(now time.Duration) {
+func (w *window) trim(now time.Duration) {
 	cut := 0
 	for cut < len(w.events) && now-w.events[cut].at > w.span {
 		cut++
@@ -192,7 +189,7 @@ func (w *liveWindow) trim(now time.Duration) {
 	}
 }
 
-func (w *liveWindow) progress(now time.Duration) Progress {
+func (w *window) progress(now time.Duration) Progress {
 	w.trim(now)
 	p := Progress{
 		Window: w.span, Finished: w.finished, OK: w.ok, Failed: w.failed, Canceled: w.canceled,
@@ -247,7 +244,7 @@ func (w *liveWindow) progress(now time.Duration) Progress {
 			p.GoodFraction = float64(good) / float64(n)
 		}
 	}
-	p.TTFT, p.TTFC, p.ITL, p.E2E = quantilesOf(ttft, w.percentiles), quantilesOf(ttfc, w.percentiles), quantilesOf(itl, w.percentiles), quantilesOf(e2e, w.percentiles)
+	p.TTFT, p.TTFC, p.ITLMean, p.E2E = quantilesOf(ttft, w.percentiles), quantilesOf(ttfc, w.percentiles), quantilesOf(itl, w.percentiles), quantilesOf(e2e, w.percentiles)
 	return p
 }
 

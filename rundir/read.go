@@ -1,0 +1,88 @@
+package rundir
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/llmbench-org/llmbench/scrape"
+	"github.com/llmbench-org/llmbench/scrape/trace"
+)
+
+// MaxFileBytes bounds a whole file read into memory (run.json,
+// summary.json, scenario.yaml): a larger one is an error, not an
+// allocation of whatever size a damaged or hostile file claims.
+const MaxFileBytes = 256 << 20
+
+// ReadFile reads a whole file of a run directory (or a summary.json kept
+// alone), at most MaxFileBytes of it.
+func ReadFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.Size() > MaxFileBytes {
+		return nil, fmt.Errorf("read %s: larger than %d MiB", path, MaxFileBytes>>20)
+	}
+	// The bound again while reading: a file may grow, or not say its size.
+	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(b) > MaxFileBytes {
+		return nil, fmt.Errorf("read %s: larger than %d MiB", path, MaxFileBytes>>20)
+	}
+	return b, nil
+}
+
+// ReadMeta reads a run directory's run.json.
+func ReadMeta(dir string) (RunMeta, error) {
+	var m RunMeta
+	path := filepath.Join(dir, RunFile)
+	b, err := ReadFile(path)
+	if err != nil {
+		return m, fmt.Errorf("read run: %w", err)
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, nil
+}
+
+// ReadRows reads a run directory's scrapes.jsonl, every row redacted
+// (RedactRow), and how many torn lines it skipped; a run without one (no
+// /metrics) has no rows.
+func ReadRows(dir string) (rows []scrape.Row, partial int, err error) {
+	partial, err = ReadJSONL(filepath.Join(dir, ScrapesFile), func(r *scrape.Row) error {
+		RedactRow(r)
+		rows = append(rows, *r)
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, partial, err
+	}
+	return rows, partial, nil
+}
+
+// ReadTraceLog reads the engine's trace log when the run has one.
+func ReadTraceLog(dir string) ([]trace.Event, error) {
+	path := filepath.Join(dir, TraceLogFile)
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read trace log: %w", err)
+	}
+	defer f.Close()
+	log, err := trace.Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("read trace log %s: %w", path, err)
+	}
+	return log.Events, nil
+}
