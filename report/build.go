@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"github.com/llmbench-org/llmbench/internal/quantile"
 	"github.com/llmbench-org/llmbench/report/chunkdigest"
 	"github.com/llmbench-org/llmbench/report/reconcile"
+	"github.com/llmbench-org/llmbench/report/validity"
 	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 	"github.com/llmbench-org/llmbench/scrape/trace"
@@ -70,11 +70,8 @@ func (l *Loaded) Summary() Summary {
 		// run.json is rewritten when the run ends; without its end the run
 		// was stopped from outside (kill -9, a crash, a lost machine)
 		// before it could say so, and its phases may be cut short.
-		n := s.Health.Records
-		s.Health.Problems = append(s.Health.Problems, fmt.Sprintf(
-			"the run did not finish: llmbench was stopped before it wrote its end (killed?); %d %s read", n, plural(n, "record was", "records were")))
 		s.Health.Unfinished = true
-		s.Health.Valid = false
+		s.Health.judged(append(s.Health.States, validity.UnfinishedState(s.Health.Records)))
 	}
 	return s
 }
@@ -247,6 +244,7 @@ func summarize(meta rundir.RunMeta, req *rundir.Requests, rows []scrape.Row, tra
 	if len(findings) > 0 {
 		s.Findings = findings
 	}
+	s.Health.judged(validity.Judge(validityInput(meta, &s, mrecs, partialLines, req.Duplicates)))
 	if len(traces) > 0 {
 		w := reconcile.Waterfall(plain(mrecs), traces, meta.StartedAt)
 		s.Waterfall = &w
@@ -723,46 +721,5 @@ func health(meta rundir.RunMeta, records []request, rows []scrape.Row, partialLi
 			h.ScrapeFailures++
 		}
 	}
-	if h.DroppedArrivals > 0 {
-		h.Problems = append(h.Problems, fmt.Sprintf("%d arrivals were dropped: the offered load was not sent", h.DroppedArrivals))
-	}
-	switch c := meta.Client; {
-	case c.Delay == "cpu_throttled":
-		// The whole process stood still, cores idle or not: neither the Go
-		// scheduler's delay nor the host's share shows it.
-		h.Problems = append(h.Problems, fmt.Sprintf("the CPU limit of llmbench's container%s stopped the client %d times, %.0f ms in all: timestamps taken then are late by up to a scheduling period; raise or remove the limit (Kubernetes: no CPU limit, or one well above its use) or shard the load over more processes",
-			quotaText(c.CPUQuota), c.ThrottledPeriods, 1000*c.Throttled_s))
-	case c.Saturated:
-		h.Problems = append(h.Problems, fmt.Sprintf("the client itself was saturated (%.0f%% of %d cores): its latencies include its own delay; use a bigger client machine or shard the run",
-			100*c.CPUUtilization, c.CPUCores))
-	case c.Delay == "host_delayed" && c.HostOtherCPU != nil:
-		// The whole process waits for a core then, which the Go scheduler's
-		// delay does not show: the share of the machine others used does.
-		h.Problems = append(h.Problems, fmt.Sprintf("the host delayed the client: other processes used %.0f%% of the machine (the engine too, when it runs on this host) and left it under half a core idle; its goroutines waited %.1f ms (p99) at %.0f%% of its cores; its latencies include that delay: give llmbench cores of its own (taskset, a cpuset) or a quieter host",
-			100**c.HostOtherCPU, 1000*c.SchedLatencyP99_s, 100*c.CPUUtilization))
-	case c.Delay == "host_delayed":
-		h.Problems = append(h.Problems, fmt.Sprintf("the host delayed the client: its goroutines waited %.1f ms (p99) to run while it used %.0f%% of its cores, so other processes took them; its latencies include that delay: run on a quieter host or set CPUs aside for llmbench",
-			1000*c.SchedLatencyP99_s, 100*c.CPUUtilization))
-	}
-	if meta.Stopped != "" {
-		h.Problems = append(h.Problems, "the run stopped early: "+meta.Stopped)
-	}
-	if partialLines > 0 {
-		h.Problems = append(h.Problems, fmt.Sprintf("%d torn JSONL %s skipped (a crash or a full disk mid-write): the request or scrape written last is missing",
-			partialLines, plural(partialLines, "line was", "lines were")))
-	}
-	if duplicates > 0 {
-		h.Problems = append(h.Problems, fmt.Sprintf("%d %s an ID already seen (requests.jsonl holds some requests twice: appended onto itself, or merged twice); the first of each was kept",
-			duplicates, plural(duplicates, "record repeated", "records repeated")))
-	}
-	h.Valid = len(h.Problems) == 0
 	return h
-}
-
-// quotaText names a CPU limit in cores, "" when there is none.
-func quotaText(quota *float64) string {
-	if quota == nil {
-		return ""
-	}
-	return fmt.Sprintf(" (%g cores)", *quota)
 }

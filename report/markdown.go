@@ -12,6 +12,7 @@ import (
 	"github.com/llmbench-org/llmbench/redact"
 	"github.com/llmbench-org/llmbench/report/chunkdigest"
 	"github.com/llmbench-org/llmbench/report/latencytable"
+	"github.com/llmbench-org/llmbench/report/validity"
 	"github.com/llmbench-org/llmbench/rundir"
 )
 
@@ -38,11 +39,7 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 	if g := s.Gates; g != nil {
 		renderGatesMarkdown(ew, g)
 	}
-	if s.Health.Valid {
-		ew.Printf("**Valid**: nothing made the numbers unrepresentative.\n\n")
-	} else {
-		ew.Printf("**Not valid**: %s.\n\n", mdText(strings.Join(s.Health.Problems, "; ")))
-	}
+	renderValidityMarkdown(ew, s.Health)
 	ew.Printf("| requests ok | failed | requests/s | output tokens/s | tokens from |\n|---:|---:|---:|---:|---|\n")
 	ew.Printf("| %d | %d %s%s | %.2f | %.1f | %s |\n\n", c.Requests.OK, c.Requests.Failed, mdText(errorList(c.Requests.Errors)), mdText(canceledNote(c.Requests)),
 		c.Throughput.RequestsPerSec, c.Throughput.OutputTokensPerSec, c.Tokens.Source)
@@ -117,7 +114,7 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 		ew.Printf("Other processes used %.0f%% of the machine (the engine too, when it runs on this host).\n", 100**o)
 	}
 	if c := h.Client; c.Throttled_s > 0 {
-		ew.Printf("Its container's CPU limit%s stopped the client %d times, %s ms in all.\n", quotaText(c.CPUQuota), c.ThrottledPeriods, ms(c.Throttled_s))
+		ew.Printf("Its container's CPU limit%s stopped the client %d times, %s ms in all.\n", validity.QuotaText(c.CPUQuota), c.ThrottledPeriods, ms(c.Throttled_s))
 	}
 	return ew.Err
 }
@@ -246,4 +243,22 @@ func GateNumber(v float64, unit, status string) string {
 		return fmt.Sprintf("%.4g/s", v)
 	}
 	return fmt.Sprintf("%.4g", v)
+}
+
+// renderValidityMarkdown writes the verdict and, under it, each named state
+// (docs/decisions/0029): invalid ones first as the problems, then warnings.
+func renderValidityMarkdown(ew *errwriter.Writer, h Health) {
+	switch {
+	case h.Valid && len(h.States) == 0:
+		ew.Printf("**Valid**: nothing made the numbers unrepresentative.\n\n")
+		return
+	case h.Valid:
+		ew.Printf("**Valid**, with warnings:\n\n")
+	default:
+		ew.Printf("**Not valid**: %s.\n\n", mdText(strings.Join(h.Problems, "; ")))
+	}
+	for _, st := range h.States {
+		ew.Printf("- `%s` (%s): %s.\n", st.Name, st.Severity, mdText(stateText(st)))
+	}
+	ew.Printf("\n")
 }

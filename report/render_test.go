@@ -43,7 +43,10 @@ func fixedRun() (rundir.RunMeta, []client.Record, []scrape.Row) {
 		Counters: map[scrape.Concept]float64{scrape.RequestsFinished: 15, scrape.PromptTokens: 480, scrape.GenerationTokens: 60}, Histograms: hist(15)}}
 	meta := rundir.RunMeta{ID: "fixed-run", Scenario: "fixed", Description: "A fixed run for the golden files.\nIts second line.", Seed: 1, StartedAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
 		Engine: rundir.EngineMeta{Kind: "sim", Dialect: "sglang", BaseURL: "http://e/v1"},
-		Phases: []rundir.PhaseMeta{{Name: "main", Measured: true, Start: 100 * ms, End: 500 * ms, Before: &before, After: &after}}}
+		Phases: []rundir.PhaseMeta{{Name: "main", Measured: true, Start: 100 * ms, End: 500 * ms, Before: &before, After: &after}},
+		// Its one failure in six is declared expected (as a scenario that
+		// injects faults declares them): valid, with a warning.
+		MaxFailureRate: 0.2}
 	return meta, recs, []scrape.Row{before, after}
 }
 
@@ -93,6 +96,7 @@ func realEngineRun() (rundir.RunMeta, []client.Record, []scrape.Row) {
 	meta, recs, rows := fixedRun()
 	ms := time.Millisecond
 	meta.ID, meta.Scenario, meta.Description = "real-run", "real", ""
+	meta.MaxFailureRate = 0 // the default bound: its one failure in six makes it not valid
 	meta.SLO = &rundir.SLO{TTFT: 200 * ms}
 	meta.PromptCalibration = "prompts measured with the engine's /tokenize before the run"
 	for i := range recs {

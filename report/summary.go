@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/report/reconcile"
+	"github.com/llmbench-org/llmbench/report/validity"
 	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 )
@@ -78,17 +79,21 @@ type RunInfo struct {
 
 // Health says how far the run's own numbers can be trusted.
 type Health struct {
-	Valid           bool     `json:"valid"`
-	Problems        []string `json:"problems,omitempty"` // why not valid, in words
-	ScheduleLag     Dist     `json:"schedule_lag_s"`
-	Connect         Dist     `json:"connect_s"`    // time to open new connections, kept out of TTFT
-	SendDelay       Dist     `json:"send_delay_s"` // hand-over to the transport → request on the wire (connection wait, dial, write), kept out of TTFT
-	Retries         int      `json:"retries"`
-	DroppedArrivals int      `json:"dropped_arrivals"`
-	LateArrivals    int      `json:"late_arrivals"`
-	ScrapeOK        int      `json:"scrape_ok"`
-	ScrapeFailures  int      `json:"scrape_failures"`
-	PartialLines    int      `json:"partial_lines,omitempty"` // truncated JSONL lines skipped (a crash or a full disk mid-write)
+	Valid    bool     `json:"valid"`
+	Problems []string `json:"problems,omitempty"` // why not valid, in words: the invalid states' says
+	// States are the named validity states (docs/decisions/0029): each
+	// invalid one or a warning, with the figure that broke its bound and
+	// which requests the latencies cover. Valid is "no invalid state".
+	States          []validity.State `json:"states"`
+	ScheduleLag     Dist             `json:"schedule_lag_s"`
+	Connect         Dist             `json:"connect_s"`    // time to open new connections, kept out of TTFT
+	SendDelay       Dist             `json:"send_delay_s"` // hand-over to the transport → request on the wire (connection wait, dial, write), kept out of TTFT
+	Retries         int              `json:"retries"`
+	DroppedArrivals int              `json:"dropped_arrivals"`
+	LateArrivals    int              `json:"late_arrivals"`
+	ScrapeOK        int              `json:"scrape_ok"`
+	ScrapeFailures  int              `json:"scrape_failures"`
+	PartialLines    int              `json:"partial_lines,omitempty"` // truncated JSONL lines skipped (a crash or a full disk mid-write)
 	// DuplicateRecords counts records dropped because an earlier record
 	// had the same request ID (the first is kept).
 	DuplicateRecords int `json:"duplicate_records,omitempty"`

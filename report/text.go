@@ -11,6 +11,7 @@ import (
 	"github.com/llmbench-org/llmbench/redact"
 	"github.com/llmbench-org/llmbench/report/latencytable"
 	"github.com/llmbench-org/llmbench/report/reconcile"
+	"github.com/llmbench-org/llmbench/report/validity"
 	"github.com/llmbench-org/llmbench/rundir"
 )
 
@@ -116,7 +117,7 @@ func renderText(w io.Writer, s Summary, verbose bool) error {
 		ew.Printf(", other processes used %.0f%% of the machine", 100**o)
 	}
 	if c := h.Client; c.Throttled_s > 0 {
-		ew.Printf(", its container's CPU limit%s stopped it %d times (%s ms)", quotaText(c.CPUQuota), c.ThrottledPeriods, ms(c.Throttled_s))
+		ew.Printf(", its container's CPU limit%s stopped it %d times (%s ms)", validity.QuotaText(c.CPUQuota), c.ThrottledPeriods, ms(c.Throttled_s))
 	}
 	ew.Printf("\n")
 	if n := streamsNote(h); n != "" {
@@ -125,8 +126,12 @@ func renderText(w io.Writer, s Summary, verbose bool) error {
 	if n := recordsNote(h); n != "" {
 		ew.Printf("records: %s\n", n)
 	}
-	for _, p := range h.Problems {
-		ew.Printf("NOT VALID: %s\n", p)
+	for _, st := range h.States {
+		label := "NOT VALID"
+		if st.Severity == validity.Warning {
+			label = "WARNING"
+		}
+		ew.Printf("%s: %s\n", label, validity.Line(st))
 	}
 	if w := s.Waterfall; w != nil {
 		renderWaterfall(ew, w)

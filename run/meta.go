@@ -37,7 +37,9 @@ func newRunMeta(cfg Config, sc scenarios.Scenario, plan *workload.Plan, ep engin
 	}}
 	if sc.Report != nil {
 		m.Percentiles = sc.Report.Percentiles
+		m.MaxFailureRate = sc.Report.Validity.MaxFailureRate
 	}
+	m.IgnoreEOS = sc.Workload.IgnoreEOS
 	if o := sc.SLO; o != nil {
 		m.SLO = &rundir.SLO{TTFT: o.TTFT, TPOT: o.TPOT, E2E: o.E2E}
 	}

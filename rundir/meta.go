@@ -78,6 +78,13 @@ type RunMeta struct {
 	// Percentiles are the latency quantiles the reports show (the
 	// scenario's report.percentiles); empty: DefaultPercentiles.
 	Percentiles []float64 `json:"percentiles,omitempty"`
+	// MaxFailureRate is the scenario's report.validity.max_failure_rate (0:
+	// a run.json from before it, judged by the report's default).
+	MaxFailureRate float64 `json:"max_failure_rate,omitempty"`
+	// IgnoreEOS is the scenario's workload.ignore_eos: whether the plan
+	// asked for exact output lengths (nil: a run.json from before it,
+	// read as asked, the default).
+	IgnoreEOS *bool `json:"ignore_eos,omitempty"`
 }
 
 // EngineMeta says what engine was under test and where.

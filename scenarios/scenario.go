@@ -49,7 +49,25 @@ type ReportSettings struct {
 	// (default 50, 90, 99), e.g. [50, 90, 95, 99, 99.9]; gates may name any
 	// of them (client.ttft.p99.9).
 	Percentiles []float64 `yaml:"percentiles,omitempty"`
+	// Validity bounds what a run may show and still be called valid
+	// (docs/decisions/0029). Defaults filled.
+	Validity Validity `yaml:"validity"`
 }
+
+// Validity bounds the states that make a run not valid.
+type Validity struct {
+	// MaxFailureRate is the share of requests (failed ÷ sent, requests
+	// the run canceled itself left out) above which the run is not valid:
+	// default 1 %. A scenario that provokes failures on purpose (the
+	// built-in engine's faults) declares what it expects here, with room
+	// for chance; failures within it are a warning.
+	MaxFailureRate float64 `yaml:"max_failure_rate"`
+}
+
+// DefaultMaxFailureRate is report.validity.max_failure_rate's default; the
+// report's own (validity.DefaultMaxFailureRate) is the same number for runs
+// whose run.json predates the field.
+const DefaultMaxFailureRate = 0.01
 
 // DefaultPercentiles are the quantiles reports show without report.percentiles.
 var DefaultPercentiles = []float64{50, 90, 99}

@@ -67,6 +67,7 @@ func TestQuickstartLoads(t *testing.T) {
 			Output:    Length{Dist: DistUniform, Min: 32, Max: 192},
 		},
 		Scrape: Scrape{Interval: time.Second, Timeout: time.Second},
+		Report: &ReportSettings{Validity: Validity{MaxFailureRate: DefaultMaxFailureRate}},
 	}
 	if diff := cmp.Diff(want, s, cmpopts.IgnoreUnexported(Scenario{})); diff != "" {
 		t.Errorf("quickstart (-want +got):\n%s", diff)
@@ -108,6 +109,7 @@ func TestParseDefaults(t *testing.T) {
 			Output:    Length{Dist: DistFixed, Value: DefaultOutputTokens},
 		},
 		Scrape: Scrape{Interval: time.Second, Timeout: time.Second},
+		Report: &ReportSettings{Validity: Validity{MaxFailureRate: DefaultMaxFailureRate}},
 	}
 	if diff := cmp.Diff(want, s, cmpopts.IgnoreUnexported(Scenario{})); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)

@@ -184,6 +184,9 @@ func (s *Scenario) validate(d *decoder) {
 	s.Scrape.validate(d, "scrape")
 	s.SLO.validate(d)
 	s.Request.validate(d)
+	if s.Report == nil {
+		s.Report = &ReportSettings{} // its defaults filled below: the resolved scenario shows them
+	}
 	s.Report.validate(d)
 	s.Gates.validate(d)
 }
@@ -371,6 +374,11 @@ func checkBound(d *decoder, path string, v, bound float64, what string) {
 func (r *ReportSettings) validate(d *decoder) {
 	if r == nil {
 		return
+	}
+	if !d.has("report.validity.max_failure_rate") {
+		r.Validity.MaxFailureRate = DefaultMaxFailureRate
+	} else if v := r.Validity.MaxFailureRate; !(v > 0 && v <= 1) {
+		d.failf("report.validity.max_failure_rate", "want a share of requests above 0 and at most 1 (0.05 for 5%%), got %g", v)
 	}
 	const most = 8 // columns a table can hold
 	ps := r.Percentiles

@@ -105,19 +105,19 @@ const (
 // scheduler delay past which its timestamps are late enough to say, and the
 // idle CPU below which the machine had no core ready for it.
 const (
-	cpuBound      = 0.9
-	lateScheduler = 5 * time.Millisecond
-	// minIdleCores: a goroutine woken by a chunk runs at once when some
+	CPUBound      = 0.9
+	LateScheduler = 5 * time.Millisecond
+	// MinIdleCores: a goroutine woken by a chunk runs at once when some
 	// core is idle, and otherwise waits for the kernel to preempt another
 	// process (2–5 ms measured on this project's 2-core machine with other
 	// processes on both cores, while the Go scheduler's own delay stayed
 	// at 0.5 ms: the whole process waits, so /sched/latencies cannot see
 	// it). Less than half a core left idle on average means most wake-ups
 	// find none.
-	minIdleCores = 0.5
-	// throttledTolerance: a quota that stopped the process for less than
+	MinIdleCores = 0.5
+	// ThrottledTolerance: a quota that stopped the process for less than
 	// this over a whole run is not worth a verdict (one short period).
-	throttledTolerance = time.Millisecond
+	ThrottledTolerance = time.Millisecond
 )
 
 // Delay says what, if anything, delayed the client's timestamps: "" when
@@ -129,11 +129,11 @@ const (
 // not the work, is what to change then.
 func (r Report) Delay() string {
 	switch {
-	case r.Throttled >= throttledTolerance:
+	case r.Throttled >= ThrottledTolerance:
 		return DelayThrottled
-	case r.CPUUtilization > cpuBound:
+	case r.CPUUtilization > CPUBound:
 		return DelayCPUBound
-	case r.SchedLatencyP99 > lateScheduler:
+	case r.SchedLatencyP99 > LateScheduler:
 		return DelayHost
 	case r.hostBusy():
 		return DelayHost
@@ -142,14 +142,14 @@ func (r Report) Delay() string {
 }
 
 // hostBusy reports whether other processes kept the machine too busy for
-// llmbench to find an idle core: less than minIdleCores left idle, most of
+// llmbench to find an idle core: less than MinIdleCores left idle, most of
 // the busy part theirs.
 func (r Report) hostBusy() bool {
 	if !r.HostMeasured || r.HostCores == 0 {
 		return false
 	}
 	idle := float64(r.HostCores) * (1 - r.HostOtherCPU - r.HostSelfCPU)
-	return idle < minIdleCores && r.HostOtherCPU >= r.HostSelfCPU
+	return idle < MinIdleCores && r.HostOtherCPU >= r.HostSelfCPU
 }
 
 // Saturated reports whether the client itself was the bottleneck (CPU-bound);
