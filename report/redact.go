@@ -11,6 +11,9 @@ func redactSummary(s *Summary) {
 	s.Engine.MetricsURL = redact.URL(s.Engine.MetricsURL)
 	s.Engine.Notes = redactAll(s.Engine.Notes)
 	s.Health.Problems = redactAll(s.Health.Problems)
+	for i := range s.Health.States {
+		s.Health.States[i].Says = redact.Text(s.Health.States[i].Says)
+	}
 	s.Client.Tokens.PromptCalibration = redact.Text(s.Client.Tokens.PromptCalibration)
 	redactClient(&s.Client)
 	for i := range s.Phases {

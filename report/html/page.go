@@ -13,6 +13,7 @@ import (
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/latencytable"
 	"github.com/llmbench-org/llmbench/report/reconcile"
+	"github.com/llmbench-org/llmbench/report/validity"
 	"github.com/llmbench-org/llmbench/rundir"
 )
 
@@ -142,19 +143,34 @@ func engineFacts(s report.Summary) []fact {
 type healthView struct {
 	Valid    bool
 	Verdict  string
-	Problems []string // why the numbers are not valid
-	Cautions []string // what does not invalidate them but a reader should know
-	Facts    []fact   // the driver's and the scraper's own record
-	Client   []fact   // the client process: CPU, GC, scheduler
+	Problems []stateView // the invalid states: why the numbers are not valid
+	Warnings []stateView // the states that are warnings: the numbers stand
+	Cautions []string    // what does not invalidate them but a reader should know
+	Facts    []fact      // the driver's and the scraper's own record
+	Client   []fact      // the client process: CPU, GC, scheduler
+}
+
+// stateView is one validity state (docs/decisions/0029) as the health
+// section lists it: its name, what it says and what the latencies cover.
+type stateView struct {
+	Name, Severity, Says, Covers string
 }
 
 func healthOf(h report.Health) healthView {
-	v := healthView{Valid: h.Valid, Problems: h.Problems, Verdict: "Valid: nothing made the numbers unrepresentative"}
-	if !h.Valid {
-		v.Verdict = "Not valid: read the numbers below with the problems in mind"
+	v := healthView{Valid: h.Valid, Verdict: "Valid: nothing made the numbers unrepresentative"}
+	for _, st := range h.States {
+		sv := stateView{Name: st.Name, Severity: string(st.Severity), Says: st.Says, Covers: st.Covers}
+		if st.Severity == validity.Invalid {
+			v.Problems = append(v.Problems, sv)
+		} else {
+			v.Warnings = append(v.Warnings, sv)
+		}
 	}
-	if h.LateArrivals > 0 {
-		v.Cautions = append(v.Cautions, fmt.Sprintf("%s arrivals were sent later than planned (schedule lag p99 %s)", count(h.LateArrivals), dur(h.ScheduleLag.P99)))
+	switch {
+	case !h.Valid:
+		v.Verdict = "Not valid: read the numbers below with the problems in mind"
+	case len(v.Warnings) > 0:
+		v.Verdict = "Valid, with warnings: the numbers stand; weigh what the warnings say"
 	}
 	if h.ScrapeFailures > 0 {
 		v.Cautions = append(v.Cautions, fmt.Sprintf("%s of %s scrapes of /metrics failed (marked in red on the engine charts)", count(h.ScrapeFailures), count(h.ScrapeFailures+h.ScrapeOK)))

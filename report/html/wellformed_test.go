@@ -12,6 +12,7 @@ import (
 	"golang.org/x/net/html/atom"
 
 	"github.com/llmbench-org/llmbench/report/reconcile"
+	"github.com/llmbench-org/llmbench/report/validity"
 )
 
 // voidElements never have an end tag.
@@ -199,6 +200,7 @@ func TestHostileStrings(t *testing.T) {
 	in.Summary.Findings = append(in.Summary.Findings, reconcile.Finding{ID: hostileText, Severity: reconcile.Warn, Verdict: hostileText,
 		Evidence: map[string]float64{hostileText: 1}})
 	in.Summary.Health.Problems = append(in.Summary.Health.Problems, hostileText)
+	in.Summary.Health.States = append(in.Summary.Health.States, validity.State{Name: hostileText, Severity: validity.Invalid, Says: hostileText, Covers: hostileText})
 	in.Summary.Engine.BaseURL = "javascript:" + hostileText
 	doc := renderString(t, in)
 	if err := wellFormed(doc); err != nil {

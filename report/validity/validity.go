@@ -158,7 +158,7 @@ func Judge(in Input) []State {
 	}
 	if in.LateArrivals > 0 {
 		add(State{Name: ArrivalsLate, Severity: Warning, Figure: float64(in.LateArrivals), Unit: UnitCount,
-			Says: fmt.Sprintf("%d arrivals were sent later than planned (schedule lag p99 %.1f ms)",
+			Says: fmt.Sprintf("%d arrivals were sent later than planned (schedule lag p99 %.3g ms)",
 				in.LateArrivals, 1000*in.LateP99.Seconds()),
 			Covers: "latencies cover every request, timed from when each was sent, not when it was due"})
 	}
