@@ -59,6 +59,7 @@ import (
 	"github.com/llmbench-org/llmbench/internal/quantile"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/gates"
+	"github.com/llmbench-org/llmbench/report/validity"
 	"github.com/llmbench-org/llmbench/rundir"
 )
 
@@ -93,7 +94,10 @@ type RunRef struct {
 	StartedAt time.Time `json:"started_at"`
 	Duration  float64   `json:"duration_s"`
 	Valid     bool      `json:"valid"`
-	Engine    EngineRef `json:"engine"`
+	// States names the run's validity states (health.states): invalid
+	// ones and warnings, by name.
+	States []string  `json:"states,omitempty"`
+	Engine EngineRef `json:"engine"`
 }
 
 // EngineRef is what engine a run measured.
@@ -222,6 +226,9 @@ func Compare(b gates.Bootstrap, runs ...Run) Comparison {
 		ref := RunRef{Dir: r.Dir, ID: s.Run.ID, Scenario: s.Run.Scenario, Seed: s.Run.Seed, StartedAt: s.Run.StartedAt,
 			Duration: s.Run.Duration, Valid: s.Health.Valid,
 			Engine: EngineRef{Kind: s.Engine.Kind, Dialect: s.Engine.Dialect, Model: s.Engine.Model}}
+		for _, st := range s.Health.States {
+			ref.States = append(ref.States, st.Name)
+		}
 		c.Runs = append(c.Runs, ref)
 	}
 	for i := 1; i < len(runs); i++ {
@@ -240,9 +247,7 @@ func against(b gates.Bootstrap, base, cur Run, idx int) Against {
 		a.Notes = append(a.Notes, "a run has no raw records: changes are point estimates, without confidence intervals")
 	}
 	for i, s := range []report.Summary{bs, cs} {
-		if !s.Health.Valid {
-			a.Notes = append(a.Notes, fmt.Sprintf("run %d is not valid: %s", []int{1, idx + 1}[i], strings.Join(s.Health.Problems, "; ")))
-		}
+		a.Notes = append(a.Notes, validityNotes([]int{1, idx + 1}[i], s.Health)...)
 	}
 	pairs, unB, unC := matchPhases(measured(bs), measured(cs))
 	for _, p := range pairs {
@@ -551,4 +556,30 @@ func IsRun(path string) bool {
 		}
 	}
 	return false
+}
+
+// validityNotes say why run n is not valid, and its warnings, each state
+// with which requests its latencies cover: a change measured on a run whose
+// latencies cover only its survivors is not a change of the engine alone.
+// A summary from before the named states has only its problems.
+func validityNotes(n int, h report.Health) []string {
+	var invalid, warnings []string
+	for _, st := range h.States {
+		if st.Severity == validity.Invalid {
+			invalid = append(invalid, validity.Line(st))
+		} else {
+			warnings = append(warnings, validity.Line(st))
+		}
+	}
+	if len(h.States) == 0 {
+		invalid = h.Problems
+	}
+	var out []string
+	if !h.Valid {
+		out = append(out, fmt.Sprintf("run %d is not valid: %s", n, strings.Join(invalid, "; ")))
+	}
+	if len(warnings) > 0 {
+		out = append(out, fmt.Sprintf("run %d has validity warnings: %s", n, strings.Join(warnings, "; ")))
+	}
+	return out
 }

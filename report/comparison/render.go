@@ -26,8 +26,18 @@ func RenderJSON(w io.Writer, c Comparison) error {
 }
 
 func runLine(i int, r RunRef) string {
-	return fmt.Sprintf("run %d: %s (%s, seed %d, %.1f s measured; engine %s, %s, model %s)",
+	line := fmt.Sprintf("run %d: %s (%s, seed %d, %.1f s measured; engine %s, %s, model %s)",
 		i+1, r.ID, r.Scenario, r.Seed, r.Duration, orNone(r.Engine.Kind), orNone(r.Engine.Dialect), orNone(r.Engine.Model))
+	switch {
+	case !r.Valid:
+		line += " NOT VALID"
+	case len(r.States) > 0:
+		line += " valid, with warnings"
+	}
+	if len(r.States) > 0 {
+		line += ": " + strings.Join(r.States, ", ")
+	}
+	return line
 }
 
 func orNone(s string) string {

@@ -3,6 +3,7 @@ package gates
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/llmbench-org/llmbench/internal/didyoumean"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/reconcile"
+	"github.com/llmbench-org/llmbench/report/validity"
 	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 )
@@ -539,8 +541,17 @@ func (v vocabularyBuilder) serverGauges() {
 }
 
 func (v vocabularyBuilder) health() {
-	v.add(metric{name: "health.valid", unit: boolean, doc: "the run's numbers are representative (no dropped arrivals, saturated client or early stop)",
+	v.add(metric{name: "health.valid", unit: boolean, doc: "the run's numbers are representative: no invalid validity state (health.states)",
 		read: func(s *report.Summary) reading { return value(b2f(s.Health.Valid)) }})
+	// One metric per validity state, true when the run is in it, so a gate
+	// can hold a run to one state (health.state.failures_over_bound ==
+	// false) or tolerate a warning the scenario provokes on purpose.
+	for _, name := range validity.Names {
+		v.add(metric{name: "health.state." + name, unit: boolean, doc: "the run is in the validity state " + name + " (docs/summary-schema.md)",
+			read: func(s *report.Summary) reading {
+				return value(b2f(slices.ContainsFunc(s.Health.States, func(st validity.State) bool { return st.Name == name })))
+			}})
+	}
 	v.plain("health.problems", count, lower, "reasons the run is not valid", func(s *report.Summary) float64 { return float64(len(s.Health.Problems)) })
 	v.dist("health.schedule_lag", "schedule lag (actual − intended send, open-loop requests)", lagSamples,
 		func(s *report.Summary) report.Dist { return s.Health.ScheduleLag }, "no open-loop request: nothing had a schedule to lag behind")

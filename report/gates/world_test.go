@@ -22,6 +22,9 @@ type world struct {
 	slow   float64
 	failed int  // the last failed requests fail with http_status
 	open   bool // open loop: requests have an intended time and lag behind it
+	// maxFailureRate is the run's declared report.validity.max_failure_rate
+	// (0: the default).
+	maxFailureRate float64
 }
 
 func (w world) records() []client.Record {
@@ -69,7 +72,7 @@ func (w world) run(t testing.TB) Run {
 	t.Helper()
 	recs := w.records()
 	end := recs[len(recs)-1].End
-	meta := rundir.RunMeta{ID: "synthetic", Scenario: "world",
+	meta := rundir.RunMeta{ID: "synthetic", Scenario: "world", MaxFailureRate: w.maxFailureRate,
 		Phases: []rundir.PhaseMeta{{Name: "main", Measured: true, Start: time.Second, End: end}}}
 	s := report.Compute(meta, append([]client.Record(nil), recs...), nil, nil, 0)
 	return Run{Summary: s, Records: recs}
