@@ -244,7 +244,7 @@ func summarize(meta rundir.RunMeta, req *rundir.Requests, rows []scrape.Row, tra
 	if len(findings) > 0 {
 		s.Findings = findings
 	}
-	s.Health.judged(validity.Judge(validityInput(meta, &s, mrecs, partialLines, req.Duplicates)))
+	s.Health.judged(validity.Judge(validityInput(meta, &s, mrecs, rows, partialLines, req.Duplicates)))
 	if len(traces) > 0 {
 		w := reconcile.Waterfall(plain(mrecs), traces, meta.StartedAt)
 		s.Waterfall = &w

@@ -1,12 +1,14 @@
 package report
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"time"
 
-	"github.com/llmbench-org/llmbench/report/reconcile"
 	"github.com/llmbench-org/llmbench/report/validity"
 	"github.com/llmbench-org/llmbench/rundir"
+	"github.com/llmbench-org/llmbench/scrape"
 )
 
 // judged keeps states as the run's validity: the named states, and beside
@@ -24,7 +26,7 @@ func (h *Health) judged(states []validity.State) {
 // validityInput gathers what package validity decides from: the measured
 // phases' requests and figures already in s (client, findings), the run's
 // own bookkeeping in meta.
-func validityInput(meta rundir.RunMeta, s *Summary, records []request, partialLines, duplicates int) validity.Input {
+func validityInput(meta rundir.RunMeta, s *Summary, records []request, rows []scrape.Row, partialLines, duplicates int) validity.Input {
 	c := s.Client
 	in := validity.Input{
 		Sent: c.Requests.Sent, Failed: c.Requests.Failed, Canceled: c.Requests.Canceled,
@@ -41,15 +43,63 @@ func validityInput(meta rundir.RunMeta, s *Summary, records []request, partialLi
 	if o := c.Tokens.OutputShort; o != nil {
 		in.ShortRequests, in.LengthsOf, in.MissingFraction = o.Requests, o.Of, o.MissingFraction
 	}
-	for _, f := range s.Findings {
-		if f.ID == reconcile.IDCounterReset {
-			in.Restarts = int(f.Evidence["resets"])
-			in.FirstRestart = time.Duration(f.Evidence["first_reset_at_s"] * float64(time.Second))
-		}
-	}
+	in.Restarts, in.FirstRestart = restarts(meta.Phases, rows)
 	return in
 }
 
+// restarts counts the engine's restarts seen over the measured phases: the
+// scrapes at which some counter's total, or some histogram's count, of a
+// target fell below the scrape before (many concepts fall at one restart;
+// a counter that only lost one of its series, as scrape.Increase also
+// counts, is not a restart), and when the first was seen. Every scrape of
+// the measured stretch is chained, not only the phases' paired boundaries,
+// so a run whose last scrape failed (the engine down at its end) still
+// shows the restarts before.
+func restarts(phases []rundir.PhaseMeta, rows []scrape.Row) (n int, first time.Duration) {
+	from, to, measured := time.Duration(math.MaxInt64), time.Duration(0), false
+	for _, ph := range phases {
+		if ph.Measured {
+			from, to, measured = min(from, ph.Start), max(to, ph.End), true
+		}
+	}
+	if !measured {
+		return 0, 0
+	}
+	byTarget := map[string][]scrape.Row{}
+	for _, r := range rows {
+		if r.OK && r.Snapshot != nil && r.At >= from && r.At <= to {
+			byTarget[r.Target] = append(byTarget[r.Target], r)
+		}
+	}
+	for _, chain := range byTarget {
+		slices.SortStableFunc(chain, func(a, b scrape.Row) int { return cmp.Compare(a.At, b.At) })
+		for i := 1; i < len(chain); i++ {
+			if wentDown(chain[i-1].Snapshot, chain[i].Snapshot) {
+				if n == 0 || chain[i].At < first {
+					first = chain[i].At
+				}
+				n++
+			}
+		}
+	}
+	return n, first
+}
+
+// wentDown reports whether some counter or histogram count in both
+// snapshots is lower in after.
+func wentDown(before, after *scrape.Snapshot) bool {
+	for c, v := range after.Counters {
+		if b, ok := before.Counters[c]; ok && v < b {
+			return true
+		}
+	}
+	for c, h := range after.Histograms {
+		if b, ok := before.Histograms[c]; ok && h.Count < b.Count {
+			return true
+		}
+	}
+	return false
+}
 // phaseRates is each measured open-loop phase's arrival rate: planned, over
 // the span of its requests' intended send times, and achieved, over the
 // span of their actual sends (the same requests, so a Poisson schedule's
@@ -97,3 +147,4 @@ func stateText(st validity.State) string {
 	}
 	return upperFirst(st.Says) + "; " + st.Covers
 }
+

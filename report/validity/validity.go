@@ -103,8 +103,8 @@ type Input struct {
 	// is DefaultMaxFailureRate.
 	MaxFailureRate float64
 	Client         rundir.ClientHealth
-	// Restarts counts the engine's counter resets seen mid-run (the
-	// counter_reset finding), the first FirstRestart into the run.
+	// Restarts counts the engine's restarts seen mid-run (scrapes at which
+	// its counters went down), the first FirstRestart into the run.
 	Restarts     int
 	FirstRestart time.Duration
 	// DroppedArrivals and LateArrivals are the driver's; Rates each
@@ -138,7 +138,7 @@ func Judge(in Input) []State {
 	}
 	if in.Restarts > 0 {
 		add(State{Name: EngineRestarted, Severity: Invalid, Figure: float64(in.Restarts), Unit: UnitCount,
-			Says: fmt.Sprintf("the engine restarted mid-run (or a replica behind its address went away): its counters went backwards %d %s, first %.1f s into the run (finding counter_reset); the numbers mix a warm engine with a cold one",
+			Says: fmt.Sprintf("the engine restarted mid-run (or a replica behind its address went away): its counters went back to zero %d %s, first %.1f s into the run; the numbers mix a warm engine with a cold one",
 				in.Restarts, plural(in.Restarts, "time", "times"), in.FirstRestart.Seconds()),
 			Covers: "latencies cover the requests that succeeded on either side of the restart; those in flight then failed"})
 	}

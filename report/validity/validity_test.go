@@ -50,7 +50,7 @@ func TestJudge(t *testing.T) {
 		{"host delayed, scheduler only", Input{Sent: 10, Client: rundir.ClientHealth{Delay: selfmon.DelayHost, SchedLatencyP99_s: 0.012}},
 			[]want{{HostDelayed, Invalid, 0.012, []string{"waited 12.0 ms (p99)"}}}},
 		{"an engine restart", Input{Sent: 10, Restarts: 3, FirstRestart: 4500 * time.Millisecond},
-			[]want{{EngineRestarted, Invalid, 3, []string{"went backwards 3 times, first 4.5 s into the run", "either side of the restart"}}}},
+			[]want{{EngineRestarted, Invalid, 3, []string{"went back to zero 3 times, first 4.5 s into the run", "either side of the restart"}}}},
 		{"dropped arrivals", Input{Sent: 12, DroppedArrivals: 18},
 			[]want{{ArrivalsDropped, Invalid, 18, []string{"18 arrivals were dropped: the offered load was not sent", "the 12 requests sent"}}}},
 		{"the rate held", Input{Sent: 100, Rates: []PhaseRate{{Phase: "main", Requests: 100, Planned: 10, Achieved: 9.6}}}, nil},
