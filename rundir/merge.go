@@ -211,7 +211,7 @@ func mergeInto(out, id string, dirs []string) error {
 	merged := RunMeta{
 		ID: id, Scenario: first.Scenario, Description: first.Description, Seed: first.Seed, StartedAt: origin,
 		Version: first.Version, Engine: first.Engine, SLO: first.SLO, Shards: first.Shards, PromptCalibration: first.PromptCalibration,
-		Percentiles: first.Percentiles, Host: first.Host,
+		Percentiles: first.Percentiles, Host: first.Host, MaxFailureRate: first.MaxFailureRate, IgnoreEOS: first.IgnoreEOS,
 	}
 	merged.Engine.Notes = append(slices.Clone(first.Engine.Notes), eng.notes()...)
 	var stopped []string

@@ -20,7 +20,7 @@ func writeShard(t *testing.T, root string, i, n int, lines ...string) string {
 		t.Fatal(err)
 	}
 	meta := RunMeta{ID: filepath.Base(dir), Scenario: "s", Seed: 1, Shard: i, Shards: n, StartedAt: time.Unix(1700000000, 0).UTC(),
-		Ended:  time.Unix(1700000010, 0).UTC(),
+		Ended: time.Unix(1700000010, 0).UTC(), MaxFailureRate: 0.05, IgnoreEOS: new(false),
 		Phases: []PhaseMeta{{Name: "main", Measured: true, Start: 0, End: 10 * time.Second}}}
 	b, _ := json.Marshal(meta)
 	if err := os.WriteFile(filepath.Join(dir, RunFile), b, 0o644); err != nil {
@@ -65,5 +65,26 @@ func TestFailedMergeLeavesNothing(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, RunFile)); err != nil {
 		t.Errorf("merged run: %v", err)
+	}
+}
+
+// A merged run keeps the scenario's validity bound and whether it asked for
+// exact lengths: the shards ran one scenario, and the report judges the
+// merged run by it.
+func TestMergeKeepsValidityBounds(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	a := writeShard(t, root, 0, 2, recordLine(t, "r-0", 0))
+	b := writeShard(t, root, 1, 2, recordLine(t, "r-1", 1))
+	out := filepath.Join(root, "merged")
+	if err := Merge(out, []string{a, b}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := ReadMeta(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.MaxFailureRate != 0.05 || m.IgnoreEOS == nil || *m.IgnoreEOS {
+		t.Errorf("merged max_failure_rate %g, ignore_eos %v: want 0.05 and false", m.MaxFailureRate, m.IgnoreEOS)
 	}
 }
