@@ -100,6 +100,7 @@ func wentDown(before, after *scrape.Snapshot) bool {
 	}
 	return false
 }
+
 // phaseRates is each measured open-loop phase's arrival rate: planned, over
 // the span of its requests' intended send times, and achieved, over the
 // span of their actual sends (the same requests, so a Poisson schedule's
@@ -147,4 +148,3 @@ func stateText(st validity.State) string {
 	}
 	return upperFirst(st.Says) + "; " + st.Covers
 }
-
