@@ -24,8 +24,8 @@ func (h *Health) judged(states []validity.State) {
 }
 
 // validityInput gathers what package validity decides from: the measured
-// phases' requests and figures already in s (client, findings), the run's
-// own bookkeeping in meta.
+// phases' requests and scrapes, figures already in s (client, health), the
+// run's own bookkeeping in meta.
 func validityInput(meta rundir.RunMeta, s *Summary, records []request, rows []scrape.Row, partialLines, duplicates int) validity.Input {
 	c := s.Client
 	in := validity.Input{
