@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/rundir/atomicfile"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
@@ -63,7 +64,7 @@ func Merge(out string, dirs []string) error {
 		_ = os.RemoveAll(tmp)
 		return fmt.Errorf("merge: %w", err)
 	}
-	return syncDir(filepath.Dir(filepath.Clean(out)))
+	return atomicfile.SyncDir(filepath.Dir(filepath.Clean(out)))
 }
 
 // ShardRuns finds the run directories that paths name: each path is a run

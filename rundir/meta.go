@@ -8,8 +8,9 @@ package rundir
 import (
 	"time"
 
-	"github.com/llmbench-org/llmbench/scrape"
 	"strconv"
+
+	"github.com/llmbench-org/llmbench/scrape"
 )
 
 // File names inside a run directory.

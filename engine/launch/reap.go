@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/llmbench-org/llmbench/rundir/atomicfile"
 )
 
 // GroupFile is written in the run directory (the directory of
@@ -50,7 +52,9 @@ func writeGroupFile(path string, pgid int) error {
 	}
 	l := groupIdentity(pgid)
 	b := fmt.Sprintf("%d\nboot_id %s\nstart %s\n", l.pgid, l.bootID, l.start)
-	if err := os.WriteFile(path, []byte(b), 0o644); err != nil {
+	// Atomic: a reaper reading the file while it is written (another run in
+	// the same runs directory) never sees half a group.
+	if err := atomicfile.WriteFile(path, []byte(b)); err != nil {
 		return fmt.Errorf("engine group file: %w", err)
 	}
 	return nil
