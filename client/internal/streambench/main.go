@@ -80,11 +80,11 @@ type options struct {
 	baseline   string
 	llmbench   string
 	// the per-record modes (perrecord.go)
-	conc         int
-	bucket       time.Duration
-	clientCPU    string
-	serverCPU    string
-	baseLLMBench string
+	conc      int
+	bucket    time.Duration
+	clientCPU string
+	serverCPU string
+	binaries  string // name=path,…: more llmbench binaries, each a loop of its name
 }
 
 func main() {
@@ -112,7 +112,7 @@ func main() {
 	flag.DurationVar(&o.bucket, "bucket", 5*time.Second, "perrecord and firsttoken modes: requests/s are printed per bucket")
 	flag.StringVar(&o.clientCPU, "client-cpu", "0", "perrecord and firsttoken modes: the CPU (taskset -c) every client loop runs on, with GOMAXPROCS=1; \"\" = unpinned")
 	flag.StringVar(&o.serverCPU, "server-cpu", "1", "perrecord and firsttoken modes: the CPU the server runs on; \"\" = unpinned")
-	flag.StringVar(&o.baseLLMBench, "base-llmbench", "", "perrecord and firsttoken modes: another llmbench binary (built from an earlier commit) whose run is loop \"base\"")
+	flag.StringVar(&o.binaries, "binaries", "", "perrecord and firsttoken modes: name=path,… other llmbench binaries (built from other commits), each run as the loop of its name")
 	serveTriv := flag.Bool("serve-trivial", false, "internal: serve the trivial non-streamed engine (perrecord mode)")
 	flag.Parse()
 	perRecordMode := o.mode == "perrecord" || o.mode == "firsttoken"

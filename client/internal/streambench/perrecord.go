@@ -9,9 +9,10 @@ package main
 //     (this binary, -serve-trivial, pinned to -server-cpu). Loop "llmbench" is
 //     `llmbench run` itself (-llmbench) on an external-engine scenario, so the
 //     figure is what a user gets: the client, the recorder's file and live
-//     window, the live reconciliation and the progress lines; "base" is the
-//     same with another llmbench binary (-base-llmbench, built from the commit
-//     before); "plain" is a net/http loop in a child of this binary. Each runs
+//     window, the live reconciliation and the progress lines; -binaries
+//     names other llmbench binaries (base=PATH: built from the commit
+//     before), each run the same way as the loop of its name; "plain" is a
+//     net/http loop in a child of this binary. Each runs
 //     on -client-cpu with GOMAXPROCS=1, one after another, for -window; the
 //     requests finished in every -bucket are printed, so a rate that falls
 //     over the run shows.
@@ -22,8 +23,10 @@ package main
 //
 //	go build -o /tmp/llmbench ./cmd/llmbench
 //	go build -o /tmp/streambench ./client/internal/streambench
-//	/tmp/streambench -mode perrecord -llmbench /tmp/llmbench -concurrency 64 -window 60s -rounds 2
-//	/tmp/streambench -mode firsttoken -llmbench /tmp/llmbench -streams 1024 -rate 10 -max-tokens 20 -window 30s
+//	/tmp/streambench -mode perrecord -llmbench /tmp/llmbench -binaries base=/tmp/llmbench-base \
+//	    -loops base,llmbench,plain -concurrency 64 -window 60s -rounds 2
+//	/tmp/streambench -mode firsttoken -llmbench /tmp/llmbench -binaries base=/tmp/llmbench-base \
+//	    -loops base,llmbench,goopenai -streams 1024 -rate 10 -max-tokens 20 -window 30s -rounds 2
 
 import (
 	"bufio"
@@ -185,15 +188,14 @@ func (o options) concurrency() int {
 func perRecordLoop(o options, loop, base string) (loopResult, error) {
 	var r loopResult
 	var err error
-	switch loop {
-	case "llmbench", "base":
-		bin := o.llmbench
-		if loop == "base" {
-			if o.baseLLMBench == "" {
-				return r, errors.New("loop base needs -base-llmbench")
-			}
-			bin = o.baseLLMBench
+	bin := o.llmbench
+	for _, nb := range strings.Split(o.binaries, ",") {
+		if name, path, ok := strings.Cut(nb, "="); ok && name == loop {
+			bin = path
 		}
+	}
+	switch {
+	case loop == "llmbench" || bin != o.llmbench:
 		r, err = llmbenchRun(o, bin, base)
 	default:
 		r, err = goChild(o, loop, base)
