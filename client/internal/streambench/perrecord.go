@@ -359,7 +359,7 @@ func runGoLoop(loop, base string, o options) error {
 		oc := openai.NewClientWithConfig(cfg)
 		one = func() bool {
 			t0 := time.Now()
-			s, err := oc.CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{Model: model, MaxTokens: o.maxTokens,
+			s, err := oc.CreateChatCompletionStream(ctx, openai.ChatCompletionRequest{Model: model, MaxCompletionTokens: o.maxTokens,
 				Messages: []openai.ChatCompletionMessage{{Role: "user", Content: "tell me a story"}}})
 			if err != nil {
 				return false
@@ -408,6 +408,9 @@ func runGoLoop(loop, base string, o options) error {
 // rate is a loop's requests per second over buckets [from, to).
 func (r loopResult) rate(o options, from, to int) float64 {
 	to = min(to, len(r.Buckets))
+	if to <= from {
+		return 0 // a window of one bucket: -window shorter than two -bucket
+	}
 	var n int64
 	for _, b := range r.Buckets[from:to] {
 		n += b
