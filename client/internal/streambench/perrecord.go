@@ -154,7 +154,13 @@ func runPerRecord(o options) error {
 		return err
 	}
 	if srv != nil {
-		defer func() { _ = srv.Process.Signal(os.Interrupt); _ = srv.Wait() }()
+		// The trivial server has nothing to finish, and an interrupt may be
+		// ignored (a background job inherits SIGINT ignored): it is killed.
+		stop := func() { _ = srv.Process.Signal(os.Interrupt) }
+		if o.mode == "perrecord" {
+			stop = func() { _ = srv.Process.Kill() }
+		}
+		defer func() { stop(); _ = srv.Wait() }()
 	}
 	fmt.Printf("streambench mode=%s concurrency=%d window=%s bucket=%s client_cpu=%q server_cpu=%q engine=%s\n",
 		o.mode, o.concurrency(), o.window, o.bucket, o.clientCPU, o.serverCPU, base)
