@@ -209,3 +209,29 @@ func benchClient(b *testing.B, baseURL string, hc *http.Client) *Client {
 	b.Cleanup(c.Close)
 	return c
 }
+
+// BenchmarkDoNoStreamLoopback is one non-streamed request over a real socket
+// to an in-process server that answers with a small whole completion: the
+// per-request cost that a closed loop of short requests pays (issue 19,
+// decision 0602), with a timeout set as a scenario's workload.timeout sets it.
+func BenchmarkDoNoStreamLoopback(b *testing.B) {
+	reply := []byte(`{"id":"chatcmpl-1","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok ok ok ok ok ok ok ok"},"finish_reason":"length"}],"usage":{"prompt_tokens":8,"completion_tokens":8,"total_tokens":16}}`)
+	srv := serve(b, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(reply)
+	}))
+	c, err := New(Config{BaseURL: srv.URL + "/v1", Model: "m", Dialect: "sglang", IncludeUsage: true, MaxConns: 1,
+		NoStream: true, Timeout: time.Minute})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(c.Close)
+	r := benchRequest(8)
+	b.ReportAllocs()
+	for b.Loop() {
+		if rec := c.Do(b.Context(), r); !rec.OK() || rec.OutputTokens != 8 {
+			b.Fatalf("%s: %s, %d tokens", rec.ErrorClass, rec.Error, rec.OutputTokens)
+		}
+	}
+}

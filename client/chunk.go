@@ -653,8 +653,25 @@ func nonEmptyString(raw []byte) bool {
 }
 
 // unquote decodes a raw JSON string, keeping the raw bytes if it does not
-// decode. It runs once per request, never per chunk.
+// decode. It runs twice per request (the id, the finish reason), never per
+// chunk: a plain string (no escape, no control character, valid UTF-8, what
+// engines send) is cut out of its quotes, which is what encoding/json would
+// return for it at a tenth of the cost (decision 0602); anything else goes
+// through encoding/json.
 func unquote(raw []byte) string {
+	if len(raw) >= 2 && raw[0] == '"' && raw[len(raw)-1] == '"' {
+		inner := raw[1 : len(raw)-1]
+		plain := utf8.Valid(inner)
+		for _, c := range inner {
+			if c < 0x20 || c == '\\' || c == '"' {
+				plain = false
+				break
+			}
+		}
+		if plain {
+			return string(inner)
+		}
+	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil {
 		return string(raw)

@@ -81,13 +81,19 @@ type options struct {
 	settle     time.Duration
 	baseline   string
 	llmbench   string
+	// the per-record modes (perrecord.go)
+	conc      int
+	bucket    time.Duration
+	clientCPU string
+	serverCPU string
+	binaries  string // name=path,…: more llmbench binaries, each a loop of its name
 }
 
 func main() {
 	var o options
 	loop := flag.String("loop", "", "internal: run one reading loop (child process)")
 	base := flag.String("base", "", "internal: the engine's base URL, for -loop")
-	flag.StringVar(&o.mode, "mode", "cpu", "cpu (CPU per chunk, loops one after another) | streams (concurrent streams, memory per stream)")
+	flag.StringVar(&o.mode, "mode", "cpu", "cpu (CPU per chunk, loops one after another) | streams (concurrent streams, memory per stream) | perrecord (non-streamed requests/s of llmbench run vs net/http, perrecord.go) | firsttoken (first-token lag of llmbench run vs go-openai)")
 	flag.StringVar(&o.target, "target", "", "base URL of an engine already running (e.g. llmbench serve's http://127.0.0.1:30000/v1); default: start llmbench serve")
 	flag.StringVar(&o.llmbench, "llmbench", "llmbench", "the llmbench binary whose serve command is started")
 	flag.StringVar(&model, "model", model, "the model name requested")
@@ -104,7 +110,23 @@ func main() {
 	flag.StringVar(&o.python, "python", "/usr/bin/python3", "the Python with aiohttp")
 	flag.StringVar(&o.baseline, "baseline", "", "another streambench binary (built from an earlier client) whose llmbench loop runs as loop \"baseline\"")
 	flag.DurationVar(&o.settle, "settle", 10*time.Second, "streams mode: time from the last stream's start to the measurement")
+	flag.IntVar(&o.conc, "concurrency", 64, "perrecord mode: closed-loop users")
+	flag.DurationVar(&o.bucket, "bucket", 5*time.Second, "perrecord and firsttoken modes: requests/s are printed per bucket")
+	flag.StringVar(&o.clientCPU, "client-cpu", "0", "perrecord and firsttoken modes: the CPU (taskset -c) every client loop runs on, with GOMAXPROCS=1; \"\" = unpinned")
+	flag.StringVar(&o.serverCPU, "server-cpu", "1", "perrecord and firsttoken modes: the CPU the server runs on; \"\" = unpinned")
+	flag.StringVar(&o.binaries, "binaries", "", "perrecord and firsttoken modes: name=path,… other llmbench binaries (built from other commits), each run as the loop of its name")
+	serveTriv := flag.Bool("serve-trivial", false, "internal: serve the trivial non-streamed engine (perrecord mode)")
 	flag.Parse()
+	perRecordMode := o.mode == "perrecord" || o.mode == "firsttoken"
+	if !perRecordMode {
+		o.serverCPU = "" // the CPU-per-chunk modes run unpinned, as before
+	}
+	if perRecordMode && !isSet("loops") {
+		o.loops = map[bool]string{true: "llmbench,goopenai", false: "llmbench,plain"}[o.mode == "firsttoken"]
+	}
+	if perRecordMode && !isSet("window") {
+		o.window = map[bool]time.Duration{true: 30 * time.Second, false: 60 * time.Second}[o.mode == "firsttoken"]
+	}
 	if o.rate == 0 {
 		o.rate = map[bool]float64{true: 1, false: 50}[o.mode == "streams"]
 	}
@@ -113,8 +135,14 @@ func main() {
 	}
 	var err error
 	switch {
+	case *serveTriv:
+		err = serveTrivial()
+	case *loop != "" && perRecordMode:
+		err = runGoLoop(*loop, *base, o)
 	case *loop != "":
 		err = runLoop(*loop, *base, o)
+	case perRecordMode:
+		err = runPerRecord(o)
 	default:
 		err = run(o)
 	}
@@ -128,7 +156,7 @@ func main() {
 // o.rate tokens per second per stream with room for every stream at once,
 // and returns its base URL.
 func startEngine(o options) (*exec.Cmd, string, error) {
-	cmd := exec.Command(o.llmbench, "serve", "--addr", "127.0.0.1:0", "--dialect", "sglang", "--preset", "tiny",
+	cmd := pinned(o.serverCPU, o.llmbench, "serve", "--addr", "127.0.0.1:0", "--dialect", "sglang", "--preset", "tiny",
 		"--grace", "1s", "--model", model,
 		"--param", "decode_base="+time.Duration(float64(time.Second)/o.rate).String(),
 		"--param", "decode_per_seq=0s",
@@ -137,27 +165,14 @@ func startEngine(o options) (*exec.Cmd, string, error) {
 		"--param", "kv_blocks="+strconv.Itoa(max(2048, o.streams*(o.maxTokens/16+4))),
 		"--param", "max_model_len="+strconv.Itoa(max(4096, o.maxTokens+64)),
 		"--param", "prefix_cache=false")
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, "", err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, "", fmt.Errorf("start %s serve (build it with go build -o /tmp/llmbench ./cmd/llmbench, or pass -target): %w", o.llmbench, err)
-	}
-	br := bufio.NewReader(out)
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			return nil, "", fmt.Errorf("llmbench serve did not say where it listens: %w", err)
-		}
-		if rest, ok := strings.CutPrefix(line, "listening on "); ok {
-			go func() { _, _ = io.Copy(io.Discard, br) }()
-			return cmd, strings.Fields(rest)[0], nil
-		}
-	}
+	return startListening(cmd, o.llmbench+" serve (build it with go build -o /tmp/llmbench ./cmd/llmbench, or pass -target)")
+}
+
+// isSet reports whether the flag name was given on the command line.
+func isSet(name string) bool {
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // model is the served model name the loops ask for; with -target, the
