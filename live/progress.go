@@ -178,14 +178,18 @@ func (w *window) addRow(row *scrape.Row) {
 	w.server = s
 }
 
-// trim drops events older than the window; the slice is reused in place.
+// trim drops events older than the window from its front. Re-slicing costs
+// nothing per record (copying the window down whenever one event expired
+// cost 728 µs per record with 25,000 events held: decision 0602); append
+// moves the window to a new array when the old one fills, so the memory
+// held stays within about twice the window.
 func (w *window) trim(now time.Duration) {
 	cut := 0
 	for cut < len(w.events) && now-w.events[cut].at > w.span {
 		cut++
 	}
 	if cut > 0 {
-		w.events = append(w.events[:0], w.events[cut:]...)
+		w.events = w.events[cut:]
 	}
 }
 
