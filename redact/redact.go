@@ -62,6 +62,19 @@ func Text(s string) string {
 	return s
 }
 
+// All is Text of each string, in a new slice (nil for nil): a summary's
+// notes, a run's targets.
+func All(ss []string) []string {
+	if ss == nil {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = Text(s)
+	}
+	return out
+}
+
 // minKnown is the shortest known secret Known replaces verbatim: a shorter
 // one (a placeholder key such as "x") would blank ordinary letters of the
 // message and is no secret worth that.

@@ -152,3 +152,19 @@ func TestSafeWriter(t *testing.T) {
 		t.Errorf("SafeWriter wrote %q, want %q", b.String(), want)
 	}
 }
+
+// All redacts each string into a new slice and keeps nil as nil.
+func TestAll(t *testing.T) {
+	t.Parallel()
+	if All(nil) != nil {
+		t.Error("All(nil) is not nil")
+	}
+	in := []string{"plain note", "Authorization: Bearer sk-abcdefghijklmnopqrstuvwx"}
+	got := All(in)
+	if len(got) != 2 || got[0] != "plain note" || got[1] != Text(in[1]) || got[1] == in[1] {
+		t.Errorf("All(%q) = %q", in, got)
+	}
+	if in[1] != "Authorization: Bearer sk-abcdefghijklmnopqrstuvwx" {
+		t.Error("All changed its input")
+	}
+}

@@ -9,8 +9,8 @@ func redactSummary(s *Summary) {
 	s.Run.Stopped = redact.Text(s.Run.Stopped)
 	s.Engine.BaseURL = redact.URL(s.Engine.BaseURL)
 	s.Engine.MetricsURL = redact.URL(s.Engine.MetricsURL)
-	s.Engine.Notes = redactAll(s.Engine.Notes)
-	s.Health.Problems = redactAll(s.Health.Problems)
+	s.Engine.Notes = redact.All(s.Engine.Notes)
+	s.Health.Problems = redact.All(s.Health.Problems)
 	for i := range s.Health.States {
 		s.Health.States[i].Says = redact.Text(s.Health.States[i].Says)
 	}
@@ -42,16 +42,5 @@ func redactServer(s *ServerSide) {
 	for i, t := range s.Targets {
 		s.Targets[i] = redact.URL(t)
 	}
-	s.Notes = redactAll(s.Notes)
-}
-
-func redactAll(ss []string) []string {
-	if ss == nil {
-		return nil
-	}
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = redact.Text(s)
-	}
-	return out
+	s.Notes = redact.All(s.Notes)
 }

@@ -27,7 +27,7 @@ func RedactRow(r *scrape.Row) {
 func RedactMeta(m *RunMeta) {
 	m.Engine.BaseURL = redact.URL(m.Engine.BaseURL)
 	m.Engine.MetricsURL = redact.URL(m.Engine.MetricsURL)
-	m.Engine.Notes = redactAll(m.Engine.Notes)
+	m.Engine.Notes = redact.All(m.Engine.Notes)
 	m.Description = redact.Text(m.Description)
 	m.PromptCalibration = redact.Text(m.PromptCalibration)
 	m.Stopped = redact.Text(m.Stopped)
@@ -48,17 +48,6 @@ func redactedRow(r *scrape.Row) *scrape.Row {
 	c := *r
 	RedactRow(&c)
 	return &c
-}
-
-func redactAll(ss []string) []string {
-	if ss == nil {
-		return nil
-	}
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = redact.Text(s)
-	}
-	return out
 }
 
 func redactRows(rows []scrape.Row) []scrape.Row {
