@@ -134,6 +134,16 @@ type Reconcile struct {
 	// OutsidePrefill what lies between it and the client's TTFT, for an
 	// engine whose TTFT is known only through its prefill-time counter.
 	PrefillSpan, OutsidePrefill string
+	// AbandonedNotFinished: a request the client walks away from (a
+	// timeout, a broken stream: the engine sees the connection close) is
+	// aborted, never counted as finished (vLLM's output processor drops it
+	// without the per-request stats, so request_success_total leaves it
+	// out; SGLang counts it in num_aborted_requests_total instead). So the
+	// engine's finished requests of ours are exactly the client's successes,
+	// and its finished counter counts foreign requests exactly. Otherwise
+	// the engine may still complete a request the client gave up on, and
+	// the count is a lower bound.
+	AbandonedNotFinished bool
 	// KVNote is what a reader must know about the engine's KV-usage gauge
 	// ("" = nothing).
 	KVNote string

@@ -17,8 +17,9 @@ var vllm = Family{
 		ReadyPath: "/health",
 	},
 	Reconcile: Reconcile{
-		TTFTSpan:    "frontend arrival to the output handler's first token (input processing, queue, prefill, IPC)",
-		OutsideTTFT: "detokenization, the SSE write, network, the client's parsing",
+		TTFTSpan:             "frontend arrival to the output handler's first token (input processing, queue, prefill, IPC)",
+		OutsideTTFT:          "detokenization, the SSE write, network, the client's parsing",
+		AbandonedNotFinished: true,
 	},
 	Wire: Wire{Quirks: []string{
 		"http_requests_total counts responses by handler path when they end, any status",
