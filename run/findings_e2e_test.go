@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/engine"
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/report/reconcile"
 )
@@ -76,5 +78,93 @@ func TestForeignRequestsCountedExactly(t *testing.T) {
 				t.Errorf("an engine that counts requests gave an estimate: %v", f.Evidence)
 			}
 		})
+	}
+}
+
+// startSimWith starts a built-in engine with the given parameters (the
+// tiny preset's, edited by edit) for a scenario of kind external.
+func startSimWith(t *testing.T, cfg sim.Config, edit func(*sim.Params)) (*sim.Engine, engine.Endpoint) {
+	t.Helper()
+	p, err := sim.Preset("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(&p)
+	cfg.Params = p
+	e, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep, err := e.Start(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = e.Stop(ctx)
+	})
+	return e, ep
+}
+
+// TestPrefillTimeOverTheEngineCount: llama.cpp adds a request's prompt time
+// when its prefill pass ends, even if the client has gone by then (the
+// cancel is handled between passes; the built-in engine does the same). The
+// TTFT decomposition divided the engine's prefill time by the requests the
+// client saw a first token of (issue 20: 536 where the engine prefilled
+// 551), so requests that timed out in their prefill made the engine's mean
+// too high and read as "it measured other requests". With no request
+// counter, the count is the client's, bounded, and named so; the engine's
+// truth lies inside the range, and nothing warns.
+func TestPrefillTimeOverTheEngineCount(t *testing.T) {
+	t.Parallel()
+	// 100 µs per prompt token: a 1,000-token prompt takes 100 ms in one
+	// pass, past the 80 ms timeout; a 16-token one 2 ms. One user, so each
+	// prefill has its pass to itself.
+	e, ep := startSimWith(t, sim.Config{Dialect: sim.DialectLlamaCpp}, func(p *sim.Params) {
+		p.PrefillPerToken = 100 * time.Microsecond
+		p.MaxRunningRequests = 4
+	})
+	dir := runQuick(t, fmt.Sprintf(`
+name: prefill-count
+seed: 3
+model: %s
+engine: {kind: external, dialect: llamacpp, base_url: %s, metrics_url: %s}
+workload:
+  timeout: 80ms
+  concurrency: 1
+  requests: 24
+  prompt_tokens: {dist: uniform, min: 16, max: 1000}
+  output_tokens: 8
+scrape: {interval: 100ms}
+`, sim.DefaultModel, ep.BaseURL, ep.MetricsURL))
+	in := reconcileInput(t, dir)
+	seen := 0
+	for _, r := range in.Records {
+		if r.FirstToken > 0 {
+			seen++
+		}
+	}
+	prefilled, sum := 0, time.Duration(0)
+	for _, rt := range e.Truth() {
+		if rt.PrefillEnd > 0 && !strings.HasPrefix(rt.ID, client.ProbeIDPrefix) {
+			prefilled++
+			sum += rt.PrefillEnd - rt.PrefillStart
+		}
+	}
+	if prefilled <= seen {
+		t.Fatalf("truth: the engine prefilled %d requests, the client saw %d first tokens: the test's premise fails", prefilled, seen)
+	}
+	fs := reconcile.Reconcile(in)
+	f := wantFinding(t, fs, reconcile.IDTTFTDecomposition, reconcile.Info, "per request")
+	truthMean := sum.Seconds() / float64(prefilled)
+	lo, hi := f.Evidence["server_prefill_mean_min_s"], f.Evidence["server_prefill_mean_max_s"]
+	// The engine keeps whole milliseconds, truncated: up to 1 ms low.
+	if !(lo-0.001 <= truthMean && truthMean <= hi+1e-9) {
+		t.Errorf("engine prefill mean %.4f..%.4f s, the truth %.4f s over %d requests (the client saw %d first tokens)\n%s",
+			lo, hi, truthMean, prefilled, seen, dumpFindings(fs))
+	}
+	if n := f.Evidence["client_prefilled_requests"]; n != float64(seen) {
+		t.Errorf("client_prefilled_requests %v, want %d", n, seen)
 	}
 }
