@@ -168,3 +168,41 @@ scrape: {interval: 100ms}
 		t.Errorf("client_prefilled_requests %v, want %d", n, seen)
 	}
 }
+
+// TestMetricsDialectChangeIsAnEngineChange: /metrics changes from vLLM's
+// names to SGLang's mid-run (another server took the port; the new one had
+// counted 1,000 requests of its own). Issue 20 read the change as a delta,
+// 1,000 foreign requests; it is a change of engine, named so, and no delta
+// is taken across it: no foreign traffic, no request or token mismatch.
+func TestMetricsDialectChangeIsAnEngineChange(t *testing.T) {
+	t.Parallel()
+	e, ep := startSim(t, sim.Config{Dialect: sim.DialectVLLM, Faults: sim.Faults{
+		DialectSwitchAfter: 1200 * time.Millisecond, DialectSwitchTo: sim.DialectSGLang, DialectSwitchPrior: 1000}})
+	dir := runQuick(t, fmt.Sprintf(`
+name: dialect-change
+seed: 5
+model: %s
+engine: {kind: external, base_url: %s, metrics_url: %s}
+workload:
+  concurrency: 4
+  duration: 2500ms
+  prompt_tokens: 32
+  output_tokens: 24
+scrape: {interval: 100ms}
+`, sim.DefaultModel, ep.BaseURL, ep.MetricsURL))
+	if _, ok := e.DialectSwitchedAt(); !ok {
+		t.Fatal("truth: the engine's metrics never switched: the test's premise fails")
+	}
+	in := reconcileInput(t, dir)
+	fs := reconcile.Reconcile(in)
+	wantFinding(t, fs, reconcile.IDEngineChange, reconcile.Warn, "changed from vLLM's metrics to SGLang's")
+	for _, f := range fs {
+		if f.Severity != reconcile.Info && f.ID != reconcile.IDEngineChange {
+			t.Errorf("%s %s: %s (the truth: a change of engine, nothing else wrong)", f.ID, f.Severity, f.Verdict)
+		}
+		if v, ok := f.Evidence["foreign_requests"]; ok && v > 0 {
+			t.Errorf("%s: %v foreign requests across a change of engine", f.ID, v)
+		}
+	}
+	t.Log(dumpFindings(fs))
+}

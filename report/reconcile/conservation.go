@@ -28,13 +28,21 @@ func (a *analysis) noServerView() Finding {
 		why = "the engine has no /metrics to scrape: only the client's view is reported"
 	case measured == 0:
 		why = "no measured phase: nothing to compare"
+	case len(a.acrossChange) == len(a.unpaired):
+		why = fmt.Sprintf("no measured phase can be compared: the engine changed inside %s (see engine_change), so the engine's side of every comparison is missing",
+			strings.Join(a.acrossChange, ", "))
 	default:
 		names := make([]string, 0, len(a.unpaired))
 		for _, w := range a.unpaired {
-			names = append(names, w.Name)
+			if !slices.Contains(a.acrossChange, w.Name) {
+				names = append(names, w.Name)
+			}
 		}
 		why = fmt.Sprintf("no measured phase has both a before and an after snapshot (%s lack one): the engine's side of every comparison is missing",
 			strings.Join(names, ", "))
+		if len(a.acrossChange) > 0 {
+			why += fmt.Sprintf("; the engine changed inside %s (see engine_change)", strings.Join(a.acrossChange, ", "))
+		}
 	}
 	return Finding{ID: IDServerView, Severity: Info, Verdict: why, Evidence: ev.orNil()}
 }
