@@ -12,6 +12,7 @@ import (
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/engine"
 	"github.com/llmbench-org/llmbench/engine/sim"
+	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/reconcile"
 )
 
@@ -205,4 +206,58 @@ scrape: {interval: 100ms}
 		}
 	}
 	t.Log(dumpFindings(fs))
+}
+
+// TestContextTruncationIsNotAnIgnoredIgnoreEOS: against llama.cpp with
+// 512-token slots, a request whose prompt plus output fills its slot stops
+// there (finish_reason "length", fewer tokens than max_tokens): the engine
+// honoured ignore_eos and ran out of context. Issue 20 said "lengths were
+// not enforced … the engine did not honour ignore_eos" for every such
+// request. The built-in engine's context (max_model_len, per request as
+// llama.cpp's per-slot n_ctx) truncates the same way, its truth saying so.
+func TestContextTruncationIsNotAnIgnoredIgnoreEOS(t *testing.T) {
+	t.Parallel()
+	e, ep := startSimWith(t, sim.Config{Dialect: sim.DialectLlamaCpp}, func(p *sim.Params) { p.MaxModelLen = 512 })
+	dir := runQuick(t, fmt.Sprintf(`
+name: context
+seed: 3
+model: %s
+engine: {kind: external, dialect: llamacpp, base_url: %s, metrics_url: %s}
+workload:
+  concurrency: 4
+  requests: 16
+  prompt_tokens: {dist: uniform, min: 200, max: 480}
+  output_tokens: 160
+scrape: {interval: 100ms}
+`, sim.DefaultModel, ep.BaseURL, ep.MetricsURL))
+	truncated := 0
+	for _, rt := range e.Truth() {
+		if rt.Outcome == sim.OutcomeOK && rt.FinishReason == "length" && rt.OutputTokens < 160 && !strings.HasPrefix(rt.ID, client.ProbeIDPrefix) {
+			if rt.PromptTokens+rt.OutputTokens != 512 {
+				t.Errorf("truth: %s stopped at %d+%d tokens, not at its 512-token context", rt.ID, rt.PromptTokens, rt.OutputTokens)
+			}
+			truncated++
+		}
+	}
+	if truncated == 0 {
+		t.Fatal("truth: no request reached its context: the test's premise fails")
+	}
+	s, err := report.Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	if err := report.RenderText(&text, s); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(text.String(), "did not honour ignore_eos") || s.Client.Tokens.OutputShort != nil {
+		t.Errorf("context truncation read as an ignored ignore_eos (the truth: %d requests stopped at the 512-token context):\n%s", truncated, text.String())
+	}
+	ct := s.Client.Tokens.ContextTruncated
+	if ct == nil || ct.Requests != truncated || ct.ContextMin != 512 || ct.ContextMax != 512 {
+		t.Fatalf("context truncation %+v, want %d requests at 512 tokens (the truth)", ct, truncated)
+	}
+	if !strings.Contains(text.String(), fmt.Sprintf("%d of 16 requests stopped at the engine's context", truncated)) {
+		t.Errorf("the summary does not name the truncation:\n%s", text.String())
+	}
 }
