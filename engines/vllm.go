@@ -21,6 +21,7 @@ var vllm = Family{
 		OutsideTTFT:          "detokenization, the SSE write, network, the client's parsing",
 		AbandonedNotFinished: true,
 	},
+	Context: ContextAPI{Path: "/v1/models", Field: "data.max_model_len", What: "max_model_len"},
 	Wire: Wire{Quirks: []string{
 		"http_requests_total counts responses by handler path when they end, any status",
 	}},

@@ -196,6 +196,9 @@ func summarize(meta rundir.RunMeta, req *rundir.Requests, rows []scrape.Row, tra
 	wg.Go(func() {
 		s.Client = clientSide(mrecs, measuredDigest, measuredDur, ps)
 		s.Client.Tokens.PromptCalibration = meta.PromptCalibration
+		if ct := s.Client.Tokens.ContextTruncated; ct != nil {
+			ct.EngineContext = meta.Engine.ContextTokens
+		}
 		s.Client.Goodput = goodputOf(mrecs, measuredDur, meta.SLO)
 	})
 	s.Run.Duration = measuredDur.Seconds()

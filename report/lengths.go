@@ -24,6 +24,9 @@ type ContextTruncated struct {
 	// request has the same context).
 	ContextMin int `json:"context_min_tokens"`
 	ContextMax int `json:"context_max_tokens"`
+	// EngineContext is the context the engine stated at the start
+	// (RunMeta.Engine.ContextTokens), 0 when unknown.
+	EngineContext int `json:"engine_context_tokens,omitempty"`
 }
 
 // lengthTally sorts the successful requests that got fewer tokens than
@@ -87,6 +90,13 @@ func contextNote(t TokenCounts) string {
 	if c.ContextMin != c.ContextMax {
 		at = fmt.Sprintf("%d to %d tokens", c.ContextMin, c.ContextMax)
 	}
-	return fmt.Sprintf("%d of %d requests stopped at the engine's context (finish_reason length at prompt + output = %s, %d output tokens fewer than max_tokens in all): the engine honoured ignore_eos; the plan asks for more than its context holds",
-		c.Requests, c.Of, at, c.TokensShort)
+	stated := ""
+	switch {
+	case c.EngineContext > 0 && c.ContextMax == c.EngineContext:
+		stated = fmt.Sprintf(", the %d tokens per request the engine states", c.EngineContext)
+	case c.EngineContext > 0:
+		stated = fmt.Sprintf("; the engine states %d tokens per request", c.EngineContext)
+	}
+	return fmt.Sprintf("%d of %d requests stopped at the engine's context (finish_reason length at prompt + output = %s%s, %d output tokens fewer than max_tokens in all): the engine honoured ignore_eos; the plan asks for more than its context holds",
+		c.Requests, c.Of, at, stated, c.TokensShort)
 }

@@ -254,8 +254,11 @@ scrape: {interval: 100ms}
 		t.Errorf("context truncation read as an ignored ignore_eos (the truth: %d requests stopped at the 512-token context):\n%s", truncated, text.String())
 	}
 	ct := s.Client.Tokens.ContextTruncated
-	if ct == nil || ct.Requests != truncated || ct.ContextMin != 512 || ct.ContextMax != 512 {
-		t.Fatalf("context truncation %+v, want %d requests at 512 tokens (the truth)", ct, truncated)
+	if ct == nil || ct.Requests != truncated || ct.ContextMin != 512 || ct.ContextMax != 512 || ct.EngineContext != 512 {
+		t.Fatalf("context truncation %+v, want %d requests at 512 tokens, the engine's stated context (the truth)", ct, truncated)
+	}
+	if !strings.Contains(text.String(), "the 512 tokens per request the engine states") {
+		t.Errorf("the summary does not name the engine's stated context:\n%s", text.String())
 	}
 	if !strings.Contains(text.String(), fmt.Sprintf("%d of 16 requests stopped at the engine's context", truncated)) {
 		t.Errorf("the summary does not name the truncation:\n%s", text.String())
