@@ -77,7 +77,8 @@ func bringUpEngine(ctx context.Context, stop <-chan struct{}, sc scenarios.Scena
 
 // readContext asks the engine for the context one request may fill, where
 // its family states it (engines.Family.Context), so that the report can say
-// where requests were truncated. Not knowing it is a note, never an error.
+// where requests were truncated (run.json's engine.context_tokens, and the
+// truncation note, name it). Not knowing it is a note, never an error.
 func (up *engineUp) readContext(ctx context.Context, sys IO) {
 	f, err := engines.Lookup(up.ep.Dialect)
 	if err != nil || f.Context.Path == "" {
@@ -85,15 +86,14 @@ func (up *engineUp) readContext(ctx context.Context, sys IO) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	var note string
-	if n, err := engine.ReadContext(ctx, &http.Client{Timeout: 5 * time.Second}, up.ep.BaseURL, up.apiKey, f.Context); err != nil {
-		note = fmt.Sprintf("context not read: %v", err)
-	} else {
-		up.ep.ContextTokens = n
-		note = fmt.Sprintf("context %d tokens per request: %s, from %s", n, f.Context.What, f.Context.Path)
+	n, err := engine.ReadContext(ctx, &http.Client{Timeout: 5 * time.Second}, up.ep.BaseURL, up.apiKey, f.Context)
+	if err != nil {
+		note := fmt.Sprintf("context (%s) not read: %v", f.Context.What, err)
+		up.ep.Notes = append(up.ep.Notes, note)
+		fmt.Fprintf(sys.Stderr, "llmbench: engine: %s\n", note)
+		return
 	}
-	up.ep.Notes = append(up.ep.Notes, note)
-	fmt.Fprintf(sys.Stderr, "llmbench: engine: %s\n", note)
+	up.ep.ContextTokens = n
 }
 
 // stop stops the engine. A real engine may take a while to shut down (vLLM,

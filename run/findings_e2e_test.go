@@ -189,7 +189,7 @@ workload:
   duration: 2500ms
   prompt_tokens: 32
   output_tokens: 24
-scrape: {interval: 100ms}
+scrape: {interval: 200ms, timeout: 200ms}
 `, sim.DefaultModel, ep.BaseURL, ep.MetricsURL))
 	if _, ok := e.DialectSwitchedAt(); !ok {
 		t.Fatal("truth: the engine's metrics never switched: the test's premise fails")
@@ -198,6 +198,11 @@ scrape: {interval: 100ms}
 	fs := reconcile.Reconcile(in)
 	wantFinding(t, fs, reconcile.IDEngineChange, reconcile.Warn, "changed from vLLM's metrics to SGLang's")
 	for _, f := range fs {
+		// A scrape that timed out on a loaded machine is a true finding
+		// about the scrape, not about the engine's truth.
+		if f.ID == reconcile.IDScrapeFailures {
+			continue
+		}
 		if f.Severity != reconcile.Info && f.ID != reconcile.IDEngineChange {
 			t.Errorf("%s %s: %s (the truth: a change of engine, nothing else wrong)", f.ID, f.Severity, f.Verdict)
 		}
