@@ -168,8 +168,23 @@ func (r *Record) TTFC() (d time.Duration, ok bool) {
 // E2E is the time from the actual send to the end of the stream.
 func (r *Record) E2E() time.Duration { return r.End - r.SentOnWire() }
 
-// ScheduleLag is how late the request went out compared with the plan.
-func (r *Record) ScheduleLag() time.Duration { return r.Sent - r.Intended }
+// Scheduled reports whether the request had an intended send time: an
+// open-loop arrival. A closed-loop request (Intended 0) goes when a user is
+// free, so it has no schedule to lag behind.
+func (r *Record) Scheduled() bool { return r.Intended > 0 }
+
+// ScheduleLag is how late the request went out compared with the plan; 0 for
+// a closed-loop request (see Scheduled), whose Sent − Intended would be its
+// send time on the run clock, not a lag (issue 20: 949 s of "lag" over 207
+// closed-loop requests). Consumers that count lag samples count only
+// Scheduled records, so every output agrees (summary, live view, gates,
+// --metrics-addr, parquet).
+func (r *Record) ScheduleLag() time.Duration {
+	if !r.Scheduled() {
+		return 0
+	}
+	return r.Sent - r.Intended
+}
 
 // TPOT is (E2E − TTFT) / (output_tokens − 1); ok is false with fewer than two tokens.
 func (r *Record) TPOT() (d time.Duration, ok bool) {

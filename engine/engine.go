@@ -11,6 +11,9 @@ type Endpoint struct {
 	MetricsURL string // Prometheus exposition, e.g. http://127.0.0.1:30000/metrics ("" when none)
 	Dialect    string // metric dialect: sglang, vllm, fastdeploy, ... ("" = detect)
 	Model      string // model name to put in requests
+	// ContextTokens is the context one request may fill, as the engine
+	// states it (ReadContext); 0 when unknown.
+	ContextTokens int
 	// Notes say what was found out rather than configured (a model read
 	// from /v1/models, a metrics URL derived from the base URL, or why
 	// there is none), for the run to print and keep.

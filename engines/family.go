@@ -34,6 +34,9 @@ type Family struct {
 	Reconcile Reconcile
 	// Wire is how the engine's HTTP differs from a plain OpenAI server.
 	Wire Wire
+	// Context is where the engine states the context one request may fill
+	// (prompt + output); zero where it states none that llmbench reads.
+	Context ContextAPI
 	// Sim: the built-in engine (engine/sim) speaks this family's metrics,
 	// ids and tokenizer endpoints, so a scenario of kind sim may name it.
 	Sim bool
@@ -80,6 +83,16 @@ type Lengths struct {
 	MinTokens bool
 	// How says it in words, for the family's reader and `llmbench` notes.
 	How string
+}
+
+// ContextAPI is where an engine states its per-request context: a GET of
+// Path (from the server's origin) answering JSON, and the member at Field,
+// a dotted path in which an array stands for its first element.
+type ContextAPI struct {
+	Path  string
+	Field string
+	// What says what the number is, for the run's notes.
+	What string
 }
 
 // Launch is how llmbench starts the engine (engine/launch).
@@ -134,6 +147,16 @@ type Reconcile struct {
 	// OutsidePrefill what lies between it and the client's TTFT, for an
 	// engine whose TTFT is known only through its prefill-time counter.
 	PrefillSpan, OutsidePrefill string
+	// AbandonedNotFinished: a request the client walks away from (a
+	// timeout, a broken stream: the engine sees the connection close) is
+	// aborted, never counted as finished (vLLM's output processor drops it
+	// without the per-request stats, so request_success_total leaves it
+	// out; SGLang counts it in num_aborted_requests_total instead). So the
+	// engine's finished requests of ours are exactly the client's successes,
+	// and its finished counter counts foreign requests exactly. Otherwise
+	// the engine may still complete a request the client gave up on, and
+	// the count is a lower bound.
+	AbandonedNotFinished bool
 	// KVNote is what a reader must know about the engine's KV-usage gauge
 	// ("" = nothing).
 	KVNote string

@@ -28,6 +28,8 @@ var llamacpp = Family{
 		PrefillSpan:    "from its slot starting the prompt to the first token sampled",
 		OutsidePrefill: "waiting for a free slot (requests_deferred), tokenization, HTTP, the network and the first token's delivery",
 	},
+	Context: ContextAPI{Path: "/props", Field: "default_generation_settings.n_ctx",
+		What: "the per-slot context (--ctx-size divided by --parallel)"},
 	Wire: Wire{Quirks: []string{
 		// Measured against a real llama-server (issues 20 and 22): the
 		// header promises reuse, the server does not keep it after a stream.

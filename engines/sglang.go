@@ -22,6 +22,9 @@ var sglang = Family{
 		TTFTSpan:    "API-server receipt to the first chunk at the tokenizer manager (tokenization, queue, prefill, detokenization, IPC)",
 		OutsideTTFT: "network, HTTP and SSE framing, the client's parsing",
 		KVNote:      "SGLang counts evictable prefix-cache tokens as free",
+		// num_requests_total counts finished requests; aborted ones go to
+		// num_aborted_requests_total.
+		AbandonedNotFinished: true,
 	},
 	Wire: Wire{Quirks: []string{
 		"serves /tokenize at the server root and at /v1/tokenize",

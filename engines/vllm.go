@@ -17,9 +17,11 @@ var vllm = Family{
 		ReadyPath: "/health",
 	},
 	Reconcile: Reconcile{
-		TTFTSpan:    "frontend arrival to the output handler's first token (input processing, queue, prefill, IPC)",
-		OutsideTTFT: "detokenization, the SSE write, network, the client's parsing",
+		TTFTSpan:             "frontend arrival to the output handler's first token (input processing, queue, prefill, IPC)",
+		OutsideTTFT:          "detokenization, the SSE write, network, the client's parsing",
+		AbandonedNotFinished: true,
 	},
+	Context: ContextAPI{Path: "/v1/models", Field: "data.max_model_len", What: "max_model_len"},
 	Wire: Wire{Quirks: []string{
 		"http_requests_total counts responses by handler path when they end, any status",
 	}},

@@ -145,7 +145,7 @@ func (w *window) addRecord(r *client.Record, now time.Duration) {
 	if r.NoDone && r.OK() {
 		w.noDone++
 	}
-	ev := liveEvent{at: now, ok: r.OK(), tokens: r.OutputTokens, ttft: -1, ttfc: -1, itlMean: -1, e2e: r.E2E(), lag: r.ScheduleLag(), hasLag: r.Intended > 0}
+	ev := liveEvent{at: now, ok: r.OK(), tokens: r.OutputTokens, ttft: -1, ttfc: -1, itlMean: -1, e2e: r.E2E(), lag: r.ScheduleLag(), hasLag: r.Scheduled()}
 	if d, ok := r.TTFT(); ok {
 		ev.ttft = d
 	}

@@ -193,6 +193,9 @@ func summarize(meta rundir.RunMeta, req *rundir.Requests, rows []scrape.Row, tra
 	wg.Go(func() {
 		s.Client = clientSide(mrecs, measuredDigest, measuredDur, ps)
 		s.Client.Tokens.PromptCalibration = meta.PromptCalibration
+		if ct := s.Client.Tokens.ContextTruncated; ct != nil {
+			ct.EngineContext = meta.Engine.ContextTokens
+		}
 		s.Client.Goodput = goodputOf(mrecs, measuredDur, meta.SLO)
 	})
 	s.Run.Duration = measuredDur.Seconds()
@@ -360,8 +363,7 @@ func clientSide(records []request, digest *chunkdigest.Phase, dur time.Duration,
 	// Sized once (see summarize): most requests give a TTFT, a TPOT and an E2E.
 	ttft, tpot, e2e := make([]time.Duration, 0, len(records)), make([]time.Duration, 0, len(records)), make([]time.Duration, 0, len(records))
 	ttfc := make([]time.Duration, 0, len(records))
-	var short OutputShort
-	var shortFrac float64
+	var lengths lengthTally
 	prompt := promptErrors{tokens: make([]float64, 0, len(records)), fraction: make([]float64, 0, len(records))}
 	var timings timingSamples
 	streamedOutput := 0
@@ -403,15 +405,7 @@ func clientSide(records []request, digest *chunkdigest.Phase, dur time.Duration,
 			}
 			perChunk[src]++
 		}
-		if r.MaxTokens > 0 {
-			short.Of++
-			short.PlannedTokens += r.MaxTokens
-			if r.OutputTokens < r.MaxTokens {
-				short.Requests++
-				short.TokensShort += r.MaxTokens - r.OutputTokens
-				shortFrac += float64(r.OutputTokens) / float64(r.MaxTokens)
-			}
-		}
+		lengths.add(r.Record)
 		prompt.add(r.Record)
 		timings.add(r.Record)
 		d, hasTTFT := r.TTFT()
@@ -446,11 +440,7 @@ func clientSide(records []request, digest *chunkdigest.Phase, dur time.Duration,
 	if c.Tokens.Chunks > 0 && streamedOutput > 0 {
 		c.Tokens.ChunksPerToken = float64(c.Tokens.Chunks) / float64(streamedOutput)
 	}
-	if short.Requests > 0 {
-		short.MissingFraction = float64(short.TokensShort) / float64(short.PlannedTokens)
-		short.MeanFraction = shortFrac / float64(short.Requests)
-		c.Tokens.OutputShort = &short
-	}
+	lengths.into(&c.Tokens)
 	c.Tokens.PromptError = prompt.summary()
 	c.ServerTimings = timings.summary()
 	if dur > 0 {

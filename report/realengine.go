@@ -141,6 +141,7 @@ func NotesOf(s Summary) Notes {
 	add(&n.Cautions, streamsNote(s.Health))
 	add(&n.Latency, firstTokenNote(c))
 	add(&n.Latency, chunksNote(c.Tokens))
+	add(&n.Tokens, contextNote(c.Tokens))
 	add(&n.Tokens, promptNote(c.Tokens))
 	if p := c.Tokens.PromptCalibration; p != "" {
 		add(&n.Tokens, "prompt calibration: "+p)

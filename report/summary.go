@@ -205,6 +205,10 @@ type TokenCounts struct {
 	// OutputShort is present when successful requests stopped before their
 	// max_tokens: the engine did not honour ignore_eos / min_tokens.
 	OutputShort *OutputShort `json:"output_short,omitempty"`
+	// ContextTruncated is present when successful requests stopped at the
+	// engine's context (finish_reason length before max_tokens); they are
+	// not in OutputShort.
+	ContextTruncated *ContextTruncated `json:"context_truncated,omitempty"`
 	// PromptError is the engine's prompt token count minus the plan's
 	// target, per successful request that has both (absent without any).
 	PromptError *PromptError `json:"prompt_error,omitempty"`

@@ -78,6 +78,9 @@ func renderText(w io.Writer, s Summary, verbose bool) error {
 	if n := outputShortWarning(c.Tokens); n != "" {
 		ew.Printf("WARN %s\n", n)
 	}
+	if n := contextNote(c.Tokens); n != "" {
+		ew.Printf("  %s\n", n)
+	}
 
 	if err := renderLatencyText(ew, LatencyTable(s)); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/llmbench-org/llmbench/engine"
 	"github.com/llmbench-org/llmbench/engine/launch"
 	"github.com/llmbench-org/llmbench/engine/sim"
+	"github.com/llmbench-org/llmbench/engines"
 	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scenarios"
 	"github.com/llmbench-org/llmbench/scrape"
@@ -69,7 +71,29 @@ func bringUpEngine(ctx context.Context, stop <-chan struct{}, sc scenarios.Scena
 			fmt.Fprintf(sys.Stderr, "llmbench: engine: %s\n", note)
 		}
 	}
+	up.readContext(ctx, sys)
 	return up, nil
+}
+
+// readContext asks the engine for the context one request may fill, where
+// its family states it (engines.Family.Context), so that the report can say
+// where requests were truncated (run.json's engine.context_tokens, and the
+// truncation note, name it). Not knowing it is a note, never an error.
+func (up *engineUp) readContext(ctx context.Context, sys IO) {
+	f, err := engines.Lookup(up.ep.Dialect)
+	if err != nil || f.Context.Path == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	n, err := engine.ReadContext(ctx, &http.Client{Timeout: 5 * time.Second}, up.ep.BaseURL, up.apiKey, f.Context)
+	if err != nil {
+		note := fmt.Sprintf("context (%s) not read: %v", f.Context.What, err)
+		up.ep.Notes = append(up.ep.Notes, note)
+		fmt.Fprintf(sys.Stderr, "llmbench: engine: %s\n", note)
+		return
+	}
+	up.ep.ContextTokens = n
 }
 
 // stop stops the engine. A real engine may take a while to shut down (vLLM,

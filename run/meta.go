@@ -32,7 +32,7 @@ func newRunMeta(cfg Config, sc scenarios.Scenario, plan *workload.Plan, ep engin
 	m := &runMeta{to: to, RunMeta: rundir.RunMeta{
 		Thresholds: cfg.Thresholds, Baseline: absPath(cfg.Baseline),
 		ID: filepath.Base(dir), Scenario: sc.Name, Description: sc.Description, Seed: sc.Seed, StartedAt: start, Version: version.String(), Shard: shard, Shards: shards, Host: hostname(),
-		Engine:            rundir.EngineMeta{Kind: sc.Engine.Kind, Dialect: ep.Dialect, BaseURL: ep.BaseURL, MetricsURL: ep.MetricsURL, Model: ep.Model, Notes: ep.Notes},
+		Engine:            rundir.EngineMeta{Kind: sc.Engine.Kind, Dialect: ep.Dialect, BaseURL: ep.BaseURL, MetricsURL: ep.MetricsURL, Model: ep.Model, ContextTokens: ep.ContextTokens, Notes: ep.Notes},
 		PromptCalibration: calibration,
 	}}
 	if sc.Report != nil {

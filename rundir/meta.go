@@ -95,6 +95,10 @@ type EngineMeta struct {
 	BaseURL    string `json:"base_url"`
 	MetricsURL string `json:"metrics_url,omitempty"`
 	Model      string `json:"model"`
+	// ContextTokens is the context one request may fill (prompt + output),
+	// as the engine stated it at the start (llama.cpp's per-slot n_ctx,
+	// vLLM's max_model_len); 0 when unknown.
+	ContextTokens int `json:"context_tokens,omitempty"`
 	// Notes say what was found out rather than configured (a model read from
 	// /v1/models, a metrics URL derived from the base URL, or why none).
 	Notes []string `json:"notes,omitempty"`

@@ -64,8 +64,14 @@ func counterIncrease(c Concept, before, after Snapshot) (inc float64, resets []s
 // counterIncrease). A
 // histogram whose buckets changed is a reset too. A concept missing from
 // before is taken whole from after (it appeared with its first request); one
-// missing from after is absent from the delta.
+// missing from after is absent from the delta. Snapshots of two different
+// dialects are two engines (a DialectChange): nothing is differenced across
+// them, and the delta is after's gauges with every counter and histogram at
+// zero, as over no time.
 func Delta(before, after Snapshot) Snapshot {
+	if dialectsDiffer(&before, &after) {
+		before = after
+	}
 	d := Snapshot{
 		Dialect:    after.Dialect,
 		Gauges:     make(map[Concept]float64, len(after.Gauges)),
@@ -254,6 +260,16 @@ func Increase(rows []Row) (Snapshot, []Reset) {
 	}
 	if len(chain) == 1 {
 		return Delta(*chain[0].Snapshot, *chain[0].Snapshot), nil
+	}
+	// Never across a change of engine (DialectChanges): only the scrapes
+	// since the last change count, the first of them as the base.
+	if ch := DialectChanges(chain); len(ch) > 0 {
+		at := ch[len(ch)-1].At
+		for i, r := range chain {
+			if r.At == at {
+				return Increase(chain[i:])
+			}
+		}
 	}
 	first, last := chain[0].Snapshot, chain[len(chain)-1].Snapshot
 	d := Delta(*first, *last) // gauges, dialect, invalid concepts; counters and histograms are redone below

@@ -140,11 +140,12 @@ func TestRealPrometheus(t *testing.T) {
 		t.Errorf("requests by outcome through Prometheus = %v, want %v", got, want)
 	}
 	for q, want := range map[string]float64{
-		`llmbench_requests_in_flight`:                  0,
-		`llmbench_ttft_seconds_count`:                  8,
-		`llmbench_itl_seconds_count`:                   24, // 3 per record
-		`llmbench_e2e_seconds_count`:                   8,
-		`llmbench_schedule_lag_seconds_count`:          10,
+		`llmbench_requests_in_flight`:         0,
+		`llmbench_ttft_seconds_count`:         8,
+		`llmbench_itl_seconds_count`:          24, // 3 per record
+		`llmbench_e2e_seconds_count`:          8,
+		`llmbench_schedule_lag_seconds_count`: 8, // the two records with no Intended are closed loop: no lag
+
 		`llmbench_output_tokens_total`:                 8*4 + 3,
 		`llmbench_scrapes_total{result="ok"}`:          2,
 		`llmbench_scrapes_total{result="failed"}`:      1,

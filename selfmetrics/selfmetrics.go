@@ -125,7 +125,7 @@ func New() *Metrics {
 	})
 	m.lag = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    ScheduleLagName,
-		Help:    "How late requests were handed to the transport compared with the plan, seconds (early counts as 0).",
+		Help:    "How late requests were handed to the transport compared with the plan, seconds (early counts as 0); open-loop requests only (a closed loop has no plan to lag behind).",
 		Buckets: ScheduleLagBuckets,
 	})
 	m.tokens = prometheus.NewCounter(prometheus.CounterOpts{
@@ -179,7 +179,7 @@ func (m *Metrics) Observe(r *client.Record) {
 	if r.OutputTokens > 0 {
 		m.tokens.Add(float64(r.OutputTokens))
 	}
-	if r.Sent > 0 {
+	if r.Sent > 0 && r.Scheduled() { // a closed loop has no schedule: no sample, like the summary's
 		m.lag.Observe(max(r.ScheduleLag(), 0).Seconds())
 	}
 	if !r.OK() {

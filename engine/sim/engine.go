@@ -115,10 +115,12 @@ type Engine struct {
 	metricsHTTP atomic.Pointer[http.Handler] // the current registry's handler (replaced by a restart)
 	scrapes     atomic.Uint64
 	downUntil   atomic.Int64 // engine-clock ns until which a restart keeps the engine down
-	restarts    atomic.Int64
-	restartNow  chan struct{}
-	trace       *traceLog
-	inflight    atomic.Int64 // chat handlers running
+	// dialectSwitchedAt is when /metrics changed family (engine-clock ns; 0 = not yet).
+	dialectSwitchedAt atomic.Int64
+	restarts          atomic.Int64
+	restartNow        chan struct{}
+	trace             *traceLog
+	inflight          atomic.Int64 // chat handlers running
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -159,20 +161,8 @@ func New(cfg Config) (*Engine, error) {
 		restartNow: make(chan struct{}, 1),
 	}
 	e.ids = newIDSource(cfg.Params.Seed)
-	switch cfg.Dialect {
-	case DialectSGLang:
-		e.newMetrics = func() dialectMetrics { return newSGLangMetrics(cfg.Model, cfg.Params) }
-	case DialectVLLM:
-		e.newMetrics = func() dialectMetrics { return newVLLMMetrics(cfg.Model, cfg.Params, time.Now()) }
-	case DialectFastDeploy:
-		e.newMetrics = func() dialectMetrics { return newFastDeployMetrics(cfg.Params) }
-	case DialectLlamaCpp:
-		e.newMetrics = func() dialectMetrics {
-			return newLlamaCppMetrics(time.Now(), cfg.Params.MaxRunningRequests, e.arrivalsPending)
-		}
-	default:
-		return nil, fmt.Errorf("sim engine: unknown dialect %q (want %s, %s, %s or %s)",
-			cfg.Dialect, DialectSGLang, DialectVLLM, DialectFastDeploy, DialectLlamaCpp)
+	if e.newMetrics, err = metricsFor(cfg.Dialect, cfg, e.arrivalsPending); err != nil {
+		return nil, fmt.Errorf("sim engine: %w", err)
 	}
 	e.setMetrics(e.newMetrics())
 	if cfg.Dialect == DialectFastDeploy {
@@ -195,6 +185,53 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e.handler = e.routes()
 	return e, nil
+}
+
+// metricsFor returns the constructor of dialect's metric set.
+func metricsFor(dialect string, cfg Config, arrivalsPending func() int) (func() dialectMetrics, error) {
+	switch dialect {
+	case DialectSGLang:
+		return func() dialectMetrics { return newSGLangMetrics(cfg.Model, cfg.Params) }, nil
+	case DialectVLLM:
+		return func() dialectMetrics { return newVLLMMetrics(cfg.Model, cfg.Params, time.Now()) }, nil
+	case DialectFastDeploy:
+		return func() dialectMetrics { return newFastDeployMetrics(cfg.Params) }, nil
+	case DialectLlamaCpp:
+		return func() dialectMetrics {
+			return newLlamaCppMetrics(time.Now(), cfg.Params.MaxRunningRequests, arrivalsPending)
+		}, nil
+	}
+	return nil, fmt.Errorf("unknown dialect %q (want %s, %s, %s or %s)",
+		dialect, DialectSGLang, DialectVLLM, DialectFastDeploy, DialectLlamaCpp)
+}
+
+// switchDialect installs Faults.DialectSwitchTo's metric set, which had
+// counted DialectSwitchPrior finished requests before (each an empty
+// request, received and finished at once), from now on. Called by the loop.
+func (e *Engine) switchDialect() {
+	f := e.cfg.Faults
+	newFn, err := metricsFor(f.DialectSwitchTo, e.cfg, e.arrivalsPending)
+	if err != nil {
+		panic(err) // validated by New
+	}
+	m := newFn()
+	now := e.now()
+	for range f.DialectSwitchPrior {
+		s := newStream()
+		s.arrival, s.queueEnter, s.queueLeave = now, now, now
+		m.received(s)
+		m.finished(s, now)
+	}
+	e.newMetrics = newFn // a later restart restarts the new server
+	e.setMetrics(m)
+	e.dialectSwitchedAt.Store(int64(now))
+}
+
+// DialectSwitchedAt is when /metrics changed family (Faults.DialectSwitchAfter)
+// on the engine clock; ok is false before it did.
+func (e *Engine) DialectSwitchedAt() (at time.Duration, ok bool) {
+	v := e.dialectSwitchedAt.Load()
+	return time.Duration(v), v != 0
 }
 
 // setMetrics installs a fresh metric set (at start and at a restart).

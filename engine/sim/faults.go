@@ -65,6 +65,17 @@ type Faults struct {
 	// 503 and /metrics fails with 503.
 	RestartEvery    time.Duration `yaml:"restart_every"`
 	RestartDowntime time.Duration `yaml:"restart_downtime"`
+
+	// DialectSwitchAfter changes /metrics to another engine family's names
+	// this long after the engine started (0 = never), as when another
+	// server takes the metrics port or a gateway switches backends: from
+	// then on the metrics are DialectSwitchTo's, a fresh set that had
+	// already counted DialectSwitchPrior finished requests (of other
+	// clients, before the switch). Requests are not disturbed; the switch's
+	// time on the engine clock is Engine.DialectSwitchedAt (ground truth).
+	DialectSwitchAfter time.Duration `yaml:"dialect_switch_after"`
+	DialectSwitchTo    string        `yaml:"dialect_switch_to"`
+	DialectSwitchPrior int           `yaml:"dialect_switch_prior"`
 }
 
 // Fault names, as they appear in RequestTruth.Faults.
@@ -124,6 +135,14 @@ func (f Faults) Validate() error {
 	}
 	if f.SlowFirstByteRate > 0 && f.SlowFirstByte == 0 {
 		errs = append(errs, errors.New("faults.slow_first_byte_rate is set but slow_first_byte is 0"))
+	}
+	if f.DialectSwitchAfter < 0 || f.DialectSwitchPrior < 0 {
+		errs = append(errs, errors.New("faults.dialect_switch_after and dialect_switch_prior must be >= 0"))
+	}
+	if f.DialectSwitchAfter > 0 {
+		if _, err := metricsFor(f.DialectSwitchTo, Config{}, nil); err != nil {
+			errs = append(errs, fmt.Errorf("faults.dialect_switch_to: %w", err))
+		}
 	}
 	if f.RestartEvery > 0 && f.RestartDowntime >= f.RestartEvery {
 		errs = append(errs, errors.New("faults.restart_downtime must be shorter than restart_every"))

@@ -310,3 +310,45 @@ func TestRestartResetsCounters(t *testing.T) {
 		t.Errorf("truth of the cut request = %+v", tr)
 	}
 }
+
+// TestDialectSwitch: Faults.DialectSwitchAfter changes /metrics from one
+// family's names to another's, a fresh set that had counted
+// DialectSwitchPrior requests, and says when (ground truth); requests go on.
+func TestDialectSwitch(t *testing.T) {
+	t.Parallel()
+	e, ep := startEngine(t, Config{Dialect: DialectVLLM, Faults: Faults{DialectSwitchAfter: 200 * time.Millisecond, DialectSwitchTo: DialectSGLang, DialectSwitchPrior: 1000}})
+	if rs := readRaw(t, ep.BaseURL, "before", nil); !rs.done {
+		t.Fatal("request before the switch failed")
+	}
+	m := scrape(t, ep.MetricsURL)
+	if _, ok := m["sglang:num_requests_total"]; ok {
+		t.Fatal("SGLang's names before the switch")
+	}
+	if v := value(t, m, "vllm:request_success_total"); v != 1 {
+		t.Errorf("vllm:request_success_total %v before the switch, want 1", v)
+	}
+	if _, ok := e.DialectSwitchedAt(); ok {
+		t.Error("switched before its time")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for _, ok := e.DialectSwitchedAt(); !ok && time.Now().Before(deadline); _, ok = e.DialectSwitchedAt() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	at, ok := e.DialectSwitchedAt()
+	if !ok || at < 200*time.Millisecond {
+		t.Fatalf("switched at %v (%v), want at 200 ms or later", at, ok)
+	}
+	if rs := readRaw(t, ep.BaseURL, "after", nil); !rs.done {
+		t.Fatal("request after the switch failed")
+	}
+	m = scrape(t, ep.MetricsURL)
+	if _, ok := m["vllm:request_success_total"]; ok {
+		t.Error("vLLM's names after the switch")
+	}
+	if v := value(t, m, "sglang:num_requests_total"); v != 1001 {
+		t.Errorf("sglang:num_requests_total %v after the switch, want 1000 prior + 1", v)
+	}
+	if err := (Faults{DialectSwitchAfter: time.Second, DialectSwitchTo: "nonesuch"}).Validate(); err == nil {
+		t.Error("an unknown dialect_switch_to validated")
+	}
+}

@@ -39,6 +39,7 @@ func (e *Engine) routes() http.Handler {
 		}
 		mux.HandleFunc("/tokenize", e.handleTokenizeLlama)
 		mux.HandleFunc("/apply-template", e.handleApplyTemplate)
+		mux.HandleFunc("/props", e.handleProps)
 	case DialectVLLM:
 		mux.HandleFunc("/tokenize", e.handleTokenize)
 	case DialectSGLang:
@@ -118,6 +119,19 @@ func (e *Engine) handleModels(w http.ResponseWriter, r *http.Request) {
 		Object string  `json:"object"`
 		Data   []model `json:"data"`
 	}{"list", []model{{e.cfg.Model, "model", e.epoch.Unix(), e.cfg.Dialect, e.cfg.Model, e.cfg.Params.MaxModelLen}}})
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(body)
+}
+
+// handleProps answers llama.cpp's /props as far as llmbench reads it: the
+// per-slot context (n_ctx: max_model_len, which the built-in engine applies
+// to each request as llama.cpp applies a slot's context) and the slots.
+func (e *Engine) handleProps(w http.ResponseWriter, r *http.Request) {
+	body, _ := json.Marshal(map[string]any{
+		"default_generation_settings": map[string]any{"n_ctx": e.cfg.Params.MaxModelLen},
+		"total_slots":                 e.cfg.Params.MaxRunningRequests,
+		"model_path":                  e.cfg.Model,
+	})
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(body)
 }

@@ -23,6 +23,12 @@ func (e *Engine) run() {
 		defer tick.Stop()
 		restartC = tick.C
 	}
+	var switchC <-chan time.Time
+	if after := e.cfg.Faults.DialectSwitchAfter; after > 0 {
+		t := time.NewTimer(after - e.now())
+		defer t.Stop()
+		switchC = t.C
+	}
 	var ops []inboxOp
 	for {
 		select {
@@ -30,6 +36,9 @@ func (e *Engine) run() {
 			e.restart()
 		case <-e.restartNow:
 			e.restart()
+		case <-switchC:
+			e.switchDialect()
+			switchC = nil
 		default:
 		}
 		ops = e.takeInbox(ops)
@@ -44,6 +53,10 @@ func (e *Engine) run() {
 				continue
 			case <-restartC:
 				e.restart()
+				continue
+			case <-switchC:
+				e.switchDialect()
+				switchC = nil
 				continue
 			case <-e.stopLoop:
 				e.abortAll(batch.FinishAbort)

@@ -86,7 +86,7 @@ func samplesOf(records []client.Record, fam family) samples {
 				}
 			}
 		case lagSamples:
-			if r.Intended > 0 {
+			if r.Scheduled() {
 				push(max(0, r.ScheduleLag()).Seconds())
 			}
 		case connSamples:

@@ -49,6 +49,17 @@ type analysis struct {
 	// counter, for an engine that counts no requests.
 	tokForeign tokenForeign
 
+	// engineChanges are the targets' /metrics changing from one engine
+	// family's names to another's (scrape.DialectChanges); acrossChange
+	// the measured windows left out for one (a change inside them, or
+	// snapshots of another family than the one the run is read in).
+	engineChanges []scrape.DialectChange
+	acrossChange  []string
+	// gaugeRows are the scrapes the gauge checks read: all of them, but
+	// after a change of engine only those in the run's own family's names
+	// (another engine's gauges mean other things: SGLang's are logged).
+	gaugeRows []scrape.Row
+
 	origin time.Time
 	flight inflight
 }
@@ -62,6 +73,10 @@ func analyse(in Input) *analysis {
 		a.origin = originFromRows(in.Rows)
 	}
 	dialect := in.Dialect
+	a.engineChanges = scrape.DialectChanges(in.Rows)
+	if dialect == "" && len(a.engineChanges) > 0 {
+		dialect = a.engineChanges[0].From
+	}
 	for _, w := range in.Windows {
 		if !w.Measured {
 			continue
@@ -70,7 +85,16 @@ func analyse(in Input) *analysis {
 			a.unpaired = append(a.unpaired, w)
 			continue
 		}
-		d, rs := scrape.Increase(windowChain(w, in.Rows))
+		chain := windowChain(w, in.Rows)
+		if len(a.engineChanges) > 0 && (len(scrape.DialectChanges(chain)) > 0 || w.Before.Snapshot.Dialect != dialect) {
+			// A change of engine inside the window, or a window read
+			// entirely in another engine's names: no delta is taken, no
+			// comparison made (engineChange names it).
+			a.acrossChange = append(a.acrossChange, w.Name)
+			a.unpaired = append(a.unpaired, w)
+			continue
+		}
+		d, rs := scrape.Increase(chain)
 		a.resetEvents = append(a.resetEvents, rs...)
 		for c, why := range d.Invalid {
 			if a.invalid == nil {
@@ -86,6 +110,15 @@ func analyse(in Input) *analysis {
 		a.windows = append(a.windows, pairedWindow{Window: w, delta: d})
 	}
 	a.sem = semanticsOf(dialect)
+	a.gaugeRows = in.Rows
+	if len(a.engineChanges) > 0 {
+		a.gaugeRows = nil
+		for _, r := range in.Rows {
+			if r.Snapshot == nil || r.Snapshot.Dialect == "" || r.Snapshot.Dialect == dialect {
+				a.gaugeRows = append(a.gaugeRows, r)
+			}
+		}
+	}
 
 	// Which records each window's server delta covers: those whose end falls
 	// between the two readings. Selecting by end time rather than by phase

@@ -37,8 +37,14 @@ type clientStats struct {
 	// times the window.
 	busySum float64
 	// prefilled counts the records, failed or not, that received a first
-	// token: the requests the engine prefilled.
-	prefilled int
+	// token: requests the engine surely prefilled. abandonedUnprefilled
+	// counts those the client gave up on before a first token (timeouts,
+	// cancellations, broken streams): the engine may still have finished
+	// their prefill (llama.cpp handles a cancel between passes, after the
+	// pass under way adds the prompt time), so the engine prefilled between
+	// prefilled and prefilled + abandonedUnprefilled of ours.
+	prefilled            int
+	abandonedUnprefilled int
 	// failedTokenBound bounds the tokens the engine may have generated for
 	// failed requests that reached it (an engine may go on to max_tokens
 	// after the client's stream broke: llama.cpp does); failedUnbounded says
@@ -87,6 +93,9 @@ func newClientStats(records []*client.Record, chunks []chunkdigest.Request, itl 
 			switch r.ErrorClass {
 			case client.ErrTimeout, client.ErrCanceled, client.ErrStreamBroken, client.ErrMalformedChunk:
 				c.abandoned++
+				if r.FirstToken == 0 {
+					c.abandonedUnprefilled++
+				}
 			}
 			continue
 		}

@@ -197,7 +197,7 @@ func (a *analysis) gaugeInflight() gaugeMean {
 		lo, hi := pw.Before.At, pw.After.At
 		fleet := !slices.ContainsFunc(a.in.Rows, func(r scrape.Row) bool { return r.Target == pw.After.Target })
 		per := map[string][]reading{}
-		for _, row := range a.in.Rows {
+		for _, row := range a.gaugeRows {
 			if !row.OK || row.Snapshot == nil || row.At <= lo || row.At >= hi || (!fleet && row.Target != pw.After.Target) {
 				continue
 			}

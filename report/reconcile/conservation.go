@@ -28,13 +28,21 @@ func (a *analysis) noServerView() Finding {
 		why = "the engine has no /metrics to scrape: only the client's view is reported"
 	case measured == 0:
 		why = "no measured phase: nothing to compare"
+	case len(a.acrossChange) == len(a.unpaired):
+		why = fmt.Sprintf("no measured phase can be compared: the engine changed inside %s (see engine_change), so the engine's side of every comparison is missing",
+			strings.Join(a.acrossChange, ", "))
 	default:
 		names := make([]string, 0, len(a.unpaired))
 		for _, w := range a.unpaired {
-			names = append(names, w.Name)
+			if !slices.Contains(a.acrossChange, w.Name) {
+				names = append(names, w.Name)
+			}
 		}
 		why = fmt.Sprintf("no measured phase has both a before and an after snapshot (%s lack one): the engine's side of every comparison is missing",
 			strings.Join(names, ", "))
+		if len(a.acrossChange) > 0 {
+			why += fmt.Sprintf("; the engine changed inside %s (see engine_change)", strings.Join(a.acrossChange, ", "))
+		}
 	}
 	return Finding{ID: IDServerView, Severity: Info, Verdict: why, Evidence: ev.orNil()}
 }
@@ -70,8 +78,8 @@ func (a *analysis) reset(c scrape.Concept) bool { return slices.Contains(a.reset
 // estimated from its generated-token counter (tokenForeign); ok is false
 // when neither can tell.
 func (a *analysis) foreignExcess() (excess float64, ok bool) {
-	if excess, ok := a.requestExcess(); ok {
-		return excess, true
+	if fc, ok := a.requestExcess(); ok {
+		return fc.requests, true
 	}
 	if a.tokForeign.known {
 		return a.tokForeign.requests, true
@@ -79,20 +87,50 @@ func (a *analysis) foreignExcess() (excess float64, ok bool) {
 	return 0, false
 }
 
+// foreignCount is the foreign requests an engine's request counter counts.
+type foreignCount struct {
+	requests float64        // beyond every request of ours the counter could have counted
+	exact    bool           // exactly the foreign requests, not a lower bound
+	counter  scrape.Concept // the counter that counted them
+}
+
 // requestExcess is how many requests the engine finished (or received)
 // beyond every request of ours that could have been counted in the paired
-// windows; ok is false when the engine has neither counter or one reset.
-func (a *analysis) requestExcess() (excess float64, ok bool) {
-	bound := float64(a.client.reached + a.ambiguous)
+// windows (the larger of the two counters' figures); ok is false when the
+// engine has neither counter or one reset.
+func (a *analysis) requestExcess() (fc foreignCount, ok bool) {
 	for _, c := range []scrape.Concept{scrape.RequestsFinished, scrape.RequestsReceived} {
 		v, has := a.server.Counters[c]
 		if !has || a.reset(c) {
 			continue
 		}
+		ours, exact := a.oursCountedBy(c)
+		if e := math.Max(0, v-ours); !ok || e > fc.requests || (e == fc.requests && exact) {
+			fc = foreignCount{requests: e, exact: exact, counter: c}
+		}
 		ok = true
-		excess = math.Max(excess, v-bound)
 	}
-	return excess, ok
+	return fc, ok
+}
+
+// oursCountedBy is how many of the window's requests of ours the engine's
+// counter c may have counted, and whether that is exact rather than an
+// upper bound. A received counter counts every request that reached the
+// engine. A finished one counts our successes, and the failed requests that
+// reached the engine may or may not be among them, unless the family says
+// an abandoned request is never finished (engines.Reconcile's
+// AbandonedNotFinished): then it counts exactly our successes (issue 20:
+// "about 27 requests" where 47 came, 20 of ours having been aborted). The
+// requests that ended as a snapshot was read may or may not be counted.
+func (a *analysis) oursCountedBy(c scrape.Concept) (ours float64, exact bool) {
+	amb := float64(a.ambiguous)
+	if c == scrape.RequestsFinished && a.sem.AbandonedNotFinished {
+		return float64(a.client.ok) + amb, a.ambiguous == 0
+	}
+	if c == scrape.RequestsFinished {
+		return float64(a.client.reached) + amb, a.ambiguous == 0 && a.client.reached == a.client.ok
+	}
+	return float64(a.client.reached) + amb, a.ambiguous == 0
 }
 
 // requestConservation: every request the client completed should be one the
@@ -177,7 +215,8 @@ func (a *analysis) foreignTraffic() (f Finding) {
 	if v, has := a.server.Counters[scrape.RequestsReceived]; has {
 		ev.set("server_received_delta", v)
 	}
-	if _, counted := a.requestExcess(); !counted {
+	fc, counted := a.requestExcess()
+	if !counted {
 		if a.tokForeign.known || a.tokForeign.why != "" {
 			return a.foreignFromTokens(f, ev)
 		}
@@ -186,19 +225,38 @@ func (a *analysis) foreignTraffic() (f Finding) {
 		f.Verdict = "the engine exposes no usable request counter (or it reset): foreign traffic cannot be ruled out"
 		return f
 	}
-	ev.set("foreign_requests", math.Max(0, excess))
+	// An exact count is named foreign_requests; a lower bound (the engine
+	// may have finished some of ours the client saw fail) foreign_requests_min.
+	counter := counterWords(fc.counter)
+	requestsKey, shareKey, atLeast, bound := "foreign_requests", "foreign_share_ratio", "", ""
+	if !fc.exact {
+		requestsKey, shareKey, atLeast = "foreign_requests_min", "foreign_share_min_ratio", "at least "
+		bound = fmt.Sprintf("; a lower bound: its %s counter may also count some of the %d requests of ours that failed after reaching it", counter, a.client.reached-a.client.ok)
+		if a.ambiguous > 0 {
+			bound = fmt.Sprintf("; a lower bound: its %s counter may or may not count the %d requests of ours that ended as a snapshot was read", counter, a.ambiguous)
+		}
+	}
+	ev.set(requestsKey, excess)
 	if excess < 1 {
 		f.Verdict = "no foreign traffic: the engine counted no request beyond those llmbench sent"
 		return f
 	}
 	share := excess / math.Max(1, float64(a.client.reached))
-	ev.set("foreign_share_ratio", share)
-	f.Verdict = fmt.Sprintf("the engine served %s requests llmbench did not send (%s of ours): other clients share it, so its latency histograms, gauges and token counters include their traffic",
-		count(excess), pct(share))
+	ev.set(shareKey, share)
+	f.Verdict = fmt.Sprintf("the engine served %s%s requests llmbench did not send (%s of ours, counted by its %s counter%s): other clients share it, so its latency histograms, gauges and token counters include their traffic",
+		atLeast, count(excess), pct(share), counter, bound)
 	if share >= foreignShareWarn {
 		f.Severity = Warn
 	}
 	return f
+}
+
+// counterWords names a request counter in a verdict.
+func counterWords(c scrape.Concept) string {
+	if c == scrape.RequestsReceived {
+		return "received-request"
+	}
+	return "finished-request"
 }
 
 // maxCountingPerRequest is the largest whole number of tokens per request
@@ -305,13 +363,17 @@ func (a *analysis) foreignFromTokens(f Finding, ev evidence) Finding {
 		}
 		return f
 	}
+	// The tokens are counted; the requests are not (the engine counts
+	// none), so their number and share are estimates, named so in the
+	// verdict and the evidence: other clients' requests need not be as
+	// long as ours (issue 20: "about 27" where 47 shorter ones came).
 	share := tf.requests / math.Max(1, float64(a.client.reached))
-	ev.set("foreign_share_ratio", share)
+	ev.set("foreign_share_estimated_ratio", share)
 	atLeast := ""
 	if a.client.failedTokenBound > 0 {
 		atLeast = "at least "
 	}
-	f.Verdict = fmt.Sprintf("the engine generated %s%s tokens beyond the usage of llmbench's requests (its generated-token counter Δ %s, the client's usage %s): other clients' traffic, about %s requests at the client's mean of %s tokens (%s of ours; the engine counts no requests, so they are inferred from its tokens), and its gauges and token counters include them",
+	f.Verdict = fmt.Sprintf("the engine generated %s%s tokens beyond the usage of llmbench's requests (its generated-token counter Δ %s, the client's usage %s): other clients' traffic; the engine counts no requests, so their number is an estimate: about %s requests at the client's mean of %s tokens (%s of ours), more if theirs are shorter; its gauges and token counters include them",
 		atLeast, count(math.Round(tf.tokens)), count(sg), count(a.client.output), count(math.Round(tf.requests)), count(math.Round(tf.meanOutput)), pct(share))
 	if share >= foreignShareWarn {
 		f.Severity = Warn

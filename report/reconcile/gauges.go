@@ -50,7 +50,7 @@ func cadencePreference(logged bool) []scrape.Concept {
 func (a *analysis) gaugeStaleness() (f Finding, ok bool) {
 	byTarget := map[string][]scrape.Row{}
 	var targets []string
-	for _, r := range a.in.Rows {
+	for _, r := range a.gaugeRows {
 		if !r.OK || r.Snapshot == nil || len(r.Snapshot.Gauges) == 0 {
 			continue
 		}
@@ -297,7 +297,7 @@ const kvWarnUsage = 0.95
 // includes recomputing its prefix.
 func (a *analysis) kvPressure() (Finding, bool) {
 	peak, seen := 0.0, false
-	for _, r := range a.in.Rows {
+	for _, r := range a.gaugeRows {
 		if !r.OK || r.Snapshot == nil || !a.underLoad(r.At) {
 			continue
 		}

@@ -89,6 +89,8 @@ func (a *analysis) ttftDecomposition() (f Finding) {
 	if len(parts) > 0 {
 		engine += " (" + strings.Join(parts, ", ") + ")"
 	}
+	// Each engine mean is its histogram's sum over its own count delta
+	// (server_ttft_count in the evidence), never over the client's count.
 	f.Verdict = fmt.Sprintf("client TTFT %s = %s %s outside the engine (%s); the engine's TTFT is %s",
 		dur(cm), engine, signedDur(outside), a.sem.OutsideTTFT, a.sem.TTFTSpan)
 	if excess, _ := a.foreignExcess(); excess >= 1 {
@@ -244,27 +246,42 @@ func (a *analysis) tokensPerITLObservation() (float64, bool) {
 // prefillDecomposition splits the client's mean TTFT cm by the engine's
 // cumulative prefill time ps (llama.cpp's prompt_seconds_total), for an
 // engine without a TTFT histogram: its mean per request is ps over the
-// requests the client saw prefilled (the engine counts none), and the rest
-// of the client's TTFT lies outside the prefill (for llama.cpp: waiting for
-// a free slot, tokenization, HTTP, the network). Each request's time is
-// truncated to the dialect's resolution before it is added, so the mean
-// reads low by up to that resolution.
+// requests it prefilled, and the rest of the client's TTFT lies outside the
+// prefill (for llama.cpp: waiting for a free slot, tokenization, HTTP, the
+// network). Each request's time is truncated to the dialect's resolution
+// before it is added, so the mean reads low by up to that resolution.
+//
+// The engine counts no requests, so the count is the client's, and the
+// verdict and evidence say so (client_prefilled_requests): the requests it
+// saw a first token of, and, when it gave up on some before their first
+// token, a range up to those too (the engine may have finished their
+// prefill: issue 20 divided by the 536 the client saw where the engine
+// prefilled 551, and read the high mean as other requests).
 func (a *analysis) prefillDecomposition(f Finding, ev evidence, cm, ps float64) Finding {
 	defer func() { f.Evidence = ev.orNil() }()
 	n := float64(a.client.prefilled)
-	who := fmt.Sprintf("the %s requests the client saw prefilled", count(n))
+	k := float64(a.client.abandonedUnprefilled)
+	who := fmt.Sprintf("the %s requests the client saw prefilled (the engine counts none)", count(n))
+	ev.set("client_prefilled_requests", n)
 	foreign, _ := a.foreignExcess()
 	if foreign >= 1 {
-		// other clients' requests were prefilled too: count them in
+		// other clients' requests were prefilled too: count them in, an
+		// estimate (the engine counts no requests; see foreign_traffic)
 		n += math.Round(foreign)
-		who = fmt.Sprintf("the %s requests it prefilled, the client's %d and about %s foreign ones", count(n), a.client.prefilled, count(math.Round(foreign)))
+		who = fmt.Sprintf("the %s requests it prefilled, the client's %d and an estimated %s foreign ones", count(n), a.client.prefilled, count(math.Round(foreign)))
+		ev.set("prefill_requests_estimated", n)
 	}
-	pm := ps / n
+	if k > 0 {
+		ev.set("client_abandoned_before_first_token", k)
+		who += fmt.Sprintf(", or up to %s with the %s the client gave up on before a first token, whose prefill the engine may have finished", count(n+k), count(k))
+	}
+	pm, pmLow := ps/n, ps/(n+k)
 	outside := cm - pm
 	res := a.sem.TimeResolution
 	ev.set("server_prefill_seconds_delta", ps)
-	ev.set("server_prefill_requests", n)
 	ev.set("server_prefill_mean_s", pm)
+	ev.set("server_prefill_mean_min_s", pmLow)
+	ev.set("server_prefill_mean_max_s", pm)
 	ev.set("outside_prefill_s", outside)
 	ev.set("outside_share_ratio", outside/cm)
 	kept := ""
@@ -275,19 +292,33 @@ func (a *analysis) prefillDecomposition(f Finding, ev evidence, cm, ps float64) 
 			kept = fmt.Sprintf("; the engine keeps each request's prefill time in whole %s, truncated, and every one of these took less than %s", resolutionUnit(res), dur(res))
 		}
 	}
+	perRequest := dur(pm)
+	if k > 0 {
+		perRequest = dur(pmLow) + " to " + dur(pm)
+	}
 	f.Verdict = fmt.Sprintf("client TTFT %s = engine prefill %s per request (Δ%s over %s: %s%s) %s outside the prefill (%s); the engine has no TTFT histogram",
-		dur(cm), dur(pm), scrape.PrefillSeconds, who, a.sem.PrefillSpan, kept, signedDur(outside), a.sem.OutsidePrefill)
+		dur(cm), perRequest, scrape.PrefillSeconds, who, a.sem.PrefillSpan, kept, signedDur(outside), a.sem.OutsidePrefill)
 	if foreign >= 1 {
 		f.Verdict = joinClauses(f.Verdict, "the engine's prefill time includes foreign requests, so the split is approximate")
 		return f
 	}
+	// The client's mean TTFT is over its successes; the engine's prefill
+	// over every request it prefilled. When those differ (requests that
+	// failed after their first token, or were given up on before it: the
+	// long prompts, typically, that timed out in their prefill) the two
+	// means describe different requests, and no verdict is drawn from
+	// their difference.
+	if other := a.client.prefilled + a.client.abandonedUnprefilled - a.client.ttftN; other > 0 {
+		f.Verdict = joinClauses(f.Verdict, fmt.Sprintf("the engine's prefill time covers %d requests the client's mean TTFT does not (failed, or given up on before a first token), so the two means describe different requests", other))
+		return f
+	}
 	// The engine's prefill ends before the client's first token arrives,
-	// so its mean (at its lowest reading, truncation aside) above the
-	// client's TTFT means the two do not describe the same requests.
-	if -outside > math.Max(negativeOutsideWarnAbs, negativeOutsideWarnShare*cm) {
+	// so its mean (truncation aside) above the client's TTFT means the two
+	// do not describe the same requests.
+	if pmLow-cm > math.Max(negativeOutsideWarnAbs, negativeOutsideWarnShare*cm) {
 		f.Severity = Warn
 		f.Verdict = fmt.Sprintf("the engine's prefill time per request %s exceeds the client's mean TTFT %s: it measured other requests (traffic the engine cannot tell apart, since it counts no requests) or another span",
-			dur(pm), dur(cm))
+			dur(pmLow), dur(cm))
 	}
 	return f
 }

@@ -64,6 +64,7 @@ const (
 	IDScrapeFailures      = "scrape_failures"
 	IDScrapeUnrecognised  = "scrape_unrecognised"
 	IDScrapeHealth        = "scrape_health"
+	IDEngineChange        = "engine_change"
 	IDCounterReset        = "counter_reset"
 	IDInvalidValues       = "invalid_values"
 	IDServerView          = "server_view"
@@ -148,6 +149,9 @@ func Reconcile(in Input) []Finding {
 	a := analyse(in)
 	var out []Finding
 	out = append(out, a.scrapeHealth()...)
+	if f, ok := a.engineChange(); ok {
+		out = append(out, f)
+	}
 	if f, ok := a.counterResets(); ok {
 		out = append(out, f)
 	}

@@ -116,7 +116,9 @@ func TestPlanted(t *testing.T) {
 		{name: "finished counter reset", dialect: "vllm", edit: func(in *Input) {
 			in.Windows[0].Before = withCounter(in.Windows[0].Before, scrape.RequestsFinished, 1000)
 		}, id: IDRequestConservation, sev: Warn, verdict: "went backwards"},
-		{name: "failed requests the engine completed", dialect: "vllm", edit: func(in *Input) {
+		// FastDeploy: an engine that may complete what the client gave up on
+		// (vLLM and SGLang abort it: engines.Reconcile.AbandonedNotFinished).
+		{name: "failed requests the engine completed", dialect: "fastdeploy", edit: func(in *Input) {
 			for i := range 2 {
 				in.Records[i].ErrorClass, in.Records[i].Error = client.ErrTimeout, "deadline"
 			}

@@ -56,6 +56,50 @@ func (a *analysis) counterResets() (Finding, bool) {
 			strings.Join(parts, ", "))}, true
 }
 
+// engineChange names every target whose /metrics changed from one engine
+// family's names to another's (scrape.DialectChanges): a change of engine
+// (another server took the port, a gateway switched backends), never a
+// delta across it (issue 20 read vLLM's counters followed by SGLang's as
+// 1,000 foreign requests). The windows it touches are left out of every
+// comparison. A warning; ok is false when there was none.
+//
+// Evidence: changes (how many), first_change_at_s, windows_left_out.
+func (a *analysis) engineChange() (Finding, bool) {
+	if len(a.engineChanges) == 0 {
+		return Finding{}, false
+	}
+	var parts []string
+	for _, c := range a.engineChanges {
+		parts = append(parts, fmt.Sprintf("%s changed from %s metrics to %s between %s and %s into the run",
+			c.Target, possessive(c.From), possessive(c.To), dur(c.Last.Seconds()), dur(c.At.Seconds())))
+	}
+	v := "a change of engine: " + strings.Join(parts, "; ") +
+		"; the counters before and after are different engines', so no delta is taken across the change"
+	if len(a.acrossChange) > 0 {
+		v += fmt.Sprintf(", and %s (%s) %s not compared with the client", plural(len(a.acrossChange), "measured window"), strings.Join(a.acrossChange, ", "), isAre(len(a.acrossChange)))
+	}
+	if a.sem.name != "" {
+		v += fmt.Sprintf("; the run is read as %s", a.sem.display)
+	}
+	ev := evidence{}
+	ev.set("changes", float64(len(a.engineChanges)))
+	ev.set("first_change_at_s", a.engineChanges[0].At.Seconds())
+	ev.set("windows_left_out", float64(len(a.acrossChange)))
+	return Finding{ID: IDEngineChange, Severity: Warn, Verdict: v, Evidence: ev.orNil()}, true
+}
+
+// possessive names a dialect's family ("vLLM's"), or the dialect as recorded.
+func possessive(dialect string) string {
+	return semanticsOf(dialect).display + "'s"
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
+}
+
 func trimFloat(v float64) string { return fmt.Sprintf("%.6g", v) }
 
 // invalidValues names the concepts the engine exposed but whose values
