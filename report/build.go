@@ -689,7 +689,7 @@ func health(meta rundir.RunMeta, records []request, rows []scrape.Row, partialLi
 	var connect []time.Duration
 	for _, r := range records {
 		sendDelay = append(sendDelay, r.SendDelay())
-		if r.Intended > 0 { // closed-loop requests have no intended time: they go when a user is free
+		if r.Scheduled() { // closed-loop requests have no schedule: they go when a user is free
 			lag = append(lag, max(0, r.ScheduleLag()))
 		}
 		if r.ConnectDur > 0 {
