@@ -2,6 +2,8 @@ package sim
 
 import (
 	"context"
+	"net"
+	"net/url"
 	"testing"
 	"time"
 
@@ -75,5 +77,45 @@ func TestStopLeavesNoGoroutines(t *testing.T) {
 	// A second Stop is harmless.
 	if err := e.Stop(t.Context()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestStopClosesSilentConnections: a connection accepted but never sent a
+// request (a client's spare pooled connection) does not hold Stop back.
+// net/http's Shutdown counts such a connection as busy until it is 5 s old;
+// with nothing being served there is nothing left to finish gracefully.
+func TestStopClosesSilentConnections(t *testing.T) {
+	t.Parallel()
+	e, ep := startEngineNoCleanup(t, Config{})
+	u, err := url.Parse(ep.BaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One request served first, so the engine is past its start; then a
+	// connection that says nothing, accepted just before Stop.
+	if rs := readRaw(t, ep.BaseURL, "warm", map[string]any{"max_tokens": 3}); !rs.done {
+		t.Fatalf("warm-up stream not done: %v", rs.readErr)
+	}
+	silent, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	time.Sleep(50 * time.Millisecond) // accepted: StateNew on the server
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	began := time.Now()
+	if err := e.Stop(ctx); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	// The bound is what net/http would have waited (5 s) less a margin for a
+	// slow machine: the fix returns within milliseconds.
+	if took := time.Since(began); took > 3*time.Second {
+		t.Errorf("Stop took %v with a silent connection open, want it closed at once", took)
+	}
+	_ = silent.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := silent.Read(make([]byte, 1)); err == nil {
+		t.Error("the silent connection is still open after Stop")
 	}
 }
