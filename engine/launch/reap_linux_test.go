@@ -51,7 +51,13 @@ func TestKillLeftoverEndsOrphanedChildren(t *testing.T) {
 			_ = syscall.Kill(-leader, syscall.SIGKILL)
 		}
 	})
+	// The helper writes the GroupFile once its engine started, while the
+	// engine writes the pid files: on a loaded machine they may come first.
 	l, err := readGroupFile(filepath.Join(dir, GroupFile))
+	for deadline := time.Now().Add(30 * time.Second); (err != nil || l.start == "") && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		l, err = readGroupFile(filepath.Join(dir, GroupFile))
+	}
 	if err != nil || l.pgid != leader || l.bootID == "" || l.start == "" {
 		t.Fatalf("GroupFile: %+v, %v; want group %d with its boot and start", l, err, leader)
 	}

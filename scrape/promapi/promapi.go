@@ -94,8 +94,8 @@ func (s Source) Instant(ctx context.Context, at time.Time) (Sample, error) {
 // evaluation time (the points' timestamp; at itself when there is none) and
 // its series, each point's value being the series' latest sample.
 func (s Source) vector(ctx context.Context, q string, at time.Time) (time.Time, []series, error) {
-	val, err := s.query(ctx, pathQuery, func(ctx context.Context, api v1.API) (model.Value, v1.Warnings, error) {
-		v, warn, _, err := api.Query(ctx, q, at)
+	val, err := s.query(ctx, pathQuery, func(ctx context.Context, c v1.API) (model.Value, v1.Warnings, error) {
+		v, warn, _, err := c.Query(ctx, q, at)
 		return v, warn, err
 	})
 	if err != nil {
@@ -103,7 +103,7 @@ func (s Source) vector(ctx context.Context, q string, at time.Time) (time.Time, 
 	}
 	vec, ok := val.(model.Vector)
 	if !ok {
-		return time.Time{}, nil, fmt.Errorf("prometheus %s: instant query returned a %q, want a vector", s.URL, val.Type())
+		return time.Time{}, nil, fmt.Errorf("prometheus %s: instant query returned a %q, want a vector", s.URL, typeOf(val))
 	}
 	var out []series
 	when := at
@@ -131,8 +131,8 @@ func (s Source) Range(ctx context.Context, start, end time.Time, step time.Durat
 	if err != nil {
 		return nil, err
 	}
-	val, err := s.query(ctx, pathQueryRange, func(ctx context.Context, api v1.API) (model.Value, v1.Warnings, error) {
-		v, warn, _, err := api.QueryRange(ctx, q, v1.Range{Start: start, End: end, Step: step})
+	val, err := s.query(ctx, pathQueryRange, func(ctx context.Context, c v1.API) (model.Value, v1.Warnings, error) {
+		v, warn, _, err := c.QueryRange(ctx, q, v1.Range{Start: start, End: end, Step: step})
 		return v, warn, err
 	})
 	if err != nil {
@@ -140,7 +140,7 @@ func (s Source) Range(ctx context.Context, start, end time.Time, step time.Durat
 	}
 	mat, ok := val.(model.Matrix)
 	if !ok {
-		return nil, fmt.Errorf("prometheus %s: range query returned a %q, want a matrix", s.URL, val.Type())
+		return nil, fmt.Errorf("prometheus %s: range query returned a %q, want a matrix", s.URL, typeOf(val))
 	}
 	byTime := map[int64][]series{}
 	for _, stream := range mat {
@@ -296,6 +296,14 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	b.left -= int64(n)
 	return n, err
+}
+
+// typeOf is an answer's result type, "" for none (`"data": null`).
+func typeOf(v model.Value) string {
+	if v == nil {
+		return ""
+	}
+	return v.Type().String()
 }
 
 // timeOf is a sample's time as llmbench keeps it: milliseconds, in UTC.

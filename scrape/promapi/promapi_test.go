@@ -212,6 +212,7 @@ func TestAPIErrors(t *testing.T) {
 		// client reports by status alone: what the server said is kept.
 		{"query timeout", 503, `{"status":"error","errorType":"timeout","error":"query timed out in expression evaluation"}`, "HTTP 503: timeout: query timed out in expression evaluation"},
 		{"wrong result type", 200, `{"status":"success","data":{"resultType":"matrix","result":[]}}`, `returned a "matrix", want a vector`},
+		{"no data", 200, `{"status":"success","data":null}`, `returned a "", want a vector`},
 		{"bad value", 200, `{"status":"success","data":{"resultType":"vector","result":[{"metric":{"__name__":"x"},"value":[1,"one"]}]}}`, `parsing "one"`},
 	}
 	for _, tt := range tests {
