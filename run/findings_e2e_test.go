@@ -1,7 +1,6 @@
 package run
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -10,8 +9,8 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
-	"github.com/llmbench-org/llmbench/engine"
 	"github.com/llmbench-org/llmbench/engine/sim"
+	"github.com/llmbench-org/llmbench/internal/testkit"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/reconcile"
 )
@@ -82,32 +81,6 @@ func TestForeignRequestsCountedExactly(t *testing.T) {
 	}
 }
 
-// startSimWith starts a built-in engine with the given parameters (the
-// tiny preset's, edited by edit) for a scenario of kind external.
-func startSimWith(t *testing.T, cfg sim.Config, edit func(*sim.Params)) (*sim.Engine, engine.Endpoint) {
-	t.Helper()
-	p, err := sim.Preset("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	edit(&p)
-	cfg.Params = p
-	e, err := sim.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ep, err := e.Start(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = e.Stop(ctx)
-	})
-	return e, ep
-}
-
 // TestPrefillTimeOverTheEngineCount: llama.cpp adds a request's prompt time
 // when its prefill pass ends, even if the client has gone by then (the
 // cancel is handled between passes; the built-in engine does the same). The
@@ -122,7 +95,7 @@ func TestPrefillTimeOverTheEngineCount(t *testing.T) {
 	// 100 µs per prompt token: a 1,000-token prompt takes 100 ms in one
 	// pass, past the 80 ms timeout; a 16-token one 2 ms. One user, so each
 	// prefill has its pass to itself.
-	e, ep := startSimWith(t, sim.Config{Dialect: sim.DialectLlamaCpp}, func(p *sim.Params) {
+	e, ep := testkit.StartSimWith(t, sim.Config{Dialect: sim.DialectLlamaCpp}, func(p *sim.Params) {
 		p.PrefillPerToken = 100 * time.Microsecond
 		p.MaxRunningRequests = 4
 	})
@@ -222,7 +195,7 @@ scrape: {interval: 200ms, timeout: 200ms}
 // llama.cpp's per-slot n_ctx) truncates the same way, its truth saying so.
 func TestContextTruncationIsNotAnIgnoredIgnoreEOS(t *testing.T) {
 	t.Parallel()
-	e, ep := startSimWith(t, sim.Config{Dialect: sim.DialectLlamaCpp}, func(p *sim.Params) { p.MaxModelLen = 512 })
+	e, ep := testkit.StartSimWith(t, sim.Config{Dialect: sim.DialectLlamaCpp}, func(p *sim.Params) { p.MaxModelLen = 512 })
 	dir := runQuick(t, fmt.Sprintf(`
 name: context
 seed: 3

@@ -60,9 +60,19 @@ func ReadJSONL[T any](t testing.TB, path string) []T {
 // test, stopped when it ends.
 func StartSim(t testing.TB, cfg sim.Config) (*sim.Engine, engine.Endpoint) {
 	t.Helper()
+	return StartSimWith(t, cfg, nil)
+}
+
+// StartSimWith is StartSim with the tiny preset's parameters edited by edit
+// (nil: as they are).
+func StartSimWith(t testing.TB, cfg sim.Config, edit func(*sim.Params)) (*sim.Engine, engine.Endpoint) {
+	t.Helper()
 	p, err := sim.Preset("tiny")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(&p)
 	}
 	cfg.Params = p
 	e, err := sim.New(cfg)
