@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/internal/quiet"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/reconcile"
 	"github.com/llmbench-org/llmbench/run"
@@ -91,181 +92,189 @@ func TestShardedRunMatchesUnsharded(t *testing.T) {
 		t.Skip("runs four load generators for about 20 s")
 	}
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	const n = 3
-	root := t.TempDir()
+	// The latency bounds measure in real time: a miss while other processes
+	// took the machine (`go test ./...` runs the next packages beside this
+	// one) runs both runs again; a miss on a quiet machine fails. Counts,
+	// tokens, the engine's counters and the schedule are exact every time.
+	quiet.Retry{Within: 4 * time.Minute, Children: true}.Run(t, func(int) []string {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		const n = 3
+		root := t.TempDir()
 
-	scenario := shardScenario(t, serveEngine(t))
-	// The shards are started 600 ms apart, as pods are scheduled at
-	// different times: the barrier makes them begin together, and the merge
-	// must shift each one's clock by its own start. The start time is far
-	// enough ahead for all three to start and open their connections on a
-	// busy 2-core machine; a shard that found it passed would fail, not
-	// start late.
-	const stagger = 600 * time.Millisecond
-	startAt := time.Now().Add(6 * time.Second).UTC().Format(time.RFC3339Nano)
-	shards := make([]*exec.Cmd, n)
-	logs := make([]*syncBuffer, n)
-	for i := range n {
-		if i > 0 {
-			time.Sleep(stagger)
-		}
-		logs[i] = &syncBuffer{}
-		shards[i] = llmbenchProcess(ctx, "run", scenario, "--shard", fmt.Sprintf("%d/%d", i, n), "--start-at", startAt,
-			"--runs", filepath.Join(root, "shards", fmt.Sprintf("shard-%d", i)), "--output", "plain")
-		shards[i].Stdout, shards[i].Stderr = logs[i], logs[i]
-		if err := shards[i].Start(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i, c := range shards {
-		if err := c.Wait(); err != nil {
-			t.Fatalf("shard %d: %v\n%s", i, err, logs[i])
-		}
-		if !strings.Contains(logs[i].String(), "waiting") {
-			t.Errorf("shard %d did not wait for the start time:\n%s", i, logs[i])
-		}
-	}
-	// The barrier: no shard's load began before the start time, and each
-	// began within StartLateness of it.
-	at, err := time.Parse(time.RFC3339Nano, startAt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	metas, err := filepath.Glob(filepath.Join(root, "shards", "shard-*", "*", rundir.RunFile))
-	if err != nil || len(metas) != n {
-		t.Fatalf("shard runs %v (%v)", metas, err)
-	}
-	var starts []string
-	for _, path := range metas {
-		var meta rundir.RunMeta
-		if b, err := os.ReadFile(path); err != nil || json.Unmarshal(b, &meta) != nil || len(meta.Phases) == 0 {
-			t.Fatalf("%s: %v: %s", path, err, b)
-		}
-		began := meta.StartedAt.Add(meta.Phases[0].Start)
-		starts = append(starts, fmt.Sprintf("shard %d +%s", meta.Shard, began.Sub(at)))
-		if began.Before(at) || began.Sub(at) > run.StartLateness {
-			t.Errorf("shard %d began its load at %s, %s after the start time", meta.Shard, began.Format(time.RFC3339Nano), began.Sub(at))
-		}
-	}
-	t.Logf("load began after --start-at: %s", strings.Join(starts, ", "))
-
-	merged := filepath.Join(root, "merged")
-	cio, _, stderr := testIO(nil)
-	if code := execute(ctx, cio, []string{"merge", merged, filepath.Join(root, "shards")}); code != exitOK {
-		t.Fatalf("merge: exit %d\n%s", code, stderr)
-	}
-
-	// The same scenario, unsharded, against a fresh engine of the same kind.
-	single := llmbenchProcess(ctx, "run", shardScenario(t, serveEngine(t)), "--runs", filepath.Join(root, "single"), "--output", "plain")
-	if out, err := single.CombinedOutput(); err != nil {
-		t.Fatalf("unsharded run: %v\n%s", err, out)
-	}
-	singleDirs, err := filepath.Glob(filepath.Join(root, "single", "*"))
-	if err != nil || len(singleDirs) != 1 {
-		t.Fatalf("unsharded run directories %v (%v)", singleDirs, err)
-	}
-
-	m, err := report.Build(merged)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u, err := report.Build(singleDirs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	mc, uc := m.Client, u.Client
-	t.Logf("merged:    %d ok of %d, %d prompt + %d output tokens; TTFT p50 %.1f ms p90 %.1f ms; E2E p50 %.1f ms p90 %.1f ms; TPOT p50 %.2f ms",
-		mc.Requests.OK, mc.Requests.Sent, mc.Tokens.Prompt, mc.Tokens.Output, 1e3*mc.Latency.TTFT.P50, 1e3*mc.Latency.TTFT.P90,
-		1e3*mc.Latency.E2E.P50, 1e3*mc.Latency.E2E.P90, 1e3*mc.Latency.TPOT.P50)
-	t.Logf("unsharded: %d ok of %d, %d prompt + %d output tokens; TTFT p50 %.1f ms p90 %.1f ms; E2E p50 %.1f ms p90 %.1f ms; TPOT p50 %.2f ms",
-		uc.Requests.OK, uc.Requests.Sent, uc.Tokens.Prompt, uc.Tokens.Output, 1e3*uc.Latency.TTFT.P50, 1e3*uc.Latency.TTFT.P90,
-		1e3*uc.Latency.E2E.P50, 1e3*uc.Latency.E2E.P90, 1e3*uc.Latency.TPOT.P50)
-
-	// Exact: the shards sent the plan's requests, each once.
-	if mc.Requests.Sent != 150 || mc.Requests.OK != 150 || uc.Requests.OK != 150 {
-		t.Errorf("requests: merged %d ok of %d sent, unsharded %d ok: want 150", mc.Requests.OK, mc.Requests.Sent, uc.Requests.OK)
-	}
-	if mc.Tokens.Prompt != uc.Tokens.Prompt || mc.Tokens.Output != uc.Tokens.Output {
-		t.Errorf("tokens: merged %d prompt + %d output, unsharded %d + %d: want the same requests", mc.Tokens.Prompt, mc.Tokens.Output, uc.Tokens.Prompt, uc.Tokens.Output)
-	}
-
-	// The engine's view of the merged run: one engine, counted once,
-	// agreeing with what the client counted (as the unsharded run's does).
-	for name, s := range map[string]report.Summary{"merged": m, "unsharded": u} {
-		if s.Server == nil {
-			t.Errorf("%s: no server view", name)
-			continue
-		}
-		for concept, want := range map[scrape.Concept]int{
-			scrape.RequestsFinished: s.Client.Requests.OK,
-			scrape.PromptTokens:     s.Client.Tokens.Prompt,
-			scrape.GenerationTokens: s.Client.Tokens.Output,
-		} {
-			if got := s.Server.Counters[string(concept)]; got != float64(want) {
-				t.Errorf("%s: engine's %s Δ%g, client's %d", name, concept, got, want)
+		scenario := shardScenario(t, serveEngine(t))
+		// The shards are started 600 ms apart, as pods are scheduled at
+		// different times: the barrier makes them begin together, and the merge
+		// must shift each one's clock by its own start. The start time is far
+		// enough ahead for all three to start and open their connections on a
+		// busy 2-core machine; a shard that found it passed would fail, not
+		// start late.
+		const stagger = 600 * time.Millisecond
+		startAt := time.Now().Add(6 * time.Second).UTC().Format(time.RFC3339Nano)
+		shards := make([]*exec.Cmd, n)
+		logs := make([]*syncBuffer, n)
+		for i := range n {
+			if i > 0 {
+				time.Sleep(stagger)
+			}
+			logs[i] = &syncBuffer{}
+			shards[i] = llmbenchProcess(ctx, "run", scenario, "--shard", fmt.Sprintf("%d/%d", i, n), "--start-at", startAt,
+				"--runs", filepath.Join(root, "shards", fmt.Sprintf("shard-%d", i)), "--output", "plain")
+			shards[i].Stdout, shards[i].Stderr = logs[i], logs[i]
+			if err := shards[i].Start(); err != nil {
+				t.Fatal(err)
 			}
 		}
-		if f := findingOf(s.Findings, reconcile.IDServerView); f != nil {
-			t.Errorf("%s: %s finding with the engine's side present: %s", name, f.ID, f.Verdict)
+		for i, c := range shards {
+			if err := c.Wait(); err != nil {
+				t.Fatalf("shard %d: %v\n%s", i, err, logs[i])
+			}
+			if !strings.Contains(logs[i].String(), "waiting") {
+				t.Errorf("shard %d did not wait for the start time:\n%s", i, logs[i])
+			}
 		}
-	}
-	if m.Server != nil && len(m.Server.Targets) != 1 {
-		t.Errorf("merged server targets %v: want the one engine", m.Server.Targets)
-	}
+		// The barrier: no shard's load began before the start time, and each
+		// began within StartLateness of it.
+		at, err := time.Parse(time.RFC3339Nano, startAt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		metas, err := filepath.Glob(filepath.Join(root, "shards", "shard-*", "*", rundir.RunFile))
+		if err != nil || len(metas) != n {
+			t.Fatalf("shard runs %v (%v)", metas, err)
+		}
+		var starts []string
+		for _, path := range metas {
+			var meta rundir.RunMeta
+			if b, err := os.ReadFile(path); err != nil || json.Unmarshal(b, &meta) != nil || len(meta.Phases) == 0 {
+				t.Fatalf("%s: %v: %s", path, err, b)
+			}
+			began := meta.StartedAt.Add(meta.Phases[0].Start)
+			starts = append(starts, fmt.Sprintf("shard %d +%s", meta.Shard, began.Sub(at)))
+			if began.Before(at) || began.Sub(at) > run.StartLateness {
+				t.Errorf("shard %d began its load at %s, %s after the start time", meta.Shard, began.Format(time.RFC3339Nano), began.Sub(at))
+			}
+		}
+		t.Logf("load began after --start-at: %s", strings.Join(starts, ", "))
 
-	// The schedule: each request was planned at the same offset from the
-	// first planned arrival as in the unsharded run, to within how far apart
-	// the shards' arrivals began: the barrier's few milliseconds (each
-	// shard's opening /metrics snapshot is taken while it waits; taken at
-	// the phase's start, it held the shard's arrivals back by its duration,
-	// 124 ms once here at a load average of 15). A shard whose clock the
-	// merge shifted wrongly would be off by its 600 ms stagger.
-	mOff, uOff := plannedOffsets(t, merged), plannedOffsets(t, singleDirs[0])
-	var worst time.Duration
-	for index, u := range uOff {
-		m, ok := mOff[index]
-		if !ok {
-			t.Errorf("request %d is not in the merged run", index)
-			continue
+		merged := filepath.Join(root, "merged")
+		cio, _, stderr := testIO(nil)
+		if code := execute(ctx, cio, []string{"merge", merged, filepath.Join(root, "shards")}); code != exitOK {
+			t.Fatalf("merge: exit %d\n%s", code, stderr)
 		}
-		worst = max(worst, (m - u).Abs())
-	}
-	t.Logf("planned send times, merged vs unsharded: at most %s apart", worst)
-	if worst > stagger/2 {
-		t.Errorf("a request's planned send time is %s off the unsharded schedule", worst)
-	}
 
-	// Latencies: the same requests at the same planned times against the
-	// same kind of engine, so they differ by noise alone: the tiny preset's
-	// 2 ms passes and three client processes beside the engine on a shared
-	// 2-core machine, where other work comes and goes between the two runs.
-	// Repeated runs here (load average 12 to 22) differed by up to 20 % at
-	// the median; the tails of millisecond latencies move with the host's
-	// hiccups (one run saw all three shards held up together by 84 ms), by
-	// 2.6× at TTFT's p90 once. The bounds: a median within 50 % (or 15 ms)
-	// and a p90 within a factor of 2.5 (or 50 ms). Records lost, doubled or
-	// mangled by the merge fail the counts and the schedule above.
-	for _, q := range []struct {
-		name string
-		m, u report.Dist
-	}{{"TTFT", mc.Latency.TTFT, uc.Latency.TTFT}, {"E2E", mc.Latency.E2E, uc.Latency.E2E}, {"TPOT", mc.Latency.TPOT, uc.Latency.TPOT}} {
-		if d := math.Abs(q.m.P50 - q.u.P50); d > max(0.5*q.u.P50, 0.015) {
-			t.Errorf("%s p50: merged %.4fs, unsharded %.4fs", q.name, q.m.P50, q.u.P50)
+		// The same scenario, unsharded, against a fresh engine of the same kind.
+		single := llmbenchProcess(ctx, "run", shardScenario(t, serveEngine(t)), "--runs", filepath.Join(root, "single"), "--output", "plain")
+		if out, err := single.CombinedOutput(); err != nil {
+			t.Fatalf("unsharded run: %v\n%s", err, out)
 		}
-		if r := q.m.P90 / q.u.P90; (r > 2.5 || r < 1/2.5) && math.Abs(q.m.P90-q.u.P90) > 0.050 {
-			t.Errorf("%s p90: merged %.4fs, unsharded %.4fs", q.name, q.m.P90, q.u.P90)
+		singleDirs, err := filepath.Glob(filepath.Join(root, "single", "*"))
+		if err != nil || len(singleDirs) != 1 {
+			t.Fatalf("unsharded run directories %v (%v)", singleDirs, err)
 		}
-		if q.m.N != q.u.N {
-			t.Errorf("%s samples: merged %d, unsharded %d", q.name, q.m.N, q.u.N)
+
+		m, err := report.Build(merged)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	// Intended send times: the shards' arrivals interleave into the
-	// unsharded schedule, to within how well the shards started together.
-	if m.Run.Duration > 0 && u.Run.Duration > 0 {
-		t.Logf("measured span: merged %.2fs, unsharded %.2fs", m.Run.Duration, u.Run.Duration)
-	}
+		u, err := report.Build(singleDirs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		mc, uc := m.Client, u.Client
+		var misses []string // latency bounds missed: noise the machine may explain
+		t.Logf("merged:    %d ok of %d, %d prompt + %d output tokens; TTFT p50 %.1f ms p90 %.1f ms; E2E p50 %.1f ms p90 %.1f ms; TPOT p50 %.2f ms",
+			mc.Requests.OK, mc.Requests.Sent, mc.Tokens.Prompt, mc.Tokens.Output, 1e3*mc.Latency.TTFT.P50, 1e3*mc.Latency.TTFT.P90,
+			1e3*mc.Latency.E2E.P50, 1e3*mc.Latency.E2E.P90, 1e3*mc.Latency.TPOT.P50)
+		t.Logf("unsharded: %d ok of %d, %d prompt + %d output tokens; TTFT p50 %.1f ms p90 %.1f ms; E2E p50 %.1f ms p90 %.1f ms; TPOT p50 %.2f ms",
+			uc.Requests.OK, uc.Requests.Sent, uc.Tokens.Prompt, uc.Tokens.Output, 1e3*uc.Latency.TTFT.P50, 1e3*uc.Latency.TTFT.P90,
+			1e3*uc.Latency.E2E.P50, 1e3*uc.Latency.E2E.P90, 1e3*uc.Latency.TPOT.P50)
+
+		// Exact: the shards sent the plan's requests, each once.
+		if mc.Requests.Sent != 150 || mc.Requests.OK != 150 || uc.Requests.OK != 150 {
+			t.Errorf("requests: merged %d ok of %d sent, unsharded %d ok: want 150", mc.Requests.OK, mc.Requests.Sent, uc.Requests.OK)
+		}
+		if mc.Tokens.Prompt != uc.Tokens.Prompt || mc.Tokens.Output != uc.Tokens.Output {
+			t.Errorf("tokens: merged %d prompt + %d output, unsharded %d + %d: want the same requests", mc.Tokens.Prompt, mc.Tokens.Output, uc.Tokens.Prompt, uc.Tokens.Output)
+		}
+
+		// The engine's view of the merged run: one engine, counted once,
+		// agreeing with what the client counted (as the unsharded run's does).
+		for name, s := range map[string]report.Summary{"merged": m, "unsharded": u} {
+			if s.Server == nil {
+				t.Errorf("%s: no server view", name)
+				continue
+			}
+			for concept, want := range map[scrape.Concept]int{
+				scrape.RequestsFinished: s.Client.Requests.OK,
+				scrape.PromptTokens:     s.Client.Tokens.Prompt,
+				scrape.GenerationTokens: s.Client.Tokens.Output,
+			} {
+				if got := s.Server.Counters[string(concept)]; got != float64(want) {
+					t.Errorf("%s: engine's %s Δ%g, client's %d", name, concept, got, want)
+				}
+			}
+			if f := findingOf(s.Findings, reconcile.IDServerView); f != nil {
+				t.Errorf("%s: %s finding with the engine's side present: %s", name, f.ID, f.Verdict)
+			}
+		}
+		if m.Server != nil && len(m.Server.Targets) != 1 {
+			t.Errorf("merged server targets %v: want the one engine", m.Server.Targets)
+		}
+
+		// The schedule: each request was planned at the same offset from the
+		// first planned arrival as in the unsharded run, to within how far apart
+		// the shards' arrivals began: the barrier's few milliseconds (each
+		// shard's opening /metrics snapshot is taken while it waits; taken at
+		// the phase's start, it held the shard's arrivals back by its duration,
+		// 124 ms once here at a load average of 15). A shard whose clock the
+		// merge shifted wrongly would be off by its 600 ms stagger.
+		mOff, uOff := plannedOffsets(t, merged), plannedOffsets(t, singleDirs[0])
+		var worst time.Duration
+		for index, u := range uOff {
+			m, ok := mOff[index]
+			if !ok {
+				t.Errorf("request %d is not in the merged run", index)
+				continue
+			}
+			worst = max(worst, (m - u).Abs())
+		}
+		t.Logf("planned send times, merged vs unsharded: at most %s apart", worst)
+		if worst > stagger/2 {
+			t.Errorf("a request's planned send time is %s off the unsharded schedule", worst)
+		}
+
+		// Latencies: the same requests at the same planned times against the
+		// same kind of engine, so they differ by noise alone: the tiny preset's
+		// 2 ms passes and three client processes beside the engine on a shared
+		// 2-core machine, where other work comes and goes between the two runs.
+		// Repeated runs here (load average 12 to 22) differed by up to 20 % at
+		// the median; the tails of millisecond latencies move with the host's
+		// hiccups (one run saw all three shards held up together by 84 ms), by
+		// 2.6× at TTFT's p90 once. The bounds: a median within 50 % (or 15 ms)
+		// and a p90 within a factor of 2.5 (or 50 ms). Records lost, doubled or
+		// mangled by the merge fail the counts and the schedule above.
+		for _, q := range []struct {
+			name string
+			m, u report.Dist
+		}{{"TTFT", mc.Latency.TTFT, uc.Latency.TTFT}, {"E2E", mc.Latency.E2E, uc.Latency.E2E}, {"TPOT", mc.Latency.TPOT, uc.Latency.TPOT}} {
+			if d := math.Abs(q.m.P50 - q.u.P50); d > max(0.5*q.u.P50, 0.015) {
+				misses = append(misses, fmt.Sprintf("%s p50: merged %.4fs, unsharded %.4fs", q.name, q.m.P50, q.u.P50))
+			}
+			if r := q.m.P90 / q.u.P90; (r > 2.5 || r < 1/2.5) && math.Abs(q.m.P90-q.u.P90) > 0.050 {
+				misses = append(misses, fmt.Sprintf("%s p90: merged %.4fs, unsharded %.4fs", q.name, q.m.P90, q.u.P90))
+			}
+			if q.m.N != q.u.N {
+				t.Errorf("%s samples: merged %d, unsharded %d", q.name, q.m.N, q.u.N)
+			}
+		}
+		// Intended send times: the shards' arrivals interleave into the
+		// unsharded schedule, to within how well the shards started together.
+		if m.Run.Duration > 0 && u.Run.Duration > 0 {
+			t.Logf("measured span: merged %.2fs, unsharded %.2fs", m.Run.Duration, u.Run.Duration)
+		}
+		return misses
+	})
 }
 
 // plannedOffsets is each request's planned send time (by its index in the
