@@ -72,6 +72,10 @@ type Config struct {
 	// of requests and phases too. Run closes each once before it returns; the
 	// first error one returns stops the run, as a full disk does.
 	Sinks []Sink
+
+	// trial places the run in a trial set (Repeat, Interleave): its run
+	// directory and which trial it is; zero for a run of its own.
+	trial trialSlot
 }
 
 // View is a subscriber to a run's progress (the live TUI, plain progress
@@ -84,6 +88,9 @@ type Live struct {
 	Planned                  time.Duration // the plan's duration; 0 = unknown
 	PlannedRequests          int           // the requests the plan sends when every phase is bounded by a count; 0 = unknown
 	Phases                   []string      // the plan's phases in order
+	// Trial says which trial of a trial set this run is ("trial 2 of 3",
+	// "B: trial 2 of 3"); "" for a run of its own.
+	Trial string
 	// Progress is a snapshot of the run so far; safe from any goroutine.
 	Progress func() live.Progress
 }
@@ -196,7 +203,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	}
 	reapLeftovers(ld.runsDir, sys.Stderr)
 	start := time.Now()
-	rd, err := createRecording(ld.runDir(start), start)
+	rd, err := createRecording(cfg.trial.runDir(ld, start), start)
 	if err != nil {
 		return Result{}, err
 	}
@@ -229,10 +236,12 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 		}
 		outs.add(own)
 	}
+	lv := newLive(ld.sc, up.ep, plan, res.Dir, rd)
+	lv.Trial = cfg.trial.label
 	d, err := drive(ctx, cfg, sys, driving{
 		plan: plan, start: start, client: cl, minTokens: takesMinTokens(up.ep.Dialect),
 		source: up.source, scrapeEvery: ld.sc.Scrape.Interval, meta: meta, rec: rd, outs: outs,
-		live: newLive(ld.sc, up.ep, plan, res.Dir, rd),
+		live: lv,
 	})
 	if err != nil {
 		return res, err

@@ -26,6 +26,7 @@ type runOpts struct {
 	sets       []string      // --set FIELD=VALUE overrides of the scenario
 	metrics    string        // serve llmbench's own /metrics here during the run
 	verbose    bool          // the findings whole in the text summary
+	repeat     int           // trials of the scenario (1: a single run, no trial set)
 }
 
 func newRunCmd(cio *cliIO) *cobra.Command {
@@ -36,19 +37,17 @@ func newRunCmd(cio *cliIO) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.scenario = args[0]
-			switch opts.output {
-			case "auto", "plain":
-			case "tui":
-				if !cio.isTTY || cio.stdin == nil {
-					return asUsage(errors.New("--output tui needs a terminal, and stdout (or stdin) is not one: use --output plain"))
-				}
-			default:
-				return asUsage(fmt.Errorf("--output must be auto, tui or plain, not %q", opts.output))
+			if err := checkOutput(cio, opts.output); err != nil {
+				return err
+			}
+			if opts.repeat < 1 {
+				return asUsage(fmt.Errorf("--repeat %d: want 1 or more trials", opts.repeat))
 			}
 			_, err := runScenario(cmd.Context(), opts, cio)
 			return err
 		},
 	}
+	cmd.Flags().IntVar(&opts.repeat, "repeat", 1, "run the scenario N times over, each trial a complete run in its own directory of one trial set (trials.json), the gates evaluated over the set")
 	cmd.Flags().StringVar(&opts.runsDir, "runs", "runs", "directory under which the run directory is created")
 	cmd.Flags().StringVar(&opts.output, "output", "auto", "live view: auto (TUI on a terminal, plain lines otherwise), tui, plain")
 	cmd.Flags().DurationVar(&opts.every, "every", 2*time.Second, "interval of plain progress lines")
@@ -63,16 +62,29 @@ func newRunCmd(cio *cliIO) *cobra.Command {
 	return cmd
 }
 
+// checkOutput checks --output: a TUI needs a terminal.
+func checkOutput(cio *cliIO, output string) error {
+	switch output {
+	case "auto", "plain":
+	case "tui":
+		if !cio.isTTY || cio.stdin == nil {
+			return asUsage(errors.New("--output tui needs a terminal, and stdout (or stdin) is not one: use --output plain"))
+		}
+	default:
+		return asUsage(fmt.Errorf("--output must be auto, tui or plain, not %q", output))
+	}
+	return nil
+}
+
 // runScenario runs one scenario through the run package and returns its run
 // directory: the CLI's part is the live view and turning signals (or Ctrl-C
 // in the TUI) into the two-stage stop.
+// With --repeat N > 1 it runs a trial set (run.Repeat) and returns its
+// directory.
 func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) {
 	ctx, abort := context.WithCancel(ctx)
 	defer abort()
-	stop := make(chan struct{})
-	tuiOn := useTUI(cio, opts)
-	intr := newInterrupter(stop, abort, cio.stderr, !tuiOn)
-	go intr.forward(ctx, cio.signals)
+	stop, view := startControl(ctx, abort, cio, opts)
 
 	startAt, err := startTime(opts.startAt)
 	if err != nil {
@@ -81,10 +93,25 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 	cfg := run.Config{
 		Scenario: opts.scenario, Sets: opts.sets, RunsDir: opts.runsDir,
 		Baseline: opts.baseline, Thresholds: opts.thresholds, JUnit: opts.junit, Shard: opts.shard, StartAt: startAt,
-		Stop: stop, Views: []run.View{progressView(cio, opts, tuiOn, intr.interrupt)}, MetricsAddr: opts.metrics, Verbose: opts.verbose,
+		Stop: stop, Views: []run.View{view}, MetricsAddr: opts.metrics, Verbose: opts.verbose,
+	}
+	if opts.repeat > 1 {
+		res, err := run.Repeat(ctx, cfg, opts.repeat, cio.runIO())
+		return res.Dir, err
 	}
 	res, err := run.Run(ctx, cfg, cio.runIO())
 	return res.Dir, err
+}
+
+// startControl sets up how a run is watched and stopped: the live view,
+// and the interrupts (signals, or Ctrl-C in the TUI) turned into the
+// two-stage stop: the first closes stop, the second calls abort.
+func startControl(ctx context.Context, abort context.CancelFunc, cio *cliIO, opts runOpts) (chan struct{}, run.View) {
+	stop := make(chan struct{})
+	tuiOn := useTUI(cio, opts)
+	intr := newInterrupter(stop, abort, cio.stderr, !tuiOn)
+	go intr.forward(ctx, cio.signals)
+	return stop, progressView(cio, opts, tuiOn, intr.interrupt)
 }
 
 // useTUI decides the live view: the TUI on a terminal (unless --output plain),
@@ -105,16 +132,24 @@ func useTUI(cio *cliIO, opts runOpts) bool {
 func progressView(cio *cliIO, opts runOpts, tuiOn bool, interrupt func()) run.View {
 	if tuiOn {
 		return func(ctx context.Context, l run.Live) {
-			h := tui.Header{Scenario: l.Scenario, RunDir: l.RunDir, Engine: l.Engine, Planned: l.Planned, PlannedRequests: l.PlannedRequests, Phases: l.Phases}
+			h := tui.Header{Scenario: withTrial(l), RunDir: l.RunDir, Engine: l.Engine, Planned: l.Planned, PlannedRequests: l.PlannedRequests, Phases: l.Phases}
 			if err := tui.Run(ctx, h, l.Progress, tui.Options{Input: cio.stdin, Output: cio.stdout, Interrupt: interrupt}); err != nil {
 				fmt.Fprintf(cio.stderr, "llmbench: live view: %v\n", err)
 			}
 		}
 	}
 	return func(ctx context.Context, l run.Live) {
-		fmt.Fprintf(cio.stderr, "llmbench: running %s against %s, writing %s\n", l.Scenario, l.Engine, l.RunDir)
+		fmt.Fprintf(cio.stderr, "llmbench: running %s against %s, writing %s\n", withTrial(l), l.Engine, l.RunDir)
 		live.PrintProgress(ctx, cio.stderr, opts.every, l.Progress)
 	}
+}
+
+// withTrial names the run's scenario and, in a trial set, which trial runs.
+func withTrial(l run.Live) string {
+	if l.Trial == "" {
+		return l.Scenario
+	}
+	return l.Scenario + " (" + l.Trial + ")"
 }
 
 // startTime reads --start-at ("" = none): an RFC 3339 time, which says its

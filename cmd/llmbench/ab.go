@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/llmbench-org/llmbench/report/comparison"
+	"github.com/llmbench-org/llmbench/run"
+)
+
+// abOpts are `llmbench ab`'s settings beyond a run's.
+type abOpts struct {
+	run          runOpts
+	setsA, setsB []string // overrides of one side only
+	format       string   // the comparison's format
+}
+
+func newABCmd(cio *cliIO) *cobra.Command {
+	opts := abOpts{}
+	cmd := &cobra.Command{
+		Use:   "ab A.yaml [B.yaml]",
+		Short: "Run two scenarios interleaved, A1 B1 A2 B2 …, as two trial sets, and compare them",
+		Long: `Run scenario A and scenario B (or A again with --set-b overrides) alternately, --repeat
+trials each: A1 B1 A2 B2 …, so that a slow drift of the host or of a shared engine falls on
+both sides alike. Each trial is a complete run; the trials go into the trial sets A/ and B/
+of one directory under --runs, and the two sets are then compared as 'llmbench compare A B'
+compares them. Without B.yaml and --set-b both sides run A: an A/A pair, whose differences
+are the noise.`,
+		Example: `  llmbench ab scenarios/ci-gate.yaml --set-b engine.sim.decode_base=10ms --repeat 5
+  llmbench ab old.yaml new.yaml --format md > comparison.md`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOutput(cio, opts.run.output); err != nil {
+				return err
+			}
+			if opts.run.repeat < 1 {
+				return asUsage(fmt.Errorf("--repeat %d: want 1 or more trials of each side", opts.run.repeat))
+			}
+			if _, ok := comparison.Renderers[opts.format]; !ok {
+				return asUsage(fmt.Errorf("--format %q: want text, md or json", opts.format))
+			}
+			return runAB(cmd.Context(), args, opts, cio)
+		},
+	}
+	cmd.Flags().IntVar(&opts.run.repeat, "repeat", 3, "trials of each side")
+	cmd.Flags().StringVar(&opts.run.runsDir, "runs", "runs", "directory under which the pair's directory is created")
+	cmd.Flags().StringVar(&opts.run.output, "output", "auto", "live view: auto (TUI on a terminal, plain lines otherwise), tui, plain")
+	cmd.Flags().DurationVar(&opts.run.every, "every", 2*time.Second, "interval of plain progress lines")
+	cmd.Flags().StringVar(&opts.format, "format", "text", "the comparison: text, md or json (as llmbench compare)")
+	addSetFlag(cmd, &opts.run.sets)
+	cmd.Flags().StringArrayVar(&opts.setsA, "set-a", nil, "override a field of side A only (repeatable; after --set)")
+	cmd.Flags().StringArrayVar(&opts.setsB, "set-b", nil, "override a field of side B only (repeatable; after --set), e.g. --set-b engine.sim.decode_base=10ms")
+	return cmd
+}
+
+// runAB runs the interleaved pair (run.Interleave) and compares its two
+// trial sets with the code `llmbench compare` runs.
+func runAB(ctx context.Context, args []string, opts abOpts, cio *cliIO) error {
+	ctx, abort := context.WithCancel(ctx)
+	defer abort()
+	stop, view := startControl(ctx, abort, cio, opts.run)
+	bScenario := args[0]
+	if len(args) == 2 {
+		bScenario = args[1]
+	} else if len(opts.setsB) == 0 && len(opts.setsA) == 0 {
+		fmt.Fprintln(cio.stderr, "llmbench: A/A: no B.yaml and no --set-a or --set-b, so both sides run A: their differences are the noise")
+	}
+	side := func(scenario string, sets []string) run.Config {
+		return run.Config{Scenario: scenario, Sets: slices.Concat(opts.run.sets, sets), RunsDir: opts.run.runsDir,
+			Stop: stop, Views: []run.View{view}}
+	}
+	res, err := run.Interleave(ctx, side(args[0], opts.setsA), side(bScenario, opts.setsB), opts.run.repeat, cio.runIO())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cio.stdout, "A/B pair: %s\n", res.Dir)
+	return compareDirs(ctx, cio, opts.format, res.A.Dir, res.B.Dir)
+}
+
+// compareDirs runs `llmbench compare --format FORMAT DIRS...` itself, so
+// that the pair is compared exactly as the command compares sets.
+func compareDirs(ctx context.Context, cio *cliIO, format string, dirs ...string) error {
+	c := newCompareCmd(cio)
+	c.SilenceUsage, c.SilenceErrors = true, true
+	c.SetOut(cio.stdout)
+	c.SetErr(cio.stderr)
+	c.SetArgs(append([]string{"--format", format}, dirs...))
+	return c.ExecuteContext(ctx)
+}
