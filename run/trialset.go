@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/report/validity"
 	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scenarios"
 )
@@ -170,10 +171,17 @@ func validWord(h report.Health) string {
 	if h.Valid {
 		return "valid"
 	}
-	if len(h.Problems) == 0 {
+	// The invalid states by name: the trial's report says each in full.
+	var names []string
+	for _, st := range h.States {
+		if st.Severity == validity.Invalid {
+			names = append(names, st.Name)
+		}
+	}
+	if len(names) == 0 {
 		return "NOT VALID"
 	}
-	return "NOT VALID: " + strings.Join(h.Problems, "; ")
+	return "NOT VALID (" + strings.Join(names, ", ") + ")"
 }
 
 // seconds writes a latency in milliseconds below a second, in seconds
@@ -250,8 +258,8 @@ func (s *trialSet) printSpread(w io.Writer) {
 			valid++
 		}
 	}
-	fmt.Fprintf(tw, "  valid\t %d of %d trials\t\t\n", valid, len(runs))
 	_ = tw.Flush()
+	fmt.Fprintf(w, "  valid in %d of %d trials\n", valid, len(runs))
 }
 
 // median of sorted xs.
