@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/llmbench-org/llmbench/engine"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
@@ -30,6 +32,9 @@ func newInspectCmd(cio *cliIO) *cobra.Command {
 				}
 			}
 			target := args[0]
+			if err := notARun(target); err != nil {
+				return asUsage(err)
+			}
 			if base, ok := apiRoot(target); ok {
 				// The engine's API root rather than its /metrics: find the
 				// metrics as a run would, and say what was found.
@@ -81,4 +86,21 @@ func apiRoot(target string) (string, bool) {
 		return "", false
 	}
 	return u.String(), true
+}
+
+// notARun refuses a run directory or a trial set given for an exposition
+// file: inspect reads an engine's /metrics, not what a run recorded.
+func notARun(target string) error {
+	if fileExists(filepath.Join(target, rundir.TrialsFile)) {
+		trials, err := rundir.Trials(target)
+		if err != nil {
+			return fmt.Errorf("%s is a trial set (llmbench run --repeat): %w", target, err)
+		}
+		return fmt.Errorf("%s is a trial set of %d trials (%s): inspect reads an engine's /metrics (a URL or an exposition file), not a run; llmbench report %s shows what each trial recorded",
+			target, len(trials), trialNames(trials), target)
+	}
+	if fileExists(filepath.Join(target, rundir.RunFile)) {
+		return fmt.Errorf("%s is a run directory: inspect reads an engine's /metrics (a URL or an exposition file), not a run; llmbench report %s shows what it recorded", target, target)
+	}
+	return nil
 }
