@@ -158,9 +158,14 @@ func simSettings(sc scenarios.Scenario) (sim.Params, sim.Faults) {
 // reapLeftovers kills the engines that earlier runs under runsDir launched
 // and never stopped (llmbench was killed with -9: a multi-process engine
 // would keep its port and GPU), and says so. Only run directories that
-// still hold launch.GroupFile are looked at.
+// still hold launch.GroupFile are looked at: runs, the trials of trial sets
+// and those of A/B pairs (decision 0037).
 func reapLeftovers(runsDir string, log io.Writer) {
-	files, _ := filepath.Glob(filepath.Join(runsDir, "*", launch.GroupFile))
+	var files []string
+	for _, where := range [][]string{{"*"}, {"*", "trial-*"}, {"*", "*", "trial-*"}} {
+		found, _ := filepath.Glob(filepath.Join(append(append([]string{runsDir}, where...), launch.GroupFile)...))
+		files = append(files, found...)
+	}
 	for _, f := range files {
 		dir := filepath.Dir(f)
 		pgid, err := launch.KillLeftover(dir)
