@@ -27,8 +27,8 @@ type PairResult struct {
 // of on whichever ran second (docs/decisions/0037). Each trial is a
 // complete run, as in Repeat; each set's trials.json lists its trials in
 // order. a and b are whole runs' configurations; the pair is run in a's
-// runs directory, and both should share Stop, so that one interrupt stops
-// the pair. Comparing the two sets is the caller's (`llmbench ab` prints
+// runs directory, a's MetricsAddr serves both sides throughout, and both
+// should share Stop, so that one interrupt stops the pair. Comparing the two sets is the caller's (`llmbench ab` prints
 // what `llmbench compare A B` does). Gates belong to `run` and `gate`,
 // not to a pair: a or b with thresholds, a baseline or a JUnit path is a
 // *ConfigError.
@@ -57,6 +57,11 @@ func Interleave(ctx context.Context, a, b Config, n int, sys IO) (PairResult, er
 		if i == 1 {
 			fmt.Fprintf(sys.Stdout, "A/B: %d trials each of %s (A) and %s (B), interleaved A1 B1 A2 B2 …\n%s\n", n, names[0], names[1], sharingNote(ld.sc))
 		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := shareOwnMetrics(ctx, a.MetricsAddr, sys, &sides[0], &sides[1]); err != nil {
+		return PairResult{}, err
 	}
 	runsDir := a.RunsDir
 	if runsDir == "" {

@@ -38,6 +38,10 @@ type TrialsResult struct {
 // are a single run's: *ConfigError before anything starts, ErrInterrupted
 // (wrapped), *GatesFailed from the set's gates.
 //
+// cfg.MetricsAddr serves throughout the set; cfg.Sinks receive every
+// trial's records and are closed after each trial (Run closes them), so
+// they must take records again after a Close.
+//
 // With n = 1 it is Run: one run directory, no set.
 func Repeat(ctx context.Context, cfg Config, n int, sys IO) (TrialsResult, error) {
 	if n < 1 {
@@ -55,6 +59,11 @@ func Repeat(ctx context.Context, cfg Config, n int, sys IO) (TrialsResult, error
 	// the first trial starts, as a single run finds them.
 	ld, err := loadRun(cfg, sys)
 	if err != nil {
+		return TrialsResult{}, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if err := shareOwnMetrics(ctx, cfg.MetricsAddr, sys, &cfg); err != nil {
 		return TrialsResult{}, err
 	}
 	dir, err := makeSetDir(ld.runDir(time.Now()))

@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -292,4 +297,71 @@ func TestRepeatConfig(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRepeatServesItsOwnMetricsThroughout: --metrics-addr serves one
+// exporter for the whole set: during trial 2 it counts trial 1's requests
+// too, and it was started once (a server per trial would rebind the port
+// between trials and start its counters again).
+func TestRepeatServesItsOwnMetricsThroughout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the built-in engine twice")
+	}
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	const yaml = `
+name: repeat-own
+engine: {kind: sim, preset: tiny}
+workload: {concurrency: 2, requests: 40, prompt_tokens: 16, output_tokens: 16}
+`
+	var seen atomic.Int64
+	during2 := func(vctx context.Context, lv Live) {
+		if lv.Trial != "trial 2 of 2" {
+			return
+		}
+		for vctx.Err() == nil && seen.Load() == 0 {
+			if lv.Progress().Finished > 0 {
+				seen.Store(int64(ownRequests(t, addr)))
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	cio, _, stderr := testIO(nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if _, err := Repeat(ctx, Config{Scenario: writeScenario(t, yaml), RunsDir: t.TempDir(), MetricsAddr: addr, Views: []View{during2}}, 2, cio.io); err != nil {
+		t.Fatalf("repeat: %v\nstderr:\n%s", err, stderr.String())
+	}
+	if n := strings.Count(stderr.String(), "its own metrics at"); n != 1 {
+		t.Errorf("the exporter was started %d times, want once:\n%s", n, stderr.String())
+	}
+	if n := seen.Load(); n <= 40 {
+		t.Errorf("during trial 2 the exporter counted %d requests, want trial 1's 40 and more", n)
+	}
+}
+
+// ownRequests is llmbench_requests_total summed over its outcomes, read
+// from llmbench's own /metrics at addr (-1 when it cannot be read).
+func ownRequests(t *testing.T, addr string) int {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Logf("own metrics: %v", err)
+		return -1
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	total := 0
+	for _, line := range strings.Split(string(body), "\n") {
+		if rest, ok := strings.CutPrefix(line, "llmbench_requests_total{"); ok {
+			f := strings.Fields(rest)
+			v, _ := strconv.ParseFloat(f[len(f)-1], 64)
+			total += int(v)
+		}
+	}
+	return total
 }

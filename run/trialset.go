@@ -66,6 +66,26 @@ func makeSetDir(path string) (string, error) {
 	}
 }
 
+// shareOwnMetrics serves llmbench's own /metrics at addr ("" = none)
+// once for all the trials of cfgs until ctx ends, and returns cfgs with the
+// exporter as a sink of every trial instead: one address serving
+// throughout, where a server per trial would close and rebind the port
+// between trials (and a scraper would see it gone).
+func shareOwnMetrics(ctx context.Context, addr string, sys IO, cfgs ...*Config) error {
+	if addr == "" {
+		return nil
+	}
+	own, err := serveOwnMetrics(ctx, addr, sys.Stderr)
+	if err != nil {
+		return configError(err)
+	}
+	for _, cfg := range cfgs {
+		cfg.MetricsAddr = ""
+		cfg.Sinks = append(slices.Clip(cfg.Sinks), own)
+	}
+	return nil
+}
+
 // label is what the live view and the headlines call trial k.
 func (s *trialSet) label(k int) string {
 	l := fmt.Sprintf("trial %d of %d", k, s.n)

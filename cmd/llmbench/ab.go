@@ -51,6 +51,7 @@ are the noise.`,
 	cmd.Flags().StringVar(&opts.run.output, "output", "auto", "live view: auto (TUI on a terminal, plain lines otherwise), tui, plain")
 	cmd.Flags().DurationVar(&opts.run.every, "every", 2*time.Second, "interval of plain progress lines")
 	cmd.Flags().StringVar(&opts.format, "format", "text", "the comparison: text, md or json (as llmbench compare)")
+	cmd.Flags().StringVar(&opts.run.metrics, "metrics-addr", "", "serve llmbench's own Prometheus /metrics at HOST:PORT throughout the pair")
 	addSetFlag(cmd, &opts.run.sets)
 	cmd.Flags().StringArrayVar(&opts.setsA, "set-a", nil, "override a field of side A only (repeatable; after --set)")
 	cmd.Flags().StringArrayVar(&opts.setsB, "set-b", nil, "override a field of side B only (repeatable; after --set), e.g. --set-b engine.sim.decode_base=10ms")
@@ -71,7 +72,7 @@ func runAB(ctx context.Context, args []string, opts abOpts, cio *cliIO) error {
 	}
 	side := func(scenario string, sets []string) run.Config {
 		return run.Config{Scenario: scenario, Sets: slices.Concat(opts.run.sets, sets), RunsDir: opts.run.runsDir,
-			Stop: stop, Views: []run.View{view}}
+			Stop: stop, Views: []run.View{view}, MetricsAddr: opts.run.metrics}
 	}
 	res, err := run.Interleave(ctx, side(args[0], opts.setsA), side(bScenario, opts.setsB), opts.run.repeat, cio.runIO())
 	if err != nil {
