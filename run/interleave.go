@@ -42,6 +42,7 @@ func Interleave(ctx context.Context, a, b Config, n int, sys IO) (PairResult, er
 	sys = sys.withDefaults()
 	sides := []Config{a, b}
 	var names [2]string
+	var resolved [2][]byte
 	for i, cfg := range sides {
 		if len(cfg.Thresholds) > 0 || cfg.Baseline != "" || cfg.JUnit != "" {
 			return PairResult{}, configError(errors.New("an A/B pair is compared, not gated: gate either set with `llmbench gate SET --baseline OTHER`"))
@@ -53,7 +54,7 @@ func Interleave(ctx context.Context, a, b Config, n int, sys IO) (PairResult, er
 		if err != nil {
 			return PairResult{}, fmt.Errorf("%s: %w", "AB"[i:i+1], err)
 		}
-		names[i] = ld.sc.Name
+		names[i], resolved[i] = ld.sc.Name, ld.resolved
 		if i == 1 {
 			fmt.Fprintf(sys.Stdout, "A/B: %d trials each of %s (A) and %s (B), interleaved A1 B1 A2 B2 …\n%s\n", n, names[0], names[1], sharingNote(ld.sc))
 		}
@@ -72,7 +73,7 @@ func Interleave(ctx context.Context, a, b Config, n int, sys IO) (PairResult, er
 		return PairResult{}, err
 	}
 	res := PairResult{Dir: dir}
-	sets := [2]*trialSet{{dir: filepath.Join(dir, "A"), side: "A", n: n}, {dir: filepath.Join(dir, "B"), side: "B", n: n}}
+	sets := [2]*trialSet{{dir: filepath.Join(dir, "A"), side: "A", n: n, resolved: resolved[0]}, {dir: filepath.Join(dir, "B"), side: "B", n: n, resolved: resolved[1]}}
 	for _, s := range sets {
 		if err := os.Mkdir(s.dir, 0o755); err != nil {
 			return res, fmt.Errorf("create trial set directory: %w", err)

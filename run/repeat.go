@@ -70,7 +70,7 @@ func Repeat(ctx context.Context, cfg Config, n int, sys IO) (TrialsResult, error
 	if err != nil {
 		return TrialsResult{}, err
 	}
-	set := &trialSet{dir: dir, n: n}
+	set := &trialSet{dir: dir, n: n, resolved: ld.resolved}
 	res := TrialsResult{Dir: dir}
 	fmt.Fprintf(sys.Stdout, "trial set: %d trials of %s in %s\n%s\n", n, ld.sc.Name, dir, sharingNote(ld.sc))
 	for k := 1; k <= n; k++ {

@@ -365,3 +365,33 @@ func ownRequests(t *testing.T, addr string) int {
 	}
 	return total
 }
+
+// TestRepeatRefusesAChangedScenario: a scenario file edited while a set
+// runs would make its trials different experiments: the next trial refuses
+// it, and the set keeps what ran.
+func TestRepeatRefusesAChangedScenario(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the built-in engine")
+	}
+	t.Parallel()
+	const yaml = "name: repeat-edit\nengine: {kind: sim, preset: tiny}\nworkload: {concurrency: 2, requests: 4, prompt_tokens: 16, output_tokens: %d}\n"
+	sc := writeScenario(t, strings.Replace(yaml, "%d", "4", 1))
+	edit := func(_ context.Context, l Live) {
+		if l.Trial == "trial 1 of 3" {
+			if err := os.WriteFile(sc, []byte(strings.Replace(yaml, "%d", "8", 1)), 0o644); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	cio, _, _ := testIO(nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := Repeat(ctx, Config{Scenario: sc, RunsDir: t.TempDir(), Views: []View{edit}}, 3, cio.io)
+	var ce *ConfigError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "trial 2 of 3") || !strings.Contains(err.Error(), "changed since the trial set began") {
+		t.Fatalf("Repeat = %v, want trial 2 to refuse the edited scenario", err)
+	}
+	if dirs, err := rundir.Trials(res.Dir); err != nil || len(dirs) != 1 {
+		t.Errorf("trials.json lists %v (%v), want trial 1 alone", dirs, err)
+	}
+}

@@ -201,6 +201,9 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if err := cfg.trial.sameScenario(ld); err != nil {
+		return Result{}, err
+	}
 	reapLeftovers(ld.runsDir, sys.Stderr)
 	start := time.Now()
 	rd, err := createRecording(cfg.trial.runDir(ld, start), start)

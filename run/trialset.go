@@ -1,6 +1,7 @@
 package run
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -23,6 +24,19 @@ import (
 type trialSlot struct {
 	dir   string // the trial's run directory; "" for a run of its own
 	label string // "trial 2 of 3", "B: trial 2 of 3"
+	// resolved is the scenario as the set's first load resolved it: every
+	// trial must run the same (a scenario file edited while a set runs
+	// would make its trials different experiments).
+	resolved []byte
+}
+
+// sameScenario checks that the trial loaded the scenario its set began
+// with.
+func (t trialSlot) sameScenario(ld loaded) error {
+	if t.resolved == nil || bytes.Equal(t.resolved, ld.resolved) {
+		return nil
+	}
+	return configError(fmt.Errorf("%s: the scenario (its file, or the ${VAR}s it reads) changed since the trial set began: its trials would not run the same plan", ld.sc.Name))
 }
 
 // runDir is where the run's directory goes: the trial's own place, or a new
@@ -39,11 +53,12 @@ func (t trialSlot) runDir(ld loaded, start time.Time) string {
 // ran. trials.json is rewritten after every trial, so that it lists what
 // exists however the set ends.
 type trialSet struct {
-	dir   string
-	side  string // "A" or "B" in an interleaved pair; "" alone
-	n     int    // the trials planned
-	names []string
-	runs  []Result
+	dir      string
+	side     string // "A" or "B" in an interleaved pair; "" alone
+	n        int    // the trials planned
+	resolved []byte // the scenario every trial must run (trialSlot.resolved)
+	names    []string
+	runs     []Result
 }
 
 // makeSetDir creates the directory of a trial set (or of an A/B pair) at
@@ -101,7 +116,7 @@ func (s *trialSet) label(k int) string {
 // report` prints it): N of them would bury the spread that the set is for.
 // Each trial writes its own junit.xml; the set's gates write cfg.JUnit.
 func (s *trialSet) runTrial(ctx context.Context, cfg Config, sys IO, k int) (Result, error) {
-	cfg.trial = trialSlot{dir: filepath.Join(s.dir, fmt.Sprintf("trial-%d", k)), label: s.label(k)}
+	cfg.trial = trialSlot{dir: filepath.Join(s.dir, fmt.Sprintf("trial-%d", k)), label: s.label(k), resolved: s.resolved}
 	cfg.JUnit = ""
 	quiet := sys
 	quiet.Stdout = io.Discard

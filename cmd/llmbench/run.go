@@ -78,9 +78,8 @@ func checkOutput(cio *cliIO, output string) error {
 
 // runScenario runs one scenario through the run package and returns its run
 // directory: the CLI's part is the live view and turning signals (or Ctrl-C
-// in the TUI) into the two-stage stop.
-// With --repeat N > 1 it runs a trial set (run.Repeat) and returns its
-// directory.
+// in the TUI) into the two-stage stop. With --repeat N > 1 it runs a trial
+// set (run.Repeat) and returns the set's directory.
 func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) {
 	ctx, abort := context.WithCancel(ctx)
 	defer abort()

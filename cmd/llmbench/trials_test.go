@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/llmbench-org/llmbench/rundir"
 )
@@ -179,5 +181,57 @@ func TestABComparesAsCompareDoes(t *testing.T) {
 	}
 	if !strings.HasSuffix(stderr.String(), cerr.String()) {
 		t.Errorf("ab stderr does not end in compare's:\n%s\ncompare:\n%s", stderr.String(), cerr.String())
+	}
+}
+
+// TestRunRepeatCtrlCInTrial2: Ctrl-C while trial 2 of 3 runs drains it as
+// it drains a run, keeps trial 1, starts no trial 3, and exits 1 as an
+// interrupted run does; trials.json lists the two trials that exist.
+func TestRunRepeatCtrlCInTrial2(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the built-in engine twice")
+	}
+	t.Parallel()
+	// Each trial lasts 2 s: the interrupt comes while trial 2 runs.
+	sc := writeScenario(t, "name: cli-stop\nengine: {kind: sim, preset: tiny}\nworkload: {concurrency: 2, duration: 2s, prompt_tokens: 16, output_tokens: 8}\n")
+	sigs := make(chan os.Signal, 1)
+	cio, stdout, stderr := testIO(sigs)
+	runs := t.TempDir()
+	done := make(chan int)
+	go func() {
+		done <- execute(context.Background(), cio, []string{"run", "--repeat", "3", "--output", "plain", "--every", "100ms", "--runs", runs, sc})
+	}()
+	waitFor(t, stderr, "(trial 2 of 3) against")
+	sigs <- syscall.SIGINT
+	code := <-done
+	if code != exitRuntime {
+		t.Errorf("exit %d, want %d (interrupted)\nstderr:\n%s", code, exitRuntime, stderr.String())
+	}
+	entries, _ := os.ReadDir(runs)
+	if len(entries) != 1 {
+		t.Fatalf("--runs holds %d entries", len(entries))
+	}
+	set := filepath.Join(runs, entries[0].Name())
+	trials, err := rundir.Trials(set)
+	if err != nil || len(trials) != 2 {
+		t.Fatalf("trials.json: %v, %v; want trial-1 and trial-2", trials, err)
+	}
+	if _, err := os.Stat(filepath.Join(set, "trial-3")); !os.IsNotExist(err) {
+		t.Errorf("trial 3 started after the interrupt (stat: %v)", err)
+	}
+	if !strings.Contains(stderr.String(), "trial 2 of 3: interrupted") || !strings.Contains(stdout.String(), "trial 2 of 3 (trial-2):") {
+		t.Errorf("the interrupt is not told as trial 2's:\nstdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	}
+}
+
+// waitFor waits until b holds s (a minute at most).
+func waitFor(t *testing.T, b *syncBuffer, s string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(b.String(), s) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%q never came:\n%s", s, b.String())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
