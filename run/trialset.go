@@ -243,23 +243,35 @@ var spreadMetrics = []spreadMetric{
 	{"E2E", func(s report.Summary) report.Dist { return s.Client.Latency.E2E }},
 }
 
-// printSpread prints how the trials' headline figures spread: min, median
-// and max over the trials that have them. A spread says how far identical
-// runs differ here; deciding whether two sets differ beyond it is the
-// gates' and compare's (their noise model), not this table's.
+// printSpread prints how the set's trials' headline figures spread
+// (PrintSpread).
 func (s *trialSet) printSpread(w io.Writer) {
-	var runs []Result // the trials that were summarised
-	for _, r := range s.runs {
-		if r.Summary.Schema != "" {
-			runs = append(runs, r)
+	title := "spread"
+	if s.side != "" {
+		title = s.side + " spread"
+	}
+	sums := make([]report.Summary, len(s.runs))
+	for i, r := range s.runs {
+		sums[i] = r.Summary
+	}
+	PrintSpread(w, title, sums)
+}
+
+// PrintSpread prints how the trials' headline figures spread: min, median
+// and max of TTFT, ITL and E2E p50 and p99 and of the throughput, over the
+// trials that were summarised (a zero Summary is left out), and how many
+// were valid; nothing for fewer than two. A spread says how far identical
+// runs differed here; deciding whether two sets differ beyond it is the
+// gates' and compare's (their noise model), not this table's.
+func PrintSpread(w io.Writer, title string, trials []report.Summary) {
+	var runs []report.Summary
+	for _, s := range trials {
+		if s.Schema != "" {
+			runs = append(runs, s)
 		}
 	}
 	if len(runs) < 2 {
 		return
-	}
-	title := "spread"
-	if s.side != "" {
-		title = s.side + " spread"
 	}
 	fmt.Fprintf(w, "%s over %d trials:\n", title, len(runs))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -267,7 +279,7 @@ func (s *trialSet) printSpread(w io.Writer) {
 	row := func(name string, format func(float64) string, get func(report.Summary) (float64, bool)) {
 		var xs []float64
 		for _, r := range runs {
-			if x, ok := get(r.Summary); ok {
+			if x, ok := get(r); ok {
 				xs = append(xs, x)
 			}
 		}
@@ -289,7 +301,7 @@ func (s *trialSet) printSpread(w io.Writer) {
 		func(s report.Summary) (float64, bool) { return s.Client.Throughput.OutputTokensPerSec, true })
 	valid := 0
 	for _, r := range runs {
-		if r.Summary.Health.Valid {
+		if r.Health.Valid {
 			valid++
 		}
 	}

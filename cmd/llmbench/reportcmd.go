@@ -25,8 +25,8 @@ func newReportCmd(cio *cliIO) *cobra.Command {
 		Short: "Rebuild a run's summary.json and report.html from its raw files and print the summary",
 		Long: `Rebuild a run's summary.json, report.html and report.md from its raw files and print the summary.
 Given a trial set (llmbench run --repeat), it rebuilds every trial and prints each one's text or
-md summary, report.html path or parquet files in the order they ran; json and csv describe one
-run, so they want one trial's directory.`,
+md summary, report.html path or parquet files in the order they ran (text ends with the spread of
+the trials' headline figures); json and csv describe one run, so they want one trial's directory.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := args[0]
@@ -36,7 +36,8 @@ run, so they want one trial's directory.`,
 			if _, err := os.Stat(filepath.Join(dir, rundir.RunFile)); err != nil {
 				return asUsage(fmt.Errorf("%s is not a run directory: %w", dir, err))
 			}
-			return reportRun(cio, dir, reportOpts{format: format, verbose: verbose, chunks: chunks})
+			_, err := reportRun(cio, dir, reportOpts{format: format, verbose: verbose, chunks: chunks})
+			return err
 		},
 	}
 	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "text: print every finding whole, with its evidence")
@@ -51,37 +52,38 @@ type reportOpts struct {
 	verbose, chunks bool
 }
 
-// reportRun rebuilds the run directory dir and prints it in opts.format.
-func reportRun(cio *cliIO, dir string, opts reportOpts) error {
+// reportRun rebuilds the run directory dir and prints it in opts.format;
+// it returns the rebuilt summary (zero for parquet, which rebuilds none).
+func reportRun(cio *cliIO, dir string, opts reportOpts) (report.Summary, error) {
 	render, ok := map[string]report.Renderer{"text": report.RenderText, "json": report.RenderJSON, "md": report.RenderMarkdown, "html": nil, "csv": nil, "parquet": nil}[opts.format]
 	if !ok {
-		return asUsage(fmt.Errorf("--format must be text, json, md, csv, html or parquet, not %q", opts.format))
+		return report.Summary{}, asUsage(fmt.Errorf("--format must be text, json, md, csv, html or parquet, not %q", opts.format))
 	}
 	if opts.format == "parquet" { // an export of the raw records: no summary to rebuild
 		w, err := reportparquet.Write(dir, reportparquet.Options{Chunks: opts.chunks})
 		if err != nil {
-			return err
+			return report.Summary{}, err
 		}
 		_, err = fmt.Fprintln(cio.stdout, strings.Join(w.Files, "\n"))
-		return err
+		return report.Summary{}, err
 	}
 	fin, err := run.Finalize(dir, nil)
 	if err != nil {
-		return err
+		return report.Summary{}, err
 	}
 	switch opts.format {
 	case "csv":
 		records := fin.Raw.Records
 		slices.SortStableFunc(records, func(a, b client.Record) int { return a.Index - b.Index })
-		return report.WriteRequestsCSVDigested(cio.stdout, records, fin.Raw.Chunks)
+		return fin.Summary, report.WriteRequestsCSVDigested(cio.stdout, records, fin.Raw.Chunks)
 	case "html":
 		_, err := fmt.Fprintln(cio.stdout, filepath.Join(dir, reporthtml.FileName))
-		return err
+		return fin.Summary, err
 	}
 	if opts.format == "text" && opts.verbose {
 		render = report.RenderTextVerbose
 	}
-	return render(cio.stdout, fin.Summary)
+	return fin.Summary, render(cio.stdout, fin.Summary)
 }
 
 // reportTrials reports each trial of the trial set dir in the order they
@@ -98,8 +100,10 @@ func reportTrials(cio *cliIO, dir string, opts reportOpts) error {
 		return asUsage(fmt.Errorf("%s is a trial set of %d trials (%s): --format %s describes one run; give one trial, e.g. llmbench report %s --format %s",
 			dir, len(trials), trialNames(trials), opts.format, trials[0], opts.format))
 	default:
-		return reportRun(cio, dir, opts) // which names the formats
+		_, err := reportRun(cio, dir, opts) // which names the formats
+		return err
 	}
+	var sums []report.Summary
 	for i, t := range trials {
 		if opts.format == "text" || opts.format == "md" {
 			if i > 0 {
@@ -107,9 +111,15 @@ func reportTrials(cio *cliIO, dir string, opts reportOpts) error {
 			}
 			fmt.Fprintf(cio.stdout, "trial %d of %d: %s\n\n", i+1, len(trials), t)
 		}
-		if err := reportRun(cio, t, opts); err != nil {
+		s, err := reportRun(cio, t, opts)
+		if err != nil {
 			return fmt.Errorf("trial %d of %d (%s): %w", i+1, len(trials), t, err)
 		}
+		sums = append(sums, s)
+	}
+	if opts.format == "text" {
+		fmt.Fprintln(cio.stdout)
+		run.PrintSpread(cio.stdout, "spread", sums)
 	}
 	return nil
 }

@@ -88,7 +88,7 @@ func TestRunRepeatThenReadTheSet(t *testing.T) {
 	if code := execute(context.Background(), cio, []string{"report", set}); code != exitOK {
 		t.Fatalf("report of the set: exit %d: %s", code, stderr.String())
 	}
-	for _, w := range []string{"trial 1 of 2: " + trials[0], "trial 2 of 2: " + trials[1]} {
+	for _, w := range []string{"trial 1 of 2: " + trials[0], "trial 2 of 2: " + trials[1], "spread over 2 trials:", "valid in "} {
 		if !strings.Contains(stdout.String(), w) {
 			t.Errorf("report of the set lacks %q:\n%s", w, stdout.String())
 		}
