@@ -197,7 +197,10 @@ func estimate(h scrape.Histogram, q float64) BucketEstimate {
 func gaugeStats(phases []rundir.PhaseMeta, rows []scrape.Row) map[string]GaugeStat {
 	type series struct {
 		stat GaugeStat
-		sum  float64
+		// mean is kept as a running mean, not a sum: finite gauges from
+		// outside (1e308) must not add up to +Inf, which summary.json
+		// cannot encode.
+		mean float64
 	}
 	acc := map[scrape.Concept]*series{}
 	for _, row := range rows {
@@ -211,14 +214,14 @@ func gaugeStats(phases []rundir.PhaseMeta, rows []scrape.Row) map[string]GaugeSt
 				acc[c] = s
 			}
 			s.stat.N++
-			s.sum += v
+			s.mean += (v - s.mean) / float64(s.stat.N)
 			s.stat.Max = max(s.stat.Max, v)
 			s.stat.Last = v
 		}
 	}
 	out := make(map[string]GaugeStat, len(acc))
 	for c, s := range acc {
-		s.stat.Mean = s.sum / float64(s.stat.N)
+		s.stat.Mean = s.mean
 		s.stat.UpdateInterval = updateInterval(phases, rows, c)
 		out[string(c)] = s.stat
 	}
