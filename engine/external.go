@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/llmbench-org/llmbench/internal/httppolicy"
 )
 
 // External is an engine that is already running somewhere. Start finds out
@@ -36,7 +38,7 @@ func (e External) Start(ctx context.Context) (Endpoint, error) {
 	ep.Notes = slices.Clone(ep.Notes)
 	hc := e.HTTP
 	if hc == nil {
-		hc = &http.Client{Timeout: 5 * time.Second}
+		hc = httppolicy.Client(5 * time.Second)
 	}
 	if ep.MetricsURL == "" {
 		u, err := originMetricsURL(ep.BaseURL)
