@@ -172,16 +172,15 @@ func New(cfg Config) (*Client, error) {
 		hc = &http.Client{Transport: httppolicy.Transport(cfg.MaxConns), CheckRedirect: httppolicy.NoRedirect}
 	}
 
-	base := strings.TrimRight(cfg.BaseURL, "/")
 	cfg.Headers = maps.Clone(cfg.Headers) // the caller may change its map later
 	c := &Client{
 		cfg:      cfg,
 		http:     hc,
 		sender:   &sender{next: hc, headers: cfg.Headers},
 		idField:  idField,
-		models:   base + "/models",
+		models:   endpoints.URL(cfg.BaseURL, "/models"),
 		endpoint: endpoint,
-		url:      base + endpoint.Path,
+		url:      endpoints.URL(cfg.BaseURL, endpoint.Path),
 	}
 	if err := c.renderExtraBody(); err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmbench-org/llmbench/endpoints"
 	"github.com/llmbench-org/llmbench/internal/httppolicy"
 )
 
@@ -68,7 +69,7 @@ func (External) Stop(context.Context) error { return nil }
 
 // onlyModel asks the server which models it serves and returns the one.
 func (e External) onlyModel(ctx context.Context, hc *http.Client) (string, error) {
-	u := strings.TrimSuffix(e.Endpoint.BaseURL, "/") + "/models"
+	u := endpoints.URL(e.Endpoint.BaseURL, "/models")
 	fail := func(format string, args ...any) (string, error) {
 		return "", fmt.Errorf("model: not set in the scenario, and GET %s %s: set model", u, fmt.Sprintf(format, args...))
 	}
