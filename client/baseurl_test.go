@@ -18,7 +18,10 @@ func TestBaseURLWithAQuery(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"id":"x","choices":[{"message":{"content":"a"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1,"completion_tokens":1}}`)
 	}))
-	c := newTestClient(t, srv.URL, func(c *Config) { c.BaseURL = srv.URL + "/openai/deployments/d?api-version=2024-10-21"; c.NoStream = true })
+	c := newTestClient(t, srv.URL, func(c *Config) {
+		c.BaseURL = srv.URL + "/openai/deployments/d?api-version=2024-10-21"
+		c.NoStream = true
+	})
 	rec := c.Do(t.Context(), request("r"))
 	if rec.ErrorClass != ErrNone {
 		t.Fatalf("request failed: %s %s", rec.ErrorClass, rec.Error)
