@@ -210,6 +210,17 @@ func setting(v string) bool {
 	return strings.Trim(v, "0123456789.") == ""
 }
 
+// SecretHeader reports whether an HTTP header's name says its value is a
+// credential (Authorization, Cookie, X-Api-Key, X-Auth-Token, …): such a
+// value is never written anywhere, even as the scenario gave it.
+func SecretHeader(name string) bool {
+	switch strings.ToLower(name) {
+	case "authorization", "proxy-authorization", "cookie", "set-cookie":
+		return true
+	}
+	return secretFlag(name)
+}
+
 // secretFlag: a flag with a word key, token, secret, password or passwd in
 // its name (--api-key, --hf-token, --client-secret), not
 // --max-num-batched-tokens or --tokenizer.
