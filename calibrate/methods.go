@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/endpoints"
 	"github.com/llmbench-org/llmbench/engines"
 	"github.com/llmbench-org/llmbench/workload"
 )
@@ -83,7 +84,7 @@ func llamaTokenize(ctx context.Context, p poster, url, text string, special bool
 // BOS the server adds to a chat prompt); completions = /tokenize of the
 // prompt with add_special; bare = /tokenize without.
 func newLlamaCpp(cfg Config, p poster, root string) *counter {
-	tok := root + "/tokenize"
+	tok := endpoints.URL(root, "/tokenize")
 	c := &counter{family: familyLlamaCpp}
 	c.bare = func(ctx context.Context, text string) (int, error) { return llamaTokenize(ctx, p, tok, text, false) }
 	if !cfg.ep.Template() {
@@ -93,7 +94,7 @@ func newLlamaCpp(cfg Config, p poster, root string) *counter {
 		}
 		return c
 	}
-	tmpl := root + "/apply-template"
+	tmpl := endpoints.URL(root, "/apply-template")
 	c.method, c.source = MethodApplyTemplate, "POST "+tmpl+" + POST "+tok
 	c.request = func(ctx context.Context, msgs []workload.Message) (int, error) {
 		var out struct {
@@ -141,7 +142,7 @@ func vllmTokenize(ctx context.Context, p poster, url string, body map[string]any
 // "add_special_tokens": false}. url is the server root (vLLM, SGLang) or the
 // API root (SGLang's /v1/tokenize).
 func newVLLM(cfg Config, p poster, url string) *counter {
-	tok := url + "/tokenize"
+	tok := endpoints.URL(url, "/tokenize")
 	c := &counter{family: familyVLLM, method: MethodTokenize, source: "POST " + tok}
 	c.bare = func(ctx context.Context, text string) (int, error) {
 		return vllmTokenize(ctx, p, tok, withModel(cfg, map[string]any{"prompt": text, "add_special_tokens": false}))
@@ -163,7 +164,7 @@ func newVLLM(cfg Config, p poster, url string) *counter {
 // POST {root}/tokenize {"inputs"} → [tokens] (TGI adds the model's special
 // tokens there; the bare count's constant is measured and taken off).
 func newTGI(cfg Config, p poster, root string) *counter {
-	tok := root + "/tokenize"
+	tok := endpoints.URL(root, "/tokenize")
 	list := func(ctx context.Context, text string) (int, error) {
 		var out []json.RawMessage
 		if err := p.post(ctx, tok, map[string]any{"inputs": text}, &out); err != nil {
@@ -180,7 +181,7 @@ func newTGI(cfg Config, p poster, root string) *counter {
 		c.request = func(ctx context.Context, msgs []workload.Message) (int, error) { return list(ctx, joined(msgs)) }
 		return c
 	}
-	chat := root + "/chat_tokenize"
+	chat := endpoints.URL(root, "/chat_tokenize")
 	c.source = "POST " + chat + " + POST " + tok
 	c.request = func(ctx context.Context, msgs []workload.Message) (int, error) {
 		var out struct {
@@ -200,7 +201,7 @@ func newTGI(cfg Config, p poster, root string) *counter {
 // newProbe sends real requests (max_tokens 1, not streamed) and reads
 // usage.prompt_tokens.
 func newProbe(cfg Config, p poster, base string) *counter {
-	url := base + cfg.ep.Path
+	url := endpoints.URL(base, cfg.ep.Path)
 	c := &counter{family: familyUsage, method: MethodProbe, source: "POST " + url + " (max_tokens 1, usage.prompt_tokens)"}
 	// Probes carry ids of their own, so that an engine's trace log tells
 	// them from the run's requests and from foreign traffic.
@@ -257,10 +258,10 @@ func counters(cfg Config, p poster) []*counter {
 	return out
 }
 
-// roots splits the API root (…/v1) into the server root and itself.
+// roots splits the API root (…/v1) into the server root and itself, each
+// keeping the base URL's query.
 func roots(baseURL string) (root, base string) {
-	base = strings.TrimRight(baseURL, "/")
-	return strings.TrimSuffix(base, "/v1"), base
+	return endpoints.ServerRoot(baseURL), endpoints.URL(baseURL, "")
 }
 
 // withModel adds the model to a request body when one is configured (vLLM

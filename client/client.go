@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/endpoints"
 	"github.com/llmbench-org/llmbench/engines"
+	"github.com/llmbench-org/llmbench/internal/httppolicy"
 )
 
 // Config says where and how to send requests. The zero value of every
@@ -100,11 +100,6 @@ type extraMember struct {
 }
 
 const (
-	// dialTimeout bounds connection set-up; a request that cannot connect
-	// within it fails with class connect, whatever its own Timeout.
-	dialTimeout = 10 * time.Second
-	// idleTimeout is how long an unused connection stays in the pool.
-	idleTimeout = 90 * time.Second
 	// emptyLinesLimit caps consecutive skipped lines in a stream (go-openai's
 	// default of 300 would be exceeded by SSE comments sent as keep-alives
 	// while a request waits in a long queue).
@@ -174,19 +169,18 @@ func New(cfg Config) (*Client, error) {
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
-		hc = &http.Client{Transport: newTransport(cfg.MaxConns)}
+		hc = &http.Client{Transport: httppolicy.Transport(cfg.MaxConns), CheckRedirect: httppolicy.NoRedirect}
 	}
 
-	base := strings.TrimRight(cfg.BaseURL, "/")
 	cfg.Headers = maps.Clone(cfg.Headers) // the caller may change its map later
 	c := &Client{
 		cfg:      cfg,
 		http:     hc,
 		sender:   &sender{next: hc, headers: cfg.Headers},
 		idField:  idField,
-		models:   base + "/models",
+		models:   endpoints.URL(cfg.BaseURL, "/models"),
 		endpoint: endpoint,
-		url:      base + endpoint.Path,
+		url:      endpoints.URL(cfg.BaseURL, endpoint.Path),
 	}
 	if err := c.renderExtraBody(); err != nil {
 		return nil, err
@@ -250,50 +244,13 @@ func checkHeaders(h map[string]string) error {
 	return nil
 }
 
-// newTransport tunes an HTTP/1.1 transport for many long-lived streams.
-//   - HTTP/1.1 only: one stream per connection, as the engines' own
-//     benchmark clients do; HTTP/2 would multiplex every stream on one
-//     connection and measure something else.
-//   - The idle pool holds maxConns connections per host (Go keeps 2 by
-//     default, so every later request beyond 2 would dial again).
-//   - No cap on connections per host: a cap would queue requests inside the
-//     transport, where the wait would silently count as server latency.
-//   - No compression: a gzip layer would buffer SSE chunks.
-//   - No proxy from the environment: the engine is measured directly; inject
-//     Config.HTTPClient to go through one.
-func newTransport(maxConns int) *http.Transport {
-	pool := max(maxConns, 2)
-	d := &net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}
-	t := &http.Transport{
-		DialContext:         d.DialContext,
-		MaxIdleConns:        pool,
-		MaxIdleConnsPerHost: pool,
-		MaxConnsPerHost:     0,
-		IdleConnTimeout:     idleTimeout,
-		TLSHandshakeTimeout: dialTimeout,
-		DisableCompression:  true,
-		// Every connection holds both buffers for its lifetime. A request
-		// is headers of a few hundred bytes then the body, which bufio
-		// writes straight to the socket when it is larger than the buffer:
-		// 1 KiB costs at most one more write per request and saves 3 KiB
-		// per connection. The read buffer sets how much one read system
-		// call may take when chunks queue up: it keeps Go's 4 KiB.
-		WriteBufferSize: 1 << 10,
-		ReadBufferSize:  4 << 10,
-	}
-	t.Protocols = new(http.Protocols)
-	t.Protocols.SetHTTP1(true)
-	return t
-}
-
 // NewHTTPClient returns an HTTP client on the transport a Client builds for
-// itself (no proxy from the environment, no compression, HTTP/1.1, a dial
-// timeout), each request bounded by timeout (0 = none): for what llmbench
-// sends an engine outside a Client, such as calibration, so that it reaches
-// the engine the way the measured requests do.
-func NewHTTPClient(timeout time.Duration) *http.Client {
-	return &http.Client{Timeout: timeout, Transport: newTransport(0)}
-}
+// itself (internal/httppolicy: no proxy from the environment, no redirect
+// followed, no compression, HTTP/1.1, a dial timeout), each request bounded
+// by timeout (0 = none): for what llmbench sends an engine outside a
+// Client, such as calibration, so that it reaches the engine the way the
+// measured requests do.
+func NewHTTPClient(timeout time.Duration) *http.Client { return httppolicy.Client(timeout) }
 
 // Warm opens n connections and leaves them idle in the pool, so the measured
 // phase does not pay for connection set-up. It sends n concurrent GET

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/endpoints"
+	"github.com/llmbench-org/llmbench/internal/httppolicy"
 	"github.com/llmbench-org/llmbench/redact"
 )
 
@@ -153,11 +154,31 @@ func (c *Client) post(ctx context.Context, cl *call, r Request) error {
 	if err != nil {
 		return err
 	}
+	if httppolicy.IsRedirect(resp.StatusCode) {
+		// Never followed (internal/httppolicy): named with its target, the
+		// target's secrets removed.
+		return &redirectError{code: resp.StatusCode, location: redact.URL(resp.Header.Get("Location"))}
+	}
 	if resp.StatusCode < http.StatusOK || resp.StatusCode >= http.StatusBadRequest {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, errBodyLimit))
 		return &statusError{code: resp.StatusCode, msg: errorMessage(msg)}
 	}
 	return nil
+}
+
+// redirectError is a 3xx answer: the benchmark goes to the URL it was
+// given, so a redirect is a failure that names where it pointed.
+type redirectError struct {
+	code     int
+	location string
+}
+
+func (e *redirectError) Error() string {
+	where := e.location
+	if where == "" {
+		where = "no Location"
+	}
+	return fmt.Sprintf("status %d %s: redirected to %s, not followed: point base_url at the engine itself", e.code, http.StatusText(e.code), where)
 }
 
 // errBodyLimit bounds the error body read from a non-2xx answer: a message
@@ -277,6 +298,8 @@ func (cl *call) failOpen(err error) {
 	rec.End = cl.c.since()
 	rec.Error = err.Error()
 	switch {
+	case httppolicy.IsRedirect(rec.Status):
+		rec.ErrorClass = ErrRedirect
 	case rec.Status != 0 && (rec.Status < http.StatusOK || rec.Status >= http.StatusBadRequest):
 		rec.ErrorClass = ErrHTTPStatus
 	case cl.ctx.Err() != nil:

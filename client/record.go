@@ -13,11 +13,18 @@ const (
 	ErrNone           ErrorClass = ""
 	ErrConnect        ErrorClass = "connect"         // no connection, or it broke before any response byte
 	ErrHTTPStatus     ErrorClass = "http_status"     // the server answered with a non-2xx status
+	ErrRedirect       ErrorClass = "redirect"        // the server answered 3xx: not followed (the API key would go to its target)
 	ErrTimeout        ErrorClass = "timeout"         // the request's own deadline passed
 	ErrStreamBroken   ErrorClass = "stream_broken"   // the stream ended early (cut before a finish_reason), or the server sent an error event
 	ErrMalformedChunk ErrorClass = "malformed_chunk" // a data line that is not a valid chunk
 	ErrCanceled       ErrorClass = "canceled"        // the run was stopped while the request was in flight
 )
+
+// FailureClasses are the classes of a failed request, in the order outputs
+// list them (ErrCanceled is not a failure: the run stopped it).
+func FailureClasses() []ErrorClass {
+	return []ErrorClass{ErrConnect, ErrHTTPStatus, ErrRedirect, ErrTimeout, ErrStreamBroken, ErrMalformedChunk}
+}
 
 // TokenSource says where a Record's output token count came from.
 type TokenSource string

@@ -12,6 +12,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/llmbench-org/llmbench/endpoints"
+	"github.com/llmbench-org/llmbench/internal/httppolicy"
 )
 
 // External is an engine that is already running somewhere. Start finds out
@@ -36,7 +39,7 @@ func (e External) Start(ctx context.Context) (Endpoint, error) {
 	ep.Notes = slices.Clone(ep.Notes)
 	hc := e.HTTP
 	if hc == nil {
-		hc = &http.Client{Timeout: 5 * time.Second}
+		hc = httppolicy.Client(5 * time.Second)
 	}
 	if ep.MetricsURL == "" {
 		u, err := originMetricsURL(ep.BaseURL)
@@ -66,7 +69,7 @@ func (External) Stop(context.Context) error { return nil }
 
 // onlyModel asks the server which models it serves and returns the one.
 func (e External) onlyModel(ctx context.Context, hc *http.Client) (string, error) {
-	u := strings.TrimSuffix(e.Endpoint.BaseURL, "/") + "/models"
+	u := endpoints.URL(e.Endpoint.BaseURL, "/models")
 	fail := func(format string, args ...any) (string, error) {
 		return "", fmt.Errorf("model: not set in the scenario, and GET %s %s: set model", u, fmt.Sprintf(format, args...))
 	}

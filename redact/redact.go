@@ -29,7 +29,7 @@ var (
 	// A query parameter's value, in a URL or a bare path ("/metrics?token=x").
 	queryValue = regexp.MustCompile(`([?&][^=&?#\s"']+=)[^&#\s"']+`)
 	// key=value or key: value pairs whose key names a secret, in free text.
-	secretPair = regexp.MustCompile(`(?i)\b((?:api[_-]?key|x-api-key|access[_-]?token|auth[_-]?token|refresh[_-]?token|token|secret|client[_-]?secret|password|passwd|key)["']?\s*[:=]\s*["']?)([^\s"'&,;}]+)`)
+	secretPair = regexp.MustCompile(`(?i)\b((?:api[_-]?key|x-api-key|access[_-]?token|auth[_-]?token|refresh[_-]?token|token|secret|client[_-]?secret|password|passwd|key)["']?\s*[:=]\s*\[?["']?)([^\s"'&,;}\]]+)`)
 	// An Authorization header's credential, whatever its scheme, and a
 	// bearer token anywhere (a JWT's characters and ':' included).
 	authorization = regexp.MustCompile(`(?i)(authorization["']?\s*[:=]\s*["']?)(?:(?:bearer|basic|token|apikey)\s+)?[^\s"',;)\]}]+`)
@@ -164,6 +164,61 @@ func Argv(argv []string) []string {
 		out[i] = Text(a)
 	}
 	return out
+}
+
+// Secrets are the values a command line and an environment hand a process
+// as secrets — a secret flag's value (--api-key X, --hf-token=X) and a
+// secret-named variable's (HF_TOKEN=X, OPENAI_API_KEY=X) — for Known to
+// replace verbatim wherever the process echoes them: an engine that logs
+// its arguments prints them in its own syntax (vLLM: "non-default args:
+// {'api_key': ['X']}"), which no pattern can foresee.
+func Secrets(argv, env []string) []string {
+	var out []string
+	hideNext := false
+	for _, a := range argv {
+		switch {
+		case hideNext && !strings.HasPrefix(a, "-"):
+			out = append(out, a)
+			hideNext = false
+		case strings.HasPrefix(a, "-"):
+			name, value, hasValue := strings.Cut(a, "=")
+			secret := secretFlag(name)
+			hideNext = secret && !hasValue
+			if secret && hasValue && value != "" {
+				out = append(out, value)
+			}
+		default:
+			hideNext = false
+		}
+	}
+	for _, kv := range env {
+		if name, value, ok := strings.Cut(kv, "="); ok && secretFlag(name) && !setting(value) {
+			out = append(out, value)
+		}
+	}
+	return out
+}
+
+// setting: a value that is a switch or a number (HF_HUB_DISABLE_TOKEN=1,
+// USE_AUTH_TOKEN=false), not a secret; replacing it verbatim would blank
+// every "false" in a log.
+func setting(v string) bool {
+	switch strings.ToLower(v) {
+	case "", "0", "1", "true", "false", "yes", "no", "on", "off", "none", "null":
+		return true
+	}
+	return strings.Trim(v, "0123456789.") == ""
+}
+
+// SecretHeader reports whether an HTTP header's name says its value is a
+// credential (Authorization, Cookie, X-Api-Key, X-Auth-Token, …): such a
+// value is never written anywhere, even as the scenario gave it.
+func SecretHeader(name string) bool {
+	switch strings.ToLower(name) {
+	case "authorization", "proxy-authorization", "cookie", "set-cookie":
+		return true
+	}
+	return secretFlag(name)
 }
 
 // secretFlag: a flag with a word key, token, secret, password or passwd in

@@ -168,3 +168,17 @@ func TestAll(t *testing.T) {
 		t.Error("All changed its input")
 	}
 }
+
+func TestSecrets(t *testing.T) {
+	t.Parallel()
+	argv := []string{"vllm", "serve", "m", "--api-key", "k1-secret", "--hf-token=hf_abc", "--max-num-batched-tokens", "8192", "--tokenizer", "t", "--client-secret", "--port", "8000"}
+	env := []string{"HF_TOKEN=hf_env", "OPENAI_API_KEY=sk-env", "HF_HUB_DISABLE_TOKEN=1", "USE_AUTH_TOKEN=false", "PATH=/bin", "TOKENIZERS_PARALLELISM=false", "EMPTY_KEY="}
+	got := Secrets(argv, env)
+	want := []string{"k1-secret", "hf_abc", "hf_env", "sk-env"}
+	if !slices.Equal(got, want) {
+		t.Errorf("Secrets = %q, want %q (a secret flag followed by another flag has no value)", got, want)
+	}
+	if s := Known("{'api_key': ['k1-secret']}", got...); s != "{'api_key': ['REDACTED']}" {
+		t.Errorf("Known = %q", s)
+	}
+}

@@ -198,6 +198,11 @@ func gaugeStats(phases []rundir.PhaseMeta, rows []scrape.Row) map[string]GaugeSt
 	type series struct {
 		stat GaugeStat
 		sum  float64
+		// mean is a running mean, used when the sum overflows: finite
+		// gauges from outside (1e308) must not average to +Inf, which
+		// summary.json cannot encode. (The sum is kept for every other
+		// case: it is exact where the running mean rounds.)
+		mean float64
 	}
 	acc := map[scrape.Concept]*series{}
 	for _, row := range rows {
@@ -212,6 +217,7 @@ func gaugeStats(phases []rundir.PhaseMeta, rows []scrape.Row) map[string]GaugeSt
 			}
 			s.stat.N++
 			s.sum += v
+			s.mean += (v - s.mean) / float64(s.stat.N)
 			s.stat.Max = max(s.stat.Max, v)
 			s.stat.Last = v
 		}
@@ -219,6 +225,9 @@ func gaugeStats(phases []rundir.PhaseMeta, rows []scrape.Row) map[string]GaugeSt
 	out := make(map[string]GaugeStat, len(acc))
 	for c, s := range acc {
 		s.stat.Mean = s.sum / float64(s.stat.N)
+		if math.IsInf(s.sum, 0) {
+			s.stat.Mean = s.mean
+		}
 		s.stat.UpdateInterval = updateInterval(phases, rows, c)
 		out[string(c)] = s.stat
 	}

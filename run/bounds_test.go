@@ -33,7 +33,7 @@ func TestRunReapsLeftoverEngines(t *testing.T) {
 		t.Fatal(err)
 	}
 	group := filepath.Join(old, launch.GroupFile)
-	if err := os.WriteFile(group, []byte("2147483000\nboot_id not-this-boot\nstart 1\n"), 0o644); err != nil {
+	if err := os.WriteFile(group, []byte("2147483000\nboot_id not-this-boot\nstart 1\ncommand vllm\nowner 2147483647 1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	path := writeScenario(t, "name: after\nengine: {kind: sim, preset: tiny, process: inline}\nworkload: {concurrency: 1, requests: 2, prompt_tokens: 8, output_tokens: 4}\n")

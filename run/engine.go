@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -17,6 +17,7 @@ import (
 	"github.com/llmbench-org/llmbench/engine/launch"
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/engines"
+	"github.com/llmbench-org/llmbench/internal/httppolicy"
 	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scenarios"
 	"github.com/llmbench-org/llmbench/scrape"
@@ -56,6 +57,10 @@ func bringUpEngine(ctx context.Context, stop <-chan struct{}, sc scenarios.Scena
 	if sc.Engine.Kind == scenarios.KindSim && sc.Engine.Process != scenarios.ProcessInline && len(sys.Self) == 0 {
 		up.ep.Notes = append(up.ep.Notes, "the built-in engine ran in this process, not apart (no llmbench executable was given to start it): its CPU and collector share the client's")
 	}
+	if proxies := httppolicy.Ignored(sys.Getenv); len(proxies) > 0 {
+		up.ep.Notes = append(up.ep.Notes, fmt.Sprintf("the environment sets %s: ignored; every request this run made (discovery, scrapes, calibration, the measured requests) went direct to the engine",
+			strings.Join(proxies, ", ")))
+	}
 	for _, n := range up.ep.Notes {
 		fmt.Fprintf(sys.Stderr, "llmbench: engine: %s\n", n)
 	}
@@ -86,7 +91,7 @@ func (up *engineUp) readContext(ctx context.Context, sys IO) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	n, err := engine.ReadContext(ctx, &http.Client{Timeout: 5 * time.Second}, up.ep.BaseURL, up.apiKey, f.Context)
+	n, err := engine.ReadContext(ctx, httppolicy.Client(5*time.Second), up.ep.BaseURL, up.apiKey, f.Context)
 	if err != nil {
 		note := fmt.Sprintf("context (%s) not read: %v", f.Context.What, err)
 		up.ep.Notes = append(up.ep.Notes, note)

@@ -2,49 +2,12 @@ package run
 
 import (
 	"bytes"
-	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/llmbench-org/llmbench/engine/launch"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/validity"
 )
-
-// TestReapLeftoversLooksIntoTrialSets: the engines a killed llmbench left
-// behind are looked for in runs, in the trials of trial sets and in those of
-// A/B pairs; a group file anywhere else is not a run's.
-func TestReapLeftoversLooksIntoTrialSets(t *testing.T) {
-	t.Parallel()
-	runs := t.TempDir()
-	// A group that cannot exist: the reaper finds it gone and removes the
-	// file, which shows that it looked.
-	const gone = "999999999\nboot_id none\nstart 0\n"
-	looked := []string{"run", filepath.Join("set", "trial-1"), filepath.Join("pair", "B", "trial-2")}
-	notRuns := []string{filepath.Join("set", "notes"), filepath.Join("a", "b", "c", "d")}
-	for _, d := range append(append([]string{}, looked...), notRuns...) {
-		if err := os.MkdirAll(filepath.Join(runs, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(runs, d, launch.GroupFile), []byte(gone), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	var log bytes.Buffer
-	reapLeftovers(runs, &log)
-	for _, d := range looked {
-		if _, err := os.Stat(filepath.Join(runs, d, launch.GroupFile)); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("%s: the group file is still there (stat: %v): not looked at; log: %s", d, err, log.String())
-		}
-	}
-	for _, d := range notRuns {
-		if _, err := os.Stat(filepath.Join(runs, d, launch.GroupFile)); err != nil {
-			t.Errorf("%s is no run of a set, yet its group file went: %v", d, err)
-		}
-	}
-}
 
 func TestSeconds(t *testing.T) {
 	t.Parallel()

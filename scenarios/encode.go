@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmbench-org/llmbench/redact"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -89,8 +90,11 @@ func (e *encoder) value(v reflect.Value, path string) *yaml.Node {
 		keys := v.MapKeys()
 		slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(a.String(), b.String()) })
 		for _, k := range keys {
-			m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k.String()},
-				e.value(v.MapIndex(k), joinPath(path, k.String())))
+			val := e.value(v.MapIndex(k), joinPath(path, k.String()))
+			if headers(path) {
+				val = headerValue(k.String(), val)
+			}
+			m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: k.String()}, val)
 		}
 		return m
 	case reflect.Slice:
@@ -119,6 +123,28 @@ func (e *encoder) value(v reflect.Value, path string) *yaml.Node {
 		panic(fmt.Sprintf("scenarios: cannot encode %s (field %s): %v", v.Type(), path, err))
 	}
 	return &n
+}
+
+// headers: a map of HTTP headers (request.headers, and any other field of
+// that name).
+func headers(path string) bool { return path == "headers" || strings.HasSuffix(path, ".headers") }
+
+// headerValue is how a header's value is written back: a ${VAR} as its
+// text (already so), a credential's literal value as redact.Marker (the
+// run directory never holds one: name it with ${VAR} to rerun the file),
+// any other value through the redaction policy.
+func headerValue(name string, n *yaml.Node) *yaml.Node {
+	if n.Kind != yaml.ScalarNode || n.Style == yaml.DoubleQuotedStyle && strings.Contains(n.Value, "${") {
+		return n
+	}
+	out := *n
+	if redact.SecretHeader(name) {
+		out.Value = redact.Marker
+		out.LineComment = "a literal credential is not kept: give it as ${VAR}"
+	} else {
+		out.Value = redact.Text(n.Value)
+	}
+	return &out
 }
 
 // isEmpty is IsZero, looking through the interface and pointer that carry

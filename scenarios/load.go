@@ -35,7 +35,7 @@ func Load(path string, overrides ...Override) (Scenario, error) {
 // LoadEnv is Load with ${VAR} references expanded from lookup instead of
 // the process environment.
 func LoadEnv(path string, lookup func(string) (string, bool), overrides ...Override) (Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path, "scenario file", MaxScenarioFileBytes)
 	if err != nil {
 		return Scenario{}, fmt.Errorf("load scenario: %w", err)
 	}
@@ -130,7 +130,7 @@ func rootMapping(d *decoder, data []byte) (*yaml.Node, error) {
 // scenario's data files nor the environment variables its other fields name:
 // only the gates are decoded, validated and ${VAR}-expanded.
 func LoadGates(path string) (*Gates, error) {
-	data, err := os.ReadFile(path)
+	data, err := readBounded(path, "scenario file", MaxScenarioFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("load scenario: %w", err)
 	}

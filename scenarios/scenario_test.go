@@ -420,3 +420,36 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A credential given literally in request.headers never reaches the run
+// directory's scenario.yaml; other headers and ${VAR} references are kept.
+func TestLiteralHeaderCredentialsNotResolvedBack(t *testing.T) {
+	t.Parallel()
+	lookup := func(k string) (string, bool) { return map[string]string{"TOK": "env-secret-77"}[k], k == "TOK" }
+	src := `name: headers
+engine:
+  kind: external
+  base_url: http://h:8000/v1
+request:
+  headers: {X-Api-Key: literal-secret-1, Authorization: "Bearer literal-secret-2", Cookie: "session=literal-secret-3", X-Route: pool-a, X-Token-Env: "${TOK}"}
+workload: {concurrency: 1, duration: 5s}
+`
+	s, err := parseIn("h.yaml", []byte(src), lookup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := s.Resolved()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"literal-secret-1", "literal-secret-2", "literal-secret-3", "env-secret-77"} {
+		if strings.Contains(string(out), secret) {
+			t.Errorf("resolved scenario holds %q:\n%s", secret, out)
+		}
+	}
+	for _, kept := range []string{"X-Route: pool-a", `X-Token-Env: "${TOK}"`, "X-Api-Key: REDACTED"} {
+		if !strings.Contains(string(out), kept) {
+			t.Errorf("resolved scenario lacks %q:\n%s", kept, out)
+		}
+	}
+}

@@ -33,7 +33,7 @@ func (src source) read(name string) ([]byte, error) {
 	if src.fsys != nil {
 		return fs.ReadFile(src.fsys, src.join(name))
 	}
-	return os.ReadFile(src.join(name))
+	return readBounded(src.join(name), "data file", MaxDataFileBytes)
 }
 
 // join resolves a data file's name against the scenario's directory.
@@ -56,9 +56,13 @@ func (src source) check(name string) error {
 	if src.fsys != nil {
 		_, err = fs.Stat(src.fsys, src.join(name))
 	} else {
-		var f *os.File
-		if f, err = os.Open(src.join(name)); err == nil {
-			f.Close()
+		// Stat, then open only a regular file: opening a named pipe blocks
+		// until a writer comes, and validation must never hang.
+		if err = readable(src.join(name), "data file", MaxDataFileBytes); err == nil {
+			var f *os.File
+			if f, err = os.Open(src.join(name)); err == nil {
+				f.Close()
+			}
 		}
 	}
 	if err != nil {

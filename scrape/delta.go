@@ -3,6 +3,7 @@ package scrape
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"time"
@@ -166,6 +167,26 @@ func Sum(snaps ...Snapshot) Snapshot {
 	}
 	for c, n := range fracN {
 		out.Gauges[c] /= float64(n)
+	}
+	// Finite values from each replica can still add up beyond float64 (two
+	// gauges of 1e308): the sum is unknown, never +Inf, which no summary
+	// could encode.
+	for _, m := range []map[Concept]float64{out.Gauges, out.Counters} {
+		for _, c := range sortedKeys(m) {
+			if v := m[c]; math.IsInf(v, 0) || math.IsNaN(v) {
+				out.invalidate(c, fmt.Sprintf("the %d replicas' values add up beyond the largest float64", len(snaps)))
+			}
+		}
+	}
+	for _, c := range sortedKeys(out.Histograms) {
+		h := out.Histograms[c]
+		overflow := math.IsInf(h.Count, 0) || math.IsInf(h.Sum, 0)
+		for _, v := range h.Cumulative {
+			overflow = overflow || math.IsInf(v, 0)
+		}
+		if overflow {
+			out.invalidate(c, fmt.Sprintf("the %d replicas' histograms add up beyond the largest float64", len(snaps)))
+		}
 	}
 	// Per-series values of every replica, when any replica keeps its own,
 	// so a reset of one of those series is still found in the sum. (Replicas

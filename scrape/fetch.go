@@ -7,7 +7,16 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/llmbench-org/llmbench/internal/httppolicy"
+	"github.com/llmbench-org/llmbench/redact"
 )
+
+// defaultClient scrapes the way every request llmbench makes reaches the
+// engine (internal/httppolicy): a /metrics read through a proxy while the
+// measured requests went direct would reconcile two different paths. Each
+// scrape brings its own timeout in its context.
+var defaultClient = httppolicy.Client(0)
 
 // AcceptHeader asks for the classic text format, which every engine can
 // serve: Python engines (prometheus_client) negotiate on Accept, and the
@@ -23,7 +32,7 @@ type Target struct {
 	URL     string
 	Dialect string        // a DialectFor name; "" or Auto detects from the names
 	Timeout time.Duration // per scrape; 0 = DefaultTimeout (a Loop uses its Interval)
-	Client  *http.Client  // nil = http.DefaultClient
+	Client  *http.Client  // nil = defaultClient (internal/httppolicy: direct, no redirect)
 }
 
 // Scrape fetches, parses and maps the target once. start is the run clock's
@@ -81,7 +90,7 @@ func (t Target) fetch(ctx context.Context) (body []byte, contentType string, sta
 	req.Header.Set("Accept", AcceptHeader)
 	client := t.Client
 	if client == nil {
-		client = http.DefaultClient
+		client = defaultClient
 	}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -94,6 +103,10 @@ func (t Target) fetch(ctx context.Context) (body []byte, contentType string, sta
 	}
 	if err != nil {
 		return body, "", resp.StatusCode, fmt.Errorf("scrape %s: read body: %w", t.URL, timeoutError(ctx, timeout, err))
+	}
+	if httppolicy.IsRedirect(resp.StatusCode) {
+		return body, "", resp.StatusCode, fmt.Errorf("scrape %s: HTTP %s: redirected to %s, not followed: point the scrape at the engine's /metrics itself",
+			t.URL, resp.Status, redact.URL(resp.Header.Get("Location")))
 	}
 	if resp.StatusCode != http.StatusOK {
 		return body, "", resp.StatusCode, fmt.Errorf("scrape %s: HTTP %s: %s", t.URL, resp.Status, snippet(body))

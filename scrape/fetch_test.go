@@ -169,3 +169,22 @@ func TestTargetScrapeBadConfig(t *testing.T) {
 		})
 	}
 }
+
+// A /metrics that redirects is not followed (the scrape would read another
+// host's page as the engine's): the row fails naming the target, its
+// secrets removed.
+func TestTargetScrapeRedirect(t *testing.T) {
+	t.Parallel()
+	hits := 0
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits++ }))
+	t.Cleanup(other.Close)
+	srv := httptest.NewServer(http.RedirectHandler(other.URL+"/metrics?token=s3cret", http.StatusTemporaryRedirect))
+	t.Cleanup(srv.Close)
+	row := Target{URL: srv.URL, Dialect: "sglang", Timeout: 5 * time.Second}.Scrape(context.Background(), time.Now())
+	if row.OK || row.Status != http.StatusTemporaryRedirect || !strings.Contains(row.Error, "redirected to "+other.URL) || hits != 0 {
+		t.Errorf("row OK %v status %d error %q, other host reached %d times; want the redirect named, not followed", row.OK, row.Status, row.Error, hits)
+	}
+	if strings.Contains(row.Error, "s3cret") {
+		t.Errorf("the error keeps a secret: %q", row.Error)
+	}
+}

@@ -2,6 +2,7 @@ package scrape
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -283,5 +284,41 @@ func TestInspectShowsWhyAConceptIsUnusable(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), `prompt_tokens  unusable: vllm:prompt_tokens_total{engine="1"} is +Inf`) {
 		t.Errorf("inspect output lacks the reason:\n%s", b.String())
+	}
+}
+
+// Finite values that add up beyond float64 — two dp ranks, or two replicas,
+// each reporting 1e308 — make the concept unknown with a reason, never
+// +Inf (which no summary.json or run.json can encode).
+func TestFiniteSeriesOverflowingMakeTheConceptAbsent(t *testing.T) {
+	t.Parallel()
+	const huge = "1.7e308"
+	one := mapVLLM(t, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=\"0\"} "+huge+"\nvllm:num_requests_running{engine=\"1\"} "+huge+"\n"+
+		"# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total 7\n")
+	if v, ok := one.Gauges[RequestsRunning]; ok || !strings.Contains(one.Invalid[RequestsRunning], "beyond the largest float64") {
+		t.Errorf("two series of %s: running = %v (present %v), reason %q; want absent, the overflow named", huge, v, ok, one.Invalid[RequestsRunning])
+	}
+	if one.Counters[GenerationTokens] != 7 {
+		t.Errorf("generation_tokens = %v, want 7", one.Counters[GenerationTokens])
+	}
+	a := mapVLLM(t, "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running "+huge+"\n# TYPE vllm:prompt_tokens_total counter\nvllm:prompt_tokens_total "+huge+"\n"+
+		"# TYPE vllm:e2e_request_latency_seconds histogram\nvllm:e2e_request_latency_seconds_bucket{le=\"1\"} "+huge+"\nvllm:e2e_request_latency_seconds_bucket{le=\"+Inf\"} "+huge+"\nvllm:e2e_request_latency_seconds_count "+huge+"\nvllm:e2e_request_latency_seconds_sum 1\n")
+	sum := Sum(a, a)
+	for _, c := range []Concept{RequestsRunning, PromptTokens, E2E} {
+		if _, ok := sum.Gauges[c]; ok {
+			t.Errorf("Sum: gauge %s present", c)
+		}
+		if _, ok := sum.Counters[c]; ok {
+			t.Errorf("Sum: counter %s present", c)
+		}
+		if _, ok := sum.Histograms[c]; ok {
+			t.Errorf("Sum: histogram %s present", c)
+		}
+		if !strings.Contains(sum.Invalid[c], "add up beyond the largest float64") {
+			t.Errorf("Sum: %s reason %q, want the overflow named", c, sum.Invalid[c])
+		}
+	}
+	if _, err := json.Marshal(sum); err != nil {
+		t.Errorf("the sum does not encode: %v", err)
 	}
 }

@@ -86,6 +86,10 @@ func (ix familyIndex) read(name string, sel selector, mirrors []string, mean, co
 	if mean {
 		total /= float64(len(groups))
 	}
+	if math.IsInf(total, 0) {
+		// Finite series whose sum overflows: the total is unknown, not +Inf.
+		return 0, nil, false, fmt.Sprintf("%s: its %d series add up beyond the largest float64", name, len(groups))
+	}
 	if len(groups) > 1 {
 		series = make(map[string]float64, len(groups))
 		for k, v := range groups {

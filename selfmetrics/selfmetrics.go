@@ -68,8 +68,7 @@ var (
 
 // errorClasses are the client's known failure classes: their series exist
 // (at 0) from the start, so a rate panel shows them before the first failure.
-var errorClasses = []client.ErrorClass{client.ErrConnect, client.ErrHTTPStatus, client.ErrTimeout,
-	client.ErrStreamBroken, client.ErrMalformedChunk, client.ErrCanceled}
+var errorClasses = append(client.FailureClasses(), client.ErrCanceled)
 
 // Metrics is one run's exporter. Its methods are safe for concurrent use.
 type Metrics struct {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/llmbench-org/llmbench/engine"
+	"github.com/llmbench-org/llmbench/redact"
 	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 )
@@ -54,12 +55,16 @@ func newInspectCmd(cio *cliIO) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// The report quotes the URL it read, userinfo and query included,
+			// and the engine's own label values: the one redaction policy
+			// applies to what inspect prints as to every output.
+			out := redact.SafeWriter(cio.stdout)
 			if asJSON {
-				enc := json.NewEncoder(cio.stdout)
+				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
 				return enc.Encode(rep)
 			}
-			if err := rep.WriteText(cio.stdout); err != nil {
+			if err := rep.WriteText(out); err != nil {
 				return fmt.Errorf("write report: %w", err)
 			}
 			return nil

@@ -44,3 +44,19 @@ func TestInspectAPIRoot(t *testing.T) {
 		}
 	}
 }
+
+// inspect prints no password or token from the URL it was given, in text
+// or JSON.
+func TestInspectHidesURLSecrets(t *testing.T) {
+	t.Parallel()
+	_, ep := startSim(t, sim.Config{Dialect: sim.DialectVLLM})
+	u := strings.Replace(ep.MetricsURL, "http://", "http://user:hunter2-secret@", 1) + "?token=tok-secret-9"
+	for _, args := range [][]string{{"inspect", u}, {"inspect", "--json", u}} {
+		cio, stdout, stderr := testIO(nil)
+		code := execute(context.Background(), cio, args)
+		out := stdout.String() + stderr.String()
+		if code != exitOK || strings.Contains(out, "hunter2-secret") || strings.Contains(out, "tok-secret-9") {
+			t.Errorf("%v: exit %d, output holds a secret or failed:\n%s", args, code, out)
+		}
+	}
+}

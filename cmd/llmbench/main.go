@@ -72,6 +72,9 @@ type cliIO struct {
 	getenv         func(string) string
 	self           []string // runs llmbench itself: its own executable
 	selfEnv        []string // added to llmbench's own child processes (tests make the test binary act as llmbench)
+	// exit ends the process when a command other than run and serve does
+	// not return soon after a signal (os.Exit; nil in tests).
+	exit func(code int)
 }
 
 // runIO is what a run gets of the outside world.
@@ -115,7 +118,7 @@ func typeArgErrors(cmd *cobra.Command) {
 func main() {
 	ignoreBrokenPipe()
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, stopSignals...)
 	cio := &cliIO{
 		// stderr carries messages quoting the outside (the live view, on
 		// stdout, writes its own escape sequences).
@@ -123,6 +126,7 @@ func main() {
 		isTTY:   term.IsTerminal(int(os.Stdout.Fd())),
 		signals: sigs,
 		getenv:  os.Getenv,
+		exit:    os.Exit,
 	}
 	// The built-in engine runs as `llmbench serve` in a child process (0005).
 	if self, err := os.Executable(); err == nil {
@@ -138,9 +142,23 @@ func ignoreBrokenPipe() { signal.Ignore(syscall.SIGPIPE) }
 
 // execute runs the command line args and returns the exit code.
 func execute(ctx context.Context, cio *cliIO, args []string) int {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	done := make(chan struct{})
+	defer close(done)
 	root := newRootCmd(cio)
+	// Every command stops on a signal: run and serve read them themselves,
+	// the others through their context (and, if stuck, the process exits).
+	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
+		if !ownsSignals(cmd) && cio.signals != nil {
+			go cio.stopOnSignal(ctx, cancel, done)
+		}
+	}
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
+	if err != nil && errors.Is(context.Cause(ctx), errInterrupted) {
+		err = fmt.Errorf("%w: %w", errInterrupted, err)
+	}
 	if err != nil && cmd == root {
 		// The root command runs nothing but help, so its errors are the
 		// command line's: an unknown command, which cobra returns untyped

@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/signal"
-	"syscall"
 	"testing"
 
 	"golang.org/x/term"
@@ -19,8 +18,8 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envAsCLI) == "1" {
 		ignoreBrokenPipe()
 		sigs := make(chan os.Signal, 2)
-		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-		cio := &cliIO{stdout: os.Stdout, stderr: os.Stderr, isTTY: term.IsTerminal(int(os.Stdout.Fd())), signals: sigs, getenv: os.Getenv}
+		signal.Notify(sigs, stopSignals...)
+		cio := &cliIO{stdout: os.Stdout, stderr: os.Stderr, isTTY: term.IsTerminal(int(os.Stdout.Fd())), signals: sigs, getenv: os.Getenv, exit: os.Exit}
 		args := os.Args[1:]
 		// Drop the test framework's flags, which come first.
 		for len(args) > 0 && len(args[0]) > 6 && args[0][:6] == "-test." {

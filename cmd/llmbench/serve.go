@@ -3,10 +3,10 @@ package main
 import (
 	"flag"
 	"fmt"
-	"github.com/llmbench-org/llmbench/selfmon"
 	"os"
 	"os/signal"
-	"syscall"
+
+	"github.com/llmbench-org/llmbench/selfmon"
 
 	"github.com/spf13/cobra"
 
@@ -51,7 +51,7 @@ stall_for=2s). Presets: ` + fmt.Sprint(sim.PresetNames()) + `.`,
 			restore, _ := selfmon.QuietGC(os.Getenv)
 			defer restore()
 			sigs := make(chan os.Signal, 2)
-			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+			signal.Notify(sigs, stopSignals...)
 			defer signal.Stop(sigs)
 			return sim.Serve(cmd.Context(), cfg, o.Grace, cmd.OutOrStdout(), sigs)
 		},

@@ -268,7 +268,7 @@ func (e *Engine) start(ctx context.Context) (engine.Endpoint, *process, error) {
 	if err != nil {
 		return engine.Endpoint{}, nil, fmt.Errorf("launch %s: %w", kind, err)
 	}
-	p, err := spawn(path, argv, env, e.cfg.Dir, e.cfg.LogPath)
+	p, err := spawn(path, argv, env, e.cfg.Dir, e.cfg.LogPath, e.cfg.APIKey)
 	if err != nil {
 		return engine.Endpoint{}, nil, fmt.Errorf("launch %s: %w", kind, err)
 	}

@@ -53,11 +53,16 @@ type process struct {
 // (sysProcAttr) kills the first process only; its children stay in the
 // group, and the GroupFile left in the run directory lets KillLeftover end
 // them later. Elsewhere nothing ends the engine then.
-func spawn(path string, argv, env []string, dir, logPath string) (*process, error) {
+//
+// known are secrets beyond those argv and env name (the API key llmbench
+// sends): engine.log and the tail quoted in errors replace each of them
+// verbatim, wherever the engine prints them.
+func spawn(path string, argv, env []string, dir, logPath string, known ...string) (*process, error) {
 	sink, err := openLogSink(logPath)
 	if err != nil {
 		return nil, err
 	}
+	sink.known = append(redact.Secrets(argv, env), known...)
 	// One pipe the engine's group writes and a goroutine of ours reads: exec
 	// copies nothing itself (the child gets the pipe's file), so waiting for
 	// the leader never waits for a grandchild that still holds the output.
@@ -226,7 +231,7 @@ func (p *process) tailMessage() string {
 		return "no output in " + where
 	}
 	for i, l := range lines {
-		lines[i] = redact.Text(l) // an error carries them to the screen and run.json
+		lines[i] = redact.Known(l, p.log.known...) // an error carries them to the screen and run.json
 	}
 	return "last lines of " + where + ":\n    " + strings.Join(lines, "\n    ")
 }
@@ -243,6 +248,9 @@ type logSink struct {
 	// gets whole lines, each redacted (an engine may print its own
 	// arguments, an --api-key among them).
 	pending []byte
+	// known are the secrets the engine was given (redact.Secrets of its
+	// command line and environment, and the API key), replaced verbatim.
+	known []string
 }
 
 // maxPending is the longest incomplete line held back from the file: a
@@ -280,7 +288,7 @@ func (s *logSink) Write(b []byte) (int, error) {
 // flush writes the first n bytes of pending to the file, redacted.
 func (s *logSink) flush(n int) {
 	if s.err == nil && n > 0 {
-		_, s.err = s.file.WriteString(redact.Text(string(s.pending[:n])))
+		_, s.err = s.file.WriteString(redact.Known(string(s.pending[:n]), s.known...))
 	}
 	s.pending = append(s.pending[:0], s.pending[n:]...)
 }
@@ -292,7 +300,7 @@ func (s *logSink) note(line string) {
 	defer s.mu.Unlock()
 	if s.file != nil && s.err == nil {
 		s.flush(len(s.pending)) // the engine's unfinished line, then ours
-		_, s.err = s.file.WriteString(line)
+		_, s.err = s.file.WriteString(redact.Known(line, s.known...))
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/llmbench-org/llmbench/internal/httppolicy"
 )
 
 // errExited: the engine exited while Start waited for it.
@@ -30,12 +32,14 @@ func (e *notReadyError) lastProbe() string {
 // connections but cannot answer yet must not stall the wait.
 const probeTimeout = 5 * time.Second
 
-// probeClient talks to the engine over loopback: no proxy, and no kept-alive
-// connection left behind once the engine is ready.
-var probeClient = &http.Client{
-	Timeout:   probeTimeout,
-	Transport: &http.Transport{Proxy: nil, DisableKeepAlives: true},
-}
+// probeClient talks to the engine the way every request does
+// (internal/httppolicy), leaving no kept-alive connection behind once the
+// engine is ready.
+var probeClient = func() *http.Client {
+	c := httppolicy.Client(probeTimeout)
+	c.Transport.(*http.Transport).DisableKeepAlives = true
+	return c
+}()
 
 // waitReady polls GET url until it answers 200. It returns an error wrapping
 // errExited when exited closes first, a *notReadyError after timeout, or

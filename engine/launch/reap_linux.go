@@ -2,6 +2,7 @@ package launch
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -11,10 +12,12 @@ import (
 	"github.com/prometheus/procfs"
 )
 
-// groupIdentity is what tells this group from a later one with its number:
-// the boot and the leader's start time.
+// groupIdentity is what tells this group from a later one with its number
+// (the boot, the leader's start time and name) and who owns it (this
+// process, with its start time).
 func groupIdentity(pgid int) leftover {
-	return leftover{pgid: pgid, bootID: bootID(), start: startTime(pgid)}
+	me := os.Getpid()
+	return leftover{pgid: pgid, bootID: bootID(), start: startTime(pgid), command: command(pgid), owner: me, ownerStart: startTime(me)}
 }
 
 // bootID is read as a file: procfs does not read /proc/sys/kernel/random/boot_id.
@@ -40,19 +43,44 @@ func startTime(pid int) string {
 	return strconv.FormatUint(st.Starttime, 10)
 }
 
-// killLeftover kills l's group when it is still the engine's. Linux does not
+// command is the process's name (/proc/PID/stat's comm), "" when it cannot
+// be read.
+func command(pid int) string {
+	p, err := procfs.NewProc(pid)
+	if err != nil {
+		return ""
+	}
+	st, err := p.Stat()
+	if err != nil {
+		return ""
+	}
+	return st.Comm
+}
+
+// killLeftover kills l's group when its owner is dead and it is still the
+// engine's. Linux does not
 // give a process an id that is still some group's id, so a group with live
 // members whose leader is gone is the engine's; a leader alive under the
 // number with another start time is a new process, and nothing of the
 // engine's is left.
 func killLeftover(l leftover) error {
-	if l.bootID != "" && l.bootID != bootID() {
+	if missing := l.missing(); missing != "" {
+		return fmt.Errorf("the file lacks %s, so the group cannot be told from another with its number: not acting on it; look at process group %d yourself", missing, l.pgid)
+	}
+	if l.bootID != bootID() {
 		return errNotOurs // written before a reboot
+	}
+	if startTime(l.owner) == l.ownerStart {
+		return errOwnerAlive
 	}
 	if !groupAlive(l.pgid) {
 		return errNotOurs
 	}
-	if s := startTime(l.pgid); s != "" && l.start != "" && s != l.start {
+	// The leader's start time within one boot is its identity: no two
+	// processes share a pid and a start. Its name is not compared: a
+	// launcher that execs the server (sh -c 'exec vllm serve …') changes
+	// it, and the group is still the engine's.
+	if s := startTime(l.pgid); s != "" && s != l.start {
 		return errNotOurs
 	}
 	if err := signalGroup(l.pgid, syscall.SIGKILL); err != nil && err != syscall.ESRCH {

@@ -58,8 +58,8 @@ func TestKillLeftoverEndsOrphanedChildren(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		l, err = readGroupFile(filepath.Join(dir, GroupFile))
 	}
-	if err != nil || l.pgid != leader || l.bootID == "" || l.start == "" {
-		t.Fatalf("GroupFile: %+v, %v; want group %d with its boot and start", l, err, leader)
+	if err != nil || l.pgid != leader || l.missing() != "" || l.owner != helper.Process.Pid {
+		t.Fatalf("GroupFile: %+v, %v; want group %d with its boot, start, command and owner %d", l, err, leader, helper.Process.Pid)
 	}
 
 	if err := helper.Process.Kill(); err != nil {
@@ -101,13 +101,21 @@ func TestKillLeftoverSparesOthers(t *testing.T) {
 	pid := sleeper.Process.Pid
 	me := groupIdentity(pid)
 
+	const deadOwner = "owner 2147483647 1" // no process has that id
 	cases := []struct {
 		name, content string
 		err           string
+		kept          bool
 	}{
-		{"other boot", fmt.Sprintf("%d\nboot_id 00000000-dead\nstart %s\n", pid, me.start), ""},
-		{"reused number", fmt.Sprintf("%d\nboot_id %s\nstart 1\n", pid, me.bootID), ""},
-		{"garbage", "init\n", "is not a process group id"},
+		{"other boot", fmt.Sprintf("%d\nboot_id 00000000-dead\nstart %s\ncommand %s\n%s\n", pid, me.start, me.command, deadOwner), "", false},
+		{"reused number", fmt.Sprintf("%d\nboot_id %s\nstart 1\ncommand %s\n%s\n", pid, me.bootID, me.command, deadOwner), "", false},
+		// Another run's engine, its llmbench alive (here: this test): the
+		// group matches in every field and is still not touched.
+		{"owner alive", fmt.Sprintf("%d\nboot_id %s\nstart %s\ncommand %s\nowner %d %s\n", pid, me.bootID, me.start, me.command, os.Getpid(), startTime(os.Getpid())), "", true},
+		// A number alone may be anyone's group: reported, never acted on.
+		{"number only", fmt.Sprintf("%d\n", pid), "lacks boot_id, start, command, owner", true},
+		{"no owner", fmt.Sprintf("%d\nboot_id %s\nstart %s\ncommand %s\n", pid, me.bootID, me.start, me.command), "lacks owner", true},
+		{"garbage", "init\n", "is not a process group id", true},
 	}
 	for _, c := range cases {
 		dir := t.TempDir()
@@ -119,8 +127,8 @@ func TestKillLeftoverSparesOthers(t *testing.T) {
 		if pgid != 0 || (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
 			t.Errorf("%s: KillLeftover = %d, %v; want 0, %q", c.name, pgid, err, c.err)
 		}
-		if _, err := os.Stat(path); c.err == "" && !os.IsNotExist(err) {
-			t.Errorf("%s: GroupFile kept", c.name)
+		if _, err := os.Stat(path); c.kept != (err == nil) {
+			t.Errorf("%s: GroupFile kept = %v, want %v", c.name, err == nil, c.kept)
 		}
 	}
 	if processGone(t, pid) {

@@ -360,7 +360,7 @@ func (v vocabularyBuilder) clientRequests() {
 	v.plain("client.requests.ok", count, higher, "requests that succeeded", func(s *report.Summary) float64 { return float64(s.Client.Requests.OK) })
 	v.plain("client.requests.failed", count, lower, "requests that failed (cancelled ones are not failures)", func(s *report.Summary) float64 { return float64(s.Client.Requests.Failed) })
 	v.plain("client.requests.canceled", count, neither, "requests the run's abort cancelled in flight (not failures)", func(s *report.Summary) float64 { return float64(s.Client.Requests.Canceled) })
-	for _, class := range []client.ErrorClass{client.ErrConnect, client.ErrHTTPStatus, client.ErrTimeout, client.ErrStreamBroken, client.ErrMalformedChunk} {
+	for _, class := range client.FailureClasses() {
 		v.plain("client.errors."+string(class), count, lower, "requests that failed with error class "+string(class),
 			func(s *report.Summary) float64 { return float64(s.Client.Requests.Errors[string(class)]) })
 	}

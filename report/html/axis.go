@@ -62,10 +62,24 @@ func decimalsFor(step float64) int {
 	return d
 }
 
+// axisLimit is the largest magnitude an axis spans: a quarter of the largest
+// float64, so that the span, a rounded-up end and a step past it all stay
+// finite. A value beyond it is a figure from outside (a gauge of 1.8e308
+// that an engine reported), drawn at the edge, never a reason to loop.
+const axisLimit = math.MaxFloat64 / 4
+
+// clampAxis brings a value within ±axisLimit (NaN to 0).
+func clampAxis(v float64) float64 {
+	if math.IsNaN(v) {
+		return 0
+	}
+	return math.Max(-axisLimit, math.Min(axisLimit, v))
+}
+
 // valueAxis runs from 0 (or lo when negative) to a round number at or
 // above hi, with about target ticks.
 func valueAxis(lo, hi, p0, p1 float64, target int) axis {
-	lo = math.Min(0, lo)
+	lo, hi = math.Min(0, clampAxis(lo)), clampAxis(hi)
 	if hi <= lo {
 		hi = lo + 1
 	}
@@ -74,7 +88,9 @@ func valueAxis(lo, hi, p0, p1 float64, target int) axis {
 	hi = math.Ceil(hi/step-1e-9) * step
 	dec := decimalsFor(step)
 	a := axis{lo: lo, hi: hi, p0: p0, p1: p1, label: func(v float64) string { return grouped(v, dec) }}
-	for i := 0; ; i++ {
+	// niceStep cuts the span into at most target steps; the bound on i is
+	// for the float64 ends where lo + i·step no longer moves.
+	for i := 0; i <= 2*target+2; i++ {
 		v := lo + float64(i)*step
 		if v > hi+step*1e-9 {
 			break
@@ -87,20 +103,34 @@ func valueAxis(lo, hi, p0, p1 float64, target int) axis {
 // logAxis spans whole decades around [lo, hi] (lo > 0); ticks at 1, 2 and
 // 5 × 10^k when few decades are shown, at the decades otherwise.
 func logAxis(lo, hi, p0, p1 float64) axis {
-	lo = math.Pow(10, math.Floor(math.Log10(lo)))
-	hi = math.Pow(10, math.Ceil(math.Log10(hi)))
+	// Whole decades from 1e-300 to 1e300: the ends and a decade past them
+	// stay finite and positive.
+	decade := func(v float64, round func(float64) float64) float64 {
+		if !(v > 0) {
+			v = 1
+		}
+		return math.Pow(10, math.Max(-300, math.Min(300, round(math.Log10(math.Min(v, axisLimit))))))
+	}
+	lo, hi = decade(lo, math.Floor), decade(hi, math.Ceil)
 	if hi <= lo {
 		hi = lo * 10
 	}
-	decades := int(math.Round(math.Log10(hi / lo)))
+	decades := int(math.Round(math.Log10(hi) - math.Log10(lo)))
 	mults := []float64{1}
 	if decades <= 3 {
 		mults = []float64{1, 2, 5}
 	}
+	// Beyond a dozen decades (values from outside, a 1e-300 beside a
+	// 1e300) a tick every few decades keeps the labels apart.
+	every := max(1, (decades+11)/12)
 	a := axis{lo: lo, hi: hi, p0: p0, p1: p1, log: true, label: func(v float64) string {
-		return strconv.FormatFloat(v, 'f', decimalsFor(v), 64)
+		return strconv.FormatFloat(v, 'g', -1, 64)
 	}}
-	for d := lo; d <= hi*(1+1e-9); d *= 10 {
+	if decades <= 12 {
+		a.label = func(v float64) string { return strconv.FormatFloat(v, 'f', decimalsFor(v), 64) }
+	}
+	for k := 0; k <= decades; k += every {
+		d := lo * math.Pow(10, float64(k))
 		for _, m := range mults {
 			if v := d * m; v <= hi*(1+1e-9) {
 				a.ticks = append(a.ticks, v)
@@ -116,10 +146,14 @@ var timeSteps = []float64{0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600,
 // timeAxis is the run clock from 0 to span seconds: seconds on a short run,
 // m:ss or h:mm:ss on a long one.
 func timeAxis(span, p0, p1 float64, target int) axis {
-	if span <= 0 {
+	if !(span > 0) {
 		span = 1
 	}
-	step := timeSteps[len(timeSteps)-1]
+	span = math.Min(span, axisLimit)
+	// A clock beyond target days (a timestamp from outside, a broken
+	// record) gets a step of whole days that still cuts it into at most
+	// target intervals, not a tick per day.
+	step := math.Max(timeSteps[len(timeSteps)-1], niceStep(span, target))
 	for _, s := range timeSteps {
 		if span/s <= float64(target) {
 			step = s
@@ -131,8 +165,12 @@ func timeAxis(span, p0, p1 float64, target int) axis {
 		label = clock
 	}
 	a := axis{lo: 0, hi: span, p0: p0, p1: p1, label: label}
-	for v := 0.0; v <= span+1e-9; v += step {
-		a.ticks = append(a.ticks, math.Round(v/step)*step)
+	for i := 0; i <= 2*target+2; i++ {
+		v := float64(i) * step
+		if v > span+1e-9 {
+			break
+		}
+		a.ticks = append(a.ticks, v)
 	}
 	return a
 }

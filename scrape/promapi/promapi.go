@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/common/model"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/llmbench-org/llmbench/internal/httppolicy"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
@@ -211,7 +212,10 @@ func (s Source) query(ctx context.Context, path string, call func(context.Contex
 	}
 	bt := &bounded{base: hc.Transport}
 	if bt.base == nil {
-		bt.base = http.DefaultTransport
+		bt.base = httppolicy.Transport(0) // direct, as every request llmbench makes
+	}
+	if hc.CheckRedirect == nil {
+		hc.CheckRedirect = httppolicy.NoRedirect
 	}
 	hc.Transport = bt
 	c, err := api.NewClient(api.Config{Address: s.URL, Client: &hc})
