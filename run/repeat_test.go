@@ -225,8 +225,11 @@ workload: {concurrency: 2, requests: 60, prompt_tokens: 16, output_tokens: 32}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := s2.Client.Requests; r.Sent == 0 || r.Sent >= 60 {
-		t.Errorf("trial 2 sent %d of 60: want what it measured before the interrupt", r.Sent)
+	// How far trial 2 got depends on when the interrupt landed (on a busy
+	// machine, possibly after its last arrival); that it was stopped, and
+	// kept what it measured, does not.
+	if r := s2.Client.Requests; r.Sent == 0 || s2.Run.Stopped == "" {
+		t.Errorf("trial 2: %d sent, stopped %q: want what it measured before the interrupt, marked as stopped", r.Sent, s2.Run.Stopped)
 	}
 }
 
@@ -300,8 +303,8 @@ func TestRepeatConfig(t *testing.T) {
 }
 
 // TestRepeatServesItsOwnMetricsThroughout: --metrics-addr serves one
-// exporter for the whole set: during trial 2 it counts trial 1's requests
-// too, and it was started once (a server per trial would rebind the port
+// exporter for the whole set: as trial 2 begins it counts trial 1's
+// requests, and it was started once (a server per trial would rebind the port
 // between trials and start its counters again).
 func TestRepeatServesItsOwnMetricsThroughout(t *testing.T) {
 	if testing.Short() {
@@ -319,16 +322,11 @@ name: repeat-own
 engine: {kind: sim, preset: tiny}
 workload: {concurrency: 2, requests: 40, prompt_tokens: 16, output_tokens: 16}
 `
+	// As trial 2's load starts, the exporter has trial 1's requests.
 	var seen atomic.Int64
-	during2 := func(vctx context.Context, lv Live) {
-		if lv.Trial != "trial 2 of 2" {
-			return
-		}
-		for vctx.Err() == nil && seen.Load() == 0 {
-			if lv.Progress().Finished > 0 {
-				seen.Store(int64(ownRequests(t, addr)))
-			}
-			time.Sleep(5 * time.Millisecond)
+	during2 := func(_ context.Context, lv Live) {
+		if lv.Trial == "trial 2 of 2" {
+			seen.Store(int64(ownRequests(t, addr)))
 		}
 	}
 	cio, _, stderr := testIO(nil)
@@ -340,8 +338,8 @@ workload: {concurrency: 2, requests: 40, prompt_tokens: 16, output_tokens: 16}
 	if n := strings.Count(stderr.String(), "its own metrics at"); n != 1 {
 		t.Errorf("the exporter was started %d times, want once:\n%s", n, stderr.String())
 	}
-	if n := seen.Load(); n <= 40 {
-		t.Errorf("during trial 2 the exporter counted %d requests, want trial 1's 40 and more", n)
+	if n := seen.Load(); n < 40 {
+		t.Errorf("as trial 2 began the exporter counted %d requests, want trial 1's 40", n)
 	}
 }
 

@@ -192,8 +192,8 @@ func TestRunRepeatCtrlCInTrial2(t *testing.T) {
 		t.Skip("runs the built-in engine twice")
 	}
 	t.Parallel()
-	// Each trial lasts 2 s: the interrupt comes while trial 2 runs.
-	sc := writeScenario(t, "name: cli-stop\nengine: {kind: sim, preset: tiny}\nworkload: {concurrency: 2, duration: 2s, prompt_tokens: 16, output_tokens: 8}\n")
+	// Each trial lasts 4 s: the interrupt comes while trial 2 runs.
+	sc := writeScenario(t, "name: cli-stop\nengine: {kind: sim, preset: tiny}\nworkload: {concurrency: 2, duration: 4s, prompt_tokens: 16, output_tokens: 8}\n")
 	sigs := make(chan os.Signal, 1)
 	cio, stdout, stderr := testIO(sigs)
 	runs := t.TempDir()
