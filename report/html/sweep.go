@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/report/latencytable"
 )
 
 type sweepView struct {
@@ -14,12 +15,16 @@ type sweepView struct {
 	Found      bool
 	Goodput    bool // the points carry goodput (the scenario set an slo)
 	Charts     []*chart
+	TooFew     bool // a figure is too small a sample for its rank (the legend says what its mark means)
 }
 
 type sweepRow struct {
-	Phase, Load, ReqPerS, TokPerS, TTFTp50, TTFTp99, Queue, Goodput string
-	PerUser                                                         string // output tok/s per user
-	Knee                                                            bool
+	Phase, Load, ReqPerS, TokPerS, Queue, Goodput string
+	PerUser                                       string // output tok/s per user
+	N, ITLN                                       string // the samples behind the TTFT and the ITL quantiles
+	TTFTp50, TTFTp99, ITLp50, ITLp99              figure // ms, each with its 95 % interval
+	GoodFraction                                  string // within the SLO, with its 95 % interval
+	Knee                                          bool
 }
 
 func sweepOf(sw *report.SweepResult) *sweepView {
@@ -38,10 +43,14 @@ func sweepOf(sw *report.SweepResult) *sweepView {
 		}
 		v.Rows = append(v.Rows, sweepRow{
 			Phase: p.Phase, Load: num(p.Load) + " " + p.LoadUnit, ReqPerS: num(p.RequestsPerS), TokPerS: num(p.OutputTokPerS),
-			TTFTp50: ms(p.TTFTp50), TTFTp99: ms(p.TTFTp99), Queue: queue, Goodput: goodput,
+			N: count(p.N["ttft"]), ITLN: count(p.N["itl"]),
+			TTFTp50: pointFigure(p, "ttft", 50, p.TTFTp50), TTFTp99: pointFigure(p, "ttft", 99, p.TTFTp99),
+			ITLp50: pointFigure(p, "itl", 50, p.ITLp50), ITLp99: pointFigure(p, "itl", 99, p.ITLp99),
+			Queue: queue, Goodput: goodput, GoodFraction: goodFraction(p),
 			PerUser: num(p.OutputTokPerSPerUser),
 			Knee:    sw.Saturation.Found && p.Phase == sw.Saturation.Phase,
 		})
+		v.TooFew = v.TooFew || len(p.TooFew) > 0
 	}
 	if sw.Saturation.Found {
 		v.Saturation = fmt.Sprintf("Saturation: the engine stopped scaling after %s (offered %s); capacity about %s requests/s: %s.",
@@ -59,6 +68,29 @@ func sweepOf(sw *report.SweepResult) *sweepView {
 		}
 	}
 	return v
+}
+
+// pointFigure is a sweep point's quantile in ms with its interval ("—"
+// without samples).
+func pointFigure(p report.SweepPoint, latency string, q, v float64) figure {
+	if p.N != nil && p.N[latency] == 0 {
+		return figure{V: "—"}
+	}
+	b, ok := p.Interval(latency, q)
+	return figureOf(v, latencytable.Interval{Lo: b.Lo, Hi: b.Hi, Known: ok})
+}
+
+// goodFraction is a point's share of requests within the SLO with its
+// interval ("—" without an slo).
+func goodFraction(p report.SweepPoint) string {
+	if p.GoodFraction == nil {
+		return "—"
+	}
+	out := pct(*p.GoodFraction)
+	if b := p.GoodFractionCI; b != nil {
+		out += " (" + pct(b.Lo) + "–" + pct(b.Hi) + ")"
+	}
+	return out
 }
 
 // sweepLatency is one client latency the sweep charts against offered load.
