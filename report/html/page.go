@@ -557,8 +557,7 @@ func phaseRows(phases []report.PhaseResult) []phaseRow {
 			Name: ph.Name, Measured: "no", Start: dur(ph.Start), Duration: dur(ph.Duration), Load: "—",
 			Sent: count(c.Requests.Sent), OK: count(c.Requests.OK), Failed: count(c.Requests.Failed),
 			ReqPerS: num(c.Throughput.RequestsPerSec), TokPerS: num(c.Throughput.OutputTokensPerSec),
-			TTFT: ms(c.Latency.TTFT.P50) + " / " + ms(c.Latency.TTFT.P99),
-			E2E:  ms(c.Latency.E2E.P50) + " / " + ms(c.Latency.E2E.P99), Goodput: "—",
+			TTFT: p50p99(c.Latency.TTFT), E2E: p50p99(c.Latency.E2E), Goodput: "—",
 		}
 		if g := c.Goodput; g != nil {
 			row.Goodput = fmt.Sprintf("%s (%s)", num(g.RequestsPerS), pct(g.Fraction))
@@ -572,6 +571,26 @@ func phaseRows(phases []report.PhaseResult) []phaseRow {
 		out = append(out, row)
 	}
 	return out
+}
+
+// p50p99 is a distribution's p50 and p99 in ms, each with its interval
+// and too-few mark: "36.4 (30.7–40.8) / 73.8† (51.0–∞)".
+func p50p99(d report.Dist) string {
+	if d.N == 0 {
+		return "— / —"
+	}
+	f := func(p, v float64) string {
+		fig := figureOf(v, report.IntervalOf(d.QuantileCI(p)))
+		out := fig.V
+		if fig.TooFew {
+			out += latencytable.TooFewMark
+		}
+		if fig.CI != "" {
+			out += " (" + fig.CI + ")"
+		}
+		return out
+	}
+	return f(50, d.P50) + " / " + f(99, d.P99)
 }
 
 type serverView struct {
