@@ -163,7 +163,8 @@ func (ev *evaluator) contrast(r Result, g Gate, m metric, curPt, basePt float64)
 	if !g.Regression {
 		allowed += " (" + baselineHow(g, m, basePt, len(ev.base)) + ")"
 	}
-	switch verdict {	case interval.Fail:
+	switch verdict {
+	case interval.Fail:
 		r.Status = Fail
 		r.Reason = fmt.Sprintf("%s; %s: wholly beyond %s", change, evidence, allowed)
 		if why := hostDelay(ev.cur, ev.base); why != "" {
