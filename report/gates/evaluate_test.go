@@ -86,7 +86,7 @@ func TestEvaluate(t *testing.T) {
 		{"server percentile the run did not report", "server.ttft.p99.9 < 1s", server, nil, Error, 0, 0, "not among the run's report.percentiles"},
 		{"server percentile in a phase", "phase[nope].server.ttft.p75 < 1s", server, nil, Error, 0, 0, "no phase"},
 		// Summaries alone, one run a side: a baseline form is widened by
-		// the default noise floor (±20 % of the baseline for a mean, ±80 %
+		// the default noise floor (±20 % of the baseline for a mean, ±100 %
 		// for a p99), so only a change beyond it decides.
 		{"baseline factor passes", "client.ttft.mean < baseline * 1.6", slow, &fast, Pass, slowMean, 1.6 * mean, "× 1.6"},
 		{"baseline factor fails", "client.ttft.mean < baseline * 105%", slow, &fast, Fail, slowMean, 1.05 * mean, "× 105%"},
@@ -97,7 +97,7 @@ func TestEvaluate(t *testing.T) {
 		{"baseline as is", "health.valid == baseline", slow, &fast, Pass, 1, 1, ""},
 		{"regression point estimate fails", "client.ttft.mean regression < 5%", slow, &fast, Fail, slowMean, 0.05, "point estimate"},
 		{"regression point estimate passes", "client.ttft.mean regression < 60%", slow, &fast, Pass, slowMean, 0.6, "point estimate"},
-		{"regression within the noise floor", "client.ttft.p99 regression < 10%", slow, &fast, Inconclusive, slow.Client.Latency.TTFT.P99, 0.1, "±80.0% noise floor (the default"},
+		{"regression within the noise floor", "client.ttft.p99 regression < 10%", slow, &fast, Inconclusive, slow.Client.Latency.TTFT.P99, 0.1, "±100.0% noise floor (the default"},
 		{"improvement is no regression", "client.ttft.mean regression < 1%", fast, &slow, Pass, mean, 0.01, ""},
 		{"throughput regression is a drop", "client.requests.ok regression < 1%", slow, &fast, Fail, 196, 0.01, "+2.0% (baseline 200 → 196): beyond < +1.0%"},
 		{"regression from zero", "client.requests.failed regression < 10%", slow, &fast, Fail, 4, 0.1, "+∞%"},
