@@ -48,7 +48,7 @@ bold) or json (schema llmbench.compare/v1, documented in package report/comparis
 			}
 			for _, dir := range args {
 				if !comparison.IsRun(dir) {
-					return asUsage(fmt.Errorf("%s is not a run directory (no %s or %s)", dir, rundir.RunFile, rundir.SummaryFile))
+					return asUsage(fmt.Errorf("%s is not a run directory (no %s or %s), a trial set (no %s) or a directory of runs", dir, rundir.RunFile, rundir.SummaryFile, rundir.TrialsFile))
 				}
 				r, err := comparison.Load(dir)
 				if err != nil {

@@ -122,6 +122,14 @@ workload:
 		t.Errorf("a trial set against itself: exit %d:\n%s", code, out)
 	}
 
+	// compare takes a trial set as a side, and a history with --baseline.
+	if out, code = command("compare", set, slow); code != exitOK || !strings.Contains(out, "client.itl.p50") {
+		t.Errorf("compare of a trial set: exit %d:\n%s", code, out)
+	}
+	if out, code = command("compare", "--baseline", filepath.Join(set, "t1"), "--baseline", filepath.Join(set, "t2"), slow); code != exitOK || !strings.Contains(out, "client.itl.p50") {
+		t.Errorf("compare against a history: exit %d:\n%s", code, out)
+	}
+
 	// llmbench noise: one pair, floors written under the scenario's key.
 	nf := filepath.Join(t.TempDir(), "noise.json")
 	out, code = command("noise", path, "--pairs", "1", "--out", nf, "--runs", t.TempDir())

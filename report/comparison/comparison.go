@@ -185,11 +185,8 @@ func Load(dir string) (Run, error) {
 	}
 	r := Run{Dir: dir, Gates: side[0], Trials: side}
 	first := dir
-	if trials, err := rundir.Trials(dir); err == nil {
-		first = trials[0]
-	}
-	if len(side) > 1 && side[0].ID != "" {
-		first = filepath.Join(dir, side[0].ID)
+	if paths, err := gates.SidePaths(dir); err == nil {
+		first = paths[0]
 	}
 	if info, err := os.Stat(first); err == nil && info.IsDir() {
 		r.Meta, _ = readMeta(filepath.Join(first, rundir.RunFile))
@@ -572,21 +569,11 @@ func loadText(load float64, unit string) string {
 }
 
 // IsRun reports whether path is something Load reads: a run directory (its
-// run.json), a directory holding a summary.json, or a summary file.
+// run.json), a directory holding a summary.json, a summary file, a trial
+// set, or a directory of run directories.
 func IsRun(path string) bool {
-	info, err := os.Stat(path)
-	if err != nil {
-		return false
-	}
-	if !info.IsDir() {
-		return true
-	}
-	for _, f := range []string{rundir.RunFile, rundir.SummaryFile} {
-		if _, err := os.Stat(filepath.Join(path, f)); err == nil {
-			return true
-		}
-	}
-	return false
+	_, err := gates.SidePaths(path)
+	return err == nil
 }
 
 // validityNotes say why run n is not valid, and its warnings, each state

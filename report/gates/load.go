@@ -107,20 +107,9 @@ func NewRun(s report.Summary, records []client.Record) Run {
 // summary.json, or a directory of run directories (a baseline history; its
 // runs in name order, which for llmbench's directories is start order).
 func LoadSide(path string) (Side, error) {
-	info, err := os.Stat(path)
+	dirs, err := SidePaths(path)
 	if err != nil {
-		return nil, fmt.Errorf("load run: %w", err)
-	}
-	dirs := []string{path}
-	if info.IsDir() {
-		if dirs, err = rundir.Trials(path); err != nil {
-			return nil, fmt.Errorf("load run: %w", err)
-		}
-		if len(dirs) == 1 && dirs[0] == path && !isRun(path) {
-			if dirs = runsUnder(path); len(dirs) == 0 {
-				return nil, fmt.Errorf("load run: %s holds no %s, %s or %s, and no run directories", path, rundir.RunFile, rundir.SummaryFile, rundir.TrialsFile)
-			}
-		}
+		return nil, err
 	}
 	side := make(Side, 0, len(dirs))
 	for _, d := range dirs {
@@ -131,6 +120,27 @@ func LoadSide(path string) (Side, error) {
 		side = append(side, r)
 	}
 	return side, nil
+}
+
+// SidePaths are the runs' paths LoadSide reads for path.
+func SidePaths(path string) ([]string, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("load run: %w", err)
+	}
+	if !info.IsDir() {
+		return []string{path}, nil
+	}
+	dirs, err := rundir.Trials(path)
+	if err != nil {
+		return nil, fmt.Errorf("load run: %w", err)
+	}
+	if len(dirs) == 1 && dirs[0] == path && !isRun(path) {
+		if dirs = runsUnder(path); len(dirs) == 0 {
+			return nil, fmt.Errorf("load run: %s holds no %s, %s or %s, and no run directories", path, rundir.RunFile, rundir.SummaryFile, rundir.TrialsFile)
+		}
+	}
+	return dirs, nil
 }
 
 func isRun(dir string) bool {
