@@ -276,6 +276,13 @@ func against(o gates.Options, base, cur Run, idx int) Against {
 	for i, s := range []report.Summary{bs, cs} {
 		a.Notes = append(a.Notes, validityNotes([]int{1, idx + 1}[i], s.Health)...)
 	}
+	if nb, nc := len(base.side()), len(cur.side()); nb < 2 || nc < 2 {
+		from := o.Floors.From
+		if from == "" {
+			from = "the defaults, ±20% for means, medians and rates and ±100% for tail quantiles: no floor learned on this machine (llmbench noise)"
+		}
+		a.Notes = append(a.Notes, fmt.Sprintf("%d against %d: a side with a single run does not show the noise between runs, so each change's interval is widened by its metric's noise floor (%s)", plural(nc, "run"), plural(nb, "run"), from))
+	}
 	pairs, unB, unC := matchPhases(measured(bs), measured(cs))
 	for _, p := range pairs {
 		pp := PhasePair{BaselinePhase: p.b.Name, RunPhase: p.c.Name, BaselineLoad: p.b.Load, RunLoad: p.c.Load,
@@ -629,4 +636,11 @@ func asValid(side gates.Side) gates.Side {
 		out[i].Summary.Health.Valid = true
 	}
 	return out
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
