@@ -281,7 +281,7 @@ func against(o gates.Options, base, cur Run, idx int) Against {
 		if from == "" {
 			from = "the defaults, ±20% for means, medians and rates and ±100% for tail quantiles: no floor learned on this machine (llmbench noise)"
 		}
-		a.Notes = append(a.Notes, fmt.Sprintf("%d against %d: a side with a single run does not show the noise between runs, so each change's interval is widened by its metric's noise floor (%s)", plural(nc, "run"), plural(nb, "run"), from))
+		a.Notes = append(a.Notes, fmt.Sprintf("%s against %s: a side with a single run does not show the noise between runs, so each change's interval is widened by its metric's noise floor (%s)", plural(nc, "run"), plural(nb, "run"), from))
 	}
 	pairs, unB, unC := matchPhases(measured(bs), measured(cs))
 	for _, p := range pairs {
