@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -36,7 +37,7 @@ bold) or json (schema llmbench.compare/v1, documented in package report/comparis
 				return asUsage(fmt.Errorf("--format %q: want text, md or json", format))
 			}
 			if len(baselines)+len(args) < 2 {
-				return asUsage(fmt.Errorf("compare needs two runs (or a --baseline and a run)"))
+				return asUsage(errors.New("compare needs two run arguments (or --baseline and one argument)"))
 			}
 			var runs []comparison.Run
 			if len(baselines) > 0 {
