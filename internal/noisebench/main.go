@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -218,11 +219,28 @@ func (b *bench) gate(cur, base string) verdicts {
 		f := strings.Fields(sc.Text())
 		for _, g := range gatesChecked {
 			if len(f) > 1 && strings.HasPrefix(strings.Join(f[1:], " "), g) {
-				v.status[g] = f[0]
+				v.status[g] = f[0] + cause(f[0], sc.Text())
 			}
 		}
 	}
 	return v
+}
+
+// cause says why a gate was inconclusive: a run not valid (naming its
+// states), a host that delayed the client, or a change within the noise.
+func cause(status, line string) string {
+	if status != "INCONCLUSIVE" {
+		return ""
+	}
+	switch {
+	case strings.Contains(line, "is not valid ("):
+		_, states, _ := strings.Cut(line, "is not valid (")
+		states, _, _ = strings.Cut(states, ")")
+		return " (not valid: " + states + ")"
+	case strings.Contains(line, "the host delayed it"):
+		return " (host delayed)"
+	}
+	return " (within the noise)"
 }
 
 // tally counts verdicts per experiment and gate.
@@ -251,15 +269,18 @@ func (t *tally) print() {
 	fmt.Println("\nexperiment | gate: verdicts")
 	for _, k := range t.order {
 		c := t.counts[k]
+		keys := make([]string, 0, len(c))
+		for s := range c {
+			keys = append(keys, s)
+		}
+		sort.Strings(keys)
 		var parts []string
-		for _, s := range []string{"PASS", "FAIL", "INCONCLUSIVE", "ERROR", "", "0", "3", "4", "1", "2"} {
-			if n := c[s]; n > 0 {
-				label := s
-				if s == "" {
-					label = "missing"
-				}
-				parts = append(parts, fmt.Sprintf("%s %d", label, n))
+		for _, s := range keys {
+			label := s
+			if s == "" {
+				label = "missing"
 			}
+			parts = append(parts, fmt.Sprintf("%s %d", label, c[s]))
 		}
 		fmt.Printf("%s: %s\n", k, strings.Join(parts, ", "))
 	}
