@@ -77,7 +77,7 @@ func (ev *evaluator) absoluteOne(r Result, m metric, run Run, cur reading, limit
 	if iv.Bounded() || cur.aboveTop || !math.IsInf(iv.Lo, 0) || !math.IsInf(iv.Hi, 0) {
 		r.Interval, r.Confidence = &[2]float64{finite(iv.Lo), finite(iv.Hi)}, interval.Confidence
 	}
-	switch interval.Decide(iv, func(x float64) bool { return r.Op.holds(x, limit) }) {
+	switch decide(iv, func(x float64) bool { return r.Op.holds(x, limit) }) {
 	case interval.Pass:
 		r.Status = Pass
 		r.Reason = fmt.Sprintf("%s %s %s (%s: wholly within)", obs, r.Op, limitText, ivText)
@@ -153,6 +153,15 @@ func valueInterval(m metric, run Run, cur reading) (iv interval.Interval, from s
 		return interval.Proportion(c.Goodput.Good, n, conf), fmt.Sprintf("Wilson 95%% interval over %d requests", n), true
 	}
 	return interval.Interval{}, "", false
+}
+
+// decide is interval.Decide, with an interval that is not a number (no
+// sample behind a statistic) inconclusive rather than a fail.
+func decide(iv interval.Interval, holds func(float64) bool) interval.Verdict {
+	if math.IsNaN(iv.Lo) || math.IsNaN(iv.Hi) {
+		return interval.Inconclusive
+	}
+	return interval.Decide(iv, holds)
 }
 
 // toDecideAbsolute says what would decide an absolute gate whose interval

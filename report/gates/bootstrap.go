@@ -274,14 +274,6 @@ func (e *estimator) window() {
 	}
 }
 
-// requestInterval is the bootstrap interval of the regression of one run
-// against another, resampling only their requests: hierarchical with one
-// run a side.
-func requestInterval(cur, base samples, m metric, b Bootstrap) (lo, hi float64) {
-	one := func(s samples) pool { return pool{s: s, runs: [][2]int{{0, len(s.sizes)}}} }
-	return hierarchical(one(cur), one(base), m, b, func(c, bs float64) float64 { return regression(c, bs, m.better) })
-}
-
 // percentile is stat.LinInterp's quantile of sorted xs, safe with infinite
 // values (which a zero baseline produces): equal neighbours are not mixed.
 func percentile(xs []float64, p float64) float64 {

@@ -123,7 +123,7 @@ func (ev *evaluator) contrast(r Result, g Gate, m metric, curPt, basePt float64)
 		widen = floor * math.Abs(basePt) // a difference: the floor is a fraction of the baseline
 	}
 	iv := interval.Interval{Lo: lo - widen, Hi: hi + widen}
-	verdict := interval.Decide(iv, holds)
+	verdict := decide(iv, holds)
 
 	// A baseline form (× F, ± V) is shown as the run's value against the
 	// limit the baseline sets: the contrast mapped back onto the value.
