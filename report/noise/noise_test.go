@@ -26,7 +26,7 @@ func runWith(ttftP50, rps float64, valid bool) gates.Run {
 // metrics a pair lacks are left out, a pair with a run not valid is counted.
 func TestLearn(t *testing.T) {
 	pairs := [][2]gates.Run{
-		{runWith(0.100, 10, true), runWith(0.110, 10, true)},  // TTFT +10 %
+		{runWith(0.100, 10, true), runWith(0.110, 10, true)}, // TTFT +10 %
 		{runWith(0.100, 10, true), runWith(0.095, 8, false)}, // −5 %; throughput −20 %
 	}
 	e, err := Learn(Key{Scenario: "s", ScenarioHash: "h", Host: "m"}, pairs, []string{"client.ttft.p50", "client.itl.p50", "client.throughput.requests_per_s"}, time.Unix(0, 0))
