@@ -108,16 +108,14 @@ func finalGates(dir string, s report.Summary, l *report.Loaded) (*gates.Report, 
 		return nil, nil
 	}
 	var base *gates.Run
+	var bs gates.Side
 	if meta.Baseline != "" {
-		if b, err := gates.LoadRun(meta.Baseline); err == nil {
-			base = &b
+		// A run, a trial set or a directory of runs (a history).
+		if side, err := gates.LoadSide(meta.Baseline); err == nil {
+			bs, base = side, &side[0]
 		}
 	}
 	cur := gates.NewRunLoaded(s, l)
-	var bs gates.Side
-	if base != nil {
-		bs = gates.Side{*base}
-	}
 	rep := gates.NewReport(cur, base, gs.EvaluateSides(gates.Side{cur}, bs, gates.Options{Bootstrap: gates.DefaultBootstrap, Floors: defaultFloors(dir)}))
 	return &rep, nil
 }

@@ -245,11 +245,11 @@ func loadBaseline(dir string) (*gates.Run, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, configError(fmt.Errorf("--baseline: %w", err))
 	}
-	b, err := gates.LoadRun(dir)
+	side, err := gates.LoadSide(dir)
 	if err != nil {
 		return nil, configError(fmt.Errorf("--baseline: %w", err))
 	}
-	return &b, nil
+	return &side[0], nil
 }
 
 // reportSides evaluates gs over the two sides and prints the verdicts
