@@ -51,6 +51,11 @@ func (ev *evaluator) absolute(r Result, m metric, cur []reading, limit float64, 
 func (ev *evaluator) absoluteOne(r Result, m metric, run Run, cur reading, limit float64, limitText string) Result {
 	r.Value, r.Observed, r.Limit = cur.v, cur.v, limit
 	iv, from, ok := valueInterval(m, run, cur)
+	if !ok && from == summaryPoint {
+		r = ev.compare(r, m, cur, limit, limitText, "")
+		r.Reason += " (" + summaryPoint + ")"
+		return r
+	}
 	if !ok {
 		if from != "" { // an estimate the summary alone cannot bound
 			r.Status = Inconclusive
@@ -97,10 +102,15 @@ func (ev *evaluator) absoluteOne(r Result, m metric, run Run, cur reading, limit
 	return r
 }
 
+// summaryPoint says a quantile was decided by its value: the run's summary
+// is all there is, and its sample bounds the quantile's rank on both sides.
+const summaryPoint = "the summary alone, no interval: its point value decides, its sample bounding the rank"
+
 // valueInterval is the confidence interval of the figure m reads in run,
 // with words for where it came from. ok false with from empty: the figure is
-// exact (a count, a rate of counts, a gauge); ok false with from set: an
-// estimate the summary alone cannot bound, and why.
+// exact (a count, a rate of counts, a gauge); ok false with from
+// summaryPoint: a quantile the summary alone gives by its value; ok false
+// with another from: an estimate the summary alone cannot bound, and why.
 func valueInterval(m metric, run Run, cur reading) (iv interval.Interval, from string, ok bool) {
 	conf := interval.Confidence
 	switch {
@@ -132,7 +142,7 @@ func valueInterval(m metric, run Run, cur reading) (iv interval.Interval, from s
 		}
 		// The ranks are inside the sample, but the summary keeps no value
 		// at them: the point value decides, and the reason says so.
-		return interval.Interval{}, "", false
+		return interval.Interval{}, summaryPoint, false
 	}
 	switch inner := innerName(m.name); inner {
 	case "client.error_rate":

@@ -52,7 +52,7 @@ func TestEvaluate(t *testing.T) {
 		// A summary alone decides a quantile by its value only where its
 		// sample bounds the rank: 200 samples bound a p90, not a p99
 		// (three-valued gates, docs/decisions/0034).
-		{"literal passes", "client.ttft.p90 < 500ms", fast, nil, Pass, p90, 0.5, "< 500ms"},
+		{"literal passes", "client.ttft.p90 < 500ms", fast, nil, Pass, p90, 0.5, "< 500ms (the summary alone, no interval"},
 		{"literal fails", fmt.Sprintf("client.ttft.p90 < %gms", math.Floor(p90*1e3)), fast, nil, Fail, p90, math.Floor(p90*1e3) / 1e3, "is not <"},
 		{"a p99 of 200 is inconclusive", "client.ttft.p99 < 500ms", fast, nil, Inconclusive, p99, 0.5, "200 samples are too few to bound a p99"},
 		{"boundary <= passes", fmt.Sprintf("client.ttft.max <= %gs", fast.Client.Latency.TTFT.Max), fast, nil, Pass, fast.Client.Latency.TTFT.Max, fast.Client.Latency.TTFT.Max, ""},
