@@ -43,16 +43,19 @@ type Summary struct {
 
 // GateVerdicts are the gates' results as the reports show them.
 type GateVerdicts struct {
-	Passed      bool          `json:"passed"`
-	Baseline    string        `json:"baseline,omitempty"` // the baseline run's id
-	Pass        int           `json:"pass"`
-	Fail        int           `json:"fail"`
-	Unevaluable int           `json:"unevaluable"`
-	Results     []GateVerdict `json:"results"`
+	Passed   bool   `json:"passed"`
+	Baseline string `json:"baseline,omitempty"` // the baseline run's id
+	Pass     int    `json:"pass"`
+	Fail     int    `json:"fail"`
+	// Inconclusive gates were measured but not decided by the evidence
+	// (docs/decisions/0034).
+	Inconclusive int           `json:"inconclusive"`
+	Unevaluable  int           `json:"unevaluable"`
+	Results      []GateVerdict `json:"results"`
 }
 
-// GateVerdict is one gate: the expression, its status (pass, fail, error:
-// could not be evaluated), the value observed and the limit, and the reason
+// GateVerdict is one gate: the expression, its status (pass, fail,
+// inconclusive, error: could not be evaluated), the value observed and the limit, and the reason
 // in words.
 type GateVerdict struct {
 	Gate     string   `json:"gate"`
