@@ -237,16 +237,19 @@ func WriteRequestsCSVDigested(w io.Writer, records []client.Record, chunks []chu
 // report.md says at once why the job failed.
 func renderGatesMarkdown(ew *errwriter.Writer, g *GateVerdicts) {
 	verdict := "**Gates passed**"
-	if !g.Passed {
+	switch {
+	case g.Fail > 0 || g.Unevaluable > 0:
 		verdict = "**Gates failed**"
+	case g.Inconclusive > 0 || !g.Passed:
+		verdict = "**Gates inconclusive**"
 	}
-	ew.Printf("%s: %d passed, %d failed, %d could not be evaluated", verdict, g.Pass, g.Fail, g.Unevaluable)
+	ew.Printf("%s: %s", verdict, g.Counts())
 	if g.Baseline != "" {
 		ew.Printf(" (baseline `%s`)", mdText(g.Baseline))
 	}
 	ew.Printf(".\n\n| | gate | observed | limit | why |\n|---|---|---:|---:|---|\n")
 	for _, r := range g.Results {
-		mark := map[string]string{"pass": "✅ pass", "fail": "❌ **fail**", "error": "⚠️ **error**"}[r.Status]
+		mark := map[string]string{"pass": "✅ pass", "fail": "❌ **fail**", "inconclusive": "❔ **inconclusive**", "error": "⚠️ **error**"}[r.Status]
 		if mark == "" {
 			mark = mdText(r.Status)
 		}

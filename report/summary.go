@@ -5,6 +5,7 @@
 package report
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/llmbench-org/llmbench/report/reconcile"
@@ -52,6 +53,12 @@ type GateVerdicts struct {
 	Inconclusive int           `json:"inconclusive"`
 	Unevaluable  int           `json:"unevaluable"`
 	Results      []GateVerdict `json:"results"`
+}
+
+// Counts says how the gates came out, in words: "3 passed, 1 failed, 2
+// inconclusive, 0 could not be evaluated".
+func (g *GateVerdicts) Counts() string {
+	return fmt.Sprintf("%d passed, %d failed, %d inconclusive, %d could not be evaluated", g.Pass, g.Fail, g.Inconclusive, g.Unevaluable)
 }
 
 // GateVerdict is one gate: the expression, its status (pass, fail,

@@ -700,6 +700,8 @@ func errorsOf(records []client.Record) errorsView {
 // gatesView is the gates' verdicts: why a CI job passed or failed.
 type gatesView struct {
 	Passed   bool
+	Outcome  string // passed | failed | inconclusive
+	Class    string // the badge's: ok | bad | warn
 	Verdict  string
 	Baseline string
 	Rows     []gateRow
@@ -713,10 +715,16 @@ func gatesOf(g *report.GateVerdicts) *gatesView {
 	if g == nil {
 		return nil
 	}
-	v := &gatesView{Passed: g.Passed, Baseline: g.Baseline,
-		Verdict: fmt.Sprintf("%d passed, %d failed, %d could not be evaluated", g.Pass, g.Fail, g.Unevaluable)}
+	v := &gatesView{Passed: g.Passed, Baseline: g.Baseline, Outcome: "passed", Class: "ok",
+		Verdict: g.Counts()}
+	switch {
+	case g.Fail > 0 || g.Unevaluable > 0:
+		v.Outcome, v.Class = "failed", "bad"
+	case g.Inconclusive > 0 || !g.Passed:
+		v.Outcome, v.Class = "inconclusive", "warn"
+	}
 	for _, r := range g.Results {
-		class := map[string]string{"pass": "ok", "fail": "bad", "error": "warn"}[r.Status]
+		class := map[string]string{"pass": "ok", "fail": "bad", "inconclusive": "warn", "error": "warn"}[r.Status]
 		v.Rows = append(v.Rows, gateRow{Status: r.Status, Class: class, Gate: r.Gate,
 			Observed: report.GateNumber(r.Observed, r.Unit, r.Status), Limit: report.GateNumber(r.Limit, r.Unit, ""), Reason: r.Reason})
 	}
