@@ -435,6 +435,7 @@ func clientSide(records []request, digest *chunkdigest.Phase, dur time.Duration,
 			c.Unmeasured[latency][why]++
 		}
 	}
+	c.Requests.FailedCI = fractionCI(c.Requests.Failed, c.Requests.Sent-c.Requests.Canceled)
 	c.Tokens.Source, c.Tokens.BySource = sourceOf(bySource, "none")
 	c.Tokens.PerChunkSource, c.Tokens.PerChunkBySource = sourceOf(perChunk, "")
 	if c.Tokens.Chunks > 0 && streamedOutput > 0 {
@@ -577,8 +578,13 @@ func distOf(xs []float64) Dist {
 	return distSorted(xs)
 }
 
-// distSorted summarises xs, sorted.
-func distSorted(xs []float64) Dist {
+// distSorted summarises xs, sorted, with the intervals of its mean and of
+// its fixed quantiles.
+func distSorted(xs []float64) Dist { return distSortedAt(xs, nil) }
+
+// distSortedAt is distSorted with the percentiles ps (in percent) in
+// Quantiles too, when ps is not nil.
+func distSortedAt(xs []float64, ps []float64) Dist {
 	if len(xs) == 0 {
 		return Dist{}
 	}
@@ -587,7 +593,15 @@ func distSorted(xs []float64) Dist {
 	if len(xs) < 2 {
 		std = 0 // one sample has no spread (MeanStdDev says NaN)
 	}
-	return Dist{N: len(xs), Mean: mean, StdDev: std, P50: q(0.5), P90: q(0.9), P95: q(0.95), P99: q(0.99), Max: xs[len(xs)-1]}
+	d := Dist{N: len(xs), Mean: mean, StdDev: std, P50: q(0.5), P90: q(0.9), P95: q(0.95), P99: q(0.99), Max: xs[len(xs)-1]}
+	if ps != nil {
+		d.Quantiles = make(map[string]float64, len(ps))
+		for _, p := range ps {
+			d.Quantiles[rundir.PercentileName(p)] = q(p / 100)
+		}
+	}
+	d.CI = sampleCI(xs, mean, std, ps)
+	return d
 }
 
 // distWith is distOf with the percentiles ps (in percent) in Quantiles.
@@ -617,20 +631,16 @@ func sortedSeconds(ds []time.Duration) []float64 {
 }
 
 func distSortedWith(xs []float64, ps []float64) Dist {
-	d := distSorted(xs)
-	if d.N == 0 {
-		return d
+	if ps == nil {
+		ps = []float64{} // Quantiles present (empty), as before
 	}
-	d.Quantiles = make(map[string]float64, len(ps))
-	for _, p := range ps {
-		d.Quantiles[rundir.PercentileName(p)] = quantile.OfSorted(p/100, xs)
-	}
-	return d
+	return distSortedAt(xs, ps)
 }
 
 // sketchDist summarises a sketch as distWith summarises samples: count,
 // mean, standard deviation and max exact, quantiles within
-// chunkdigest.RelativeError.
+// chunkdigest.RelativeError, and their intervals read from the sketch
+// (sketchCI).
 func sketchDist(sk *chunkdigest.Sketch, ps []float64) Dist {
 	if sk.N() == 0 {
 		return Dist{}
@@ -641,6 +651,7 @@ func sketchDist(sk *chunkdigest.Sketch, ps []float64) Dist {
 	for _, p := range ps {
 		d.Quantiles[rundir.PercentileName(p)] = sk.Quantile(p / 100)
 	}
+	d.CI = sketchCI(sk, ps)
 	return d
 }
 

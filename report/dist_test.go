@@ -11,6 +11,7 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/llmbench-org/llmbench/internal/interval"
 	"github.com/llmbench-org/llmbench/rundir"
 )
 
@@ -31,7 +32,31 @@ func gonumDist(xs []float64, ps []float64) Dist {
 	for _, p := range ps {
 		d.Quantiles[rundir.PercentileName(p)] = q(p / 100)
 	}
+	d.CI = intervalsOf(xs, mean, std, ps)
 	return d
+}
+
+// intervalsOf is what a Dist's CI must hold, written out from package
+// interval: the t interval of the mean, and for p50, p90, p95, p99 and ps
+// the order statistics interval.Quantile names, each open side listed.
+func intervalsOf(sorted []float64, mean, sd float64, ps []float64) *DistCI {
+	ci := &DistCI{Confidence: 0.95, Source: CISamples, Quantiles: map[string]Bounds{}}
+	m := interval.Mean(mean, sd, len(sorted), 0.95)
+	ci.Mean = Bounds{m.Lo, m.Hi}
+	all := append([]float64{50, 90, 95, 99}, ps...)
+	sort.Float64s(all)
+	for i, p := range all {
+		if i > 0 && p == all[i-1] {
+			continue
+		}
+		iv := interval.Quantile(p/100, 0.95, sorted)
+		name := rundir.PercentileName(p)
+		ci.Quantiles[name] = Bounds{iv.Lo, iv.Hi}
+		if !iv.Bounded() {
+			ci.TooFew = append(ci.TooFew, name)
+		}
+	}
+	return ci
 }
 
 // distWith and durationDist give, to the bit, what sorting with
@@ -64,6 +89,7 @@ func TestDistIsGonums(t *testing.T) {
 			}
 			wantOf := want
 			wantOf.Quantiles = nil
+			wantOf.CI = intervalsOf(slices.Sorted(slices.Values(xs)), want.Mean, want.StdDev, nil)
 			if got := durationDistOf(slices.Clone(ds)); !reflect.DeepEqual(got, wantOf) {
 				t.Errorf("%s, %d values: durationDistOf %+v, gonum %+v", shape, n, got, wantOf)
 			}

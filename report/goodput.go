@@ -17,7 +17,10 @@ type Goodput struct {
 	Good int        `json:"good"`
 	// Fraction is good ÷ (sent − unmeasured − canceled): a failed request
 	// is not good, an unmeasured or canceled one is left out.
-	Fraction     float64 `json:"fraction"`
+	Fraction float64 `json:"fraction"`
+	// FractionCI is Fraction's 95 % Wilson interval (absent when no
+	// request counted).
+	FractionCI   *Bounds `json:"fraction_ci,omitempty"`
 	RequestsPerS float64 `json:"requests_per_s"`
 	// Missed counts the successful requests over each bound (one request
 	// may miss several), so a reader sees which objective costs goodput.
@@ -82,6 +85,7 @@ func goodputOf(records []request, dur time.Duration, slo *rundir.SLO) *Goodput {
 	}
 	if n := len(records) - g.Unmeasured - g.Canceled; n > 0 {
 		g.Fraction = float64(g.Good) / float64(n)
+		g.FractionCI = fractionCI(g.Good, n)
 	}
 	if dur > 0 {
 		g.RequestsPerS = float64(g.Good) / dur.Seconds()
@@ -106,8 +110,8 @@ func (o SLOSeconds) String() string {
 // goodputLine is the goodput in one sentence, for the text and Markdown
 // summaries.
 func goodputLine(g *Goodput, sent int) string {
-	line := fmt.Sprintf("%.2f requests/s; %d of %d requests (%.1f%%) met the SLO (%s)",
-		g.RequestsPerS, g.Good, sent-g.Unmeasured-g.Canceled, 100*g.Fraction, g.SLO)
+	line := fmt.Sprintf("%.2f requests/s; %d of %d requests (%.1f%%%s) met the SLO (%s)",
+		g.RequestsPerS, g.Good, sent-g.Unmeasured-g.Canceled, 100*g.Fraction, percentCI(g.FractionCI), g.SLO)
 	if len(g.Missed) > 0 {
 		var missed []string
 		for _, k := range []string{"ttft", "tpot", "e2e"} {
@@ -121,6 +125,14 @@ func goodputLine(g *Goodput, sent int) string {
 		line += fmt.Sprintf("; %d more could not be measured against it (%s) and are not counted", g.Unmeasured, reasonList(g.UnmeasuredReasons))
 	}
 	return line
+}
+
+// percentCI is ", 95% CI 2.1–7.4%" for a fraction's interval ("" without).
+func percentCI(b *Bounds) string {
+	if b == nil {
+		return ""
+	}
+	return fmt.Sprintf(", 95%% CI %.1f–%.1f%%", 100*b.Lo, 100*b.Hi)
 }
 
 // reasonList is "a 3, b 1", by key.

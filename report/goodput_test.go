@@ -40,13 +40,13 @@ func TestGoodput(t *testing.T) {
 		{name: "no slo", slo: nil, want: nil},
 		{name: "empty slo", slo: &rundir.SLO{}, want: nil},
 		{name: "all bounds", slo: &rundir.SLO{TTFT: 200 * ms, TPOT: 20 * ms, E2E: 2 * time.Second},
-			want: &Goodput{SLO: SLOSeconds{TTFT: 0.2, TPOT: 0.02, E2E: 2}, Good: 2, Fraction: 2.0 / 7, RequestsPerS: 1,
+			want: &Goodput{SLO: SLOSeconds{TTFT: 0.2, TPOT: 0.02, E2E: 2}, Good: 2, Fraction: 2.0 / 7, FractionCI: wilson(2, 7), RequestsPerS: 1,
 				Missed: map[string]int{"ttft": 2, "tpot": 1, "e2e": 1}},
-			inLine: []string{"1.00 requests/s", "2 of 7 requests (28.6%)", "TTFT ≤ 200ms, TPOT ≤ 20ms, E2E ≤ 2s", "over the bound: ttft 2, tpot 1, e2e 1"}},
+			inLine: []string{"1.00 requests/s", "2 of 7 requests (28.6%, 95% CI 8.2–64.1%)", "TTFT ≤ 200ms, TPOT ≤ 20ms, E2E ≤ 2s", "over the bound: ttft 2, tpot 1, e2e 1"}},
 		{name: "e2e only", slo: &rundir.SLO{E2E: 2 * time.Second},
-			want: &Goodput{SLO: SLOSeconds{E2E: 2}, Good: 5, Fraction: 5.0 / 7, RequestsPerS: 2.5, Missed: map[string]int{"e2e": 1}}},
+			want: &Goodput{SLO: SLOSeconds{E2E: 2}, Good: 5, Fraction: 5.0 / 7, FractionCI: wilson(5, 7), RequestsPerS: 2.5, Missed: map[string]int{"e2e": 1}}},
 		{name: "generous", slo: &rundir.SLO{TTFT: time.Minute},
-			want: &Goodput{SLO: SLOSeconds{TTFT: 60}, Good: 5, Fraction: 5.0 / 7, RequestsPerS: 2.5, Missed: map[string]int{"ttft": 1}}},
+			want: &Goodput{SLO: SLOSeconds{TTFT: 60}, Good: 5, Fraction: 5.0 / 7, FractionCI: wilson(5, 7), RequestsPerS: 2.5, Missed: map[string]int{"ttft": 1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

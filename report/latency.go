@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/llmbench-org/llmbench/internal/interval"
 	"github.com/llmbench-org/llmbench/report/latencytable"
 	"github.com/llmbench-org/llmbench/rundir"
 )
@@ -51,12 +52,28 @@ func percentiles(s Summary) []float64 {
 }
 
 func latencyClient(d Dist, ps []float64) latencytable.Client {
-	c := latencytable.Client{N: d.N, Mean: d.Mean, Quantiles: make([]latencytable.Value, len(ps))}
+	c := latencytable.Client{N: d.N, Mean: d.Mean, Quantiles: make([]latencytable.Value, len(ps)),
+		Sketched: d.CI != nil && d.CI.Source == CISketch}
+	if d.N > 0 {
+		c.MeanCI = IntervalOf(d.MeanCI())
+	}
 	for i, p := range ps {
 		v, ok := d.Quantile(p)
 		c.Quantiles[i] = latencytable.Value{V: v, OK: ok && d.N > 0}
+		if d.N > 0 {
+			c.Quantiles[i].CI = IntervalOf(d.QuantileCI(p))
+		}
 	}
 	return c
+}
+
+// IntervalOf is an interval as the tables hold it: Known only when the
+// summary had one (ok).
+func IntervalOf(iv interval.Interval, ok bool) latencytable.Interval {
+	if !ok {
+		return latencytable.Interval{}
+	}
+	return latencytable.Interval{Lo: iv.Lo, Hi: iv.Hi, Known: true}
 }
 
 func latencyServer(srv *ServerSide, key string, ps []float64) latencytable.Server {

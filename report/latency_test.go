@@ -85,11 +85,18 @@ func TestLatencyTableRendered(t *testing.T) {
 	if err := RenderMarkdown(&md, s); err != nil {
 		t.Fatal(err)
 	}
-	ttft := strings.Fields(strings.Split(text.String(), "\n")[1])
-	if want := []string{"TTFT", "200.0", "100.0", "—", "250.0", "200.0", "[100.0–500.0]", "—"}; !cmp.Equal(ttft, want) {
-		t.Errorf("terminal TTFT row %q, want %q", ttft, want)
+	// The client's row (n, mean, quantiles), the engine's under it: a
+	// summary without intervals shows none.
+	lines := strings.Split(text.String(), "\n")
+	if want := []string{"TTFT", "3", "200.0", "100.0", "—"}; !cmp.Equal(strings.Fields(lines[1]), want) {
+		t.Errorf("terminal TTFT row %q, want %q", lines[1], want)
 	}
-	if want := "| TTFT | 200.0 | 100.0 | — | 250.0 | 200.0 [100.0–500.0] | — |\n"; !strings.Contains(md.String(), want) {
-		t.Errorf("report.md lacks %q:\n%s", want, md.String())
+	if want := []string{"engine", "7", "250.0", "200.0", "[100.0–500.0]", "—"}; !cmp.Equal(strings.Fields(lines[2]), want) {
+		t.Errorf("terminal TTFT engine row %q, want %q", lines[2], want)
+	}
+	for _, want := range []string{"| TTFT | 3 | 200.0 | 100.0 | — |\n", "| TTFT engine | 7 | 250.0 | 200.0 [100.0–500.0] | — |\n"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md.String())
+		}
 	}
 }

@@ -40,8 +40,14 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 		renderGatesMarkdown(ew, g)
 	}
 	renderValidityMarkdown(ew, s.Health)
+	for _, lead := range leadMarkdown {
+		lead(ew, s)
+	}
+	if s.Sweep != nil {
+		ew.Printf("### %s\n\n", PooledHeading)
+	}
 	ew.Printf("| requests ok | failed | requests/s | output tokens/s | tokens from |\n|---:|---:|---:|---:|---|\n")
-	ew.Printf("| %d | %d %s%s | %.2f | %.1f | %s |\n\n", c.Requests.OK, c.Requests.Failed, mdText(errorList(c.Requests.Errors)), mdText(canceledNote(c.Requests)),
+	ew.Printf("| %d | %d %s%s | %.2f | %.1f | %s |\n\n", c.Requests.OK, c.Requests.Failed, mdText(errorList(c.Requests.Errors)), mdText(canceledNote(c.Requests)+failedRate(c.Requests)),
 		c.Throughput.RequestsPerSec, c.Throughput.OutputTokensPerSec, c.Tokens.Source)
 	if g := c.Goodput; g != nil {
 		ew.Printf("**Goodput**: %s.\n\n", mdText(goodputLine(g, c.Requests.Sent)))
@@ -81,25 +87,6 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 		ew.Printf("\n")
 	}
 
-	if sw := s.Sweep; sw != nil {
-		ew.Printf("| sweep phase | offered | requests/s | goodput/s | TTFT p50 ms | TTFT p99 ms |\n|---|---:|---:|---:|---:|---:|\n")
-		for _, p := range sw.Points {
-			mark := ""
-			if sw.Saturation.Found && p.Phase == sw.Saturation.Phase {
-				mark = " (knee)"
-			}
-			goodput := "—"
-			if p.GoodputPerS != nil {
-				goodput = fmt.Sprintf("%.2f", *p.GoodputPerS)
-			}
-			ew.Printf("| %s%s | %.4g %s | %.2f | %s | %s | %s |\n", mdText(p.Phase), mark, p.Load, p.LoadUnit, p.RequestsPerS, goodput, ms(p.TTFTp50), ms(p.TTFTp99))
-		}
-		ew.Printf("\nSaturation: %s.\n\n", mdText(sw.Saturation.Reason))
-		if g := sw.GoodputPeak; g != nil {
-			ew.Printf("Goodput: %s.\n\n", mdText(strings.TrimPrefix(g.String(), "goodput ")))
-		}
-	}
-
 	if len(s.Findings) > 0 {
 		ew.Printf("| finding | severity | verdict |\n|---|---|---|\n")
 		for _, f := range s.Findings {
@@ -119,20 +106,67 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 	return ew.Err
 }
 
-// renderLatencyMarkdown writes the latency table, in ms.
+// leadMarkdown are the sections report.md opens with after the run's
+// header, gates and validity: the per-load answer before any figure pooled
+// over loads (see leadText). A new answer-first section is added here.
+var leadMarkdown = []func(*errwriter.Writer, Summary){sweepMarkdown}
+
+// sweepMarkdown writes a sweep's per-point table with its intervals, its
+// capacity and knee and its goodput peak.
+func sweepMarkdown(ew *errwriter.Writer, s Summary) {
+	sw := s.Sweep
+	if sw == nil {
+		return
+	}
+	ew.Printf("### Per point (each load on its own; 95 %% intervals)\n\n")
+	ew.Printf("| sweep phase | offered | requests/s | output tok/s | n | TTFT p50 ms | TTFT p99 ms | ITL n | ITL p50 ms | ITL p99 ms | goodput/s | within SLO |\n")
+	ew.Printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	tooFew := false
+	for _, p := range sw.Points {
+		mark := ""
+		if sw.Saturation.Found && p.Phase == sw.Saturation.Phase {
+			mark = " (knee)"
+		}
+		goodput := "—"
+		if p.GoodputPerS != nil {
+			goodput = fmt.Sprintf("%.2f", *p.GoodputPerS)
+		}
+		ew.Printf("| %s%s | %.4g %s | %.2f | %.0f | %d | %s | %s | %d | %s | %s | %s | %s |\n", mdText(p.Phase), mark, p.Load, p.LoadUnit, p.RequestsPerS,
+			p.OutputTokPerS, p.N["ttft"], pointFigure(p, "ttft", 50, p.TTFTp50), pointFigure(p, "ttft", 99, p.TTFTp99),
+			p.N["itl"], pointFigure(p, "itl", 50, p.ITLp50), pointFigure(p, "itl", 99, p.ITLp99), goodput, goodFraction(p))
+		tooFew = tooFew || len(p.TooFew) > 0
+	}
+	if tooFew {
+		ew.Printf("\n- %s\n", mdText(latencytable.TooFewLegend))
+	}
+	if sw.Saturation.Found {
+		ew.Printf("\n**Capacity**: %.2f requests/s; knee at %s. %s.\n\n", sw.Saturation.Capacity, mdText(sw.Saturation.Phase), mdText(upperFirst(sw.Saturation.Reason)))
+	} else {
+		ew.Printf("\n**Saturation not reached**: %s.\n\n", mdText(sw.Saturation.Reason))
+	}
+	if g := sw.GoodputPeak; g != nil {
+		ew.Printf("**Goodput**: %s.\n\n", mdText(strings.TrimPrefix(g.String(), "goodput ")))
+	}
+}
+
+// renderLatencyMarkdown writes the latency table, in ms, as the terminal
+// does: each latency's client row with its intervals, the engine's under it.
 func renderLatencyMarkdown(ew *errwriter.Writer, t latencytable.Table) {
 	var head, align string
 	for _, p := range t.Percentiles {
 		head += " " + rundir.PercentileName(p) + " |"
 		align += "---:|"
 	}
-	ew.Printf("| latency (ms) | client mean |%s engine mean |%s\n|---|---:|%s---:|%s\n", head, strings.Replace(head, " |", " [bucket] |", 1), align, align)
+	ew.Printf("| latency (ms) | n | mean |%s\n|---|---:|---:|%s\n", head, align)
 	for _, r := range t.Rows {
-		server := strings.ReplaceAll(serverCols(r.Server, len(t.Percentiles)), "\t", " | ")
-		if r.Server.State == latencytable.NotKept {
-			server = "—" + strings.Repeat(" |", len(t.Percentiles))
+		ew.Printf("| %s | %s |\n", r.Name, clientCols(r.Client, " | "))
+		if !t.NoServer {
+			ew.Printf("| %s engine | %s |\n", r.Name, serverCols(r.Server, len(t.Percentiles), " | "))
 		}
-		ew.Printf("| %s | %s | %s |\n", r.Name, clientCols(r.Client, " | "), server)
+	}
+	ew.Printf("\n")
+	for _, l := range latencyLegend(t) {
+		ew.Printf("- %s\n", mdText(l))
 	}
 }
 
@@ -203,16 +237,19 @@ func WriteRequestsCSVDigested(w io.Writer, records []client.Record, chunks []chu
 // report.md says at once why the job failed.
 func renderGatesMarkdown(ew *errwriter.Writer, g *GateVerdicts) {
 	verdict := "**Gates passed**"
-	if !g.Passed {
+	switch {
+	case g.Fail > 0 || g.Unevaluable > 0:
 		verdict = "**Gates failed**"
+	case g.Inconclusive > 0 || !g.Passed:
+		verdict = "**Gates inconclusive**"
 	}
-	ew.Printf("%s: %d passed, %d failed, %d could not be evaluated", verdict, g.Pass, g.Fail, g.Unevaluable)
+	ew.Printf("%s: %s", verdict, g.Counts())
 	if g.Baseline != "" {
 		ew.Printf(" (baseline `%s`)", mdText(g.Baseline))
 	}
 	ew.Printf(".\n\n| | gate | observed | limit | why |\n|---|---|---:|---:|---|\n")
 	for _, r := range g.Results {
-		mark := map[string]string{"pass": "✅ pass", "fail": "❌ **fail**", "error": "⚠️ **error**"}[r.Status]
+		mark := map[string]string{"pass": "✅ pass", "fail": "❌ **fail**", "inconclusive": "❔ **inconclusive**", "error": "⚠️ **error**"}[r.Status]
 		if mark == "" {
 			mark = mdText(r.Status)
 		}

@@ -102,12 +102,23 @@ func serverTimingRows(st *ServerTimings) []struct {
 	}
 }
 
-// distCols is a distribution's n, p50 and p99 in ms ("—" without samples).
+// distCols is a distribution's n, p50 and p99 in ms, each quantile with
+// its interval (msFigure); "—" without samples.
 func distCols(d Dist) (n, p50, p99 string) {
 	if d.N == 0 {
 		return "0", "—", "—"
 	}
-	return fmt.Sprint(d.N), ms(d.P50), ms(d.P99)
+	return fmt.Sprint(d.N), quantileFigure(d, 50), quantileFigure(d, 99)
+}
+
+// quantileFigure is d's percentile p in ms with its interval and mark, as
+// the latency table shows one ("—" without samples).
+func quantileFigure(d Dist, p float64) string {
+	v, ok := d.Quantile(p)
+	if !ok || d.N == 0 {
+		return "—"
+	}
+	return msFigure(v, IntervalOf(d.QuantileCI(p)))
 }
 
 // upperFirst capitalises a sentence's first letter.

@@ -192,14 +192,14 @@ func TestGoodputUnmeasured(t *testing.T) {
 		inLine []string
 	}{
 		{name: "ttft and e2e", slo: rundir.SLO{TTFT: 200 * msec, E2E: 2 * time.Second},
-			want: &Goodput{SLO: SLOSeconds{TTFT: 0.2, E2E: 2}, Good: 2, Fraction: 2.0 / 5, RequestsPerS: 2,
+			want: &Goodput{SLO: SLOSeconds{TTFT: 0.2, E2E: 2}, Good: 2, Fraction: 2.0 / 5, FractionCI: wilson(2, 5), RequestsPerS: 2,
 				Missed: map[string]int{"ttft": 2, "e2e": 1}, Unmeasured: 2, UnmeasuredReasons: map[string]int{"ttft: not streamed": 2}},
-			inLine: []string{"2 of 5 requests (40.0%)", "2 more could not be measured against it (ttft: not streamed 2) and are not counted"}},
+			inLine: []string{"2 of 5 requests (40.0%, 95% CI 11.8–76.9%)", "2 more could not be measured against it (ttft: not streamed 2) and are not counted"}},
 		{name: "tpot only", slo: rundir.SLO{TPOT: 20 * msec},
-			want: &Goodput{SLO: SLOSeconds{TPOT: 0.02}, Good: 4, Fraction: 4.0 / 4, RequestsPerS: 4,
+			want: &Goodput{SLO: SLOSeconds{TPOT: 0.02}, Good: 4, Fraction: 4.0 / 4, FractionCI: wilson(4, 4), RequestsPerS: 4,
 				Missed: map[string]int{}, Unmeasured: 3, UnmeasuredReasons: map[string]int{"tpot: not streamed": 2, "tpot: no chunks": 1}}},
 		{name: "e2e only: everything measured", slo: rundir.SLO{E2E: 2 * time.Second},
-			want: &Goodput{SLO: SLOSeconds{E2E: 2}, Good: 6, Fraction: 6.0 / 7, RequestsPerS: 6, Missed: map[string]int{"e2e": 1}}},
+			want: &Goodput{SLO: SLOSeconds{E2E: 2}, Good: 6, Fraction: 6.0 / 7, FractionCI: wilson(6, 7), RequestsPerS: 6, Missed: map[string]int{"e2e": 1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

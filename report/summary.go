@@ -5,6 +5,7 @@
 package report
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/llmbench-org/llmbench/report/reconcile"
@@ -43,16 +44,25 @@ type Summary struct {
 
 // GateVerdicts are the gates' results as the reports show them.
 type GateVerdicts struct {
-	Passed      bool          `json:"passed"`
-	Baseline    string        `json:"baseline,omitempty"` // the baseline run's id
-	Pass        int           `json:"pass"`
-	Fail        int           `json:"fail"`
-	Unevaluable int           `json:"unevaluable"`
-	Results     []GateVerdict `json:"results"`
+	Passed   bool   `json:"passed"`
+	Baseline string `json:"baseline,omitempty"` // the baseline run's id
+	Pass     int    `json:"pass"`
+	Fail     int    `json:"fail"`
+	// Inconclusive gates were measured but not decided by the evidence
+	// (docs/decisions/0034).
+	Inconclusive int           `json:"inconclusive"`
+	Unevaluable  int           `json:"unevaluable"`
+	Results      []GateVerdict `json:"results"`
 }
 
-// GateVerdict is one gate: the expression, its status (pass, fail, error:
-// could not be evaluated), the value observed and the limit, and the reason
+// Counts says how the gates came out, in words: "3 passed, 1 failed, 2
+// inconclusive, 0 could not be evaluated".
+func (g *GateVerdicts) Counts() string {
+	return fmt.Sprintf("%d passed, %d failed, %d inconclusive, %d could not be evaluated", g.Pass, g.Fail, g.Inconclusive, g.Unevaluable)
+}
+
+// GateVerdict is one gate: the expression, its status (pass, fail,
+// inconclusive, error: could not be evaluated), the value observed and the limit, and the reason
 // in words.
 type GateVerdict struct {
 	Gate     string   `json:"gate"`
@@ -167,6 +177,9 @@ type RequestCounts struct {
 	// in Failed, nor in Errors, nor in the error rate.
 	Canceled int            `json:"canceled,omitempty"`
 	Errors   map[string]int `json:"errors"` // failures by error class (never canceled)
+	// FailedCI is the 95 % Wilson interval of the error rate, Failed ÷
+	// (Sent − Canceled) (absent when no request counted).
+	FailedCI *Bounds `json:"failed_fraction_ci,omitempty"`
 	// ErrorSamples is the first error message of each class, so a reader
 	// sees what went wrong without opening requests.jsonl.
 	ErrorSamples map[string]string `json:"error_samples,omitempty"`
@@ -284,6 +297,10 @@ type Dist struct {
 	Max    float64 `json:"max"`
 	// Quantiles are the configured percentiles ("p99.9": seconds).
 	Quantiles map[string]float64 `json:"quantiles,omitempty"`
+	// CI are the 95 % confidence intervals of the mean and of every
+	// quantile above, and which quantiles the sample is too small for
+	// (absent without samples, and in summaries written before them).
+	CI *DistCI `json:"ci,omitempty"`
 }
 
 // ServerSide is the engine's own account of the measured phases: deltas of its
@@ -396,6 +413,18 @@ type SweepPoint struct {
 	// GoodputPerS is the rate of requests that met the scenario's SLO
 	// (absent without one).
 	GoodputPerS *float64 `json:"goodput_requests_per_s,omitempty"`
+	// GoodFraction is the share of the point's counted requests that met
+	// the SLO (Goodput.Fraction), with its 95 % Wilson interval (absent
+	// without an slo).
+	GoodFraction   *float64 `json:"good_fraction,omitempty"`
+	GoodFractionCI *Bounds  `json:"good_fraction_ci,omitempty"`
+	// N is the samples behind each latency's quantiles ("ttft", "itl",
+	// "tpot", "e2e"); CI the 95 % interval of each quantile above, by its
+	// field's name ("ttft_p99_s"); TooFew those whose sample is too small
+	// for their rank (docs/decisions/0038).
+	N      map[string]int    `json:"n,omitempty"`
+	CI     map[string]Bounds `json:"ci,omitempty"`
+	TooFew []string          `json:"too_few,omitempty"`
 }
 
 // Saturation is where throughput stopped following the load

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/llmbench-org/llmbench/report/saturation"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
@@ -29,7 +30,11 @@ func sweepOf(phases []PhaseResult) *SweepResult {
 		}
 		if g := ph.Client.Goodput; g != nil {
 			p.GoodputPerS = &g.RequestsPerS
+			if g.FractionCI != nil {
+				p.GoodFraction, p.GoodFractionCI = &g.Fraction, g.FractionCI
+			}
 		}
+		pointIntervals(&p, ph.Client.Latency)
 		if p.Load == 0 && ph.Duration > 0 {
 			p.Load, p.LoadUnit = float64(ph.Client.Requests.Sent)/ph.Duration, "requests/s (offered)"
 		}
@@ -86,6 +91,50 @@ func sweepOf(phases []PhaseResult) *SweepResult {
 		}
 	}
 	return res
+}
+
+// pointIntervals copies the intervals of the point's quantiles from the
+// phase's distributions.
+func pointIntervals(p *SweepPoint, lat Latencies) {
+	for _, l := range []struct {
+		key string
+		d   Dist
+	}{{"ttft", lat.TTFT}, {"itl", lat.ITL}, {"tpot", lat.TPOT}, {"e2e", lat.E2E}} {
+		if l.d.N == 0 {
+			continue
+		}
+		if p.N == nil {
+			p.N = map[string]int{}
+		}
+		p.N[l.key] = l.d.N
+		for _, q := range []float64{50, 99} {
+			iv, ok := l.d.QuantileCI(q)
+			if !ok {
+				continue
+			}
+			if p.CI == nil {
+				p.CI = map[string]Bounds{}
+			}
+			name := SweepQuantileKey(l.key, q)
+			p.CI[name] = boundsOf(iv)
+			if !iv.Bounded() {
+				p.TooFew = append(p.TooFew, name)
+			}
+		}
+	}
+}
+
+// SweepQuantileKey names a sweep point's quantile as its JSON field does:
+// ("ttft", 99) → "ttft_p99_s".
+func SweepQuantileKey(latency string, p float64) string {
+	return latency + "_" + rundir.PercentileName(p) + "_s"
+}
+
+// Interval is the point's interval of a quantile (SweepQuantileKey), and
+// whether it has one.
+func (p SweepPoint) Interval(latency string, q float64) (Bounds, bool) {
+	b, ok := p.CI[SweepQuantileKey(latency, q)]
+	return b, ok
 }
 
 // String is the peak in words.

@@ -50,7 +50,15 @@ func renderText(w io.Writer, s Summary, verbose bool) error {
 	for _, n := range s.Engine.Notes {
 		ew.Printf("  %s\n", n)
 	}
-	ew.Printf("requests: %d ok, %d failed%s%s\n", c.Requests.OK, c.Requests.Failed, errorList(c.Requests.Errors), canceledNote(c.Requests))
+	for _, lead := range leadText {
+		if err := lead(ew, s); err != nil {
+			return err
+		}
+	}
+	if s.Sweep != nil {
+		ew.Printf("\n%s\n", PooledHeading)
+	}
+	ew.Printf("requests: %d ok, %d failed%s%s%s\n", c.Requests.OK, c.Requests.Failed, errorList(c.Requests.Errors), canceledNote(c.Requests), failedRate(c.Requests))
 	for _, class := range sortedKeys(c.Requests.ErrorSamples) {
 		ew.Printf("  %s, e.g.: %s\n", class, oneLine(c.Requests.ErrorSamples[class], 160))
 	}
@@ -97,11 +105,6 @@ func renderText(w io.Writer, s Summary, verbose bool) error {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", r.name, n, p50, p99)
 		}
 		if err := tw.Flush(); err != nil {
-			return err
-		}
-	}
-	if s.Sweep != nil {
-		if err := renderSweep(ew, s.Sweep); err != nil {
 			return err
 		}
 	}
@@ -155,36 +158,71 @@ func renderText(w io.Writer, s Summary, verbose bool) error {
 	return ew.Err
 }
 
+// PooledHeading introduces, in a sweep's reports, the figures pooled over
+// all its points: after the per-point table, capacity and knee, never
+// before them (docs/decisions/0039).
+const PooledHeading = "all points (pooled: no single load produced these)"
+
+// leadText are the sections the text summary opens with after the run's
+// header: the per-load answer a reader came for, before any figure pooled
+// over loads. Each writes nothing when the run has nothing of it; a new
+// answer-first section (a capacity search's probe table) is added here.
+var leadText = []func(*errwriter.Writer, Summary) error{sweepText}
+
+// sweepText writes a sweep's per-point table, its capacity and knee and its
+// goodput peak.
+func sweepText(ew *errwriter.Writer, s Summary) error {
+	if s.Sweep == nil {
+		return nil
+	}
+	ew.Printf("\nper point (each load on its own; 95 %% intervals):\n")
+	if err := renderSweep(ew, s.Sweep); err != nil {
+		return err
+	}
+	return ew.Err
+}
+
 func renderSweep(w io.Writer, sw *SweepResult) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	goodput := len(sw.Points) > 0 && sw.Points[0].GoodputPerS != nil
-	head := "sweep phase\toffered\tachieved req/s\toutput tok/s\tTTFT p50 ms\tTTFT p99 ms\tserver queue"
+	head := "sweep phase\toffered\tachieved req/s\toutput tok/s\tn\tTTFT p50 ms\tTTFT p99 ms\tITL n\tITL p50 ms\tITL p99 ms"
 	if goodput {
-		head += "\tgoodput req/s"
+		head += "\tgoodput req/s\twithin SLO"
 	}
-	fmt.Fprintln(tw, head)
+	fmt.Fprintln(tw, head+"\tserver queue")
+	tooFew := false
 	for _, p := range sw.Points {
+		row := fmt.Sprintf("%s\t%.4g %s\t%.2f\t%.0f\t%d\t%s\t%s\t%d\t%s\t%s", p.Phase, p.Load, p.LoadUnit, p.RequestsPerS, p.OutputTokPerS,
+			p.N["ttft"], pointFigure(p, "ttft", 50, p.TTFTp50), pointFigure(p, "ttft", 99, p.TTFTp99),
+			p.N["itl"], pointFigure(p, "itl", 50, p.ITLp50), pointFigure(p, "itl", 99, p.ITLp99))
+		if goodput {
+			g := "—"
+			if p.GoodputPerS != nil {
+				g = fmt.Sprintf("%.2f", *p.GoodputPerS)
+			}
+			row += "\t" + g + "\t" + goodFraction(p)
+		}
 		queue := "absent"
 		if p.QueueMean >= 0 {
 			queue = fmt.Sprintf("%.1f", p.QueueMean)
-		}
-		if goodput && p.GoodputPerS != nil {
-			queue += fmt.Sprintf("\t%.2f", *p.GoodputPerS)
 		}
 		mark := ""
 		if sw.Saturation.Found && p.Phase == sw.Saturation.Phase {
 			mark = "  ← knee"
 		}
-		fmt.Fprintf(tw, "%s\t%.4g %s\t%.2f\t%.0f\t%s\t%s\t%s%s\n", p.Phase, p.Load, p.LoadUnit, p.RequestsPerS, p.OutputTokPerS,
-			ms(p.TTFTp50), ms(p.TTFTp99), queue, mark)
+		fmt.Fprintf(tw, "%s\t%s%s\n", row, queue, mark)
+		tooFew = tooFew || len(p.TooFew) > 0
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	var err error
-	if sw.Saturation.Found {
+	if tooFew {
+		_, err = fmt.Fprintf(w, "  %s\n", latencytable.TooFewLegend)
+	}
+	if err == nil && sw.Saturation.Found {
 		_, err = fmt.Fprintf(w, "saturation: capacity %.2f requests/s, knee at %s (%s)\n", sw.Saturation.Capacity, sw.Saturation.Phase, sw.Saturation.Reason)
-	} else {
+	} else if err == nil {
 		_, err = fmt.Fprintf(w, "saturation: not reached (%s)\n", sw.Saturation.Reason)
 	}
 	if g := sw.GoodputPeak; g != nil && err == nil {
@@ -193,31 +231,96 @@ func renderSweep(w io.Writer, sw *SweepResult) error {
 	return err
 }
 
-// renderLatencyText writes the latency table as aligned columns, in ms.
+// pointFigure is a sweep point's quantile in ms with its interval and
+// mark (msFigure); "—" without samples.
+func pointFigure(p SweepPoint, latency string, q, v float64) string {
+	if p.N != nil && p.N[latency] == 0 { // a summary with intervals, no samples of it
+		return "—"
+	}
+	b, ok := p.Interval(latency, q)
+	return msFigure(v, latencytable.Interval{Lo: b.Lo, Hi: b.Hi, Known: ok})
+}
+
+// goodFraction is a point's share of requests within the SLO with its
+// interval: "92.0% (85.1–96.0%)"; "—" without.
+func goodFraction(p SweepPoint) string {
+	if p.GoodFraction == nil {
+		return "—"
+	}
+	out := fmt.Sprintf("%.1f%%", 100**p.GoodFraction)
+	if b := p.GoodFractionCI; b != nil {
+		out += fmt.Sprintf(" (%.1f–%.1f%%)", 100*b.Lo, 100*b.Hi)
+	}
+	return out
+}
+
+// failedRate is the error rate with its interval, "; error rate 5.0%, 95%
+// CI 2.2–11.0%", when any request failed ("" otherwise).
+func failedRate(r RequestCounts) string {
+	if r.Failed == 0 || r.FailedCI == nil || r.Sent-r.Canceled <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("; error rate %.1f%%%s", 100*float64(r.Failed)/float64(r.Sent-r.Canceled), percentCI(r.FailedCI))
+}
+
+// renderLatencyText writes the latency table as aligned columns, in ms:
+// each latency's client row (n, mean and quantiles, each with its 95 %
+// interval, a figure too small a sample for its rank marked) and under it
+// the engine's row (each quantile with its histogram bucket), so both
+// sides' figures of one quantile share a column.
 func renderLatencyText(w io.Writer, t latencytable.Table) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	names := make([]string, len(t.Percentiles))
 	for i, p := range t.Percentiles {
 		names[i] = rundir.PercentileName(p)
 	}
-	cols := strings.Join(names, "\t")
-	fmt.Fprintln(tw, "latency (ms)\tclient mean\t"+cols+"\t\tserver mean\t"+cols)
+	fmt.Fprintln(tw, "latency (ms)\tn\tmean\t"+strings.Join(names, "\t"))
 	for _, r := range t.Rows {
-		fmt.Fprintf(tw, "%s\t%s\t\t%s\n", r.Name, clientCols(r.Client, "\t"), serverCols(r.Server, len(t.Percentiles)))
+		fmt.Fprintf(tw, "%s\t%s\n", r.Name, clientCols(r.Client, "\t"))
+		if !t.NoServer {
+			fmt.Fprintf(tw, "  engine\t%s\n", serverCols(r.Server, len(t.Percentiles), "\t"))
+		}
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, l := range latencyLegend(t) {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+	return nil
 }
 
-// clientCols are the client's mean and quantiles in ms, joined by sep; a
-// dash for each without samples.
+// latencyLegend are the lines that read the table's marks: the intervals,
+// the mark of a figure too small a sample for its rank (when one is
+// shown), and how ITL's intervals were read (when they were).
+func latencyLegend(t latencytable.Table) []string {
+	out := []string{latencytable.IntervalLegend}
+	tooFew, sketched := false, false
+	for _, r := range t.Rows {
+		for _, q := range r.Client.Quantiles {
+			tooFew = tooFew || (q.OK && q.CI.TooFew())
+		}
+		sketched = sketched || (r.Client.Sketched && r.Client.N > 0)
+	}
+	if tooFew {
+		out = append(out, latencytable.TooFewLegend)
+	}
+	if sketched {
+		out = append(out, latencytable.SketchLegend)
+	}
+	return out
+}
+
+// clientCols are the client's n, mean and quantiles in ms, each with its
+// interval (msFigure), joined by sep; a dash for each without samples.
 func clientCols(c latencytable.Client, sep string) string {
 	if c.N == 0 {
-		return "—" + strings.Repeat(sep+"—", len(c.Quantiles))
+		return "0" + sep + "—" + strings.Repeat(sep+"—", len(c.Quantiles))
 	}
-	out := ms(c.Mean)
+	out := fmt.Sprint(c.N) + sep + msFigure(c.Mean, c.MeanCI)
 	for _, q := range c.Quantiles {
 		if q.OK {
-			out += sep + ms(q.V)
+			out += sep + msFigure(q.V, q.CI)
 		} else {
 			out += sep + "—"
 		}
@@ -225,23 +328,38 @@ func clientCols(c latencytable.Client, sep string) string {
 	return out
 }
 
-// serverCols are the engine's mean and its n quantiles, tab-separated, each
-// quantile with its bucket: "50.0 [0.0–100.0]".
-func serverCols(sv latencytable.Server, n int) string {
+// msFigure is a figure in ms with its interval, marked when its sample is
+// too small for its rank: "412.0 (398.0–431.0)", "460.0† (455.0–∞)".
+func msFigure(v float64, ci latencytable.Interval) string {
+	out := ms(v)
+	if ci.TooFew() {
+		out += latencytable.TooFewMark
+	}
+	if r := ci.Range(ms); r != "" {
+		out += " (" + r + ")"
+	}
+	return out
+}
+
+// serverCols are the engine's n, mean and its n quantiles, joined by sep,
+// each quantile with its bucket: "50.0 [0.0–100.0]".
+func serverCols(sv latencytable.Server, n int, sep string) string {
+	// A row without figures still fills its cells: the columns after it
+	// stay aligned.
 	switch sv.State {
 	case latencytable.NotKept:
-		return "—" + strings.Repeat("\t", n)
+		return "—" + sep + "no engine metric" + strings.Repeat(sep, n)
 	case latencytable.NoMetrics:
-		return "—" + strings.Repeat("\t—", n)
+		return "—" + sep + "no /metrics" + strings.Repeat(sep, n)
 	case latencytable.Absent:
-		return "absent" + strings.Repeat("\t", n)
+		return "—" + sep + "absent" + strings.Repeat(sep, n)
 	}
-	out := ms(sv.Mean)
+	out := fmt.Sprintf("%.0f", sv.N) + sep + ms(sv.Mean)
 	for _, q := range sv.Quantiles {
 		if q.OK {
-			out += "\t" + bucketCol(q)
+			out += sep + bucketCol(q)
 		} else {
-			out += "\t—"
+			out += sep + "—"
 		}
 	}
 	return out

@@ -108,20 +108,22 @@ func finalGates(dir string, s report.Summary, l *report.Loaded) (*gates.Report, 
 		return nil, nil
 	}
 	var base *gates.Run
+	var bs gates.Side
 	if meta.Baseline != "" {
-		if b, err := gates.LoadRun(meta.Baseline); err == nil {
-			base = &b
+		// A run, a trial set or a directory of runs (a history).
+		if side, err := gates.LoadSide(meta.Baseline); err == nil {
+			bs, base = side, &side[0]
 		}
 	}
 	cur := gates.NewRunLoaded(s, l)
-	rep := gates.NewReport(cur, base, gs.EvaluateRuns(cur, base, gates.DefaultBootstrap))
+	rep := gates.NewReport(cur, base, gs.EvaluateSides(gates.Side{cur}, bs, gates.Options{Bootstrap: gates.DefaultBootstrap, Floors: defaultFloors(dir)}))
 	return &rep, nil
 }
 
 // verdicts is a gates' report as the summary carries it.
 func verdicts(rep gates.Report) *report.GateVerdicts {
 	pass, fail, errs := rep.Counts()
-	v := &report.GateVerdicts{Passed: rep.Passed(), Baseline: rep.Baseline, Pass: pass, Fail: fail, Unevaluable: errs}
+	v := &report.GateVerdicts{Passed: rep.Passed(), Baseline: rep.Baseline, Pass: pass, Fail: fail, Inconclusive: rep.Inconclusive(), Unevaluable: errs}
 	for _, r := range rep.Results {
 		v.Results = append(v.Results, report.GateVerdict{Gate: r.Gate, Status: string(r.Status), Metric: r.Metric, Unit: r.Unit,
 			Observed: r.Observed, Limit: r.Limit, Baseline: r.Baseline, Reason: r.Reason})

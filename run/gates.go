@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/llmbench-org/llmbench/report/gates"
+	"github.com/llmbench-org/llmbench/report/noise"
 	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scenarios"
 	"github.com/llmbench-org/llmbench/workload"
@@ -19,9 +20,29 @@ import (
 
 // GateConfig says how to gate a finished run.
 type GateConfig struct {
-	Baseline   string   // a run directory or summary.json for baseline and regression gates ("" = none)
+	// Baseline is the baseline for baseline and regression gates: a run
+	// directory, a trial set, a directory of baseline runs, or a
+	// summary.json ("" = none). Baselines are more of them: together, the
+	// baseline side's runs (a history).
+	Baseline   string
+	Baselines  []string
 	Thresholds []string // gates beyond the scenario's
 	JUnit      string   // also write the results as JUnit XML here ("" = no)
+	// Noise is a noise file (llmbench noise) whose entry for the baseline's
+	// scenario and host gives the noise floors of single-run sides ("" =
+	// none); NoiseRequired makes a file without that entry an error (it was
+	// named on the command line, not found by default).
+	Noise         string
+	NoiseRequired bool
+}
+
+// baselines are every baseline path the config names.
+func (c GateConfig) baselines() []string {
+	out := slices.Clone(c.Baselines)
+	if c.Baseline != "" && !slices.Contains(out, c.Baseline) {
+		out = append([]string{c.Baseline}, out...)
+	}
+	return out
 }
 
 // Gate checks the run in dir against every gate it was run with — its
@@ -33,45 +54,114 @@ type GateConfig struct {
 // when no gate compares with one, a --junit when there is no gate. Without
 // any gate it says so and returns a nil report.
 func Gate(dir string, cfg GateConfig, w io.Writer) (*gates.Report, error) {
-	recorded, err := recordedGates(dir)
+	first := dir // a trial set's gates are its first trial's
+	if trials, err := rundir.Trials(dir); err == nil {
+		first = trials[0]
+	}
+	recorded, err := recordedGates(first)
 	if err != nil {
 		return nil, err
 	}
-	gs, err := readGates(dir, distinct(slices.Concat(recorded.Thresholds, cfg.Thresholds)))
+	gs, err := readGates(first, distinct(slices.Concat(recorded.Thresholds, cfg.Thresholds)))
 	if err != nil {
 		return nil, err
 	}
+	baselines := cfg.baselines()
 	if len(gs) == 0 {
-		if cfg.Baseline != "" || cfg.JUnit != "" {
+		if len(baselines) > 0 || cfg.JUnit != "" {
 			return nil, configError(fmt.Errorf("%s has no gates (its scenario has no gates.thresholds, it was run with no --threshold, and none was given): --baseline and --junit have nothing to do", dir))
 		}
 		fmt.Fprintln(w, "gates: none (the scenario has no gates.thresholds, and neither the run nor this command was given a --threshold)")
 		return nil, nil
 	}
-	baseline := cfg.Baseline
 	if !slices.ContainsFunc(gs, gates.Gate.NeedsBaseline) {
-		if baseline != "" {
-			return nil, configError(fmt.Errorf("--baseline %s: none of the %d gates of %s compares with a baseline (add a regression gate, e.g. --threshold \"client.ttft.p99 regression < 10%%\")", baseline, len(gs), dir))
+		if len(baselines) > 0 {
+			return nil, configError(fmt.Errorf("--baseline %s: none of the %d gates of %s compares with a baseline (add a regression gate, e.g. --threshold \"client.ttft.p99 regression < 10%%\")", strings.Join(baselines, ", "), len(gs), dir))
 		}
-	} else if baseline == "" {
+	} else if len(baselines) == 0 {
 		// The baseline the run was given, where it still is; a gate that
 		// needs one is unevaluable without it, and says so.
 		if _, err := os.Stat(recorded.Baseline); recorded.Baseline != "" && err == nil {
-			baseline = recorded.Baseline
-			fmt.Fprintf(w, "baseline: %s (the run's own; --baseline picks another)\n", baseline)
+			baselines = []string{recorded.Baseline}
+			fmt.Fprintf(w, "baseline: %s (the run's own; --baseline picks another)\n", recorded.Baseline)
 		}
 	}
-	cur, err := gates.LoadRun(dir)
+	cur, err := gates.LoadSide(dir)
 	if err != nil {
 		// The gates exist but nothing can be measured against them: a gate
 		// that cannot be evaluated fails the gate (exit 3), not the tool.
 		return nil, &GatesFailed{Unevaluable: len(gs), Cause: fmt.Errorf("load %s: %w", dir, err)}
 	}
-	base, err := loadBaseline(baseline)
+	var base gates.Side
+	for _, b := range baselines {
+		side, err := loadBaselineSide(b)
+		if err != nil {
+			return nil, err
+		}
+		base = append(base, side...)
+	}
+	floors, err := noiseFloors(cfg, baselines, first, w)
 	if err != nil {
 		return nil, err
 	}
-	return reportGates(gs, cur, base, w, cfg.JUnit)
+	return reportSides(gs, cur, base, gates.Options{Bootstrap: gates.DefaultBootstrap, Floors: floors}, w, cfg.JUnit)
+}
+
+// noiseFloors are the floors of the noise file's entry for the baseline's
+// scenario and host (the run's own when there is no baseline).
+func noiseFloors(cfg GateConfig, baselines []string, run string, w io.Writer) (gates.Floors, error) {
+	if cfg.Noise == "" {
+		return gates.Floors{}, nil
+	}
+	f, err := noise.Load(cfg.Noise)
+	if err != nil {
+		return gates.Floors{}, configError(fmt.Errorf("--noise: %w", err))
+	}
+	keyDir := run
+	if len(baselines) > 0 {
+		keyDir = baselines[0]
+	}
+	k, err := noise.KeyOf(keyDir)
+	if err != nil {
+		if cfg.NoiseRequired {
+			return gates.Floors{}, configError(fmt.Errorf("--noise %s: %w", cfg.Noise, err))
+		}
+		return gates.Floors{}, nil
+	}
+	e, ok := f.Lookup(k)
+	if !ok {
+		if cfg.NoiseRequired {
+			return gates.Floors{}, configError(fmt.Errorf("--noise %s has no floors for scenario %s (%s) on host %q (it has: %s); learn them with llmbench noise",
+				cfg.Noise, k.Scenario, k.ScenarioHash, k.Host, strings.Join(f.Keys(), "; ")))
+		}
+		return gates.Floors{}, nil
+	}
+	fmt.Fprintf(w, "noise floors: %s (%d A/A pairs of %s on %s)\n", cfg.Noise, e.Pairs, e.Scenario, e.Host)
+	return e.Floors(cfg.Noise), nil
+}
+
+// defaultFloors are the floors the default noise file holds for the run in
+// dir, for the gates a run checks as it ends (none when it has none).
+func defaultFloors(dir string) gates.Floors {
+	path := noise.DefaultPath(os.Getenv)
+	if path == "" {
+		return gates.Floors{}
+	}
+	fl, _ := noiseFloors(GateConfig{Noise: path}, nil, dir, io.Discard)
+	return fl
+}
+
+// loadBaselineSide loads one --baseline: a run, a trial set or a directory
+// of runs.
+func loadBaselineSide(path string) (gates.Side, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, configError(fmt.Errorf("--baseline: %w", err))
+	}
+	side, err := gates.LoadSide(path)
+	if err != nil {
+		return nil, configError(fmt.Errorf("--baseline: %w", err))
+	}
+	return side, nil
 }
 
 // distinct is exprs without repeats, in their order: a --threshold given
@@ -155,16 +245,27 @@ func loadBaseline(dir string) (*gates.Run, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, configError(fmt.Errorf("--baseline: %w", err))
 	}
-	b, err := gates.LoadRun(dir)
+	side, err := gates.LoadSide(dir)
 	if err != nil {
 		return nil, configError(fmt.Errorf("--baseline: %w", err))
 	}
-	return &b, nil
+	return &side[0], nil
 }
 
-// reportGates evaluates gs and prints the verdicts (printGates).
-func reportGates(gs gates.Gates, cur gates.Run, base *gates.Run, w io.Writer, junitPath string) (*gates.Report, error) {
-	rep := gates.NewReport(cur, base, gs.EvaluateRuns(cur, base, gates.DefaultBootstrap))
+// reportSides evaluates gs over the two sides and prints the verdicts
+// (printGates).
+func reportSides(gs gates.Gates, cur, base gates.Side, o gates.Options, w io.Writer, junitPath string) (*gates.Report, error) {
+	var b *gates.Run
+	if len(base) > 0 {
+		b = &base[0]
+	}
+	rep := gates.NewReport(cur[0], b, gs.EvaluateSides(cur, base, o))
+	if len(cur) > 1 {
+		rep.Run = fmt.Sprintf("%s and %d more trials", rep.Run, len(cur)-1)
+	}
+	if len(base) > 1 {
+		rep.Baseline = fmt.Sprintf("%s and %d more runs", rep.Baseline, len(base)-1)
+	}
 	return &rep, printGates(rep, w, junitPath)
 }
 
@@ -186,7 +287,7 @@ func printGates(rep gates.Report, w io.Writer, junitPath string) error {
 	}
 	if !rep.Passed() {
 		_, failed, unevaluable := rep.Counts()
-		return &GatesFailed{Failed: failed, Unevaluable: unevaluable}
+		return &GatesFailed{Failed: failed, Unevaluable: unevaluable, Inconclusive: rep.Inconclusive()}
 	}
 	return nil
 }

@@ -23,11 +23,19 @@ gates: {thresholds: ["client.ttft.p99.9 < 10s", "phase[main].client.e2e.p95 < 1u
 `)
 	var out strings.Builder
 	res, err := Run(t.Context(), Config{Scenario: path, RunsDir: t.TempDir()}, IO{Stdout: &out})
+	// 40 requests do not bound a client p99.9 (inconclusive); the engine's
+	// is known to its bucket. A run the busy host delayed is not valid: all
+	// four are inconclusive then, naming why.
 	var gf *GatesFailed
-	if !errors.As(err, &gf) || gf.Failed != 2 || gf.Unevaluable != 0 {
-		t.Fatalf("run: %v, want the client's and the engine's e2e p95 gates failed and both p99.9 ones passed", err)
-	}
 	s := res.Summary
+	if !s.Health.Valid {
+		t.Logf("the run is not valid (states %+v): its latency gates are inconclusive", s.Health.States)
+		if !errors.As(err, &gf) || gf.Inconclusive != 4 {
+			t.Fatalf("run: %v, want the four gates of a run not valid inconclusive", err)
+		}
+	} else if !errors.As(err, &gf) || gf.Failed != 2 || gf.Unevaluable != 0 || gf.Inconclusive != 1 {
+		t.Fatalf("run: %v, want the client's and the engine's e2e p95 gates failed, the engine's p99.9 passed and the client's inconclusive", err)
+	}
 	ttft := s.Client.Latency.TTFT
 	if _, ok := ttft.Quantiles["p99.9"]; !ok || len(s.Percentiles) != 3 {
 		t.Errorf("percentiles %v, ttft quantiles %v", s.Percentiles, ttft.Quantiles)
@@ -35,8 +43,17 @@ gates: {thresholds: ["client.ttft.p99.9 < 10s", "phase[main].client.e2e.p95 < 1u
 	if e, ok := s.Server.Latency["ttft"].Quantile(99.9); !ok || e.Bucket[1] == 0 {
 		t.Errorf("engine ttft p99.9 %+v (%v)", e, ok)
 	}
-	if !strings.Contains(out.String(), "client mean  p50") || !strings.Contains(out.String(), "p95") || !strings.Contains(out.String(), "p99.9") {
-		t.Errorf("text summary's latency table:\n%s", out.String())
+	// The latency table's header: n, the mean, then the scenario's
+	// percentiles, in order (the client's row and the engine's under it
+	// share these columns).
+	header := ""
+	for _, l := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(l, "latency (ms)") {
+			header = strings.Join(strings.Fields(l), " ")
+		}
+	}
+	if header != "latency (ms) n mean p50 p95 p99.9" {
+		t.Errorf("text summary's latency table header %q:\n%s", header, out.String())
 	}
 	for _, f := range []string{rundir.MarkdownFile, "report.html"} {
 		b, err := os.ReadFile(filepath.Join(res.Dir, f))

@@ -163,16 +163,28 @@ func configError(err error) error {
 	return &ConfigError{Err: err}
 }
 
-// GatesFailed is returned when the run worked but a gate failed or could not
-// be evaluated (Cause: why none could, such as a run directory whose records
-// do not load).
+// GatesFailed is returned when the run worked but a gate failed, could not
+// be evaluated, or was inconclusive (Cause: why none could be evaluated,
+// such as a run directory whose records do not load). Decisive reports
+// whether a gate failed or could not be evaluated: a fail dominates; the
+// rest only lacked the evidence to decide (exit 4, not 3).
 type GatesFailed struct {
-	Failed, Unevaluable int
-	Cause               error
+	Failed, Unevaluable, Inconclusive int
+	Cause                             error
 }
 
+// Decisive reports whether a gate failed or could not be evaluated, as
+// opposed to gates that were only inconclusive.
+func (e *GatesFailed) Decisive() bool { return e.Failed > 0 || e.Unevaluable > 0 }
+
 func (e *GatesFailed) Error() string {
+	if !e.Decisive() {
+		return fmt.Sprintf("gates inconclusive: %d could not be decided from the evidence (each says what would decide it)", e.Inconclusive)
+	}
 	msg := fmt.Sprintf("gates failed: %d failed, %d could not be evaluated", e.Failed, e.Unevaluable)
+	if e.Inconclusive > 0 {
+		msg += fmt.Sprintf(", %d inconclusive", e.Inconclusive)
+	}
 	if e.Cause != nil {
 		msg += ": " + e.Cause.Error()
 	}

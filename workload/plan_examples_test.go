@@ -128,7 +128,7 @@ func TestExamplePlans(t *testing.T) {
 	})
 	t.Run("ci-gate", func(t *testing.T) {
 		sum := load("ci-gate.yaml").Summary()
-		if len(sum.Phases) != 2 || sum.Phases[0].Requests != 16 || sum.Phases[1].Requests != 200 {
+		if len(sum.Phases) != 2 || sum.Phases[0].Requests != 16 || sum.Phases[1].Requests != 400 {
 			t.Errorf("phases %+v", sum.Phases)
 		}
 	})

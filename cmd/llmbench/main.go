@@ -28,6 +28,10 @@ const (
 	exitRuntime = 1 // the run could not be carried out
 	exitUsage   = 2 // bad flags, arguments or scenario file
 	exitGate    = 3 // the run worked, but a gate failed or could not be evaluated
+	// exitInconclusive: no gate failed, but some could not be decided from
+	// the evidence (too few requests or runs, a run not valid, a delayed
+	// host); a fail dominates it.
+	exitInconclusive = 4
 )
 
 // usageError marks a bad command line or input: the user's to fix, exit 2.
@@ -57,6 +61,9 @@ func exitCode(err error) int {
 	case errors.As(err, &usage), errors.As(err, &config):
 		return exitUsage
 	case errors.As(err, &gate):
+		if !gate.Decisive() && gate.Inconclusive > 0 {
+			return exitInconclusive
+		}
 		return exitGate
 	}
 	return exitRuntime
@@ -99,7 +106,7 @@ func newRootCmd(cio *cliIO) *cobra.Command {
 	root.SetErr(cio.stderr)
 	// Flag errors are usage errors (exit 2).
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return asUsage(err) })
-	root.AddCommand(newRunCmd(cio), newValidateCmd(), newPlanCmd(), newReportCmd(cio), newCompareCmd(cio), newABCmd(cio), newMergeCmd(cio), newGateCmd(cio), newServeCmd(), newInspectCmd(cio), newVersionCmd(cio))
+	root.AddCommand(newRunCmd(cio), newValidateCmd(), newPlanCmd(), newReportCmd(cio), newCompareCmd(cio), newABCmd(cio), newMergeCmd(cio), newGateCmd(cio), newNoiseCmd(cio), newServeCmd(), newInspectCmd(cio), newVersionCmd(cio))
 	typeArgErrors(root)
 	return root
 }

@@ -34,7 +34,12 @@ func newRunCmd(cio *cliIO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run SCENARIO.yaml",
 		Short: "Run a scenario: start or find the engine, drive the load, scrape /metrics, report",
-		Args:  cobra.ExactArgs(1),
+		Long: `Run a scenario: start or find the engine, drive the load, scrape /metrics, report, and check
+the run's gates. Exit codes: 0 the run worked and every gate passed; 1 the run could not be carried
+out; 2 bad flags, arguments or scenario; 3 a gate failed or could not be evaluated; 4 no gate failed
+but some were inconclusive (the evidence could not decide them: too few requests or runs, a run not
+valid, a delayed host; each says what would decide it). 3 dominates 4.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.scenario = args[0]
 			if err := checkOutput(cio, opts.output); err != nil {

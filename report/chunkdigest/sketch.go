@@ -218,6 +218,16 @@ func (s *Sketch) orderStat(k uint64) float64 {
 	return float64(s.max)
 }
 
+// OrderStat is the k-th smallest value (0-based, k < N) in seconds, as
+// Quantile reads it: within RelativeError of the exact one. The
+// confidence interval of a quantile is a pair of these.
+func (s *Sketch) OrderStat(k int) float64 {
+	if s.n == 0 || k < 0 {
+		return 0
+	}
+	return s.orderStat(uint64(k)) / 1e9
+}
+
 // Quantile is the p-quantile (0 ≤ p ≤ 1) in seconds, placed as gonum's
 // stat.LinInterp places it among sorted values: within RelativeError of
 // the exact quantile. 0 when empty.

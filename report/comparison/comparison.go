@@ -70,7 +70,9 @@ const Schema = "llmbench.compare/v1"
 const (
 	Worse     = "worse"
 	Better    = "better"
-	Unchanged = "unchanged"  // the interval includes zero
+	Unchanged = "unchanged" // the interval includes zero: the renderers say NoChange
+	// NoChange is how the renderers show Unchanged.
+	NoChange  = "no change beyond noise"
 	Untested  = "untested"   // no interval: the point change alone
 	NotJudged = "not judged" // no better direction
 	Absent    = "absent"     // one of the runs has no value
@@ -164,10 +166,12 @@ type Metric struct {
 // Significant reports whether the change's interval excludes zero.
 func (m Metric) Significant() bool { return m.Verdict == Worse || m.Verdict == Better }
 
-// Run is one run directory read for a comparison.
+// Run is one run directory read for a comparison, or a trial set or a
+// history of runs (Trials; Gates is the first of them).
 type Run struct {
 	Dir      string
 	Gates    gates.Run       // its summary and measured records
+	Trials   gates.Side      // every run of the side; nil: Gates alone
 	Meta     *rundir.RunMeta // nil when run.json is missing (a summary.json alone)
 	Scenario map[string]any  // the resolved scenario.yaml; nil when missing
 }
@@ -175,16 +179,28 @@ type Run struct {
 // Load reads a run directory (or a summary.json): the summary rebuilt from
 // its raw files with its records, its run.json and its scenario.yaml.
 func Load(dir string) (Run, error) {
-	g, err := gates.LoadRun(dir)
+	side, err := gates.LoadSide(dir)
 	if err != nil {
 		return Run{}, err
 	}
-	r := Run{Dir: dir, Gates: g}
-	if info, err := os.Stat(dir); err == nil && info.IsDir() {
-		r.Meta, _ = readMeta(filepath.Join(dir, rundir.RunFile))
-		r.Scenario, _ = readScenario(filepath.Join(dir, rundir.ScenarioFile))
+	r := Run{Dir: dir, Gates: side[0], Trials: side}
+	first := dir
+	if paths, err := gates.SidePaths(dir); err == nil {
+		first = paths[0]
+	}
+	if info, err := os.Stat(first); err == nil && info.IsDir() {
+		r.Meta, _ = readMeta(filepath.Join(first, rundir.RunFile))
+		r.Scenario, _ = readScenario(filepath.Join(first, rundir.ScenarioFile))
 	}
 	return r, nil
+}
+
+// side is the run's runs.
+func (r Run) side() gates.Side {
+	if len(r.Trials) > 0 {
+		return r.Trials
+	}
+	return gates.Side{r.Gates}
 }
 
 // phaseMetrics are compared for every matched phase. Raw counts are shown
@@ -212,8 +228,18 @@ var notJudged = map[string]bool{
 	"client.requests.ok": true, "health.client.cpu_utilization": true,
 }
 
-// Compare compares each run after the first with the first.
+// Compare compares each run after the first with the first, with no noise
+// floor learned on this machine (CompareWith).
 func Compare(b gates.Bootstrap, runs ...Run) Comparison {
+	return CompareWith(gates.Options{Bootstrap: b}, runs...)
+}
+
+// CompareWith compares each run after the first with the first, by the
+// gates' noise model (docs/decisions/0034): a change is worse or better
+// only when its interval — the bootstrap over runs then requests, widened
+// by the noise floor where a side has a single run — excludes zero.
+func CompareWith(o gates.Options, runs ...Run) Comparison {
+	b := o.Bootstrap
 	if b.Resamples <= 0 {
 		b.Resamples = gates.DefaultBootstrap.Resamples
 	}
@@ -231,13 +257,14 @@ func Compare(b gates.Bootstrap, runs ...Run) Comparison {
 		}
 		c.Runs = append(c.Runs, ref)
 	}
+	o.Bootstrap = b
 	for i := 1; i < len(runs); i++ {
-		c.Comparisons = append(c.Comparisons, against(b, runs[0], runs[i], i))
+		c.Comparisons = append(c.Comparisons, against(o, runs[0], runs[i], i))
 	}
 	return c
 }
 
-func against(b gates.Bootstrap, base, cur Run, idx int) Against {
+func against(o gates.Options, base, cur Run, idx int) Against {
 	a := Against{Baseline: 0, Run: idx, Differences: differences(base, cur), Notes: []string{}, Phases: []PhasePair{}, Unmatched: []Unmatched{}}
 	bs, cs := base.Gates.Summary, cur.Gates.Summary
 	if base.Scenario == nil || cur.Scenario == nil {
@@ -248,6 +275,13 @@ func against(b gates.Bootstrap, base, cur Run, idx int) Against {
 	}
 	for i, s := range []report.Summary{bs, cs} {
 		a.Notes = append(a.Notes, validityNotes([]int{1, idx + 1}[i], s.Health)...)
+	}
+	if nb, nc := len(base.side()), len(cur.side()); nb < 2 || nc < 2 {
+		from := o.Floors.From
+		if from == "" {
+			from = "the defaults, ±20% for means, medians and rates and ±100% for tail quantiles: no floor learned on this machine (llmbench noise)"
+		}
+		a.Notes = append(a.Notes, fmt.Sprintf("%s against %s: a side with a single run does not show the noise between runs, so each change's interval is widened by its metric's noise floor (%s)", plural(nc, "run"), plural(nb, "run"), from))
 	}
 	pairs, unB, unC := matchPhases(measured(bs), measured(cs))
 	for _, p := range pairs {
@@ -264,7 +298,7 @@ func against(b gates.Bootstrap, base, cur Run, idx int) Against {
 			a.Notes = append(a.Notes, fmt.Sprintf("phases %s and %s are compared though their offered load differs (%s vs %s): each run has only that phase",
 				p.b.Name, p.c.Name, loadText(p.b.Load, p.b.LoadUnit), loadText(p.c.Load, p.c.LoadUnit)))
 		}
-		pp.Metrics = compareMetrics(b, phaseRun(base.Gates, p.b), phaseRun(cur.Gates, p.c), phaseMetrics)
+		pp.Metrics = compareMetrics(o, phaseSide(base.side(), p.b), phaseSide(cur.side(), p.c), phaseMetrics)
 		a.Phases = append(a.Phases, pp)
 	}
 	for _, ph := range unB {
@@ -273,7 +307,7 @@ func against(b gates.Bootstrap, base, cur Run, idx int) Against {
 	for _, ph := range unC {
 		a.Unmatched = append(a.Unmatched, Unmatched{Run: idx, Phase: ph.Name, Load: ph.Load, LoadUnit: ph.LoadUnit})
 	}
-	a.RunMetrics = compareMetrics(b, base.Gates, cur.Gates, runMetrics)
+	a.RunMetrics = compareMetrics(o, base.side(), cur.side(), runMetrics)
 	return a
 }
 
@@ -367,7 +401,7 @@ var directions = func() map[string]gates.Metric {
 // compareMetrics reads names in both runs through the gates: a regression
 // gate for a metric with a better direction (its bootstrap interval), a
 // plain baseline comparison otherwise (the two values).
-func compareMetrics(b gates.Bootstrap, base, cur gates.Run, names []string) []Metric {
+func compareMetrics(o gates.Options, base, cur gates.Side, names []string) []Metric {
 	var gs gates.Gates
 	for _, n := range names {
 		g := gates.Gate{Metric: n, Op: gates.Less, RHS: gates.Operand{Baseline: true}}
@@ -376,10 +410,11 @@ func compareMetrics(b gates.Bootstrap, base, cur gates.Run, names []string) []Me
 		}
 		gs = append(gs, g)
 	}
-	results := gs.EvaluateRuns(cur, &base, b)
+	// Validity is shown in the notes; the change is measured as it is.
+	results := gs.EvaluateSides(asValid(cur), asValid(base), o)
 	out := make([]Metric, 0, len(names))
 	for i, n := range names {
-		m := metricOf(n, results[i], base, cur, b)
+		m := metricOf(n, results[i], base[0], cur[0], o.Bootstrap)
 		if m.Baseline == nil && m.Value == nil {
 			continue // neither run has it (no slo, no /metrics, not a sweep)
 		}
@@ -460,8 +495,8 @@ func metricOf(name string, r gates.Result, base, cur gates.Run, b gates.Bootstra
 
 // untestedWhy is the gates' reason for a point estimate, in brief.
 func untestedWhy(reason string) string {
-	if i := strings.Index(reason, "(point estimate; "); i >= 0 {
-		why := strings.TrimSuffix(reason[i+len("(point estimate; "):], ")")
+	if i := strings.Index(reason, "point estimate ("); i >= 0 {
+		why, _, _ := strings.Cut(reason[i+len("point estimate ("):], ")")
 		if strings.HasPrefix(why, "no raw samples behind") {
 			return "one number per run"
 		}
@@ -541,21 +576,11 @@ func loadText(load float64, unit string) string {
 }
 
 // IsRun reports whether path is something Load reads: a run directory (its
-// run.json), a directory holding a summary.json, or a summary file.
+// run.json), a directory holding a summary.json, a summary file, a trial
+// set, or a directory of run directories.
 func IsRun(path string) bool {
-	info, err := os.Stat(path)
-	if err != nil {
-		return false
-	}
-	if !info.IsDir() {
-		return true
-	}
-	for _, f := range []string{rundir.RunFile, rundir.SummaryFile} {
-		if _, err := os.Stat(filepath.Join(path, f)); err == nil {
-			return true
-		}
-	}
-	return false
+	_, err := gates.SidePaths(path)
+	return err == nil
 }
 
 // validityNotes say why run n is not valid, and its warnings, each state
@@ -582,4 +607,40 @@ func validityNotes(n int, h report.Health) []string {
 		out = append(out, fmt.Sprintf("run %d has validity warnings: %s", n, strings.Join(warnings, "; ")))
 	}
 	return out
+}
+
+// phaseSide is one phase of each run of a side (phaseRun), the phase taken
+// by name from each run (the trials of one scenario share their phases).
+func phaseSide(side gates.Side, ph report.PhaseResult) gates.Side {
+	out := make(gates.Side, 0, len(side))
+	for i, r := range side {
+		p := ph
+		if i > 0 {
+			for _, q := range r.Summary.Phases {
+				if q.Name == ph.Name {
+					p = q
+				}
+			}
+		}
+		out = append(out, phaseRun(r, p))
+	}
+	return out
+}
+
+// asValid is a side whose runs the gates read as valid: a comparison
+// reports a change however the runs went, and says apart (its notes) which
+// were not valid.
+func asValid(side gates.Side) gates.Side {
+	out := slices.Clone(side)
+	for i := range out {
+		out[i].Summary.Health.Valid = true
+	}
+	return out
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

@@ -91,7 +91,7 @@ func RenderText(w io.Writer, c Comparison) error {
 			tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 			fmt.Fprintf(tw, "  metric\trun %d\trun %d\tchange\t%s\tverdict\n", a.Baseline+1, a.Run+1, level)
 			for _, m := range ms {
-				verdict := m.Verdict
+				verdict := shownVerdict(m.Verdict)
 				if m.Note != "" && m.Verdict != Unchanged {
 					verdict += " (" + m.Note + ")"
 				}
@@ -142,7 +142,7 @@ func RenderMarkdown(w io.Writer, c Comparison) error {
 			ew.Printf("**%s**\n\n| metric | run %d | run %d | change | %s | verdict |\n| --- | ---: | ---: | ---: | ---: | --- |\n",
 				md(title), a.Baseline+1, a.Run+1, level)
 			for _, m := range ms {
-				ch, verdict := formatChange(m.Change, m.ChangeKind), m.Verdict
+				ch, verdict := formatChange(m.Change, m.ChangeKind), shownVerdict(m.Verdict)
 				if m.Verdict == Worse {
 					ch, verdict = "**"+ch+"**", "**worse**"
 				}
@@ -215,4 +215,14 @@ func formatInterval(iv *[2]float64, kind string) string {
 		return fmt.Sprintf("%+.2f … %+.2f pp", 100*lo, 100*hi)
 	}
 	return fmt.Sprintf("%+.1f … %+.1f %%", 100*lo, 100*hi)
+}
+
+// shownVerdict is a verdict for people: "unchanged" says what it means, that
+// the change lies within the noise (the bootstrap's interval, widened by
+// the noise floor where a side has a single run, includes zero).
+func shownVerdict(v string) string {
+	if v == Unchanged {
+		return NoChange
+	}
+	return v
 }

@@ -2,8 +2,6 @@ package gates
 
 import (
 	"math"
-	"math/rand/v2"
-	"slices"
 	"sort"
 	"time"
 
@@ -274,32 +272,6 @@ func (e *estimator) window() {
 	for _, c := range e.s.cluster[:e.lo] {
 		e.below[c]++
 	}
-}
-
-// interval is the bootstrap distribution of the regression of cur against
-// base — cur/base − 1 when lower is better, 1 − cur/base when higher is —
-// and its two-sided percentile interval at b.Confidence. Each resample draws
-// each run's requests with replacement, independently.
-func interval(cur, base samples, m metric, b Bootstrap) (lo, hi float64) {
-	rng := rand.New(rand.NewPCG(b.Seed, 0x9e3779b97f4a7c15))
-	ec, eb := newEstimator(cur, m), newEstimator(base, m)
-	wc := make([]int, len(cur.sizes))
-	wb := make([]int, len(base.sizes))
-	draw := func(w []int) {
-		clear(w)
-		for range w {
-			w[rng.IntN(len(w))]++
-		}
-	}
-	regs := make([]float64, b.Resamples)
-	for i := range regs {
-		draw(wc)
-		draw(wb)
-		regs[i] = regression(ec.estimate(wc), eb.estimate(wb), m.better)
-	}
-	slices.Sort(regs)
-	alpha := (1 - b.Confidence) / 2
-	return percentile(regs, alpha), percentile(regs, 1-alpha)
 }
 
 // percentile is stat.LinInterp's quantile of sorted xs, safe with infinite

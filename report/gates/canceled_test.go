@@ -7,12 +7,13 @@ import (
 )
 
 // Requests the run's abort cancelled (a second Ctrl-C) are not failures:
-// the error metrics leave them out.
+// the error metrics leave them out: 1 failed of 90 has a Wilson interval
+// of 0.20 % … 6.03 %, which 11 of 100 (6.3 % … 18.6 %) would not have.
 func TestCanceledRequestsAreNoErrors(t *testing.T) {
 	t.Parallel()
 	var s report.Summary
 	s.Client.Requests = report.RequestCounts{Sent: 100, OK: 89, Failed: 1, Canceled: 10, Errors: map[string]int{"timeout": 1}}
-	gs, err := ParseAll([]string{"client.error_rate < 1.5%", "client.requests.failed == 1", "client.requests.canceled == 10", "client.errors.canceled == 10"})
+	gs, err := ParseAll([]string{"client.error_rate < 8%", "client.requests.failed == 1", "client.requests.canceled == 10", "client.errors.canceled == 10"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,9 +15,15 @@ type Status string
 const (
 	Pass Status = "pass"
 	Fail Status = "fail"
-	// Error: the gate could not be decided (the metric is absent from the
-	// run, there is no baseline, a server quantile is unknowable above its
-	// top bucket). A CI gate that cannot be checked does not pass.
+	// Inconclusive: the metric was measured, but the evidence cannot say
+	// whether the bound holds: its interval straddles the limit (too few
+	// requests for the rank, a regression within the noise between runs),
+	// or the run (or the baseline) is not valid, or the host delayed the
+	// client. The reason says what would decide it. Never a pass.
+	Inconclusive Status = "inconclusive"
+	// Error: the gate cannot be evaluated at all (the metric is absent from
+	// the run, there is no baseline, a server quantile is unknowable above
+	// its top bucket). A CI gate that cannot be checked does not pass.
 	Error Status = "error"
 )
 
@@ -42,7 +48,18 @@ type Result struct {
 	Limit      float64     `json:"limit"`
 	Interval   *[2]float64 `json:"interval,omitempty"`
 	Confidence float64     `json:"confidence,omitempty"` // the level of Interval
-	Reason     string      `json:"reason"`               // one line, for people
+	// NoiseFloor is how far Interval was widened on each side for the
+	// run-to-run noise a single run cannot show (a fraction of the
+	// baseline; docs/decisions/0034), and FloorFrom where it came from.
+	NoiseFloor float64 `json:"noise_floor,omitempty"`
+	FloorFrom  string  `json:"noise_floor_from,omitempty"`
+	// Runs and BaselineRuns are how many runs each side had (trials of a
+	// set, a baseline history).
+	Runs         int    `json:"runs,omitempty"`
+	BaselineRuns int    `json:"baseline_runs,omitempty"`
+	Reason       string `json:"reason"` // one line, for people
+	// ToDecide says, for an inconclusive gate, what evidence would decide it.
+	ToDecide string `json:"to_decide,omitempty"`
 }
 
 // Run is one run's evidence for the gates: its summary, and the raw records
@@ -68,7 +85,8 @@ func (r Run) id() string {
 
 // Evaluate checks every gate against the summary s, and base for the gates
 // that compare against a baseline (nil: those gates report Error). It only
-// reads its arguments; regression gates compare point estimates.
+// reads its arguments; without records, regressions compare point estimates
+// widened by the default noise floor.
 func (gs Gates) Evaluate(s report.Summary, base *report.Summary) []Result {
 	var b *Run
 	if base != nil {
@@ -77,13 +95,28 @@ func (gs Gates) Evaluate(s report.Summary, base *report.Summary) []Result {
 	return gs.EvaluateRuns(Run{Summary: s}, b, DefaultBootstrap)
 }
 
-// EvaluateRuns checks every gate like Evaluate; when both runs carry their
-// records, a regression gate on a latency statistic fails only when the
-// whole bootstrap confidence interval of the regression lies beyond the
-// allowed one. Deterministic: the same runs and b give the same results.
+// EvaluateRuns checks every gate of one run against one baseline run (nil:
+// none): EvaluateSides with a side of one run each and no noise floor
+// learned on this machine, so regressions are widened by DefaultFloor.
 func (gs Gates) EvaluateRuns(cur Run, base *Run, b Bootstrap) []Result {
-	ev := evaluator{cur: cur, base: base, boot: b.withDefaults(),
-		curSamples: map[sampleKey]samples{}, baseSamples: map[sampleKey]samples{}}
+	var bs Side
+	if base != nil {
+		bs = Side{*base}
+	}
+	return gs.EvaluateSides(Side{cur}, bs, Options{Bootstrap: b})
+}
+
+// EvaluateSides checks every gate against the runs of cur (one run, or the
+// trials of a set), and the gates that compare with a baseline against the
+// runs of base (one run, a trial set, or a history; empty: those gates
+// report Error). Every gate is three-valued (docs/decisions/0034): an
+// absolute gate is decided by the metric's confidence interval over the
+// run's requests, a regression by a bootstrap over runs and then requests,
+// widened by the noise floor when a side has a single run. Deterministic:
+// the same runs and options give the same results.
+func (gs Gates) EvaluateSides(cur, base Side, o Options) []Result {
+	o.Bootstrap = o.Bootstrap.withDefaults()
+	ev := evaluator{cur: cur, base: base, opt: o, pools: map[poolKey]pool{}}
 	out := make([]Result, 0, len(gs))
 	for _, g := range gs {
 		out = append(out, ev.gate(g))
@@ -92,22 +125,13 @@ func (gs Gates) EvaluateRuns(cur Run, base *Run, b Bootstrap) []Result {
 }
 
 type evaluator struct {
-	cur         Run
-	base        *Run
-	boot        Bootstrap
-	curSamples  map[sampleKey]samples // extracted once per family, phase and run
-	baseSamples map[sampleKey]samples
-}
-
-// sampleKey names the samples behind a metric: a family, over the run's
-// measured phases ("") or one phase.
-type sampleKey struct {
-	family family
-	phase  string
+	cur, base Side
+	opt       Options
+	pools     map[poolKey]pool // extracted once per side, family and phase
 }
 
 func (ev *evaluator) gate(g Gate) Result {
-	r := Result{Gate: g.Expr, Metric: g.Metric, Op: g.Op, Status: Error}
+	r := Result{Gate: g.Expr, Metric: g.Metric, Op: g.Op, Status: Error, Runs: len(ev.cur)}
 	if r.Gate == "" {
 		r.Gate = g.String()
 	}
@@ -116,156 +140,143 @@ func (ev *evaluator) gate(g Gate) Result {
 		r.Reason = fmt.Sprintf("unknown metric %s", g.Metric)
 		return r
 	}
-	r.Unit = m.unit.String()
-	cur := m.read(&ev.cur.Summary)
-	if cur.absent != "" {
-		r.Reason = fmt.Sprintf("%s is absent: %s", g.Metric, cur.absent)
+	if len(ev.cur) == 0 {
+		r.Reason = "no run to gate"
 		return r
 	}
-	r.Value = cur.v
+	r.Unit = m.unit.String()
+	cur, why := readSide(m, ev.cur)
+	if why != "" {
+		r.Reason = fmt.Sprintf("%s is absent: %s", g.Metric, why)
+		return r
+	}
+	r.Value = ev.point(m, ev.cur, cur, false)
 
 	if !g.NeedsBaseline() {
-		return ev.compare(r, m, cur, g.RHS.Value.Value(), g.RHS.Value.String(), "")
+		return ev.fit(ev.absolute(r, m, cur, g.RHS.Value.Value(), g.RHS.Value.String()), m, false)
 	}
-	if ev.base == nil {
+	if len(ev.base) == 0 {
 		r.Reason = "needs a baseline run to compare with (--baseline)"
 		return r
 	}
-	bv := m.read(&ev.base.Summary)
-	if bv.absent != "" {
-		r.Reason = fmt.Sprintf("%s is absent from the baseline run: %s", g.Metric, bv.absent)
+	r.BaselineRuns = len(ev.base)
+	bv, why := readSide(m, ev.base)
+	if why != "" {
+		r.Reason = fmt.Sprintf("%s is absent from the baseline run: %s", g.Metric, why)
 		return r
 	}
-	r.Baseline = &bv.v
-	if bv.aboveTop {
-		r.Reason = fmt.Sprintf("the baseline's %s lies above the top bucket (> %s): unknowable", g.Metric, m.unit.format(bv.v))
-		return r
+	basePoint := ev.point(m, ev.base, bv, true)
+	r.Baseline = &basePoint
+	for _, b := range bv {
+		if b.aboveTop {
+			r.Reason = fmt.Sprintf("the baseline's %s lies above the top bucket (> %s): unknowable", g.Metric, m.unit.format(b.v))
+			return r
+		}
 	}
-	if g.Regression {
-		return ev.regression(r, g, m, cur, bv)
+	if noisy(m, g) {
+		for _, c := range cur {
+			if c.aboveTop {
+				r.Reason = fmt.Sprintf("the run's %s lies above the top bucket (> %s): unknowable", g.Metric, m.unit.format(c.v))
+				return r
+			}
+		}
+		return ev.fit(ev.contrast(r, g, m, r.Value, basePoint), m, true)
 	}
-	limit := bv.v
+	// Counts and true/false are what happened, exactly: compared as they are.
+	limit := basePoint
 	var how string
 	switch v := g.RHS.Value.Value(); g.RHS.Arith {
 	case Times:
 		limit *= v
-		how = fmt.Sprintf("baseline %s × %s", m.unit.format(bv.v), g.RHS.Value)
+		how = fmt.Sprintf("baseline %s × %s", m.unit.format(basePoint), g.RHS.Value)
 	case Plus:
 		limit += v
-		how = fmt.Sprintf("baseline %s + %s", m.unit.format(bv.v), g.RHS.Value)
+		how = fmt.Sprintf("baseline %s + %s", m.unit.format(basePoint), g.RHS.Value)
 	case Minus:
 		limit -= v
-		how = fmt.Sprintf("baseline %s − %s", m.unit.format(bv.v), g.RHS.Value)
+		how = fmt.Sprintf("baseline %s − %s", m.unit.format(basePoint), g.RHS.Value)
 	default:
 		how = "baseline"
 	}
-	return ev.compare(r, m, cur, limit, m.unit.format(limit), how)
+	if g.Regression {
+		return ev.fit(ev.exactRegression(r, g, m, basePoint), m, true)
+	}
+	return ev.fit(ev.compare(r, m, reading{v: r.Value}, limit, m.unit.format(limit), how), m, true)
 }
 
-// compare decides value op limit. A server quantile above the top bucket is
-// only a lower bound: it decides the gate only when the bound already does.
+// readSide reads m in every run of a side; why says why it is absent from
+// one (naming the trial when the side has several).
+func readSide(m metric, side Side) ([]reading, string) {
+	out := make([]reading, len(side))
+	for i := range side {
+		out[i] = m.read(&side[i].Summary)
+		if out[i].absent != "" {
+			if len(side) > 1 {
+				return nil, fmt.Sprintf("run %d of %d (%s): %s", i+1, len(side), side[i].id(), out[i].absent)
+			}
+			return nil, out[i].absent
+		}
+	}
+	return out, ""
+}
+
+// point is a side's value of m: a single run's own; over several runs, the
+// statistic of their requests pooled when every run has its records (what
+// the bootstrap resamples), else the mean of the runs' values.
+func (ev *evaluator) point(m metric, side Side, rs []reading, base bool) float64 {
+	if len(rs) == 1 {
+		return rs[0].v
+	}
+	if p, ok := ev.pool(m, side, base); ok {
+		return p.s.statistic(m.p, m.stat == "mean", ones(len(p.s.sizes)))
+	}
+	sum := 0.0
+	for _, r := range rs {
+		sum += r.v
+	}
+	return sum / float64(len(rs))
+}
+
+func ones(n int) []int {
+	w := make([]int, n)
+	for i := range w {
+		w[i] = 1
+	}
+	return w
+}
+
+// compare decides value op limit, exactly: a count, a true/false, a value
+// with no interval. A server quantile above the top bucket is only a lower
+// bound: it decides the gate only when the bound already does.
 func (ev *evaluator) compare(r Result, m metric, cur reading, limit float64, limitText, how string) Result {
 	r.Observed, r.Limit = cur.v, limit
 	if how != "" {
 		limitText += " (" + how + ")"
 	}
 	obs := m.unit.format(cur.v)
-	if cur.aboveTop {
-		obs = "> " + obs + " (above the top bucket)"
-		lowerBound := cur.v
-		switch {
-		case (r.Op == Less || r.Op == LessEqual) && !r.Op.holds(lowerBound, limit):
-			r.Status = Fail
-		case (r.Op == Greater || r.Op == GreaterEqual) && r.Op.holds(lowerBound, limit):
-			r.Status = Pass
-		default:
-			r.Reason = fmt.Sprintf("%s %s %s cannot be decided: the engine's histogram ends below the limit", obs, r.Op, limitText)
-			return r
-		}
-	} else if r.Op.holds(cur.v, limit) {
+	if r.Op.holds(cur.v, limit) {
 		r.Status = Pass
-	} else {
-		r.Status = Fail
-	}
-	if cur.hasBucket && !cur.aboveTop {
-		obs += fmt.Sprintf(" (bucket %s–%s)", m.unit.format(cur.bucket[0]), m.unit.format(cur.bucket[1]))
-	}
-	if r.Status == Pass {
 		r.Reason = fmt.Sprintf("%s %s %s", obs, r.Op, limitText)
 	} else {
+		r.Status = Fail
 		r.Reason = fmt.Sprintf("%s is not %s %s", obs, r.Op, limitText)
 	}
 	return r
 }
 
-// regression decides a regression gate: by the bootstrap interval when both
-// runs have records of the metric's samples, else by the point estimate.
-func (ev *evaluator) regression(r Result, g Gate, m metric, cur, base reading) Result {
+// exactRegression decides a regression of a count, which is what happened
+// and has no noise to model.
+func (ev *evaluator) exactRegression(r Result, g Gate, m metric, base float64) Result {
 	allowed := g.RHS.Value.Value()
-	point := regression(cur.v, base.v, m.better)
+	point := regression(r.Value, base, m.better)
 	r.Observed, r.Limit = finite(point), allowed
-	change := fmt.Sprintf("%s (baseline %s → %s)", signedPct(point), m.unit.format(base.v), m.unit.format(cur.v))
+	change := fmt.Sprintf("%s (baseline %s → %s)", signedPct(point), m.unit.format(base), m.unit.format(r.Value))
 	limit := fmt.Sprintf("%s %s", g.Op, signedPct(allowed))
-	if cur.aboveTop {
-		r.Reason = fmt.Sprintf("the run's %s lies above the top bucket (> %s): unknowable", g.Metric, m.unit.format(cur.v))
-		return r
-	}
-	beyond := func(x float64) bool { return !g.Op.holds(x, allowed) }
-
-	if why := ev.noInterval(m); why != "" {
-		r.Status, r.Reason = Pass, fmt.Sprintf("%s: within %s (point estimate; %s)", change, limit, why)
-		if beyond(point) {
-			r.Status, r.Reason = Fail, fmt.Sprintf("%s: beyond %s (point estimate; %s)", change, limit, why)
-		}
-		return r
-	}
-	cs, bs := ev.samples(m)
-	lo, hi := interval(cs, bs, m, ev.boot)
-	r.Interval, r.Confidence = &[2]float64{finite(lo), finite(hi)}, ev.boot.Confidence
-	ci := fmt.Sprintf("%g%% CI %s … %s", 100*ev.boot.Confidence, signedPct(lo), signedPct(hi))
-	switch {
-	case beyond(lo): // the whole interval is beyond the allowed regression
-		r.Status = Fail
-		r.Reason = fmt.Sprintf("%s, %s: wholly beyond %s", change, ci, limit)
-	case beyond(hi):
-		r.Status = Pass
-		r.Reason = fmt.Sprintf("%s, %s: straddles %s, not a significant regression", change, ci, limit)
-	default:
-		r.Status = Pass
-		r.Reason = fmt.Sprintf("%s, %s: wholly within %s", change, ci, limit)
+	r.Status, r.Reason = Pass, fmt.Sprintf("%s: within %s (point estimate; a count is exact)", change, limit)
+	if !g.Op.holds(point, allowed) {
+		r.Status, r.Reason = Fail, fmt.Sprintf("%s: beyond %s (point estimate; a count is exact)", change, limit)
 	}
 	return r
-}
-
-// noInterval says why a regression gate falls back on the point estimate
-// ("" when a bootstrap interval can be computed).
-func (ev *evaluator) noInterval(m metric) string {
-	switch {
-	case !m.bootstrappable():
-		return "no raw samples behind " + m.name
-	case ev.cur.Records == nil || ev.base.Records == nil:
-		return "no raw records of both runs"
-	}
-	cs, bs := ev.samples(m)
-	if len(cs.sizes) < minClusters || len(bs.sizes) < minClusters {
-		return fmt.Sprintf("too few requests for an interval (%d and %d)", len(cs.sizes), len(bs.sizes))
-	}
-	return ""
-}
-
-func (ev *evaluator) samples(m metric) (cur, base samples) {
-	key := sampleKey{m.family, m.phase}
-	cs, ok := ev.curSamples[key]
-	if !ok {
-		cs = ev.cur.samplesOf(m)
-		ev.curSamples[key] = cs
-	}
-	bs, ok := ev.baseSamples[key]
-	if !ok {
-		bs = ev.base.samplesOf(m)
-		ev.baseSamples[key] = bs
-	}
-	return cs, bs
 }
 
 // samplesOf is the run's samples of m's family in m's phase: ITLs from the

@@ -34,7 +34,8 @@ func evalSummaries(t *testing.T) (fast, slow, server report.Summary) {
 func TestEvaluate(t *testing.T) {
 	t.Parallel()
 	fast, slow, server := evalSummaries(t)
-	p99 := fast.Client.Latency.TTFT.P99
+	p99, p90 := fast.Client.Latency.TTFT.P99, fast.Client.Latency.TTFT.P90
+	mean, slowMean := fast.Client.Latency.TTFT.Mean, slow.Client.Latency.TTFT.Mean
 	if p99 < 0.1 || p99 > 0.3 {
 		t.Fatalf("synthetic TTFT p99 %v: the world is not what the table assumes", p99)
 	}
@@ -48,14 +49,20 @@ func TestEvaluate(t *testing.T) {
 		limit  float64 // NaN: not checked
 		reason string  // a substring of the reason
 	}{
-		{"literal passes", "client.ttft.p99 < 500ms", fast, nil, Pass, p99, 0.5, "< 500ms"},
-		{"literal fails", fmt.Sprintf("client.ttft.p99 < %gms", math.Floor(p99*1e3)), fast, nil, Fail, p99, math.Floor(p99*1e3) / 1e3, "is not <"},
+		// A summary alone decides a quantile by its value only where its
+		// sample bounds the rank: 200 samples bound a p90, not a p99
+		// (three-valued gates, docs/decisions/0034).
+		{"literal passes", "client.ttft.p90 < 500ms", fast, nil, Pass, p90, 0.5, "< 500ms (the summary alone, no interval"},
+		{"literal fails", fmt.Sprintf("client.ttft.p90 < %gms", math.Floor(p90*1e3)), fast, nil, Fail, p90, math.Floor(p90*1e3) / 1e3, "is not <"},
+		{"a p99 of 200 is inconclusive", "client.ttft.p99 < 500ms", fast, nil, Inconclusive, p99, 0.5, "200 samples are too few to bound a p99"},
 		{"boundary <= passes", fmt.Sprintf("client.ttft.max <= %gs", fast.Client.Latency.TTFT.Max), fast, nil, Pass, fast.Client.Latency.TTFT.Max, fast.Client.Latency.TTFT.Max, ""},
 		{"no failures", "client.requests.failed == 0", fast, nil, Pass, 0, 0, "0 == 0"},
 		{"failures", "client.requests.failed == 0", slow, nil, Fail, 4, 0, "4 is not == 0"},
 		{"error class", "client.errors.http_status <= 3", slow, nil, Fail, 4, 3, ""},
-		{"error rate in percent", "client.error_rate < 1%", slow, nil, Fail, 0.02, 0.01, "2.00% is not < 1%"},
-		{"error rate plain", "client.error_rate <= 0.02", slow, nil, Pass, 0.02, 0.02, ""},
+		// 4 failed of 200: the Wilson interval is 0.78 % … 5.03 %.
+		{"error rate in percent", "client.error_rate < 0.5%", slow, nil, Fail, 0.02, 0.005, "2.00% is not < 0.5%"},
+		{"error rate plain", "client.error_rate <= 0.06", slow, nil, Pass, 0.02, 0.06, ""},
+		{"error rate near its bound", "client.error_rate < 1%", slow, nil, Inconclusive, 0.02, 0.01, "Wilson 95% interval over 200 requests 0.78% … 5.03% straddles"},
 		{"throughput", "client.throughput.output_tokens_per_s > 100", fast, nil, Pass, fast.Client.Throughput.OutputTokensPerSec, 100, ""},
 		{"itl", "client.itl.p50 < 10ms", fast, nil, Pass, fast.Client.Latency.ITL.P50, 0.01, ""},
 		{"tpot in us", "client.tpot.p90 < 1000us", fast, nil, Fail, fast.Client.Latency.TPOT.P90, 0.001, ""},
@@ -66,25 +73,32 @@ func TestEvaluate(t *testing.T) {
 		{"goodput without an slo", "client.goodput.fraction >= 99%", fast, nil, Error, 0, 0, "sets no slo"},
 		{"findings warn", "findings.warn == 0", slow, nil, Fail, 1, 0, ""},
 		{"findings info not counted as warn", "findings.warn == 0", fast, nil, Pass, 0, 0, ""},
-		{"schedule lag of an open loop", "health.schedule_lag.p99 < 10ms", slow, nil, Pass, slow.Health.ScheduleLag.P99, 0.01, ""},
+		{"schedule lag of an open loop", "health.schedule_lag.p90 < 10ms", slow, nil, Pass, slow.Health.ScheduleLag.P90, 0.01, ""},
 		{"schedule lag of a closed loop is absent", "health.schedule_lag.p99 < 10ms", fast, nil, Error, 0, 0, "no open-loop request"},
 		{"no server view", "server.ttft.p99 < 500ms", fast, nil, Error, 0, 0, "no /metrics view"},
 		{"histogram missing", "server.itl.p99 < 500ms", server, nil, Error, 0, 0, "no itl histogram"},
-		{"server quantile in its bucket", "server.ttft.p50 < 500ms", server, nil, Pass, 0.4, 0.5, "bucket 250.0ms–500.0ms"},
+		{"server quantile in its bucket", "server.ttft.p50 <= 500ms", server, nil, Pass, 0.4, 0.5, "bucket 250.0ms–500.0ms"},
+		{"server bucket straddles", "server.ttft.p50 < 300ms", server, nil, Inconclusive, 0.4, 0.3, "bucket 250.0ms–500.0ms straddles"},
 		{"above the top bucket fails a lower limit", "server.ttft.p99 < 500ms", server, nil, Fail, 1, 0.5, "above the top bucket"},
-		{"above the top bucket cannot pass a higher limit", "server.ttft.p99 < 2s", server, nil, Error, 1, NaN(), "cannot be decided"},
+		{"above the top bucket cannot pass a higher limit", "server.ttft.p99 < 2s", server, nil, Inconclusive, 1, NaN(), "cannot be decided"},
 		{"above the top bucket passes a lower bound", "server.ttft.p99 > 800ms", server, nil, Pass, 1, 0.8, ""},
 		{"server at a configured percentile", "server.ttft.p75 < 500ms", server, nil, Fail, 0.6, 0.5, "bucket 500.0ms–1000.0ms"},
 		{"server percentile the run did not report", "server.ttft.p99.9 < 1s", server, nil, Error, 0, 0, "not among the run's report.percentiles"},
 		{"server percentile in a phase", "phase[nope].server.ttft.p75 < 1s", server, nil, Error, 0, 0, "no phase"},
-		{"baseline factor passes", "client.ttft.p99 < baseline * 1.5", slow, &fast, Pass, slow.Client.Latency.TTFT.P99, 1.5 * p99, "× 1.5"},
-		{"baseline factor fails", "client.ttft.p99 < baseline * 110%", slow, &fast, Fail, slow.Client.Latency.TTFT.P99, 1.1 * p99, "× 110%"},
+		// Summaries alone, one run a side: a baseline form is widened by
+		// the default noise floor (±20 % of the baseline for a mean, ±100 %
+		// for a p99), so only a change beyond it decides.
+		{"baseline factor passes", "client.ttft.mean < baseline * 1.6", slow, &fast, Pass, slowMean, 1.6 * mean, "× 1.6"},
+		{"baseline factor fails", "client.ttft.mean < baseline * 105%", slow, &fast, Fail, slowMean, 1.05 * mean, "× 105%"},
+		{"baseline factor within the noise", "client.ttft.p99 < baseline * 110%", slow, &fast, Inconclusive, slow.Client.Latency.TTFT.P99, 1.1 * p99, "noise floor"},
 		{"baseline plus", "client.requests.failed <= baseline + 2", slow, &fast, Fail, 4, 2, "+ 2"},
-		{"baseline minus", "client.throughput.requests_per_s >= baseline - 1", fast, &fast, Pass, fast.Client.Throughput.RequestsPerSec, fast.Client.Throughput.RequestsPerSec - 1, ""},
+		{"baseline minus", "client.throughput.requests_per_s >= baseline - 50", fast, &fast, Pass, fast.Client.Throughput.RequestsPerSec, fast.Client.Throughput.RequestsPerSec - 50, ""},
+		{"baseline minus within the noise", "client.throughput.requests_per_s >= baseline - 1", fast, &fast, Inconclusive, fast.Client.Throughput.RequestsPerSec, fast.Client.Throughput.RequestsPerSec - 1, "noise floor"},
 		{"baseline as is", "health.valid == baseline", slow, &fast, Pass, 1, 1, ""},
-		{"regression point estimate fails", "client.ttft.p99 regression < 10%", slow, &fast, Fail, slow.Client.Latency.TTFT.P99, 0.1, "point estimate"},
-		{"regression point estimate passes", "client.ttft.p99 regression < 50%", slow, &fast, Pass, slow.Client.Latency.TTFT.P99, 0.5, "point estimate"},
-		{"improvement is no regression", "client.ttft.p99 regression < 1%", fast, &slow, Pass, p99, 0.01, ""},
+		{"regression point estimate fails", "client.ttft.mean regression < 5%", slow, &fast, Fail, slowMean, 0.05, "point estimate"},
+		{"regression point estimate passes", "client.ttft.mean regression < 60%", slow, &fast, Pass, slowMean, 0.6, "point estimate"},
+		{"regression within the noise floor", "client.ttft.p99 regression < 10%", slow, &fast, Inconclusive, slow.Client.Latency.TTFT.P99, 0.1, "±100.0% noise floor (the default"},
+		{"improvement is no regression", "client.ttft.mean regression < 1%", fast, &slow, Pass, mean, 0.01, ""},
 		{"throughput regression is a drop", "client.requests.ok regression < 1%", slow, &fast, Fail, 196, 0.01, "+2.0% (baseline 200 → 196): beyond < +1.0%"},
 		{"regression from zero", "client.requests.failed regression < 10%", slow, &fast, Fail, 4, 0.1, "+∞%"},
 		{"zero to zero", "client.requests.failed regression < 10%", fast, &fast, Pass, 0, 0.1, "+0.0%"},
@@ -129,7 +143,7 @@ func close(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Ab
 func TestEvaluateKeepsOrderAndCountsVerdicts(t *testing.T) {
 	t.Parallel()
 	fast, slow, _ := evalSummaries(t)
-	gs := mustParse(t, "client.requests.failed == 0", "client.ttft.p99 < 10s", "server.ttft.p99 < 1s")
+	gs := mustParse(t, "client.requests.failed == 0", "client.ttft.p90 < 10s", "server.ttft.p99 < 1s")
 	rs := gs.Evaluate(slow, &fast)
 	var got []Status
 	for i, r := range rs {

@@ -101,3 +101,68 @@ func NewRun(s report.Summary, records []client.Record) Run {
 	slices.SortStableFunc(kept, byIndex)
 	return Run{ID: s.Run.ID, Summary: s, Records: kept}
 }
+
+// LoadSide reads the runs a path stands for, for one side of a comparison:
+// the trials of a trial set (rundir.TrialsFile), a single run directory or
+// summary.json, or a directory of run directories (a baseline history; its
+// runs in name order, which for llmbench's directories is start order).
+func LoadSide(path string) (Side, error) {
+	dirs, err := SidePaths(path)
+	if err != nil {
+		return nil, err
+	}
+	side := make(Side, 0, len(dirs))
+	for _, d := range dirs {
+		r, err := LoadRun(d)
+		if err != nil {
+			return nil, err
+		}
+		side = append(side, r)
+	}
+	return side, nil
+}
+
+// SidePaths are the runs' paths LoadSide reads for path.
+func SidePaths(path string) ([]string, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("load run: %w", err)
+	}
+	if !info.IsDir() {
+		return []string{path}, nil
+	}
+	dirs, err := rundir.Trials(path)
+	if err != nil {
+		return nil, fmt.Errorf("load run: %w", err)
+	}
+	if len(dirs) == 1 && dirs[0] == path && !isRun(path) {
+		if dirs = runsUnder(path); len(dirs) == 0 {
+			return nil, fmt.Errorf("load run: %s holds no %s, %s or %s, and no run directories", path, rundir.RunFile, rundir.SummaryFile, rundir.TrialsFile)
+		}
+	}
+	return dirs, nil
+}
+
+func isRun(dir string) bool {
+	for _, f := range []string{rundir.RunFile, rundir.SummaryFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// runsUnder are the run directories directly inside dir, by name.
+func runsUnder(dir string) []string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, e := range entries {
+		if d := filepath.Join(dir, e.Name()); e.IsDir() && isRun(d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}

@@ -30,7 +30,8 @@ func NewReport(cur Run, base *Run, results []Result) Report {
 // Passed reports whether every gate passed.
 func (r Report) Passed() bool { return Passed(r.Results) }
 
-// Counts returns how many gates passed, failed, and could not be evaluated.
+// Counts returns how many gates passed, failed, and could not be evaluated
+// (Inconclusive counts the rest).
 func (r Report) Counts() (pass, fail, errs int) {
 	for _, res := range r.Results {
 		switch res.Status {
@@ -38,11 +39,36 @@ func (r Report) Counts() (pass, fail, errs int) {
 			pass++
 		case Fail:
 			fail++
-		default:
+		case Error:
 			errs++
 		}
 	}
 	return pass, fail, errs
+}
+
+// Inconclusive counts the gates the evidence could not decide.
+func (r Report) Inconclusive() int {
+	n := 0
+	for _, res := range r.Results {
+		if res.Status == Inconclusive {
+			n++
+		}
+	}
+	return n
+}
+
+// Verdict is the report's one word: FAILED when a gate failed or could not
+// be evaluated (a fail dominates), INCONCLUSIVE when the rest passed but
+// some could not be decided, PASSED when every gate passed.
+func (r Report) Verdict() string {
+	_, fail, errs := r.Counts()
+	switch {
+	case fail+errs > 0:
+		return "FAILED"
+	case r.Inconclusive() > 0:
+		return "INCONCLUSIVE"
+	}
+	return "PASSED"
 }
 
 // Renderer writes a Report in one format.
@@ -64,17 +90,17 @@ func RenderText(w io.Writer, r Report) error {
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	for _, res := range r.Results {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", strings.ToUpper(string(res.Status)), oneLine(res.Gate), oneLine(res.Reason))
+		reason := res.Reason
+		if res.ToDecide != "" {
+			reason += "; to decide: " + res.ToDecide
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", strings.ToUpper(string(res.Status)), oneLine(res.Gate), oneLine(reason))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	pass, fail, errs := r.Counts()
-	verdict := "PASSED"
-	if !r.Passed() {
-		verdict = "FAILED"
-	}
-	fmt.Fprintf(&b, "gates %s: %d passed, %d failed, %d could not be evaluated\n", verdict, pass, fail, errs)
+	fmt.Fprintf(&b, "gates %s: %d passed, %d failed, %d inconclusive, %d could not be evaluated\n", r.Verdict(), pass, fail, r.Inconclusive(), errs)
 	_, err := io.WriteString(redact.PrintableWriter(w), b.String()) // run ids and reasons come from outside
 	return err
 }
@@ -92,7 +118,9 @@ func oneLine(s string) string {
 
 // JUnit XML, as CI systems read it (Jenkins, GitLab, GitHub test reporters):
 // one test suite for the run, one test case per gate; a failed gate is a
-// <failure>, a gate that could not be evaluated an <error>.
+// <failure>, a gate that could not be evaluated an <error>, an inconclusive
+// one <skipped> with its reason and what would decide it (the exit code, 4,
+// is what keeps it from reading as a pass).
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
 	Name     string       `xml:"name,attr"`
@@ -124,6 +152,7 @@ type junitCase struct {
 	Time      string        `xml:"time,attr"`
 	Failure   *junitProblem `xml:"failure,omitempty"`
 	Error     *junitProblem `xml:"error,omitempty"`
+	Skipped   *junitProblem `xml:"skipped,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
 }
 
@@ -141,7 +170,8 @@ func RenderJUnit(w io.Writer, r Report) error {
 	if r.Scenario != "" {
 		name += ": " + r.Scenario
 	}
-	suite := junitSuite{Name: name, Tests: pass + fail + errs, Failures: fail, Errors: errs, Time: "0",
+	undecided := r.Inconclusive()
+	suite := junitSuite{Name: name, Tests: pass + fail + errs + undecided, Failures: fail, Errors: errs, Skipped: undecided, Time: "0",
 		Properties: []junitProperty{{Name: "run", Value: r.Run}}}
 	if r.Baseline != "" {
 		suite.Properties = append(suite.Properties, junitProperty{Name: "baseline", Value: r.Baseline})
@@ -151,13 +181,18 @@ func RenderJUnit(w io.Writer, r Report) error {
 		c := junitCase{Name: res.Gate, ClassName: "llmbench.gates." + res.Metric, Time: "0"}
 		detail := res.Reason
 		if res.Interval != nil {
-			detail += fmt.Sprintf("\nregression %.4g, %g%% interval [%.4g, %.4g], allowed %s %.4g", res.Observed, 100*res.Confidence, res.Interval[0], res.Interval[1], res.Op, res.Limit)
+			detail += fmt.Sprintf("\nobserved %.4g, %g%% interval [%.4g, %.4g], allowed %s %.4g", res.Observed, 100*res.Confidence, res.Interval[0], res.Interval[1], res.Op, res.Limit)
+			if res.NoiseFloor > 0 {
+				detail += fmt.Sprintf(" (widened by a noise floor of %.4g: %s)", res.NoiseFloor, res.FloorFrom)
+			}
 		}
 		switch res.Status {
 		case Pass:
 			c.SystemOut = detail
 		case Fail:
 			c.Failure = &junitProblem{Message: res.Reason, Type: "threshold", Text: detail}
+		case Inconclusive:
+			c.Skipped = &junitProblem{Message: res.Reason, Type: "inconclusive", Text: detail + "\nto decide: " + res.ToDecide}
 		default:
 			c.Error = &junitProblem{Message: res.Reason, Type: "unevaluable", Text: detail}
 		}

@@ -82,7 +82,7 @@ func TestJUnitStructure(t *testing.T) {
 		t.Fatalf("%d suites", len(doc.Suites))
 	}
 	s := doc.Suites[0]
-	if s.Tests != len(rep.Results) || s.Failures != fail || s.Errors != errs || doc.Tests != pass+fail+errs {
+	if s.Tests != len(rep.Results) || s.Failures != fail || s.Errors != errs || s.Skipped != rep.Inconclusive() || doc.Tests != pass+fail+errs+rep.Inconclusive() {
 		t.Errorf("counts: suite %d/%d/%d, results %d/%d/%d", s.Tests, s.Failures, s.Errors, len(rep.Results), fail, errs)
 	}
 	for i, c := range s.Cases {
@@ -99,6 +99,10 @@ func TestJUnitStructure(t *testing.T) {
 			if c.Failure == nil || c.Failure.Message != r.Reason {
 				t.Errorf("%s failed: case failure %+v", r.Gate, c.Failure)
 			}
+		case Inconclusive:
+			if c.Skipped == nil || c.Skipped.Type != "inconclusive" {
+				t.Errorf("%s was inconclusive: case not skipped as such", r.Gate)
+			}
 		case Error:
 			if c.Error == nil {
 				t.Errorf("%s could not be evaluated: case has no error", r.Gate)
@@ -113,7 +117,7 @@ func TestRenderTextSaysTheVerdict(t *testing.T) {
 	if err := RenderText(&buf, Report{Run: "r", Results: []Result{{Gate: "a == 1", Status: Pass, Reason: "1 == 1"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), "gates PASSED: 1 passed, 0 failed, 0 could not be evaluated") {
+	if !strings.Contains(buf.String(), "gates PASSED: 1 passed, 0 failed, 0 inconclusive, 0 could not be evaluated") {
 		t.Errorf("text:\n%s", buf.String())
 	}
 }

@@ -82,7 +82,7 @@ func TestITLIntervalFromTheSample(t *testing.T) {
 		t.Errorf("phase a: %d requests sampled", len(ph.sizes))
 	}
 	gs := mustParse(t, "client.itl.p50 regression < 5%")
-	res := gs.EvaluateRuns(run, &again, DefaultBootstrap)
+	res := gs.EvaluateSides(Side{run}, Side{again}, requestLevel)
 	if len(res) != 1 || res[0].Interval == nil || res[0].Interval[0] > 0 || res[0].Interval[1] < 0 || res[0].Status != Pass {
 		t.Errorf("against itself: %+v", res)
 	}

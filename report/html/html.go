@@ -21,6 +21,8 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/llmbench-org/llmbench/report/latencytable"
+
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/chunkdigest"
@@ -76,6 +78,11 @@ var pageTemplate = template.Must(template.New("report.html.tmpl").Funcs(template
 	"add": func(a, b float64) float64 { return a + b },
 	"sub": func(a, b float64) float64 { return a - b },
 	"mid": func(a, b float64) float64 { return (a + b) / 2 },
+	// The legends of the marks every report shows: one wording, latencytable's.
+	"toofewLegend":  func() string { return latencytable.TooFewLegend },
+	"sketchLegend":  func() string { return latencytable.SketchLegend },
+	"toofewMark":    func() string { return latencytable.TooFewMark },
+	"pooledHeading": func() string { return report.PooledHeading },
 }).ParseFS(assets, "assets/report.html.tmpl"))
 
 var css = func() template.CSS {

@@ -259,8 +259,8 @@ func tilesOf(s report.Summary) []tile {
 		req,
 		{Label: "throughput", Value: num(c.Throughput.RequestsPerSec), Unit: "req/s", Sub: "successful requests per second"},
 		{Label: "output tokens", Value: num(c.Throughput.OutputTokensPerSec), Unit: "tok/s", Sub: fmt.Sprintf("%s tok/s prompt + output", num(c.Throughput.TotalTokensPerSec))},
-		{Label: "TTFT p50", Value: ms(c.Latency.TTFT.P50), Unit: "ms", Sub: "p99 " + ms(c.Latency.TTFT.P99) + " ms"},
-		{Label: "E2E p50", Value: ms(c.Latency.E2E.P50), Unit: "ms", Sub: "p99 " + ms(c.Latency.E2E.P99) + " ms"},
+		latencyTile("TTFT", c.Latency.TTFT),
+		latencyTile("E2E", c.Latency.E2E),
 		{Label: "measured", Value: dur(s.Run.Duration), Sub: fmt.Sprintf("%d phases, %d measured", len(s.Phases), countMeasured(s.Phases))},
 	}
 	if g := c.Goodput; g != nil {
@@ -275,6 +275,25 @@ func tilesOf(s report.Summary) []tile {
 		tiles = slices.Insert(tiles, 2, t)
 	}
 	return tiles
+}
+
+// latencyTile is a latency's p50 with, under it, its interval, its p99
+// with its and the sample count; a figure too small a sample for its rank
+// is marked.
+func latencyTile(name string, d report.Dist) tile {
+	p50 := figureOf(d.P50, report.IntervalOf(d.QuantileCI(50)))
+	p99 := figureOf(d.P99, report.IntervalOf(d.QuantileCI(99)))
+	t := tile{Label: name + " p50", Value: p50.V, Unit: "ms", Sub: "p99 " + p99.V + " ms"}
+	if p50.TooFew {
+		t.Value += latencytable.TooFewMark
+	}
+	if p99.TooFew {
+		t.Sub = "p99 " + p99.V + latencytable.TooFewMark + " ms"
+	}
+	if p50.CI != "" {
+		t.Sub = "(" + p50.CI + ") · " + t.Sub + " (" + p99.CI + ") · n " + count(d.N)
+	}
+	return t
 }
 
 func countMeasured(phases []report.PhaseResult) int {
@@ -340,6 +359,22 @@ type latencyView struct {
 	NoServer  bool
 	Notes     []string
 	Timings   *timingsView // llama.cpp's per-request timings beside the client's
+	// TooFew: some figure shown is too small a sample for its rank (the
+	// legend explains the mark); Sketched: ITL's intervals came from a
+	// sketch (the legend says so).
+	TooFew, Sketched bool
+}
+
+// figure is a client figure in ms with its 95 % interval ("398.0–431.0",
+// "" when the summary has none) and whether its sample is too small for
+// its rank (marked latencytable.TooFewMark).
+type figure struct {
+	V, CI  string
+	TooFew bool
+}
+
+func figureOf(v float64, ci latencytable.Interval) figure {
+	return figure{V: ms(v), CI: ci.Range(ms), TooFew: ci.TooFew()}
 }
 
 // timingsView is llama.cpp's own account of its requests beside the
@@ -349,7 +384,10 @@ type timingsView struct {
 	Rows     []timingRow
 }
 
-type timingRow struct{ Name, N, P50, P99 string }
+type timingRow struct {
+	Name, N  string
+	P50, P99 figure
+}
 
 func timingsOf(st *report.ServerTimings) *timingsView {
 	if st == nil {
@@ -357,9 +395,10 @@ func timingsOf(st *report.ServerTimings) *timingsView {
 	}
 	v := &timingsView{Requests: count(st.Requests)}
 	for _, r := range report.ServerTimingRows(st) {
-		row := timingRow{Name: r.Name, N: count(r.Dist.N), P50: "—", P99: "—"}
+		row := timingRow{Name: r.Name, N: count(r.Dist.N), P50: figure{V: "—"}, P99: figure{V: "—"}}
 		if r.Dist.N > 0 {
-			row.P50, row.P99 = ms(r.Dist.P50), ms(r.Dist.P99)
+			row.P50 = figureOf(r.Dist.P50, report.IntervalOf(r.Dist.QuantileCI(50)))
+			row.P99 = figureOf(r.Dist.P99, report.IntervalOf(r.Dist.QuantileCI(99)))
 		}
 		v.Rows = append(v.Rows, row)
 	}
@@ -370,7 +409,7 @@ type latRow struct {
 	Name        string
 	Help        string
 	ClientN     string
-	Client      []string // mean, then each of the run's percentiles, in ms
+	Client      []figure // mean, then each of the run's percentiles, in ms
 	ServerN     string
 	ServerMean  string       // ms, exact: the histogram's sum ÷ count
 	Server      []serverCell // the run's percentiles; empty when ServerState says why
@@ -417,17 +456,20 @@ func latencyOf(s report.Summary) latencyView {
 	}
 	for _, r := range t.Rows {
 		row := latRow{Name: r.Name, Help: r.Help, ClientN: count(r.Client.N), Span: v.Span}
-		row.Client = append(row.Client, "—")
+		row.Client = append(row.Client, figure{V: "—"})
 		if r.Client.N > 0 {
-			row.Client[0] = ms(r.Client.Mean)
+			row.Client[0] = figureOf(r.Client.Mean, r.Client.MeanCI)
 		}
 		for _, q := range r.Client.Quantiles {
-			if q.OK {
-				row.Client = append(row.Client, ms(q.V))
+			if q.OK && r.Client.N > 0 {
+				f := figureOf(q.V, q.CI)
+				v.TooFew = v.TooFew || f.TooFew
+				row.Client = append(row.Client, f)
 			} else {
-				row.Client = append(row.Client, "—")
+				row.Client = append(row.Client, figure{V: "—"})
 			}
 		}
+		v.Sketched = v.Sketched || (r.Client.Sketched && r.Client.N > 0)
 		serverCells(&row, r.Server)
 		v.Rows = append(v.Rows, row)
 	}
@@ -515,8 +557,7 @@ func phaseRows(phases []report.PhaseResult) []phaseRow {
 			Name: ph.Name, Measured: "no", Start: dur(ph.Start), Duration: dur(ph.Duration), Load: "—",
 			Sent: count(c.Requests.Sent), OK: count(c.Requests.OK), Failed: count(c.Requests.Failed),
 			ReqPerS: num(c.Throughput.RequestsPerSec), TokPerS: num(c.Throughput.OutputTokensPerSec),
-			TTFT: ms(c.Latency.TTFT.P50) + " / " + ms(c.Latency.TTFT.P99),
-			E2E:  ms(c.Latency.E2E.P50) + " / " + ms(c.Latency.E2E.P99), Goodput: "—",
+			TTFT: p50p99(c.Latency.TTFT), E2E: p50p99(c.Latency.E2E), Goodput: "—",
 		}
 		if g := c.Goodput; g != nil {
 			row.Goodput = fmt.Sprintf("%s (%s)", num(g.RequestsPerS), pct(g.Fraction))
@@ -530,6 +571,26 @@ func phaseRows(phases []report.PhaseResult) []phaseRow {
 		out = append(out, row)
 	}
 	return out
+}
+
+// p50p99 is a distribution's p50 and p99 in ms, each with its interval
+// and too-few mark: "36.4 (30.7–40.8) / 73.8† (51.0–∞)".
+func p50p99(d report.Dist) string {
+	if d.N == 0 {
+		return "— / —"
+	}
+	f := func(p, v float64) string {
+		fig := figureOf(v, report.IntervalOf(d.QuantileCI(p)))
+		out := fig.V
+		if fig.TooFew {
+			out += latencytable.TooFewMark
+		}
+		if fig.CI != "" {
+			out += " (" + fig.CI + ")"
+		}
+		return out
+	}
+	return f(50, d.P50) + " / " + f(99, d.P99)
 }
 
 type serverView struct {
@@ -639,6 +700,8 @@ func errorsOf(records []client.Record) errorsView {
 // gatesView is the gates' verdicts: why a CI job passed or failed.
 type gatesView struct {
 	Passed   bool
+	Outcome  string // passed | failed | inconclusive
+	Class    string // the badge's: ok | bad | warn
 	Verdict  string
 	Baseline string
 	Rows     []gateRow
@@ -652,10 +715,16 @@ func gatesOf(g *report.GateVerdicts) *gatesView {
 	if g == nil {
 		return nil
 	}
-	v := &gatesView{Passed: g.Passed, Baseline: g.Baseline,
-		Verdict: fmt.Sprintf("%d passed, %d failed, %d could not be evaluated", g.Pass, g.Fail, g.Unevaluable)}
+	v := &gatesView{Passed: g.Passed, Baseline: g.Baseline, Outcome: "passed", Class: "ok",
+		Verdict: g.Counts()}
+	switch {
+	case g.Fail > 0 || g.Unevaluable > 0:
+		v.Outcome, v.Class = "failed", "bad"
+	case g.Inconclusive > 0 || !g.Passed:
+		v.Outcome, v.Class = "inconclusive", "warn"
+	}
 	for _, r := range g.Results {
-		class := map[string]string{"pass": "ok", "fail": "bad", "error": "warn"}[r.Status]
+		class := map[string]string{"pass": "ok", "fail": "bad", "inconclusive": "warn", "error": "warn"}[r.Status]
 		v.Rows = append(v.Rows, gateRow{Status: r.Status, Class: class, Gate: r.Gate,
 			Observed: report.GateNumber(r.Observed, r.Unit, r.Status), Limit: report.GateNumber(r.Limit, r.Unit, ""), Reason: r.Reason})
 	}

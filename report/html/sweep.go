@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/report/latencytable"
 )
 
 type sweepView struct {
@@ -14,12 +15,16 @@ type sweepView struct {
 	Found      bool
 	Goodput    bool // the points carry goodput (the scenario set an slo)
 	Charts     []*chart
+	TooFew     bool // a figure is too small a sample for its rank (the legend says what its mark means)
 }
 
 type sweepRow struct {
-	Phase, Load, ReqPerS, TokPerS, TTFTp50, TTFTp99, Queue, Goodput string
-	PerUser                                                         string // output tok/s per user
-	Knee                                                            bool
+	Phase, Load, ReqPerS, TokPerS, Queue, Goodput string
+	PerUser                                       string // output tok/s per user
+	N, ITLN                                       string // the samples behind the TTFT and the ITL quantiles
+	TTFTp50, TTFTp99, ITLp50, ITLp99              figure // ms, each with its 95 % interval
+	GoodFraction                                  string // within the SLO, with its 95 % interval
+	Knee                                          bool
 }
 
 func sweepOf(sw *report.SweepResult) *sweepView {
@@ -38,10 +43,14 @@ func sweepOf(sw *report.SweepResult) *sweepView {
 		}
 		v.Rows = append(v.Rows, sweepRow{
 			Phase: p.Phase, Load: num(p.Load) + " " + p.LoadUnit, ReqPerS: num(p.RequestsPerS), TokPerS: num(p.OutputTokPerS),
-			TTFTp50: ms(p.TTFTp50), TTFTp99: ms(p.TTFTp99), Queue: queue, Goodput: goodput,
+			N: count(p.N["ttft"]), ITLN: count(p.N["itl"]),
+			TTFTp50: pointFigure(p, "ttft", 50, p.TTFTp50), TTFTp99: pointFigure(p, "ttft", 99, p.TTFTp99),
+			ITLp50: pointFigure(p, "itl", 50, p.ITLp50), ITLp99: pointFigure(p, "itl", 99, p.ITLp99),
+			Queue: queue, Goodput: goodput, GoodFraction: goodFraction(p),
 			PerUser: num(p.OutputTokPerSPerUser),
 			Knee:    sw.Saturation.Found && p.Phase == sw.Saturation.Phase,
 		})
+		v.TooFew = v.TooFew || len(p.TooFew) > 0
 	}
 	if sw.Saturation.Found {
 		v.Saturation = fmt.Sprintf("Saturation: the engine stopped scaling after %s (offered %s); capacity about %s requests/s: %s.",
@@ -61,20 +70,43 @@ func sweepOf(sw *report.SweepResult) *sweepView {
 	return v
 }
 
+// pointFigure is a sweep point's quantile in ms with its interval ("—"
+// without samples).
+func pointFigure(p report.SweepPoint, latency string, q, v float64) figure {
+	if p.N != nil && p.N[latency] == 0 {
+		return figure{V: "—"}
+	}
+	b, ok := p.Interval(latency, q)
+	return figureOf(v, latencytable.Interval{Lo: b.Lo, Hi: b.Hi, Known: ok})
+}
+
+// goodFraction is a point's share of requests within the SLO with its
+// interval ("—" without an slo).
+func goodFraction(p report.SweepPoint) string {
+	if p.GoodFraction == nil {
+		return "—"
+	}
+	out := pct(*p.GoodFraction)
+	if b := p.GoodFractionCI; b != nil {
+		out += " (" + pct(b.Lo) + "–" + pct(b.Hi) + ")"
+	}
+	return out
+}
+
 // sweepLatency is one client latency the sweep charts against offered load.
 type sweepLatencyOf struct {
-	id, name, why string
-	p50, p99      func(report.SweepPoint) float64
+	id, key, name, why string
+	p50, p99           func(report.SweepPoint) float64
 }
 
 var sweepLatencies = []sweepLatencyOf{
-	{"sweep-ttft", "TTFT", "past the knee, requests queue and TTFT grows.",
+	{"sweep-ttft", "ttft", "TTFT", "past the knee, requests queue and TTFT grows.",
 		func(p report.SweepPoint) float64 { return p.TTFTp50 }, func(p report.SweepPoint) float64 { return p.TTFTp99 }},
-	{"sweep-itl", "ITL", "the gaps between a request's tokens, which widen when a fuller batch makes each decoding step slower.",
+	{"sweep-itl", "itl", "ITL", "the gaps between a request's tokens, which widen when a fuller batch makes each decoding step slower.",
 		func(p report.SweepPoint) float64 { return p.ITLp50 }, func(p report.SweepPoint) float64 { return p.ITLp99 }},
-	{"sweep-tpot", "TPOT", "each request's time per output token after its first, which grows with the batch as ITL does.",
+	{"sweep-tpot", "tpot", "TPOT", "each request's time per output token after its first, which grows with the batch as ITL does.",
 		func(p report.SweepPoint) float64 { return p.TPOTp50 }, func(p report.SweepPoint) float64 { return p.TPOTp99 }},
-	{"sweep-e2e", "E2E", "what a user waited for the whole answer, queueing included.",
+	{"sweep-e2e", "e2e", "E2E", "what a user waited for the whole answer, queueing included.",
 		func(p report.SweepPoint) float64 { return p.E2Ep50 }, func(p report.SweepPoint) float64 { return p.E2Ep99 }},
 }
 
@@ -184,13 +216,29 @@ func sweepLatency(sw *report.SweepResult, l sweepLatencyOf) *chart {
 		c.YTicks, c.YTitle = y.tickMarks(), "client "+l.name+" (ms, log scale)"
 	}
 	c.Paths = append(c.Paths, path{Class: "line c4", D: linePath(p50, x, y)}, path{Class: "line c5", D: linePath(p99, x, y)})
+	whiskers, open := false, false
 	for i, p := range sw.Points {
 		if math.IsNaN(p50[i].Y) {
 			continue
 		}
-		c.Points = append(c.Points,
-			point{X: x.at(p50[i].X), Y: y.at(p50[i].Y), R: 3, Class: "c4", Title: fmt.Sprintf("%s: offered %s, %s p50 %s ms", p.Phase, num(p.Load), l.name, ms(l.p50(p)))},
-			point{X: x.at(p99[i].X), Y: y.at(p99[i].Y), R: 3, Class: "c5", Title: fmt.Sprintf("%s: offered %s, %s p99 %s ms", p.Phase, num(p.Load), l.name, ms(l.p99(p)))})
+		for _, q := range []struct {
+			p     float64
+			v     float64
+			at    xy
+			class string
+		}{{50, l.p50(p), p50[i], "c4"}, {99, l.p99(p), p99[i], "c5"}} {
+			f := pointFigure(p, l.key, q.p, q.v)
+			title := fmt.Sprintf("%s: offered %s, %s p%g %s ms", p.Phase, num(p.Load), l.name, q.p, f.V)
+			if f.TooFew {
+				title += latencytable.TooFewMark
+			}
+			if b, ok := p.Interval(l.key, q.p); ok {
+				title += " (95 % interval " + f.CI + " ms)"
+				c.Paths = append(c.Paths, whisker(x.at(q.at.X), b, y, q.class))
+				whiskers, open = true, open || !b.Bounded()
+			}
+			c.Points = append(c.Points, point{X: x.at(q.at.X), Y: y.at(q.at.Y), R: 3, Class: q.class, Title: title})
+		}
 	}
 	if s := sw.Saturation; s.Found && s.Load > 0 {
 		c.Rules = append(c.Rules, rule{X: x.at(s.Load), Class: "knee", Title: "knee: " + s.Phase + ", offered " + num(s.Load)})
@@ -200,10 +248,30 @@ func sweepLatency(sw *report.SweepResult, l sweepLatencyOf) *chart {
 		c.Legend = append(c.Legend, legend{Class: "knee", Kind: "rule", Label: "knee"})
 	}
 	c.Caption = fmt.Sprintf("The client's %s p50 and p99 in each measured phase: %s", l.name, l.why)
+	if whiskers {
+		c.Caption += " Whiskers: each figure's 95 % interval."
+	}
+	if open {
+		c.Caption += " A dashed whisker runs to the top: the phase had too few samples to bound that percentile from above (" + latencytable.TooFewMark + ")."
+	}
 	if logScale {
 		c.Caption += " The latency axis is logarithmic: it spans more than thirtyfold."
 	}
 	return c
+}
+
+// whisker is a vertical line at x over the interval b (seconds) on y (ms),
+// kept inside the plot; dashed where the sample cannot bound a side (it
+// runs to the plot's edge).
+func whisker(x float64, b report.Bounds, y axis, class string) path {
+	clamp := func(v float64) float64 { return math.Min(math.Max(v, y.lo), y.hi) }
+	var d pathBuilder
+	d.moveTo(x, y.at(clamp(b.Lo*1000)))
+	d.lineTo(x, y.at(clamp(b.Hi*1000)))
+	if !b.Bounded() {
+		class += " open"
+	}
+	return path{Class: "whisker " + class, D: d.String()}
 }
 
 // sweepPerUser trades the engine's total output rate against what one

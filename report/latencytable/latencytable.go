@@ -6,6 +6,8 @@
 // what the table holds (decision 0026).
 package latencytable
 
+import "math"
+
 // Latency names a latency both sides can measure: its summary key (the
 // scrape concept of the engine's histogram), its column name and what it is.
 type Latency struct {
@@ -58,8 +60,13 @@ type Row struct {
 type Client struct {
 	N    int     // samples; the mean and quantiles mean nothing without
 	Mean float64 // seconds
+	// MeanCI is the mean's 95 % interval (Student's t).
+	MeanCI Interval
 	// Quantiles are the Percentiles, one each.
 	Quantiles []Value
+	// Sketched: the intervals were read from a sketch of the samples
+	// (the ITL's), each widened by the sketch's relative error.
+	Sketched bool
 }
 
 // Value is a client quantile; OK is false where the summary has none (a
@@ -67,7 +74,51 @@ type Client struct {
 type Value struct {
 	V  float64
 	OK bool
+	// CI is its 95 % interval from the order statistics.
+	CI Interval
 }
+
+// Interval is a 95 % confidence interval in seconds: a side the sample
+// cannot bound is infinite. Known is false where the summary has none (one
+// written before intervals existed).
+type Interval struct {
+	Lo, Hi float64
+	Known  bool
+}
+
+// TooFew reports whether the interval is known and open on a side: the
+// sample is too small for the quantile's rank (a p99 from fewer than 368
+// samples has no 95 % upper bound). Every report marks such a figure.
+func (i Interval) TooFew() bool {
+	return i.Known && (math.IsInf(i.Lo, 0) || math.IsInf(i.Hi, 0))
+}
+
+// Range is the interval as "398.0–431.0" with each bound formatted by f, an
+// open side as "∞" ("398.0–∞", "−∞–431.0"); "" when not known.
+func (i Interval) Range(f func(sec float64) string) string {
+	if !i.Known {
+		return ""
+	}
+	lo, hi := "−∞", "∞"
+	if !math.IsInf(i.Lo, 0) {
+		lo = f(i.Lo)
+	}
+	if !math.IsInf(i.Hi, 0) {
+		hi = f(i.Hi)
+	}
+	return lo + "–" + hi
+}
+
+// TooFewMark marks a figure whose sample is too small for its rank, in
+// every report; TooFewLegend explains it where the mark appears.
+const (
+	TooFewMark   = "†"
+	TooFewLegend = "† too few samples for this percentile's rank: its 95 % interval is open on a side (∞), e.g. a p99 needs 368 samples for an upper bound"
+	// IntervalLegend says what the bracketed client figures are.
+	IntervalLegend = "client figures: value (95 % confidence interval: order statistics for a percentile, Student's t for a mean)"
+	// SketchLegend says how ITL's intervals were read.
+	SketchLegend = "ITL's intervals are read from a log-linear sketch of every gap, widened by its 0.39 % resolution; gaps of one request are not independent draws, so the interval may be narrower than ITL's variation between requests warrants"
+)
 
 // ServerState is why the engine's side of a row is empty ("" when it is not).
 type ServerState string

@@ -9,6 +9,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/llmbench-org/llmbench/report/latencytable"
+
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -222,7 +224,27 @@ func (m model) latencyRows() []line {
 		line{quantileRow("E2E", p.Percentiles, p.E2E) + engineCell(eng.e2e), 7},
 		line{fmt.Sprintf("  %-*s%*s", labelWidth-2, "max schedule lag", valueWidth, latency(p.ScheduleLagMax)), 3},
 	)
+	if marked(p) {
+		rows = append(rows, line{styleLabel.Render("  " + latencytable.TooFewLegend), 2})
+	}
 	return rows
+}
+
+// marked reports whether a quantile the latency rows show carries the
+// too-few mark: the legend is shown only then.
+func marked(p live.Progress) bool {
+	shown := []live.Quantiles{p.TTFT, p.ITLMean, p.E2E}
+	if p.TTFCDiffers {
+		shown = append(shown, p.TTFC)
+	}
+	for _, q := range shown {
+		for i, pc := range p.Percentiles {
+			if i < len(q.Values) && tooFewMark(pc, q.N) != "" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 const engineWidth = 12
@@ -621,10 +643,10 @@ func quantileHeader(percentiles []float64) string {
 func quantileRow(name string, percentiles []float64, q live.Quantiles) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "  %-*s", labelWidth-2, name)
-	for i := range percentiles {
+	for i, pc := range percentiles {
 		v := "—"
 		if i < len(q.Values) {
-			v = latency(q.Values[i])
+			v = latency(q.Values[i]) + tooFewMark(pc, q.N)
 		}
 		fmt.Fprintf(&b, "%*s  ", valueWidth, v)
 	}
