@@ -124,6 +124,7 @@ type Engine struct {
 	activeConns       atomic.Int64 // connections serving a request (countActive)
 	connsMu           sync.Mutex
 	conns             map[net.Conn]bool // each open connection: serving a request now
+	closing           map[net.Conn]bool // connections to close once idle (Params.CloseAfterStream)
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -349,8 +350,16 @@ func (e *Engine) countActive(c net.Conn, state http.ConnState) {
 	case !now && was:
 		e.activeConns.Add(-1)
 	}
+	if state == http.StateIdle && e.closing[c] {
+		// The response is written and flushed (net/http sets StateIdle
+		// after finishing it): close the socket under the server, which
+		// then fails its read of the next request and lets the connection go.
+		delete(e.closing, c)
+		_ = c.Close()
+	}
 	if state == http.StateClosed || state == http.StateHijacked {
 		delete(e.conns, c)
+		delete(e.closing, c)
 	} else {
 		e.conns[c] = now
 	}

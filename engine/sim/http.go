@@ -175,6 +175,9 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 	t := RequestTruth{Arrival: e.now(), HeaderID: r.Header.Get("X-Request-Id"), Endpoint: ep.ServerPath()}
 	if c := connOf(r); c != nil {
 		t.ConnRequest, t.ConnClosed = c.request, c.closed
+		if c.closed {
+			t.ConnClose = ConnCloseMax
+		}
 	}
 	e.inflight.Add(1)
 	defer e.inflight.Add(-1)
@@ -210,6 +213,9 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 		return
 	}
 	t.Stream = req.Stream
+	if req.Stream {
+		e.closeAfterStream(r, &t)
+	}
 	faults := e.cfg.Faults.draw(e.cfg.Params.Seed, t.ID)
 	if faults.errStatus != 0 {
 		t.Faults = append(t.Faults, FaultError)

@@ -115,6 +115,13 @@ type Params struct {
 	// default: llama.cpp's 5s and 100, none for the others.
 	KeepAliveTimeout time.Duration `yaml:"keep_alive_timeout"`
 	KeepAliveMax     int           `yaml:"keep_alive_max"`
+	// CloseAfterStream closes the connection after every streamed
+	// response without saying so (no Connection: close; the Keep-Alive
+	// header still promises reuse), as llama-server does: the response is
+	// whole, then the socket closes. A client that reuses the connection at
+	// once meets a closed one. Off unless set, in every dialect (the
+	// llama.cpp dialect keeps only its Keep-Alive defaults); HTTP/1.x only.
+	CloseAfterStream bool `yaml:"close_after_stream"`
 }
 
 // Validate reports every invalid field at once.
