@@ -7,8 +7,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
