@@ -119,12 +119,22 @@ type Engine struct {
 	dialectSwitchedAt atomic.Int64
 	restarts          atomic.Int64
 	restartNow        chan struct{}
-	trace             *traceLog
-	inflight          atomic.Int64 // chat handlers running
-	activeConns       atomic.Int64 // connections serving a request (countActive)
-	connsMu           sync.Mutex
-	conns             map[net.Conn]bool // each open connection: serving a request now
-	closing           map[net.Conn]bool // connections to close once idle (Params.CloseAfterStream)
+	// Faults.RestartAtFinished: finishedN counts the current process's
+	// finished requests (loop-owned); holding says the loop holds new
+	// requests back until a scrape asks for the restart on scrapeRestart
+	// (restartHeld mirrors it for the /metrics handler); heldDone says
+	// the one restart happened.
+	finishedN     int
+	holding       bool
+	heldDone      bool
+	restartHeld   atomic.Bool
+	scrapeRestart chan chan http.Handler
+	trace         *traceLog
+	inflight      atomic.Int64 // chat handlers running
+	activeConns   atomic.Int64 // connections serving a request (countActive)
+	connsMu       sync.Mutex
+	conns         map[net.Conn]bool // each open connection: serving a request now
+	closing       map[net.Conn]bool // connections to close once idle (Params.CloseAfterStream)
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -154,15 +164,16 @@ func New(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("sim engine: %w", err)
 	}
 	e := &Engine{
-		cfg:        cfg,
-		epoch:      time.Now(),
-		sched:      sched,
-		kick:       make(chan struct{}, 1),
-		stopLoop:   make(chan struct{}),
-		loopDone:   make(chan struct{}),
-		lastEnd:    -1,
-		active:     make(map[*stream]struct{}),
-		restartNow: make(chan struct{}, 1),
+		cfg:           cfg,
+		epoch:         time.Now(),
+		sched:         sched,
+		kick:          make(chan struct{}, 1),
+		stopLoop:      make(chan struct{}),
+		loopDone:      make(chan struct{}),
+		lastEnd:       -1,
+		active:        make(map[*stream]struct{}),
+		restartNow:    make(chan struct{}, 1),
+		scrapeRestart: make(chan chan http.Handler),
 	}
 	e.ids = newIDSource(cfg.Params.Seed)
 	if e.newMetrics, err = metricsFor(cfg.Dialect, cfg, e.arrivalsPending); err != nil {

@@ -75,6 +75,17 @@ func (e *Engine) handleMetrics(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "engine restarting", http.StatusServiceUnavailable)
 		return
 	}
+	if e.restartHeld.Load() {
+		// Faults.RestartAtFinished: this read restarts the engine and
+		// gets the old process's final counts.
+		reply := make(chan http.Handler, 1)
+		select {
+		case e.scrapeRestart <- reply:
+			(<-reply).ServeHTTP(w, r)
+		case <-r.Context().Done():
+		}
+		return
+	}
 	f := &e.cfg.Faults
 	if f.metricsFault(e.cfg.Params.Seed, e.scrapes.Add(1)) {
 		switch f.MetricsFailMode {
