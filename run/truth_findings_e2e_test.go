@@ -1,6 +1,7 @@
 package run
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -203,5 +204,51 @@ func closedAtMax(kind string) func(t *testing.T, r truthRun) {
 			t.Errorf("want %s %d and nothing else: %s %v", kind, said, f.Verdict, f.Evidence)
 		}
 		t.Logf("%s", f.Verdict)
+	}
+}
+
+// TestFaultyEmulationsNameExactlyTheirFault: each emulation of a known
+// fault gives the warnings (and validity states) that name it, and no
+// other.
+func TestFaultyEmulationsNameExactlyTheirFault(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		dialect  string
+		faults   sim.Faults
+		warn     []string // the warn or fail findings, exactly
+		states   []string // the validity states the engine caused, exactly
+		requests int
+	}{
+		{name: "a restart", dialect: sim.DialectVLLM, faults: sim.Faults{RestartAtFinished: 24}, requests: 30,
+			warn: []string{reconcile.IDCounterReset}, states: []string{validity.FailuresOverBound, validity.EngineRestarted}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e, ep := testkit.StartSim(t, sim.Config{Dialect: tc.dialect, Faults: tc.faults})
+			dir := runQuick(t, externalScenario("faulty", tc.dialect, ep.BaseURL, ep.MetricsURL, tc.requests, 200*time.Millisecond))
+			s, err := report.Build(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var warn, states []string
+			for _, f := range s.Findings {
+				if f.Severity != reconcile.Info {
+					warn = append(warn, f.ID)
+					t.Logf("%s %s: %s", f.Severity, f.ID, f.Verdict)
+				}
+			}
+			for _, st := range s.Health.States {
+				if !hostStates[st.Name] {
+					states = append(states, st.Name)
+				}
+			}
+			if !slices.Equal(warn, tc.warn) || !slices.Equal(states, tc.states) {
+				t.Errorf("warnings %v, states %v: want %v and %v", warn, states, tc.warn, tc.states)
+			}
+			if e.Restarts() != map[bool]int{true: 1}[tc.faults.RestartAtFinished > 0] {
+				t.Errorf("the engine's truth: %d restarts", e.Restarts())
+			}
+		})
 	}
 }
