@@ -1,6 +1,8 @@
 package run
 
 import (
+	"cmp"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -35,10 +37,14 @@ type truthRun struct {
 	records []client.Record
 }
 
-func runAgainst(t *testing.T, dialect string, edit func(*sim.Params), requests int) truthRun {
+func runAgainst(t *testing.T, dialect string, edit func(*sim.Params), requests int, yaml func(base, metrics string) string) truthRun {
 	t.Helper()
 	e, ep := testkit.StartSimWith(t, sim.Config{Dialect: dialect}, edit)
-	dir := runQuick(t, externalScenario("truth", dialect, ep.BaseURL, ep.MetricsURL, requests, 200*time.Millisecond))
+	scenario := externalScenario("truth", dialect, ep.BaseURL, ep.MetricsURL, requests, 200*time.Millisecond)
+	if yaml != nil {
+		scenario = yaml(ep.BaseURL, ep.MetricsURL)
+	}
+	dir := runQuick(t, scenario)
 	s, err := report.Build(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -84,6 +90,9 @@ func TestNoWarningWhereTruthSaysNothingIsWrong(t *testing.T) {
 		dialect string
 		edit    func(*sim.Params)
 		check   func(t *testing.T, r truthRun)
+		// yaml, when set, is the scenario (else a closed loop of 32).
+		yaml     func(base, metrics string) string
+		requests int
 	}{
 		{name: "vllm, connections kept", dialect: sim.DialectVLLM, check: noConnectionFinding},
 		{name: "sglang, connections kept", dialect: sim.DialectSGLang, check: noConnectionFinding},
@@ -96,12 +105,33 @@ func TestNoWarningWhereTruthSaysNothingIsWrong(t *testing.T) {
 		{name: "keep-alive max 3", dialect: sim.DialectVLLM, edit: func(p *sim.Params) { p.KeepAliveMax = 3 }, check: closedAtMax("close_keep_alive_max")},
 		{name: "keep-alive max 1: Connection: close on every response", dialect: sim.DialectVLLM, edit: func(p *sim.Params) { p.KeepAliveMax = 1 },
 			check: closedAtMax("close_every_response")},
+		// One request a second, each on the connection the last one left
+		// idle for about 0.9 s; the engine closes a connection idle 0.7 s or
+		// more when the next request comes, unread.
+		{name: "idle close at the keep-alive timeout", dialect: sim.DialectVLLM,
+			edit: func(p *sim.Params) { p.KeepAliveTimeout, p.IdleCloseOnReuse = 700*time.Millisecond, true },
+			yaml: func(base, metrics string) string {
+				return fmt.Sprintf(`
+name: idle
+seed: 5
+model: %s
+engine: {kind: external, dialect: vllm, base_url: %s, metrics_url: %s}
+workload:
+  rate: 1
+  arrival: constant
+  requests: 5
+  prompt_tokens: 16
+  output_tokens: 16
+scrape: {interval: 200ms}
+`, sim.DefaultModel, base, metrics)
+			}, requests: 5, check: closedIdle},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := runAgainst(t, tc.dialect, tc.edit, 32)
-			if r.sum.Client.Requests.OK != 32 {
-				t.Fatalf("%d of 32 requests ok", r.sum.Client.Requests.OK)
+			n := cmp.Or(tc.requests, 32)
+			r := runAgainst(t, tc.dialect, tc.edit, n, tc.yaml)
+			if r.sum.Client.Requests.OK != n {
+				t.Fatalf("%d of %d requests ok", r.sum.Client.Requests.OK, n)
 			}
 			noWarnings(t, r)
 			tc.check(t, r)
@@ -251,4 +281,29 @@ func TestFaultyEmulationsNameExactlyTheirFault(t *testing.T) {
 			}
 		})
 	}
+}
+
+func closedIdle(t *testing.T, r truthRun) {
+	t.Helper()
+	closes := r.engine.IdleCloses()
+	resent, resends := 0, 0
+	for _, rec := range r.records {
+		if rec.Retries > 0 {
+			resent++
+			resends += rec.Retries
+		}
+	}
+	if closes == 0 || resends != closes {
+		t.Fatalf("the engine's truth: %d idle closes; the client resent %d times", closes, resends)
+	}
+	f := findingIn(r.sum.Findings, reconcile.IDConnections)
+	if f == nil {
+		t.Fatalf("the engine closed %d idle connections, and no %s finding says so", closes, reconcile.IDConnections)
+	}
+	ev := f.Evidence
+	if ev["close_idle"] != float64(resent) || ev["close_after_stream"] != 0 || ev["close_keep_alive_max"] != 0 || ev["close_every_response"] != 0 ||
+		ev["idle_max_s"] < 0.7 {
+		t.Errorf("want close_idle %d and nothing else, idle at least 0.7 s: %s %v", resent, f.Verdict, ev)
+	}
+	t.Logf("%s", f.Verdict)
 }

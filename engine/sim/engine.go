@@ -133,8 +133,10 @@ type Engine struct {
 	inflight      atomic.Int64 // chat handlers running
 	activeConns   atomic.Int64 // connections serving a request (countActive)
 	connsMu       sync.Mutex
-	conns         map[net.Conn]bool // each open connection: serving a request now
-	closing       map[net.Conn]bool // connections to close once idle (Params.CloseAfterStream)
+	conns         map[net.Conn]bool          // each open connection: serving a request now
+	closing       map[net.Conn]bool          // connections to close once idle (Params.CloseAfterStream)
+	idleSince     map[net.Conn]time.Duration // when each connection last turned idle (engine clock)
+	idleCloses    atomic.Int64               // Params.IdleCloseOnReuse closes (ground truth)
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -312,7 +314,7 @@ func (e *Engine) Start(ctx context.Context) (engine.Endpoint, error) {
 		ConnContext:       connContext,
 		ConnState:         e.countActive,
 	}
-	if idle, _ := e.keepAlive(); idle > 0 {
+	if idle, _ := e.keepAlive(); idle > 0 && !e.cfg.Params.IdleCloseOnReuse {
 		e.srv.IdleTimeout = idle
 	}
 	// HTTP/1.1 as every engine speaks it, plus HTTP/2 with prior knowledge
@@ -361,6 +363,12 @@ func (e *Engine) countActive(c net.Conn, state http.ConnState) {
 	case !now && was:
 		e.activeConns.Add(-1)
 	}
+	if state == http.StateIdle {
+		if e.idleSince == nil {
+			e.idleSince = map[net.Conn]time.Duration{}
+		}
+		e.idleSince[c] = e.now()
+	}
 	if state == http.StateIdle && e.closing[c] {
 		// The response is written and flushed (net/http sets StateIdle
 		// after finishing it): close the socket under the server, which
@@ -371,6 +379,7 @@ func (e *Engine) countActive(c net.Conn, state http.ConnState) {
 	if state == http.StateClosed || state == http.StateHijacked {
 		delete(e.conns, c)
 		delete(e.closing, c)
+		delete(e.idleSince, c)
 	} else {
 		e.conns[c] = now
 	}

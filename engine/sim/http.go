@@ -182,6 +182,9 @@ type respOpts struct {
 }
 
 func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpoints.Endpoint) {
+	if e.closeIfIdle(w, r) {
+		return
+	}
 	completions := ep.Kind == endpoints.KindCompletion
 	t := RequestTruth{Arrival: e.now(), HeaderID: r.Header.Get("X-Request-Id"), Endpoint: ep.ServerPath()}
 	if c := connOf(r); c != nil {

@@ -120,3 +120,32 @@ func (e *Engine) withKeepAlive(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// IdleCloses is how many requests Params.IdleCloseOnReuse left unread, each
+// closing a connection that had sat idle past KeepAliveTimeout.
+func (e *Engine) IdleCloses() int { return int(e.idleCloses.Load()) }
+
+// closeIfIdle is Params.IdleCloseOnReuse: a request on an HTTP/1.x
+// connection idle for the keep-alive timeout or longer is not read; the
+// connection closes under it, before any answer byte. It reports whether
+// it closed one (the request is then not the engine's: no truth, no metric).
+func (e *Engine) closeIfIdle(w http.ResponseWriter, r *http.Request) bool {
+	timeout, _ := e.keepAlive()
+	c := connOf(r)
+	if !e.cfg.Params.IdleCloseOnReuse || timeout <= 0 || c == nil || !c.h1 || c.request < 2 {
+		return false
+	}
+	e.connsMu.Lock()
+	since, ok := e.idleSince[c.conn]
+	e.connsMu.Unlock()
+	if !ok || e.now()-since < timeout {
+		return false
+	}
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return false
+	}
+	e.idleCloses.Add(1) // before the close: the client may look as soon as it sees it
+	_ = conn.Close()
+	return true
+}

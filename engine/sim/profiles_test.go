@@ -557,3 +557,57 @@ func TestCloseAfterStream(t *testing.T) {
 		}
 	}
 }
+
+// TestIdleCloseOnReuse: with idle_close_on_reuse, a request on a connection
+// idle past keep_alive_timeout is not read: the connection closes with no
+// answer byte, the engine has no truth of it and counts the close; a request
+// on a connection idle less long is served.
+func TestIdleCloseOnReuse(t *testing.T) {
+	t.Parallel()
+	p := tinyWith(t, func(p *Params) { p.KeepAliveTimeout, p.IdleCloseOnReuse = 100*time.Millisecond, true })
+	e, ep := startEngine(t, Config{Dialect: DialectVLLM, Params: p})
+	u, err := url.Parse(ep.BaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	br := bufio.NewReader(conn)
+	send := func(rid string) (*http.Response, error) {
+		body := chatBody(map[string]any{"messages": []map[string]any{{"role": "user", "content": "a"}}, "max_tokens": 2})
+		req, err := http.NewRequest(http.MethodPost, ep.BaseURL+"/chat/completions", strings.NewReader(string(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Request-Id", rid)
+		if err := req.Write(conn); err != nil {
+			return nil, err
+		}
+		resp, err := http.ReadResponse(br, req)
+		if err == nil {
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		return resp, err
+	}
+	for _, rid := range []string{"first", "at-once"} {
+		if _, err := send(rid); err != nil {
+			t.Fatalf("%s: %v", rid, err)
+		}
+	}
+	time.Sleep(150 * time.Millisecond) // past the 100-ms timeout: the outcome does not depend on by how much
+	if resp, err := send("idle"); err == nil {
+		t.Fatalf("a request on a connection idle past the timeout was answered %d", resp.StatusCode)
+	}
+	if e.IdleCloses() != 1 {
+		t.Errorf("%d idle closes in the truth, want 1", e.IdleCloses())
+	}
+	for _, tr := range e.Truth() {
+		if tr.HeaderID == "idle" {
+			t.Errorf("the unread request has a truth: %+v", tr)
+		}
+	}
+}

@@ -141,7 +141,7 @@ func connections(records []client.Record) (Finding, bool) {
 	if c.afterIdle > 0 {
 		ev.set("close_idle", float64(c.afterIdle))
 		ev.set("idle_max_s", c.idleMax.Seconds())
-		clauses = append(clauses, fmt.Sprintf("%d requests took a connection the engine closed after it sat idle (up to %s: its keep-alive idle timeout) and were resent", c.afterIdle, dur(c.idleMax.Seconds())))
+		clauses = append(clauses, fmt.Sprintf("%d requests took a connection the engine had closed for sitting idle past its keep-alive timeout (idle up to %s) and were resent", c.afterIdle, dur(c.idleMax.Seconds())))
 	}
 	if c.deadFailed > 0 {
 		f.Severity = Warn

@@ -64,7 +64,7 @@ func TestConnectionCloses(t *testing.T) {
 				newConn(r)
 				r.Retries, r.RetryIdle = 1, 5*time.Second
 			}
-		}), want: "close_idle", sev: Info, says: "after it sat idle (up to 5.00 s"},
+		}), want: "close_idle", sev: Info, says: "closed for sitting idle past its keep-alive timeout (idle up to 5.00 s)"},
 		{name: "resends spent on dead connections", records: conns(20, func(i int, r *client.Record) {
 			if i == 7 {
 				r.Retries, r.RetryIdle = 3, 5*time.Second

@@ -122,6 +122,13 @@ type Params struct {
 	// once meets a closed one. Off unless set, in every dialect (the
 	// llama.cpp dialect keeps only its Keep-Alive defaults); HTTP/1.x only.
 	CloseAfterStream bool `yaml:"close_after_stream"`
+	// IdleCloseOnReuse applies KeepAliveTimeout when the next request
+	// arrives rather than on time: a chat or completions request on a
+	// connection idle that long is not read, and the connection closes
+	// without an answer byte, as with a server whose idle check loses the
+	// race with the client's reuse. (Closed on time, as net/http does, an
+	// idle connection is seldom met by a client: its pool notices first.)
+	IdleCloseOnReuse bool `yaml:"idle_close_on_reuse"`
 }
 
 // Validate reports every invalid field at once.
