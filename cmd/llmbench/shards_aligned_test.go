@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/reconcile"
+	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
@@ -122,4 +124,95 @@ func lateReader(t *testing.T, metricsURL string, seed int64) string {
 	}))
 	t.Cleanup(srv.Close)
 	return srv.URL + "/metrics"
+}
+
+// Two shards against one engine that counts its prompt calibration's probe
+// requests (FastDeploy's: no tokenizer endpoint, so the calibration sends a
+// few real requests), the second started once the first is sending its load,
+// as two shards started together without --start-at are when one of them is
+// a little slower. The second's probes reach the engine after the first's
+// opening snapshot: the merged run must not count them as foreign traffic,
+// nor miss a request on either side (reproduced: "the engine finished 24
+// requests, the client completed 20: the 4 extra are other clients'", every
+// time). The engine's Δ over the merged window is the client's count over
+// the same window, exactly, in each of three merges.
+func TestStaggeredShardsCountNoPhantoms(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs three pairs of shards")
+	}
+	for round := range 3 {
+		_, ep := startSim(t, sim.Config{Dialect: sim.DialectFastDeploy})
+		path := writeScenario(t, `
+name: staggered
+seed: 4
+engine: {kind: external, base_url: "`+ep.BaseURL+`", metrics_url: "`+ep.MetricsURL+`", dialect: fastdeploy}
+workload:
+  rate: 10
+  requests: 30
+  prompt_tokens: {dist: uniform, min: 16, max: 64}
+  output_tokens: {dist: uniform, min: 8, max: 32}
+scrape: {interval: 250ms}
+`)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		root := t.TempDir()
+		errs := make(chan error, 2)
+		start := func(i int) {
+			go func() {
+				cio, _, stderr := testIO(nil)
+				_, err := runScenario(ctx, runOpts{scenario: path, runsDir: filepath.Join(root, fmt.Sprint(i)), output: "plain", every: time.Minute,
+					shard: fmt.Sprintf("%d/2", i)}, cio)
+				if err != nil {
+					err = fmt.Errorf("shard %d: %w\n%s", i, err, stderr)
+				}
+				errs <- err
+			}()
+		}
+		start(0)
+		// The second shard starts once the first has a record: after its
+		// opening snapshot, whatever the machine's speed (bounded wait).
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			recs, _ := filepath.Glob(filepath.Join(root, "0", "*", rundir.RequestsFile))
+			if len(recs) == 1 {
+				if b, err := os.ReadFile(recs[0]); err == nil && len(b) > 0 {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the first shard sent nothing in 30 s")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		start(1)
+		for range 2 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		merged := filepath.Join(t.TempDir(), "merged")
+		cio, _, stderr := testIO(nil)
+		if code := execute(ctx, cio, []string{"merge", merged, root}); code != exitOK {
+			t.Fatalf("merge: exit %d\n%s", code, stderr)
+		}
+		cancel()
+		s, err := report.Build(merged)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Client.Requests.OK != 30 {
+			t.Fatalf("round %d: %d of 30 requests ok", round, s.Client.Requests.OK)
+		}
+		for _, f := range s.Findings {
+			if f.Severity != reconcile.Info && f.ID != reconcile.IDScrapeFailures {
+				t.Errorf("round %d: %s %s: %s %v", round, f.Severity, f.ID, f.Verdict, f.Evidence)
+			}
+		}
+		f := findingOf(s.Findings, reconcile.IDRequestConservation)
+		if f == nil || f.Evidence["difference"] != 0 || f.Evidence["server_finished_delta"] != f.Evidence["client_ok"] || f.Evidence["client_ok"] == 0 {
+			t.Errorf("round %d: request conservation %+v", round, f)
+		}
+		if f := findingOf(s.Findings, reconcile.IDForeignTraffic); f == nil || f.Evidence["foreign_requests"] != 0 {
+			t.Errorf("round %d: foreign traffic %+v", round, f)
+		}
+	}
 }
