@@ -37,10 +37,14 @@ type truthRun struct {
 	records []client.Record
 }
 
+// The scrapes are a second apart, and so is their timeout (the interval):
+// under -race a scrape of the built-in engine took about 200 ms, and at
+// 200 ms intervals the closing snapshot timed out, leaving no window to
+// reconcile.
 func runAgainst(t *testing.T, dialect string, edit func(*sim.Params), requests int, yaml func(base, metrics string) string) truthRun {
 	t.Helper()
 	e, ep := testkit.StartSimWith(t, sim.Config{Dialect: dialect}, edit)
-	scenario := externalScenario("truth", dialect, ep.BaseURL, ep.MetricsURL, requests, 200*time.Millisecond)
+	scenario := externalScenario("truth", dialect, ep.BaseURL, ep.MetricsURL, requests, time.Second)
 	if yaml != nil {
 		scenario = yaml(ep.BaseURL, ep.MetricsURL)
 	}
@@ -55,8 +59,12 @@ func runAgainst(t *testing.T, dialect string, edit func(*sim.Params), requests i
 // hostNoise reports whether a finding is the host's doing, not the
 // engine's: a built-in engine with no /metrics fault answers every scrape at
 // once, so a scrape that failed (timed out: the default timeout is the
-// interval) was held up by a busy machine. TestReconcileCleanRun met one.
-func hostNoise(f reconcile.Finding) bool { return f.ID == reconcile.IDScrapeFailures }
+// interval) was held up by a busy machine. TestReconcileCleanRun met one;
+// under -race every scrape here took about 200 ms, and the last ones timed
+// out (scrape_dead).
+func hostNoise(f reconcile.Finding) bool {
+	return f.ID == reconcile.IDScrapeFailures || f.ID == reconcile.IDScrapeDead
+}
 
 // timingFindings compare times the client measured with the engine's; a
 // host that delayed the client (the run says so: a host state) moves them
@@ -135,9 +143,9 @@ func TestNoWarningWhereTruthSaysNothingIsWrong(t *testing.T) {
 		{name: "keep-alive max 3", dialect: sim.DialectVLLM, edit: func(p *sim.Params) { p.KeepAliveMax = 3 }, check: closedAtMax("close_keep_alive_max")},
 		{name: "keep-alive max 1: Connection: close on every response", dialect: sim.DialectVLLM, edit: func(p *sim.Params) { p.KeepAliveMax = 1 },
 			check: closedAtMax("close_every_response")},
-		// One request a second, each on the connection the last one left
-		// idle for about 0.9 s; the engine closes a connection idle 0.7 s or
-		// more when the next request comes, unread.
+		// A request every 1.25 s, each on the connection the last one left
+		// idle for about 1.2 s (0.9 s under -race); the engine closes a
+		// connection idle 0.7 s or more when the next request comes, unread.
 		{name: "idle close at the keep-alive timeout", dialect: sim.DialectVLLM,
 			edit: func(p *sim.Params) { p.KeepAliveTimeout, p.IdleCloseOnReuse = 700*time.Millisecond, true },
 			yaml: func(base, metrics string) string {
@@ -147,14 +155,14 @@ seed: 5
 model: %s
 engine: {kind: external, dialect: vllm, base_url: %s, metrics_url: %s}
 workload:
-  rate: 1
+  rate: 0.8
   arrival: constant
-  requests: 5
-  prompt_tokens: 16
-  output_tokens: 16
-scrape: {interval: 200ms}
+  requests: 4
+  prompt_tokens: 8
+  output_tokens: 4
+scrape: {interval: 1s}
 `, sim.DefaultModel, base, metrics)
-			}, requests: 5, check: closedIdle},
+			}, requests: 4, check: closedIdle},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -286,7 +294,7 @@ func TestFaultyEmulationsNameExactlyTheirFault(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e, ep := testkit.StartSim(t, sim.Config{Dialect: tc.dialect, Faults: tc.faults})
-			dir := runQuick(t, externalScenario("faulty", tc.dialect, ep.BaseURL, ep.MetricsURL, tc.requests, 200*time.Millisecond))
+			dir := runQuick(t, externalScenario("faulty", tc.dialect, ep.BaseURL, ep.MetricsURL, tc.requests, time.Second))
 			s, err := report.Build(dir)
 			if err != nil {
 				t.Fatal(err)
