@@ -240,6 +240,7 @@ func summarize(meta rundir.RunMeta, req *rundir.Requests, rows []scrape.Row, tra
 		s.Phases = nil // as before: no phases, no list
 	}
 	s.Sweep = sweepOf(s.Phases)
+	s.Search = searchOf(meta, byPhase, s.Phases)
 	s.Server = server
 	if s.Engine.Dialect == "" && server != nil {
 		s.Engine.Dialect = server.Dialect

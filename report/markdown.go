@@ -81,6 +81,7 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 		ew.Printf("\n")
 	}
 
+	markdownSearch(ew, s.Search)
 	if sw := s.Sweep; sw != nil {
 		ew.Printf("| sweep phase | offered | requests/s | goodput/s | TTFT p50 ms | TTFT p99 ms |\n|---|---:|---:|---:|---:|---:|\n")
 		for _, p := range sw.Points {

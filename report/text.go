@@ -105,6 +105,9 @@ func renderText(w io.Writer, s Summary, verbose bool) error {
 			return err
 		}
 	}
+	if err := renderSearch(ew, s.Search); err != nil {
+		return err
+	}
 	if s.Server != nil {
 		ew.Printf("server means are exact (sum ÷ count); server quantiles are interpolated inside histogram buckets [low–high ms]; %s\n", serverNote(s.Server))
 	} else {
