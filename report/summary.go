@@ -30,7 +30,7 @@ type Summary struct {
 	Client      ClientSide        `json:"client"`
 	Server      *ServerSide       `json:"server,omitempty"` // nil when the engine exposes no /metrics
 	Phases      []PhaseResult     `json:"phases"`
-	Sweep       *SweepResult      `json:"sweep,omitempty"` // with two or more measured phases
+	Sweep       *SweepResult      `json:"sweep,omitempty"`  // with two or more measured phases
 	Search      *SearchResult     `json:"search,omitempty"` // a capacity search's probes and answer
 	// Waterfall joins client requests to the engine's trace log (when the run
 	// has one): where each request's time went, phase by phase.
