@@ -89,11 +89,26 @@ func (s *Search) Next() (load float64, attempt int, ok bool) {
 		return 0, 0, false
 	}
 	mid := math.Sqrt(lo * hi)
-	if s.spec.Integer {
+	switch {
+	case s.spec.Integer:
 		mid = math.Round(mid)
 		mid = max(lo+1, min(hi-1, mid))
+	default:
+		// Three significant digits name a load as people write one (phase
+		// search-rate-13 rather than -13.007), and stay strictly inside.
+		if r := roundSignificant(mid, 3); r > lo && r < hi {
+			mid = r
+		}
 	}
 	return mid, 1, true
+}
+
+func roundSignificant(v float64, digits int) float64 {
+	if v <= 0 {
+		return v
+	}
+	scale := math.Pow(10, float64(digits)-math.Ceil(math.Log10(v)))
+	return math.Round(v*scale) / scale
 }
 
 // closed reports whether [lo, hi] is within the tolerance (or, for whole

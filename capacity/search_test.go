@@ -40,6 +40,11 @@ func TestSearchBracketsEveryCapacity(t *testing.T) {
 		if !(res.Lo <= c && c < res.Hi) || res.Hi > res.Lo*1.10+1e-9 || res.Capacity != res.Lo {
 			t.Errorf("capacity %.3f: result %+v, want a bracket [pass, fail) around it no wider than 10%%", c, res)
 		}
+		for _, p := range probes {
+			if p.Load != roundSignificant(p.Load, 3) {
+				t.Errorf("capacity %.3f: probed %v, want three significant digits", c, p.Load)
+			}
+		}
 		if len(probes) > 7 {
 			t.Errorf("capacity %.3f: %d probes, want at most 7 (log-bisection of 1..64 to 10%%)", c, len(probes))
 		}

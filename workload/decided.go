@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/llmbench-org/llmbench/scenarios"
@@ -156,4 +157,38 @@ func (pr *phaseRun) fill() {
 		pr.isFull = true
 		close(pr.full)
 	}
+}
+
+// describe is the search in words, for the plan: "capacity search over
+// rate in [2, 40] to 10%, at most 8 probes, each a measured phase of 8s,
+// until decided" ("" for none).
+func (sp *searchPlan) describe() string {
+	if sp == nil {
+		return ""
+	}
+	s := sp.spec
+	var limits []string
+	if sp.limits.Duration > 0 {
+		limits = append(limits, sp.limits.Duration.String())
+	}
+	if sp.limits.Requests > 0 {
+		limits = append(limits, strconv.Itoa(sp.limits.Requests)+" requests")
+	}
+	out := fmt.Sprintf("capacity search over %s in [%g, %g] to %g%%, at most %d probes, each a measured phase of %s",
+		s.Over, s.Min, s.Max, 100*float64(s.Tolerance), s.MaxProbes, strings.Join(limits, " or "))
+	if sp.limits.Until == scenarios.UntilDecided {
+		out += " ending once decided"
+	}
+	return out + " (an inconclusive one again, twice as long)"
+}
+
+// First is the phase the run starts with: the plan's first, or for a
+// search with no warmup a probe at its smallest load (the phase its requests
+// would first go out in, at the gentlest pace).
+func (p *Plan) First() Phase {
+	if len(p.phases) > 0 || p.search == nil {
+		return p.phases[0]
+	}
+	ph, _ := p.Probe(p.search.spec.Min, 1)
+	return ph
 }
