@@ -62,6 +62,7 @@ func drive(ctx context.Context, cfg Config, sys IO, s driving) (driven, error) {
 	if err == nil {
 		d = runLoad(ctx, cfg, sys, driver, s)
 	}
+	s.decisions.finish() // a probe the run cut short: its verdict on what it finished
 	restoreGC()
 	d.quietGC = quietGC
 	d.recordErr = m.stop()

@@ -101,19 +101,7 @@ func (d *decisions) decided(phase string) bool {
 // just drained, asks the search for the next load, and returns its probe
 // phase; false once the search is over.
 func (d *decisions) next([]workload.PhaseResult) (workload.Phase, bool) {
-	if d.probe != nil {
-		v := d.verdict(d.probe.Phase, interval.Confidence).Verdict
-		d.search.Observe(capacity.Probe{Load: d.probe.Load, Attempt: d.probe.Attempt, Verdict: v})
-		p := *d.probe
-		p.Verdict = string(v)
-		d.meta.update(func(m *rundir.RunMeta) {
-			if m.Search != nil {
-				m.Search.Probes = append(m.Search.Probes, p)
-			}
-		})
-		d.meta.write()
-		d.probe = nil
-	}
+	d.finish()
 	load, attempt, ok := d.search.Next()
 	if !ok {
 		return workload.Phase{}, false
@@ -145,4 +133,24 @@ func searchConcurrency(plan *workload.Plan) int {
 		return 1
 	}
 	return max(1, min(int(s.Max+0.5), 1024))
+}
+
+// finish records the verdict of the probe that ran last, if it is not yet
+// recorded: when it has drained (next), or when the run ended with it (nil
+// d, or no search: nothing).
+func (d *decisions) finish() {
+	if d == nil || d.probe == nil {
+		return
+	}
+	v := d.verdict(d.probe.Phase, interval.Confidence).Verdict
+	d.search.Observe(capacity.Probe{Load: d.probe.Load, Attempt: d.probe.Attempt, Verdict: v})
+	p := *d.probe
+	p.Verdict = string(v)
+	d.meta.update(func(m *rundir.RunMeta) {
+		if m.Search != nil {
+			m.Search.Probes = append(m.Search.Probes, p)
+		}
+	})
+	d.meta.write()
+	d.probe = nil
 }

@@ -233,6 +233,9 @@ func (p *Plan) buildPhases(s scenarios.Scenario) error {
 		point := func(name string, load scenarios.LoadSpec, role string) error {
 			ph, err := p.phase(name, true, true, load, w.Limits)
 			ph.Sweep = role
+			// An automatic sweep's baseline and throughput probe measure
+			// the engine's range: no verdict ends them.
+			ph.UntilDecided = ph.UntilDecided && role == SweepExplicit
 			main = append(main, ph)
 			return err
 		}
@@ -262,7 +265,7 @@ func (p *Plan) buildPhases(s scenarios.Scenario) error {
 					Name: "auto-" + strconv.Itoa(k), Measured: true, Drain: true,
 					Arrival: w.Arrival, CV: w.CV, MaxConcurrency: w.MaxConcurrency, WhenCapped: w.WhenCapped,
 					Duration: w.Duration, Requests: w.Requests,
-					Sweep: SweepAuto, AutoStep: k, AutoMax: a.Points,
+					Sweep: SweepAuto, AutoStep: k, AutoMax: a.Points, UntilDecided: w.Until == scenarios.UntilDecided,
 				})
 			}
 		}
