@@ -109,3 +109,18 @@ func constantRateMisses(t *testing.T, obj capacity.Objective, truth float64) []s
 	}
 	return misses
 }
+
+// A search's probes are named as it runs: a gate on one is not refused
+// when the scenario loads (a phase the run never had is absent at the end).
+func TestSearchPhaseGatesLoad(t *testing.T) {
+	t.Parallel()
+	yaml := searchScenario + "gates: {thresholds: [\"phase[search-rate-13].client.ttft.p99 < 1s\", \"search.capacity >= 10\"]}\n"
+	if _, _, err := Load(writeScenario(t, yaml), nil); err != nil {
+		t.Fatalf("a gate on a probe was refused: %v", err)
+	}
+	noSearch := strings.Replace(yaml, "search: {over: rate, min: 2, max: 40, tolerance: 5%, max_probes: 8}", "rate: 5", 1)
+	noSearch = strings.Replace(noSearch, "  until: decided\n", "", 1)
+	if _, _, err := Load(writeScenario(t, noSearch), nil); err == nil || !strings.Contains(err.Error(), `the plan has no phase "search-rate-13"`) {
+		t.Errorf("without a search, a gate on an unknown phase: %v, want refused", err)
+	}
+}
