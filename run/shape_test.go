@@ -34,10 +34,10 @@ func forbiddenImports() map[string][]string {
 		"rundir":     {"report", "run", "live", "engine", "scenarios", "workload", "calibrate"},
 		"redact":     {"client", "workload", "scenarios", "report", "run", "engine", "scrape", "rundir", "live", "internal"},
 		"live":       {"report", "run", "engine", "scenarios", "workload", "calibrate"},
+		"report/tui": {"report/html", "report/gates", "report/comparison", "report/parquet"},
 		// The SLO verdict and the capacity search are pure: the run stage
 		// feeds them, the report recomputes with them.
 		"capacity": {"workload", "report", "run", "engine", "scenarios", "scrape", "live"},
-		"report/tui": {"report/html", "report/gates", "report/comparison", "report/parquet"},
 	}
 }
 
