@@ -118,3 +118,14 @@ slo: {ttft: 1s}
 		}
 	})
 }
+
+func TestSearchIsNotSharded(t *testing.T) {
+	t.Parallel()
+	p := plan(t, "name: s\nengine: {kind: sim}\nworkload: {search: {over: rate, min: 1, max: 8}, requests: 10}\nslo: {ttft: 1s}\n")
+	if _, err := p.Shard(0, 2); err == nil {
+		t.Error("a search was sharded")
+	}
+	if q, err := p.Shard(0, 1); err != nil || q != p {
+		t.Errorf("shard 0/1: %v", err)
+	}
+}
