@@ -213,6 +213,7 @@ func summarize(meta rundir.RunMeta, req *rundir.Requests, rows []scrape.Row, tra
 				Client: pc,
 				Server: serverSide(meta, []rundir.PhaseMeta{ph}, rows, serverSamples([]rundir.PhaseMeta{ph}, prec, pd)),
 			}
+			s.Phases[i].SLOVerdict = sloVerdictOf(meta.SLO, ph.Measured, prec)
 		})
 	}
 	// Health, the engine's view and the reconciliation read the records

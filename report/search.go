@@ -163,3 +163,31 @@ func markdownSearch(w io.Writer, s *SearchResult) {
 	}
 	fmt.Fprintln(w)
 }
+
+// SLOVerdict is a stretch of requests judged against the SLO and its target
+// (package capacity): pass, fail or inconclusive, on the good fraction's
+// 95 % Wilson interval.
+type SLOVerdict struct {
+	Verdict      string  `json:"verdict"`
+	Target       float64 `json:"target"`
+	Judged       int     `json:"judged"`
+	Good         int     `json:"good"`
+	GoodFraction float64 `json:"good_fraction"`
+	GoodLo       float64 `json:"good_fraction_lo"`
+	GoodHi       float64 `json:"good_fraction_hi"`
+}
+
+// sloVerdictOf is a measured phase's verdict (nil without an slo, or for a
+// phase that is not measured).
+func sloVerdictOf(slo *rundir.SLO, measured bool, records []request) *SLOVerdict {
+	if slo == nil || !measured {
+		return nil
+	}
+	var t capacity.Tally
+	for _, r := range records {
+		t.Add(*slo, r.Record)
+	}
+	d := capacity.Objective{SLO: *slo, Target: slo.Target}.Decide(t, interval.Confidence)
+	return &SLOVerdict{Verdict: string(d.Verdict), Target: d.Target, Judged: d.Judged, Good: d.Good,
+		GoodFraction: d.Fraction, GoodLo: d.Interval.Lo, GoodHi: d.Interval.Hi}
+}

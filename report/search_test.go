@@ -83,3 +83,16 @@ func TestSearchOf(t *testing.T) {
 		t.Error("a run without a search has a search section")
 	}
 }
+
+func TestSLOVerdictOf(t *testing.T) {
+	slo := &rundir.SLO{TTFT: 100 * time.Millisecond, Target: 0.9}
+	if v := sloVerdictOf(slo, true, requestsOf(probeRecords("p", 100, 70))); v == nil || v.Verdict != "fail" || v.Good != 70 || v.Judged != 100 || v.Target != 0.9 {
+		t.Errorf("70 of 100 against 90%%: %+v, want fail", v)
+	}
+	if v := sloVerdictOf(slo, true, requestsOf(probeRecords("p", 100, 100))); v == nil || v.Verdict != "pass" || v.GoodLo < 0.95 {
+		t.Errorf("100 of 100: %+v, want pass", v)
+	}
+	if sloVerdictOf(nil, true, nil) != nil || sloVerdictOf(slo, false, nil) != nil {
+		t.Error("a verdict without an slo, or for a phase that is not measured")
+	}
+}

@@ -350,6 +350,9 @@ type PhaseResult struct {
 	Planned  int         `json:"planned,omitempty"`   // requests the plan offered (rundir.PhaseMeta.Planned)
 	Client   ClientSide  `json:"client"`
 	Server   *ServerSide `json:"server,omitempty"`
+	// SLOVerdict is the measured phase's verdict against the scenario's slo
+	// and its target (what until: decided waits for; absent without an slo).
+	SLOVerdict *SLOVerdict `json:"slo_verdict,omitempty"`
 }
 
 // SweepResult lines the measured phases up by offered load and says where
