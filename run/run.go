@@ -244,7 +244,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	d, err := drive(ctx, cfg, sys, driving{
 		plan: plan, start: start, client: cl, minTokens: takesMinTokens(up.ep.Dialect),
 		source: up.source, scrapeEvery: ld.sc.Scrape.Interval, meta: meta, rec: rd, outs: outs,
-		live: newLive(ld.sc, up.ep, plan, res.Dir, rd),
+		live: newLive(ld.sc, up.ep, plan, res.Dir, rd), decisions: newDecisions(ld.sc, plan, meta),
 	})
 	if err != nil {
 		return res, err
