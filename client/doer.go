@@ -59,6 +59,8 @@ func (d *sender) send(req *http.Request, cl *call, body []byte) (*http.Response,
 		attempt.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 		cl.getConns.Store(0)
 		cl.reused.Store(false)
+		cl.idle.Store(0)
+		cl.deadIdle.Store(-1)
 		cl.dialStart.Store(0)
 		cl.connected.Store(0)
 		cl.wrote.Store(0)
@@ -67,8 +69,14 @@ func (d *sender) send(req *http.Request, cl *call, body []byte) (*http.Response,
 		if n := cl.getConns.Load(); n > 1 {
 			cl.rec.Retries += int(n - 1)
 		}
+		if n := cl.deadIdle.Load(); n >= 0 {
+			// The transport resent on its own after a dead kept-alive
+			// connection (nothing was written to it).
+			cl.rec.RetryIdle = time.Duration(n)
+		}
 		if err == nil {
 			cl.rec.Status = resp.StatusCode
+			cl.rec.ConnClose = resp.Close
 			cl.body = resp.Body
 			return resp, nil
 		}
@@ -76,6 +84,7 @@ func (d *sender) send(req *http.Request, cl *call, body []byte) (*http.Response,
 			return nil, err
 		}
 		cl.rec.Retries++
+		cl.rec.RetryIdle = time.Duration(cl.idle.Load())
 	}
 }
 
@@ -124,6 +133,13 @@ type callTrace struct {
 	connected atomic.Int64 // run-clock ns a new connection was handed over
 	firstByte atomic.Int64 // run-clock ns of the first response byte
 	wrote     atomic.Int64 // run-clock ns the current attempt's request was fully written
+	// idle is how long the current attempt's kept-alive connection had sat
+	// in the pool (GotConnInfo.IdleTime); deadIdle that of the one before it
+	// in the same attempt, which the transport found dead and replaced (-1:
+	// none). Record.RetryIdle tells a close right after a response from an
+	// idle close by it.
+	idle     atomic.Int64
+	deadIdle atomic.Int64
 }
 
 func (cl *call) trace() *httptrace.ClientTrace {
@@ -138,6 +154,10 @@ func (cl *call) trace() *httptrace.ClientTrace {
 			cl.dialStart.CompareAndSwap(0, now())
 		},
 		GotConn: func(info httptrace.GotConnInfo) {
+			if cl.getConns.Load() > 1 && cl.reused.Load() {
+				cl.deadIdle.Store(cl.idle.Load())
+			}
+			cl.idle.Store(int64(info.IdleTime))
 			cl.reused.Store(info.Reused)
 			if info.Reused {
 				cl.connected.Store(0)

@@ -123,6 +123,15 @@ type Record struct {
 	ErrorClass ErrorClass `json:"error_class,omitempty"`
 	Error      string     `json:"error,omitempty"`
 	Retries    int        `json:"retries,omitempty"` // resends after a kept-alive connection died before any response byte
+	// RetryIdle is how long the last kept-alive connection that proved dead
+	// (Retries > 0) had sat idle in the pool before this request took it:
+	// about 0 when the engine closed it right after the previous response
+	// (llama-server after every stream), about the engine's keep-alive
+	// timeout when it closed an idle connection just as it was reused.
+	RetryIdle time.Duration `json:"retry_idle_ns,omitempty"`
+	// ConnClose: the response said Connection: close (the engine closes the
+	// connection after it: after every response, or at its keep-alive max).
+	ConnClose bool `json:"conn_close,omitempty"`
 
 	ReasoningTokens int      `json:"reasoning_tokens,omitempty"` // usage.completion_tokens_details.reasoning_tokens (part of OutputTokens)
 	Timings         *Timings `json:"timings,omitempty"`          // llama.cpp's timings, when the server sent them

@@ -115,6 +115,10 @@ func (r *Record) AppendJSON(dst []byte) []byte {
 		b = appendString(append(b, `,"error":`...), r.Error)
 	}
 	b = appendInt(b, `,"retries":`, r.Retries)
+	b = appendDuration(b, `,"retry_idle_ns":`, r.RetryIdle)
+	if r.ConnClose {
+		b = append(b, `,"conn_close":true`...)
+	}
 	b = appendInt(b, `,"reasoning_tokens":`, r.ReasoningTokens)
 	if r.Timings != nil {
 		t, _ := json.Marshal(r.Timings) // plain numbers only: cannot fail
@@ -803,6 +807,10 @@ func (d *recordDecoder) object() bool {
 				ok = d.string(&r.Error, prev.Error)
 			case "retries":
 				ok = d.int(&r.Retries)
+			case "retry_idle_ns":
+				ok = d.duration(&r.RetryIdle)
+			case "conn_close":
+				ok = d.bool(&r.ConnClose)
 			case "reasoning_tokens":
 				ok = d.int(&r.ReasoningTokens)
 			case "no_done":

@@ -213,6 +213,7 @@ func summarize(meta rundir.RunMeta, req *rundir.Requests, rows []scrape.Row, tra
 				Client: pc,
 				Server: serverSide(meta, []rundir.PhaseMeta{ph}, rows, serverSamples([]rundir.PhaseMeta{ph}, prec, pd)),
 			}
+			s.Phases[i].SLOVerdict = sloVerdictOf(meta.SLO, ph.Measured, prec)
 		})
 	}
 	// Health, the engine's view and the reconciliation read the records
@@ -240,6 +241,7 @@ func summarize(meta rundir.RunMeta, req *rundir.Requests, rows []scrape.Row, tra
 		s.Phases = nil // as before: no phases, no list
 	}
 	s.Sweep = sweepOf(s.Phases)
+	s.Search = searchOf(meta, byPhase, s.Phases)
 	s.Server = server
 	if s.Engine.Dialect == "" && server != nil {
 		s.Engine.Dialect = server.Dialect

@@ -109,7 +109,10 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 // leadMarkdown are the sections report.md opens with after the run's
 // header, gates and validity: the per-load answer before any figure pooled
 // over loads (see leadText). A new answer-first section is added here.
-var leadMarkdown = []func(*errwriter.Writer, Summary){sweepMarkdown}
+var leadMarkdown = []func(*errwriter.Writer, Summary){
+	func(ew *errwriter.Writer, s Summary) { markdownSearch(ew, s.Search) },
+	sweepMarkdown,
+}
 
 // sweepMarkdown writes a sweep's per-point table with its intervals, its
 // capacity and knee and its goodput peak.

@@ -31,7 +31,8 @@ type Summary struct {
 	Client      ClientSide        `json:"client"`
 	Server      *ServerSide       `json:"server,omitempty"` // nil when the engine exposes no /metrics
 	Phases      []PhaseResult     `json:"phases"`
-	Sweep       *SweepResult      `json:"sweep,omitempty"` // with two or more measured phases
+	Sweep       *SweepResult      `json:"sweep,omitempty"`  // with two or more measured phases
+	Search      *SearchResult     `json:"search,omitempty"` // a capacity search's probes and answer
 	// Waterfall joins client requests to the engine's trace log (when the run
 	// has one): where each request's time went, phase by phase.
 	Waterfall *reconcile.WaterfallSummary `json:"waterfall,omitempty"`
@@ -366,6 +367,9 @@ type PhaseResult struct {
 	Planned  int         `json:"planned,omitempty"`   // requests the plan offered (rundir.PhaseMeta.Planned)
 	Client   ClientSide  `json:"client"`
 	Server   *ServerSide `json:"server,omitempty"`
+	// SLOVerdict is the measured phase's verdict against the scenario's slo
+	// and its target (what until: decided waits for; absent without an slo).
+	SLOVerdict *SLOVerdict `json:"slo_verdict,omitempty"`
 }
 
 // SweepResult lines the measured phases up by offered load and says where

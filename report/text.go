@@ -167,7 +167,10 @@ const PooledHeading = "all points (pooled: no single load produced these)"
 // header: the per-load answer a reader came for, before any figure pooled
 // over loads. Each writes nothing when the run has nothing of it; a new
 // answer-first section (a capacity search's probe table) is added here.
-var leadText = []func(*errwriter.Writer, Summary) error{sweepText}
+var leadText = []func(*errwriter.Writer, Summary) error{
+	func(ew *errwriter.Writer, s Summary) error { return renderSearch(ew, s.Search) },
+	sweepText,
+}
 
 // sweepText writes a sweep's per-point table, its capacity and knee and its
 // goodput peak.

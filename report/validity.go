@@ -54,12 +54,22 @@ func validityInput(meta rundir.RunMeta, s *Summary, records []request, rows []sc
 // counts, is not a restart), and when the first was seen. Every scrape of
 // the measured stretch is chained, not only the phases' paired boundaries,
 // so a run whose last scrape failed (the engine down at its end) still
-// shows the restarts before.
+// shows the restarts before. The stretch runs from each measured phase's
+// opening snapshot to its closing one (taken after its last request
+// settled, past its End): a restart seen only by the closing snapshot is
+// one of the window's, as the reconciliation counts it (counter_reset).
 func restarts(phases []rundir.PhaseMeta, rows []scrape.Row) (n int, first time.Duration) {
 	from, to, measured := time.Duration(math.MaxInt64), time.Duration(0), false
 	for _, ph := range phases {
 		if ph.Measured {
-			from, to, measured = min(from, ph.Start), max(to, ph.End), true
+			start, end := ph.Start, ph.End
+			if ph.Before != nil {
+				start = min(start, ph.Before.At)
+			}
+			if ph.After != nil {
+				end = max(end, ph.After.At)
+			}
+			from, to, measured = min(from, start), max(to, end), true
 		}
 	}
 	if !measured {

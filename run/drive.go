@@ -27,6 +27,7 @@ type driving struct {
 	rec         *recording // the run directory and the live view
 	outs        *outputs   // every sink, rec among them
 	live        Live
+	decisions   *decisions // the search stage (nil: nothing to decide)
 }
 
 // driven is what the drive stage left.
@@ -50,6 +51,8 @@ func drive(ctx context.Context, cfg Config, sys IO, s driving) (driven, error) {
 	phases.onStart = s.outs.phaseStarted
 	driver := &workload.Driver{Plan: s.plan, Start: s.start, OnPhase: phases.onPhase,
 		Sender: newSender(s.client, s.minTokens, s.outs, phases, s.outs.records)}
+	phases.decisions = s.decisions
+	s.decisions.attach(driver)
 
 	// The collector is set up (a full collection first) before the wait: after
 	// it, the collection would hold back the first arrivals by milliseconds.
@@ -59,6 +62,7 @@ func drive(ctx context.Context, cfg Config, sys IO, s driving) (driven, error) {
 	if err == nil {
 		d = runLoad(ctx, cfg, sys, driver, s)
 	}
+	s.decisions.finish() // a probe the run cut short: its verdict on what it finished
 	restoreGC()
 	d.quietGC = quietGC
 	d.recordErr = m.stop()
@@ -189,6 +193,9 @@ func startViews(views []View, live Live) (stop func()) {
 // plannedDuration is the plan's total duration when every phase has one (0 = unknown).
 func plannedDuration(plan *workload.Plan) time.Duration {
 	var d time.Duration
+	if plan.Search() != nil { // its probes are chosen as it goes
+		return 0
+	}
 	for _, ph := range plan.Phases() {
 		if ph.Duration <= 0 {
 			return 0
@@ -202,6 +209,9 @@ func plannedDuration(plan *workload.Plan) time.Duration {
 // one (0 = unknown: some phase runs for a time instead).
 func plannedRequests(plan *workload.Plan) int {
 	n := 0
+	if plan.Search() != nil {
+		return 0
+	}
 	for _, ph := range plan.Phases() {
 		if ph.Requests <= 0 || ph.Duration > 0 {
 			return 0

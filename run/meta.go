@@ -41,8 +41,9 @@ func newRunMeta(cfg Config, sc scenarios.Scenario, plan *workload.Plan, ep engin
 	}
 	m.IgnoreEOS = sc.Workload.IgnoreEOS
 	if o := sc.SLO; o != nil {
-		m.SLO = &rundir.SLO{TTFT: o.TTFT, TPOT: o.TPOT, E2E: o.E2E}
+		m.SLO = &rundir.SLO{TTFT: o.TTFT, TPOT: o.TPOT, E2E: o.E2E, Target: float64(o.Target)}
 	}
+	m.Search = searchMeta(sc.Workload.Search)
 	return m
 }
 

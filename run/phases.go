@@ -23,6 +23,9 @@ type phaseBook struct {
 	start  time.Time
 	rows   chan<- scrape.Row
 	meta   *runMeta
+	// decisions judge each finished request for the phases that run until
+	// decided and a search's probes (nil: none do).
+	decisions *decisions
 
 	// onStart, when set, hears of each phase as it starts (the live view
 	// and llmbench's own metrics show the current phase).
@@ -48,6 +51,7 @@ func newPhaseBook(plan *workload.Plan, source scrape.Source, start time.Time, ro
 
 // finished counts a finished request for its phase; called from the request path.
 func (b *phaseBook) finished(r *client.Record) {
+	b.decisions.add(r)
 	if !r.OK() {
 		return
 	}
@@ -97,6 +101,8 @@ func (b *phaseBook) onPhase(ctx context.Context, ev workload.PhaseEvent) {
 			case !ph.Open() && ph.Concurrency > 0:
 				pm.Load, pm.LoadUnit = float64(ph.Concurrency), "users"
 			}
+		} else { // a phase chosen at run time (a search's probe): its load as it runs
+			pm.Load, pm.LoadUnit = eventLoad(ev)
 		}
 		b.meta.update(func(m *rundir.RunMeta) { m.Phases = append(m.Phases, pm) })
 		b.meta.write()

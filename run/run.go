@@ -256,7 +256,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	d, err := drive(ctx, cfg, sys, driving{
 		plan: plan, start: start, client: cl, minTokens: takesMinTokens(up.ep.Dialect),
 		source: up.source, scrapeEvery: ld.sc.Scrape.Interval, meta: meta, rec: rd, outs: outs,
-		live: lv,
+		live: lv, decisions: newDecisions(ld.sc, plan, meta),
 	})
 	if err != nil {
 		return res, err

@@ -35,6 +35,9 @@ func forbiddenImports() map[string][]string {
 		"redact":     {"client", "workload", "scenarios", "report", "run", "engine", "scrape", "rundir", "live", "internal"},
 		"live":       {"report", "run", "engine", "scenarios", "workload", "calibrate"},
 		"report/tui": {"report/html", "report/gates", "report/comparison", "report/parquet"},
+		// The SLO verdict and the capacity search are pure: the run stage
+		// feeds them, the report recomputes with them.
+		"capacity": {"workload", "report", "run", "engine", "scenarios", "scrape", "live"},
 	}
 }
 

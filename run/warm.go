@@ -70,7 +70,7 @@ func warm(ctx context.Context, cl *client.Client, n int, stop <-chan struct{}) e
 // closed-loop users, or for an open loop about a second's worth of arrivals
 // (the transport opens more on demand; this only decides what is opened early).
 func expectedConcurrency(plan *workload.Plan) int {
-	n := 1
+	n := searchConcurrency(plan)
 	for _, ph := range plan.Phases() {
 		if ph.Open() {
 			n = max(n, min(int(math.Ceil(ph.Rate)), 1024))

@@ -29,8 +29,8 @@ import (
 // line at a time (memory does not grow with the run); each phase spans from
 // its earliest start to its latest end. The engine's view is taken per
 // engine (docs/decisions/0015): an engine every shard scraped counts once,
-// its counters' increase taken from the earliest shard's opening snapshot to
-// the latest shard's closing one; distinct engines (each shard's own
+// its counters' increase taken from the latest shard's opening snapshot to
+// the latest shard's closing one (see mergePhases); distinct engines (each shard's own
 // built-in one, or loopback addresses on different machines) add up. It
 // checks that the runs are the n shards of one scenario and seed. The
 // shards' clocks are aligned only as well as their machines' wall clocks
@@ -411,7 +411,7 @@ func (e *engines) notes() []string {
 	for _, id := range ids {
 		shards := e.by[id]
 		if len(shards) > 1 {
-			out = append(out, fmt.Sprintf("merge: %s is one engine, scraped by shards %s: counted once, from the earliest opening to the latest closing snapshot (scrapes kept from shard %d)",
+			out = append(out, fmt.Sprintf("merge: %s is one engine, scraped by shards %s: counted once, from the latest opening to the latest closing snapshot (scrapes kept from shard %d)",
 				e.label[id], joinInts(shards), e.from[id]))
 		}
 	}
@@ -435,9 +435,17 @@ func joinInts(xs []int) string {
 
 // mergePhases joins each phase of the shards: it spans from its earliest
 // start to its latest end and offered the sum of their loads; per engine, its
-// opening snapshot is the earliest any shard took of that engine and its
-// closing one the latest, so that the engine's increase covers every
-// shard's requests once.
+// opening snapshot is the latest any shard took of that engine and its
+// closing one the latest. The engine's increase so covers the stretch in
+// which every shard was measuring, and the reconciliation compares it with
+// the records that ended in it. The latest opening, not the earliest: what a
+// shard sends before its own opening snapshot is in no record (its prompt
+// calibration's probe requests, which an engine without a tokenizer endpoint
+// counts as finished requests), and a shard that started later sent it after
+// another shard's opening: the engine counted 4 requests nobody recorded,
+// read as foreign traffic (issue 20). Shards started together (--start-at)
+// take their openings while they wait, before any load: the latest of them
+// still precedes every request.
 func mergePhases(runs []shardRun, eng *engines) []PhaseMeta {
 	type bounds struct{ before, after *scrape.Row }
 	type phaseAcc struct {
@@ -487,7 +495,7 @@ func mergePhases(runs []shardRun, eng *engines) []PhaseMeta {
 			for _, row := range befores {
 				b := at(row)
 				row.Target, _ = eng.keep(r.meta.Shard, row.Target)
-				if better(&row, b.before, func(a, b *scrape.Row) bool { return a.At < b.At }) {
+				if better(&row, b.before, func(a, b *scrape.Row) bool { return a.At > b.At }) {
 					b.before = &row
 				}
 			}

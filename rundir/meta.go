@@ -56,6 +56,8 @@ type RunMeta struct {
 	// SLO is the scenario's per-request objective, for goodput (nil: none).
 	SLO    *SLO        `json:"slo,omitempty"`
 	Phases []PhaseMeta `json:"phases"`
+	// Search is a capacity search's plan and its probes (nil: none).
+	Search *Search `json:"search,omitempty"`
 
 	// Driver-side honesty: arrivals the driver could not send on time or at all.
 	DroppedArrivals int `json:"dropped_arrivals"`

@@ -14,6 +14,10 @@ type SLO struct {
 	TTFT time.Duration `json:"ttft_ns,omitempty"`
 	TPOT time.Duration `json:"tpot_ns,omitempty"`
 	E2E  time.Duration `json:"e2e_ns,omitempty"`
+	// Target is the share of requests that must be good for a stretch of
+	// load to meet the SLO (a search's probe, a phase run until decided);
+	// goodput does not read it. 0: package capacity's default.
+	Target float64 `json:"target,omitempty"`
 }
 
 // Good reports whether r succeeded within every bound of the SLO (a request

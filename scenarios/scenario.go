@@ -221,6 +221,9 @@ type Workload struct {
 	LoadSpec `yaml:",inline"`
 	// Sweep runs one phase per load point, each of the main phase's length.
 	Sweep *Sweep `yaml:"sweep,omitempty"`
+	// Search finds the largest load (rate or concurrency) whose SLO verdict
+	// passes, one measured probe phase at a time of the main phase's length.
+	Search *Search `yaml:"search,omitempty"`
 	// Trace replays a request trace: its timestamps pace an open loop and its
 	// lengths size the requests.
 	Trace *Trace `yaml:"trace,omitempty"`
@@ -322,6 +325,10 @@ func (l LoadSpec) Open() bool { return l.open() }
 type Limits struct {
 	Duration time.Duration `yaml:"duration,omitempty"`
 	Requests int           `yaml:"requests,omitempty"`
+	// Until: decided ends the phase as soon as its SLO verdict is pass or
+	// fail (never in its first quarter), Duration and Requests still
+	// bounding it. Needs slo.
+	Until string `yaml:"until,omitempty"`
 }
 
 // Phase is one stretch of the run.
@@ -508,6 +515,9 @@ type SLO struct {
 	TTFT time.Duration `yaml:"ttft,omitempty"`
 	TPOT time.Duration `yaml:"tpot,omitempty"`
 	E2E  time.Duration `yaml:"e2e,omitempty"`
+	// Target is the share of requests that must be good for a load to meet
+	// the SLO (a search's probes, a phase run until decided). Default 99%.
+	Target Fraction `yaml:"target,omitempty"`
 }
 
 // Gates carries CI pass/fail thresholds, opaque to scenarios: each is one

@@ -128,7 +128,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown key",
 			yaml: "name: x\nengine: {kind: sim}\nworkload:\n  concurrency: 1\n  duration: 1s\n  colour: red\n",
-			want: []string{`f.yaml:6:3: workload.colour: unknown field (known fields: abort, arrival, concurrency, cooldown, cv, dataset, duration, ignore_eos, late_after, max_concurrency, output_tokens, phases, prompt_tokens, rate, requests, stages, sweep, think_time, timeout, trace, warmup, when_capped)`},
+			want: []string{`f.yaml:6:3: workload.colour: unknown field (known fields: abort, arrival, concurrency, cooldown, cv, dataset, duration, ignore_eos, late_after, max_concurrency, output_tokens, phases, prompt_tokens, rate, requests, search, stages, sweep, think_time, timeout, trace, until, warmup, when_capped)`},
 		},
 		{
 			name: "wrong type",
@@ -161,7 +161,7 @@ func TestParseErrors(t *testing.T) {
 			want: []string{
 				`f.yaml:4:13: slo.ttft: want a duration such as "20s" or "1m30s", got the string "fast"`,
 				`f.yaml:4:24: slo.e2e: want a positive duration, got -1s`,
-				`f.yaml:4:29: slo.itl: unknown field (known fields: e2e, tpot, ttft)`,
+				`f.yaml:4:29: slo.itl: unknown field (known fields: e2e, target, tpot, ttft)`,
 			},
 		},
 		{

@@ -49,6 +49,9 @@ func (s *Scenario) fill(d *decoder) {
 		s.Engine.Dialect = DefaultSimDialect
 	}
 	s.Workload.fill(d, "workload")
+	if s.SLO != nil && !d.has("slo.target") {
+		s.SLO.Target = DefaultSLOTarget
+	}
 	if !d.has("scrape.interval") {
 		s.Scrape.Interval = DefaultScrapeInterval
 	}
@@ -59,7 +62,10 @@ func (s *Scenario) fill(d *decoder) {
 
 func (w *Workload) fill(d *decoder, path string) {
 	at := func(f string) string { return joinPath(path, f) }
-	sweepOpen := w.Sweep != nil && (len(w.Sweep.Rates) > 0 || w.Sweep.Auto != nil)
+	sweepOpen := (w.Sweep != nil && (len(w.Sweep.Rates) > 0 || w.Sweep.Auto != nil)) || (w.Search != nil && w.Search.Over == SearchRate)
+	if w.Search != nil {
+		w.Search.fill(d, at("search"))
+	}
 	w.LoadSpec.fill(sweepOpen)
 	if w.Warmup != nil {
 		w.Warmup.LoadSpec.fill(false)
@@ -183,6 +189,7 @@ func (s *Scenario) validate(d *decoder) {
 	}
 	s.Scrape.validate(d, "scrape")
 	s.SLO.validate(d)
+	s.validateDecisions(d)
 	s.Request.validate(d)
 	if s.Report == nil {
 		s.Report = &ReportSettings{} // its defaults filled below: the resolved scenario shows them
@@ -195,8 +202,11 @@ func (o *SLO) validate(d *decoder) {
 	if o == nil {
 		return
 	}
-	if *o == (SLO{}) && !d.has("slo.ttft") && !d.has("slo.tpot") && !d.has("slo.e2e") {
+	if o.TTFT == 0 && o.TPOT == 0 && o.E2E == 0 && !d.has("slo.ttft") && !d.has("slo.tpot") && !d.has("slo.e2e") {
 		d.failf("slo", "set at least one of ttft, tpot, e2e, or remove slo")
+	}
+	if o.Target <= 0 || o.Target > 1 {
+		d.failf("slo.target", "want a share of requests in (0, 100%%], got %g", float64(o.Target))
 	}
 	for _, b := range []struct {
 		name string
@@ -481,12 +491,17 @@ func (w *Workload) validate(d *decoder, path string, src source) {
 	hasLoad := d.has(at("concurrency")) || d.has(at("rate")) || d.has(at("stages"))
 	switch {
 	case w.Trace != nil:
-		notAllowed(d, path, append(loadKinds, "sweep", "phases", "warmup", "cooldown"), "not with trace: the trace's timestamps are the load")
+		notAllowed(d, path, append(loadKinds, "sweep", "search", "phases", "warmup", "cooldown"), "not with trace: the trace's timestamps are the load")
 		notAllowed(d, path, []string{"think_time", "arrival", "cv"}, "not with trace: the trace's timestamps are the arrivals")
 		notAllowed(d, path, datasetByTrace, "not with trace: the trace gives each request's lengths")
 		w.Trace.validate(d, at("trace"), src)
 		w.LoadSpec.validateModifiers(d, path, true)
 		w.Limits.validate(d, path, false)
+	case w.Search != nil:
+		notAllowed(d, path, loadKinds, "not with search: the search chooses each probe's load")
+		notAllowed(d, path, []string{"sweep", "phases", "cooldown"}, "not with search: each probe drains before the next, and the search chooses the loads")
+		w.Search.validate(d, at("search"), path, &w.LoadSpec)
+		w.Limits.validate(d, path, true)
 	case w.Sweep != nil:
 		notAllowed(d, path, loadKinds, "not with sweep: the sweep points are the load")
 		notAllowed(d, path, []string{"phases", "cooldown"}, "not with sweep: each point drains before the next, so a cooldown would only cover the last")

@@ -24,6 +24,10 @@ type PhaseEvent struct {
 	Index    int // position in Plan.Phases
 	Measured bool
 	At       time.Duration // on the run clock
+	// The phase's load as it runs (an automatic sweep's or a search
+	// probe's is chosen at run time): its constant rate, or its users.
+	Rate        float64
+	Concurrency int
 }
 
 // StopReason says why a run ended.
@@ -99,7 +103,18 @@ type Driver struct {
 	// OnPhase, if set, is called at each phase start and end, synchronously
 	// (the phase waits for it) and never concurrently with itself.
 	OnPhase func(ctx context.Context, ev PhaseEvent)
+	// Next, when set, gives the phase to run after the plan's own have run,
+	// once the previous one has drained (a capacity search's next probe,
+	// chosen from what the last one found); ok false ends the run.
+	Next func(done []PhaseResult) (ph Phase, ok bool)
+	// Decided, when set, is asked while a phase with UntilDecided runs
+	// (every DecideEvery, from its first quarter on) whether its verdict is
+	// decided; true ends its arrivals, as its request limit would.
+	Decided func(phase string) bool
 }
+
+// DecideEvery is how often a phase that runs until decided asks Decided.
+const DecideEvery = 250 * time.Millisecond
 
 // Run drives the plan until its phases are done, stop is closed, an abort
 // condition holds, or ctx is canceled. Closing stop ends new arrivals and
@@ -138,7 +153,11 @@ func (d *Driver) Run(ctx context.Context, stop <-chan struct{}) (Result, error) 
 	defer close(r.done)
 
 	var prev *phaseRun
-	for i, ph := range d.Plan.phases {
+	for i := 0; ; i++ {
+		ph, ok := r.phase(i, prev)
+		if !ok {
+			break
+		}
 		if prev != nil && ph.Drain {
 			select {
 			case <-prev.drained:
@@ -348,7 +367,8 @@ type phaseRun struct {
 }
 
 func (pr *phaseRun) event(kind PhaseEventKind, at time.Duration) PhaseEvent {
-	return PhaseEvent{Kind: kind, Phase: pr.phase.Name, Index: pr.index, Measured: pr.phase.Measured, At: at}
+	return PhaseEvent{Kind: kind, Phase: pr.phase.Name, Index: pr.index, Measured: pr.phase.Measured, At: at,
+		Rate: pr.rate, Concurrency: pr.phase.Concurrency}
 }
 
 // run emits the start event and drives arrivals until the phase's limits,
@@ -363,11 +383,13 @@ func (pr *phaseRun) run() {
 		pr.res.Concurrency = max(pr.res.Concurrency, l.Users)
 	}
 	pr.mu.Unlock()
+	stopDeciding := pr.decideUntil()
 	if pr.pacer != nil {
 		pr.openLoop()
 	} else {
 		pr.closedLoop()
 	}
+	stopDeciding()
 	pr.closeArrivals()
 }
 

@@ -267,12 +267,12 @@ workload:
 		}
 		ms := time.Millisecond
 		want := []PhaseEvent{
-			{Kind: PhaseStart, Phase: "warmup", Index: 0, At: 0},
-			{Kind: PhaseEnd, Phase: "warmup", Index: 0, At: 1200 * ms}, // users' last round: 0.9–1.2 s
-			{Kind: PhaseStart, Phase: "main", Index: 1, Measured: true, At: 1200 * ms},
-			{Kind: PhaseStart, Phase: "cooldown", Index: 2, At: 2200 * ms},           // no drain: right after main's arrivals
-			{Kind: PhaseEnd, Phase: "main", Index: 1, Measured: true, At: 2250 * ms}, // main's last arrival at 1.95 s
-			{Kind: PhaseEnd, Phase: "cooldown", Index: 2, At: 3250 * ms},
+			{Kind: PhaseStart, Phase: "warmup", Index: 0, At: 0, Concurrency: 2},
+			{Kind: PhaseEnd, Phase: "warmup", Index: 0, At: 1200 * ms, Concurrency: 2}, // users' last round: 0.9–1.2 s
+			{Kind: PhaseStart, Phase: "main", Index: 1, Measured: true, At: 1200 * ms, Rate: 4},
+			{Kind: PhaseStart, Phase: "cooldown", Index: 2, At: 2200 * ms, Rate: 4},           // no drain: right after main's arrivals
+			{Kind: PhaseEnd, Phase: "main", Index: 1, Measured: true, At: 2250 * ms, Rate: 4}, // main's last arrival at 1.95 s
+			{Kind: PhaseEnd, Phase: "cooldown", Index: 2, At: 3250 * ms, Rate: 4},
 		}
 		if diff := cmp.Diff(want, events); diff != "" {
 			t.Errorf("events (-want +got):\n%s", diff)

@@ -274,9 +274,9 @@ func TestPhaseEventsBracketRequests(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := []PhaseEvent{
-			{Kind: PhaseStart, Phase: "main", Measured: true, At: 0},
+			{Kind: PhaseStart, Phase: "main", Measured: true, At: 0, Concurrency: 2},
 			// Arrivals start at 50 ms; rounds at 50 and 750 ms; the last ends at 1.45 s.
-			{Kind: PhaseEnd, Phase: "main", Measured: true, At: 1450 * time.Millisecond},
+			{Kind: PhaseEnd, Phase: "main", Measured: true, At: 1450 * time.Millisecond, Concurrency: 2},
 		}
 		if diff := cmp.Diff(want, events); diff != "" {
 			t.Errorf("events (-want +got):\n%s", diff)

@@ -26,6 +26,7 @@ type Plan struct {
 	ignoreEOS bool
 	lateAfter time.Duration
 	abort     scenarios.Abort
+	search    *searchPlan // a capacity search's probes: built at run time (Probe)
 
 	shard, shards int // this plan is shard of shards (Shard); 0 shards = unsharded
 }
@@ -66,6 +67,10 @@ type Phase struct {
 
 	Sweep             string // "", or a Sweep* role
 	AutoStep, AutoMax int    // automatic sweep: this rate is step AutoStep of AutoMax
+
+	// UntilDecided ends the phase once its SLO verdict is decided (the
+	// Driver asks Driver.Decided), its limits still bounding it.
+	UntilDecided bool
 }
 
 // Open reports whether the phase is an open loop.
@@ -207,11 +212,30 @@ func (p *Plan) buildPhases(s scenarios.Scenario) error {
 		ph := Phase{Name: "main", Measured: true, Drain: true, Pacer: Replay(offsets), Arrival: "trace",
 			MaxConcurrency: w.MaxConcurrency, WhenCapped: w.WhenCapped, Duration: w.Duration, Requests: requests}
 		main = append(main, ph)
+	case w.Search != nil:
+		p.search = &searchPlan{spec: *w.Search, load: w.LoadSpec, limits: w.Limits}
+		// The probes are chosen as the run goes (Probe); a warmup that
+		// inherits its load warms up at the search's smallest.
+		ph, err := p.Probe(w.Search.Min, 1)
+		if err != nil {
+			return err
+		}
+		if w.Warmup != nil {
+			warm, err := p.sidePhase("warmup", w.Warmup, ph, true)
+			if err != nil {
+				return err
+			}
+			p.phases = append(p.phases, warm)
+		}
+		return nil
 	case w.Sweep != nil:
 		sw := w.Sweep
 		point := func(name string, load scenarios.LoadSpec, role string) error {
 			ph, err := p.phase(name, true, true, load, w.Limits)
 			ph.Sweep = role
+			// An automatic sweep's baseline and throughput probe measure
+			// the engine's range: no verdict ends them.
+			ph.UntilDecided = ph.UntilDecided && role == SweepExplicit
 			main = append(main, ph)
 			return err
 		}
@@ -241,7 +265,7 @@ func (p *Plan) buildPhases(s scenarios.Scenario) error {
 					Name: "auto-" + strconv.Itoa(k), Measured: true, Drain: true,
 					Arrival: w.Arrival, CV: w.CV, MaxConcurrency: w.MaxConcurrency, WhenCapped: w.WhenCapped,
 					Duration: w.Duration, Requests: w.Requests,
-					Sweep: SweepAuto, AutoStep: k, AutoMax: a.Points,
+					Sweep: SweepAuto, AutoStep: k, AutoMax: a.Points, UntilDecided: w.Until == scenarios.UntilDecided,
 				})
 			}
 		}
@@ -289,7 +313,7 @@ func (p *Plan) sidePhase(name string, sp *scenarios.Phase, like Phase, drain boo
 		return p.phase(name, false, drain, sp.LoadSpec, sp.Limits)
 	}
 	ph := like
-	ph.Name, ph.Measured, ph.Drain, ph.Sweep = name, false, drain, ""
+	ph.Name, ph.Measured, ph.Drain, ph.Sweep, ph.UntilDecided = name, false, drain, "", false
 	ph.Duration, ph.Requests = sp.Duration, sp.Requests
 	if ph.Pacer != nil {
 		ph.Pacer = p.openPacer(name, ph.Rate, ph.RateStages, Arrival{Process: ph.Arrival, CV: ph.CV})
@@ -306,7 +330,8 @@ func hasLoadKind(l scenarios.LoadSpec) bool {
 
 // phase builds one phase from a load and its limits.
 func (p *Plan) phase(name string, measured, drain bool, load scenarios.LoadSpec, lim scenarios.Limits) (Phase, error) {
-	ph := Phase{Name: name, Measured: measured, Drain: drain, Duration: lim.Duration, Requests: lim.Requests}
+	ph := Phase{Name: name, Measured: measured, Drain: drain, Duration: lim.Duration, Requests: lim.Requests,
+		UntilDecided: measured && lim.Until == scenarios.UntilDecided}
 	think, err := newThinkDist(load.ThinkTime)
 	if err != nil {
 		return Phase{}, fmt.Errorf("phase %s: %w", name, err)

@@ -27,6 +27,9 @@ func (p *Plan) Shard(i, n int) (*Plan, error) {
 	if n == 1 {
 		return p, nil
 	}
+	if p.search != nil {
+		return nil, fmt.Errorf("shard %d/%d: a capacity search cannot be sharded: each shard would choose its own probes from its own share of the load; run it whole", i, n)
+	}
 	out := *p
 	out.shard, out.shards = i, n
 	out.phases = make([]Phase, len(p.phases))

@@ -19,6 +19,9 @@ type PlanSummary struct {
 	Skipped  int            `json:"skipped_records,omitempty"` // data file records that could not be used
 	Turns    int            `json:"turns_per_conversation"`
 	Phases   []PhaseSummary `json:"phases"`
+	// Search describes a capacity search, whose probes are chosen as it
+	// runs and so are not among Phases ("" without one).
+	Search string `json:"search,omitempty"`
 }
 
 // PhaseSummary describes one phase's schedule.
@@ -66,6 +69,7 @@ func (p *Plan) Summary() PlanSummary {
 		}
 		s.Phases = append(s.Phases, ps)
 	}
+	s.Search = p.search.describe()
 	return s
 }
 
@@ -138,7 +142,7 @@ func (ph Phase) describeThink() string {
 // to the arrival's offset from the phase start (a run adds the phase's start).
 // It stops where the phase does: at its request limit, or its last arrival.
 func (p *Plan) Preview(n int) []Request {
-	first := p.phases[0]
+	first := p.First()
 	if first.Requests > 0 {
 		n = min(n, first.Requests)
 	}

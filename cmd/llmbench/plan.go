@@ -85,6 +85,9 @@ func writePlanText(w io.Writer, plan *workload.Plan, n int) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if sum.Search != "" {
+		fmt.Fprintf(w, "then a %s\n", sum.Search)
+	}
 	if n == 0 {
 		return nil
 	}
@@ -95,7 +98,7 @@ func writePlanText(w io.Writer, plan *workload.Plan, n int) error {
 	fmt.Fprintln(tw, "INDEX\tID\tINTENDED\tPROMPT\tMAX_TOKENS\tMESSAGES\tLAST MESSAGE")
 	for _, r := range reqs {
 		intended := "-"
-		if r.Intended > 0 || (r.Index == 0 && plan.Phases()[0].Open()) {
+		if r.Intended > 0 || (r.Index == 0 && plan.First().Open()) {
 			intended = fmt.Sprintf("+%.3fs", r.Intended.Seconds())
 		}
 		last := r.Messages[len(r.Messages)-1]

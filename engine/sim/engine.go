@@ -119,11 +119,24 @@ type Engine struct {
 	dialectSwitchedAt atomic.Int64
 	restarts          atomic.Int64
 	restartNow        chan struct{}
-	trace             *traceLog
-	inflight          atomic.Int64 // chat handlers running
-	activeConns       atomic.Int64 // connections serving a request (countActive)
-	connsMu           sync.Mutex
-	conns             map[net.Conn]bool // each open connection: serving a request now
+	// Faults.RestartAtFinished: finishedN counts the current process's
+	// finished requests (loop-owned); holding says the loop holds new
+	// requests back until a scrape asks for the restart on scrapeRestart
+	// (restartHeld mirrors it for the /metrics handler); heldDone says
+	// the one restart happened.
+	finishedN     int
+	holding       bool
+	heldDone      bool
+	restartHeld   atomic.Bool
+	scrapeRestart chan chan http.Handler
+	trace         *traceLog
+	inflight      atomic.Int64 // chat handlers running
+	activeConns   atomic.Int64 // connections serving a request (countActive)
+	connsMu       sync.Mutex
+	conns         map[net.Conn]bool          // each open connection: serving a request now
+	closing       map[net.Conn]bool          // connections to close once idle (Params.CloseAfterStream)
+	idleSince     map[net.Conn]time.Duration // when each connection last turned idle (engine clock)
+	idleCloses    atomic.Int64               // Params.IdleCloseOnReuse closes (ground truth)
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -153,15 +166,16 @@ func New(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("sim engine: %w", err)
 	}
 	e := &Engine{
-		cfg:        cfg,
-		epoch:      time.Now(),
-		sched:      sched,
-		kick:       make(chan struct{}, 1),
-		stopLoop:   make(chan struct{}),
-		loopDone:   make(chan struct{}),
-		lastEnd:    -1,
-		active:     make(map[*stream]struct{}),
-		restartNow: make(chan struct{}, 1),
+		cfg:           cfg,
+		epoch:         time.Now(),
+		sched:         sched,
+		kick:          make(chan struct{}, 1),
+		stopLoop:      make(chan struct{}),
+		loopDone:      make(chan struct{}),
+		lastEnd:       -1,
+		active:        make(map[*stream]struct{}),
+		restartNow:    make(chan struct{}, 1),
+		scrapeRestart: make(chan chan http.Handler),
 	}
 	e.ids = newIDSource(cfg.Params.Seed)
 	if e.newMetrics, err = metricsFor(cfg.Dialect, cfg, e.arrivalsPending); err != nil {
@@ -300,7 +314,7 @@ func (e *Engine) Start(ctx context.Context) (engine.Endpoint, error) {
 		ConnContext:       connContext,
 		ConnState:         e.countActive,
 	}
-	if idle, _ := e.keepAlive(); idle > 0 {
+	if idle, _ := e.keepAlive(); idle > 0 && !e.cfg.Params.IdleCloseOnReuse {
 		e.srv.IdleTimeout = idle
 	}
 	// HTTP/1.1 as every engine speaks it, plus HTTP/2 with prior knowledge
@@ -349,8 +363,23 @@ func (e *Engine) countActive(c net.Conn, state http.ConnState) {
 	case !now && was:
 		e.activeConns.Add(-1)
 	}
+	if state == http.StateIdle {
+		if e.idleSince == nil {
+			e.idleSince = map[net.Conn]time.Duration{}
+		}
+		e.idleSince[c] = e.now()
+	}
+	if state == http.StateIdle && e.closing[c] {
+		// The response is written and flushed (net/http sets StateIdle
+		// after finishing it): close the socket under the server, which
+		// then fails its read of the next request and lets the connection go.
+		delete(e.closing, c)
+		_ = c.Close()
+	}
 	if state == http.StateClosed || state == http.StateHijacked {
 		delete(e.conns, c)
+		delete(e.closing, c)
+		delete(e.idleSince, c)
 	} else {
 		e.conns[c] = now
 	}

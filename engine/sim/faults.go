@@ -65,6 +65,15 @@ type Faults struct {
 	// 503 and /metrics fails with 503.
 	RestartEvery    time.Duration `yaml:"restart_every"`
 	RestartDowntime time.Duration `yaml:"restart_downtime"`
+	// RestartAtFinished restarts the engine once, at a point no host's
+	// timing moves (0 = never): once it has finished this many requests it
+	// takes no new request into its batch until /metrics is next read, and
+	// restarts as that read is answered, with the old process's final
+	// counts. The scraper so holds every count before the restart, and the
+	// next scrape reads the fresh process's: a run of fewer than twice this
+	// many requests sees its counters go down, exactly once (TestFaultMatrix).
+	// The requests held or in flight are cut by the restart.
+	RestartAtFinished int `yaml:"restart_at_finished"`
 
 	// DialectSwitchAfter changes /metrics to another engine family's names
 	// this long after the engine started (0 = never), as when another
@@ -126,6 +135,9 @@ func (f Faults) Validate() error {
 		if d < 0 {
 			errs = append(errs, fmt.Errorf("faults.%s must be >= 0, got %v", name, d))
 		}
+	}
+	if f.RestartAtFinished < 0 {
+		errs = append(errs, fmt.Errorf("faults.restart_at_finished must be >= 0, got %d", f.RestartAtFinished))
 	}
 	if f.AfterTokens < 0 {
 		errs = append(errs, fmt.Errorf("faults.after_tokens must be >= 0, got %d", f.AfterTokens))

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -350,5 +351,62 @@ func TestDialectSwitch(t *testing.T) {
 	}
 	if err := (Faults{DialectSwitchAfter: time.Second, DialectSwitchTo: "nonesuch"}).Validate(); err == nil {
 		t.Error("an unknown dialect_switch_to validated")
+	}
+}
+
+// TestRestartAtFinished: Faults.RestartAtFinished restarts the engine at the
+// first /metrics read after its second finished request, and that read gets
+// the old process's final counts; a request that came in between is held,
+// then cut by the restart; the next read counts from zero. Nothing here
+// depends on when anything runs: each step waits for the one before.
+func TestRestartAtFinished(t *testing.T) {
+	t.Parallel()
+	e, ep := startEngine(t, Config{Faults: Faults{RestartAtFinished: 2}})
+	for _, id := range []string{"a", "b"} {
+		if rs := readRaw(t, ep.BaseURL, id, nil); !rs.done {
+			t.Fatalf("%s failed", id)
+		}
+	}
+	if !e.restartHeld.Load() || e.Restarts() != 0 {
+		t.Fatalf("after 2 finished: holding %v, %d restarts", e.restartHeld.Load(), e.Restarts())
+	}
+	got := make(chan rawStream)
+	go func() { got <- readRaw(t, ep.BaseURL, "held", nil) }()
+	// Wait (bounded) for the held request to reach the engine's inbox.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		e.inMu.Lock()
+		n := len(e.inbox)
+		e.inMu.Unlock()
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the held request never reached the engine")
+		}
+		runtime.Gosched()
+	}
+	if v := value(t, scrape(t, ep.MetricsURL), "sglang:num_requests_total"); v != 2 {
+		t.Errorf("the read that restarts: num_requests_total %v, want the old process's 2", v)
+	}
+	if e.Restarts() != 1 {
+		t.Fatalf("%d restarts after the read", e.Restarts())
+	}
+	if rs := <-got; rs.done {
+		t.Error("the held request survived the restart")
+	}
+	if v := value(t, scrape(t, ep.MetricsURL), "sglang:num_requests_total"); v != 0 {
+		t.Errorf("after the restart: num_requests_total %v, want 0", v)
+	}
+	for _, id := range []string{"c", "d", "e"} {
+		if rs := readRaw(t, ep.BaseURL, id, nil); !rs.done {
+			t.Fatalf("%s after the restart failed", id)
+		}
+	}
+	if v := value(t, scrape(t, ep.MetricsURL), "sglang:num_requests_total"); v != 3 || e.Restarts() != 1 {
+		t.Errorf("num_requests_total %v, %d restarts: want 3 and the one restart", v, e.Restarts())
+	}
+	if tr := truthOf(t, e, "held"); tr.Outcome == OutcomeOK {
+		t.Errorf("truth of the held request = %+v", tr)
 	}
 }

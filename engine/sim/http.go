@@ -75,6 +75,17 @@ func (e *Engine) handleMetrics(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "engine restarting", http.StatusServiceUnavailable)
 		return
 	}
+	if e.restartHeld.Load() {
+		// Faults.RestartAtFinished: this read restarts the engine and
+		// gets the old process's final counts.
+		reply := make(chan http.Handler, 1)
+		select {
+		case e.scrapeRestart <- reply:
+			(<-reply).ServeHTTP(w, r)
+		case <-r.Context().Done():
+		}
+		return
+	}
 	f := &e.cfg.Faults
 	if f.metricsFault(e.cfg.Params.Seed, e.scrapes.Add(1)) {
 		switch f.MetricsFailMode {
@@ -171,10 +182,16 @@ type respOpts struct {
 }
 
 func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpoints.Endpoint) {
+	if e.closeIfIdle(w, r) {
+		return
+	}
 	completions := ep.Kind == endpoints.KindCompletion
 	t := RequestTruth{Arrival: e.now(), HeaderID: r.Header.Get("X-Request-Id"), Endpoint: ep.ServerPath()}
 	if c := connOf(r); c != nil {
 		t.ConnRequest, t.ConnClosed = c.request, c.closed
+		if c.closed {
+			t.ConnClose = ConnCloseMax
+		}
 	}
 	e.inflight.Add(1)
 	defer e.inflight.Add(-1)
@@ -210,6 +227,9 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 		return
 	}
 	t.Stream = req.Stream
+	if req.Stream {
+		e.closeAfterStream(r, &t)
+	}
 	faults := e.cfg.Faults.draw(e.cfg.Params.Seed, t.ID)
 	if faults.errStatus != 0 {
 		t.Faults = append(t.Faults, FaultError)

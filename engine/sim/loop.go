@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"net/http"
 	"time"
 
 	"github.com/llmbench-org/llmbench/engine/sim/batch"
@@ -36,14 +37,18 @@ func (e *Engine) run() {
 			e.restart()
 		case <-e.restartNow:
 			e.restart()
+		case reply := <-e.scrapeRestart:
+			e.restartForScrape(reply)
 		case <-switchC:
 			e.switchDialect()
 			switchC = nil
 		default:
 		}
-		ops = e.takeInbox(ops)
-		e.apply(ops)
-		clear(ops)
+		if !e.holding {
+			ops = e.takeInbox(ops)
+			e.apply(ops)
+			clear(ops)
+		}
 
 		b := e.sched.Schedule()
 		if b == nil {
@@ -53,6 +58,9 @@ func (e *Engine) run() {
 				continue
 			case <-restartC:
 				e.restart()
+				continue
+			case reply := <-e.scrapeRestart:
+				e.restartForScrape(reply)
 				continue
 			case <-switchC:
 				e.switchDialect()
@@ -175,6 +183,7 @@ func (e *Engine) endPass(b *batch.Batch, start, end time.Duration) {
 			final = q.FinishReason
 			delete(e.active, s)
 			e.metrics.finished(s, end)
+			e.countFinished()
 			e.trace.event(evInferenceEnd, s.chunkID, end)
 		}
 		if n > 0 || final != "" {
@@ -237,4 +246,27 @@ func (e *Engine) restart() {
 	e.lastEnd = -1
 	e.setMetrics(e.newMetrics())
 	e.restarts.Add(1)
+	e.finishedN = 0
+}
+
+// restartForScrape is Faults.RestartAtFinished's restart, asked for by a
+// /metrics read while the loop holds requests back: the old process's
+// metrics go to the reader (their final counts: nothing runs in it any
+// more), then the engine restarts.
+func (e *Engine) restartForScrape(reply chan<- http.Handler) {
+	old := *e.metricsHTTP.Load()
+	e.restart()
+	e.holding, e.heldDone = false, true
+	e.restartHeld.Store(false)
+	reply <- old
+}
+
+// countFinished counts a finished request toward Faults.RestartAtFinished,
+// and holds new requests back once it is reached.
+func (e *Engine) countFinished() {
+	e.finishedN++
+	if n := e.cfg.Faults.RestartAtFinished; n > 0 && !e.heldDone && !e.holding && e.finishedN >= n {
+		e.holding = true
+		e.restartHeld.Store(true)
+	}
 }

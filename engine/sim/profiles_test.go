@@ -1,9 +1,13 @@
 package sim
 
 import (
+	"bufio"
 	"encoding/json"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -463,12 +467,13 @@ func TestKnobsValidateAndOverride(t *testing.T) {
 	p, err := WithParamOverrides(tinyWith(t, func(*Params) {}), []string{
 		"chat_template_tokens=3", "chat_template_message_tokens=4", "reasoning_tokens=5", "tool_call_rate=0.5",
 		"stream_interval=4", "no_done=true", "sse_ping=true", "keep_alive_timeout=5s", "keep_alive_max=100",
+		"close_after_stream=true",
 	})
 	if err != nil || p.Validate() != nil {
 		t.Fatalf("overrides: %v / %v", err, p.Validate())
 	}
 	if p.ChatTemplateTokens != 3 || p.ChatTemplateMessageTokens != 4 || p.ReasoningTokens != 5 || p.ToolCallRate != 0.5 ||
-		p.StreamInterval != 4 || !p.NoDone || !p.SSEPing || p.KeepAliveTimeout != 5*time.Second || p.KeepAliveMax != 100 {
+		p.StreamInterval != 4 || !p.NoDone || !p.SSEPing || p.KeepAliveTimeout != 5*time.Second || p.KeepAliveMax != 100 || !p.CloseAfterStream {
 		t.Errorf("params %+v", p)
 	}
 	p.ReasoningTokens, p.ToolCallRate, p.KeepAliveTimeout = -1, 2, -time.Second
@@ -485,5 +490,124 @@ func TestKnobsValidateAndOverride(t *testing.T) {
 	f.StreamErrorRate = 2
 	if f.Validate() == nil {
 		t.Error("stream_error_rate 2 validated")
+	}
+}
+
+// TestCloseAfterStream: with close_after_stream, a streamed response is
+// whole, says nothing of closing (no Connection: close; the Keep-Alive
+// header still promises reuse), and then the socket closes; a response not
+// streamed keeps the connection. Read on one raw connection, so the close is
+// seen as the socket's end, not inferred.
+func TestCloseAfterStream(t *testing.T) {
+	t.Parallel()
+	p := tinyWith(t, func(p *Params) { p.CloseAfterStream = true })
+	e, ep := startEngine(t, Config{Dialect: DialectLlamaCpp, Params: p})
+	u, err := url.Parse(ep.BaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	br := bufio.NewReader(conn)
+	send := func(rid string, stream bool) *http.Response {
+		t.Helper()
+		body := chatBody(map[string]any{"messages": []map[string]any{{"role": "user", "content": "a"}}, "max_tokens": 3, "stream": stream})
+		req, err := http.NewRequest(http.MethodPost, ep.BaseURL+"/chat/completions", strings.NewReader(string(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Request-Id", rid)
+		if err := req.Write(conn); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+			t.Fatalf("%s: body: %v", rid, err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	whole := send("whole", false)
+	streamed := send("streamed", true)
+	for _, resp := range []*http.Response{whole, streamed} {
+		if resp.Close || resp.Header.Get("Keep-Alive") == "" {
+			t.Errorf("status %d: Connection: close %v, Keep-Alive %q: want reuse promised", resp.StatusCode, resp.Close, resp.Header.Get("Keep-Alive"))
+		}
+	}
+	// The stream was whole (read to its end above); then the socket ends.
+	if err := conn.SetReadDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := br.ReadByte(); err != io.EOF {
+		t.Errorf("after the stream: read %q, %v: want the connection closed (EOF)", n, err)
+	}
+	for rid, want := range map[string]RequestTruth{
+		"whole":    {ConnRequest: 1},
+		"streamed": {ConnRequest: 2, ConnClosed: true, ConnClose: ConnCloseAfterStream},
+	} {
+		tr := truthByID(t, e, func(tr RequestTruth) bool { return tr.HeaderID == rid })
+		if tr.ConnRequest != want.ConnRequest || tr.ConnClosed != want.ConnClosed || tr.ConnClose != want.ConnClose {
+			t.Errorf("%s: conn request %d closed %v (%q), want %d %v (%q)", rid, tr.ConnRequest, tr.ConnClosed, tr.ConnClose, want.ConnRequest, want.ConnClosed, want.ConnClose)
+		}
+	}
+}
+
+// TestIdleCloseOnReuse: with idle_close_on_reuse, a request on a connection
+// idle past keep_alive_timeout is not read: the connection closes with no
+// answer byte, the engine has no truth of it and counts the close; a request
+// on a connection idle less long is served.
+func TestIdleCloseOnReuse(t *testing.T) {
+	t.Parallel()
+	p := tinyWith(t, func(p *Params) { p.KeepAliveTimeout, p.IdleCloseOnReuse = 100*time.Millisecond, true })
+	e, ep := startEngine(t, Config{Dialect: DialectVLLM, Params: p})
+	u, err := url.Parse(ep.BaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.Dial("tcp", u.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	br := bufio.NewReader(conn)
+	send := func(rid string) (*http.Response, error) {
+		body := chatBody(map[string]any{"messages": []map[string]any{{"role": "user", "content": "a"}}, "max_tokens": 2})
+		req, err := http.NewRequest(http.MethodPost, ep.BaseURL+"/chat/completions", strings.NewReader(string(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Request-Id", rid)
+		if err := req.Write(conn); err != nil {
+			return nil, err
+		}
+		resp, err := http.ReadResponse(br, req)
+		if err == nil {
+			_, err = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		return resp, err
+	}
+	for _, rid := range []string{"first", "at-once"} {
+		if _, err := send(rid); err != nil {
+			t.Fatalf("%s: %v", rid, err)
+		}
+	}
+	time.Sleep(150 * time.Millisecond) // past the 100-ms timeout: the outcome does not depend on by how much
+	if resp, err := send("idle"); err == nil {
+		t.Fatalf("a request on a connection idle past the timeout was answered %d", resp.StatusCode)
+	}
+	if e.IdleCloses() != 1 {
+		t.Errorf("%d idle closes in the truth, want 1", e.IdleCloses())
+	}
+	for _, tr := range e.Truth() {
+		if tr.HeaderID == "idle" {
+			t.Errorf("the unread request has a truth: %+v", tr)
+		}
 	}
 }

@@ -20,10 +20,13 @@ type RequestTruth struct {
 	Endpoint string `json:"endpoint"` // EndpointChat or EndpointCompletions
 	// ConnRequest is the request's rank on its connection (1 = the
 	// connection's first), and ConnClosed says the engine closed the
-	// connection after this response (Params.KeepAliveMax reached). Known
-	// only when the engine serves its own socket (Start).
-	ConnRequest int  `json:"conn_request,omitempty"`
-	ConnClosed  bool `json:"conn_closed,omitempty"`
+	// connection after this response, ConnClose why: ConnCloseMax
+	// (Params.KeepAliveMax reached, the response said Connection: close) or
+	// ConnCloseAfterStream (Params.CloseAfterStream: closed without a word).
+	// Known only when the engine serves its own socket (Start).
+	ConnRequest int    `json:"conn_request,omitempty"`
+	ConnClosed  bool   `json:"conn_closed,omitempty"`
+	ConnClose   string `json:"conn_close,omitempty"`
 
 	Arrival           time.Duration   `json:"arrival_ns"`             // the handler started on the request
 	QueueEnter        time.Duration   `json:"queue_enter_ns"`         // the scheduler put it in the waiting queue

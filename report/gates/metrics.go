@@ -309,6 +309,7 @@ func buildVocabulary() map[string]metric {
 	v.serverGauges()
 	v.health()
 	v.findingsRunSweep()
+	v.searchMetrics()
 	return v
 }
 

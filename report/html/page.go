@@ -33,6 +33,7 @@ type page struct {
 	CDF       []*chart
 	CDFNote   string
 	Sweep     *sweepView
+	Search    *searchView
 	Waterfall *waterfallView
 	Findings  findingsView
 	Phases    []phaseRow
@@ -86,6 +87,7 @@ func build(in Input) page {
 	}
 	p.CDF, p.CDFNote = cdfCharts(s.Server, samples)
 	p.Sweep = sweepOf(s.Sweep)
+	p.Search = searchOf(s.Search)
 	p.Waterfall = waterfallOf(s.Waterfall)
 	notes := report.NotesOf(s)
 	p.Health.Cautions = append(p.Health.Cautions, notes.Cautions...)

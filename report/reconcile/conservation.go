@@ -161,8 +161,17 @@ func (a *analysis) requestConservation() (f Finding) {
 	diff := fin - ok
 	ev.set("difference", diff)
 	if a.reset(scrape.RequestsFinished) {
+		// The delta is increase()'s, counted from 0 after the reset: it
+		// covers both sides of the restart, less what the engine counted
+		// between the last scrape before it and the restart. Equal to the
+		// client's count, nothing was lost and nothing is to warn of here
+		// (counter_reset names the restart).
+		if diff == 0 {
+			f.Verdict = fmt.Sprintf("finished requests agree: %s on both sides, counted across the engine's restart (see counter_reset)", count(fin))
+			return f
+		}
 		f.Severity = Warn
-		f.Verdict = fmt.Sprintf("the engine's finished-request counter went backwards inside the window (a restart): its Δ %s covers only the time since, against %s completed by the client",
+		f.Verdict = fmt.Sprintf("the engine's finished-request counter went backwards inside the window (a restart): counted from 0 after it, its Δ %s against %s completed by the client; what it counted between the scrape before the restart and the restart is not in the Δ (see counter_reset)",
 			count(fin), count(ok))
 		return f
 	}

@@ -77,7 +77,8 @@ const (
 	IDGaugeStaleness      = "gauge_staleness"
 	IDKVPressure          = "kv_pressure"
 	IDBucketCeilings      = "bucket_ceilings"
-	IDTraceJoin           = "trace_join"
+	// IDConnections (connections.go) follows bucket_ceilings.
+	IDTraceJoin = "trace_join"
 )
 
 // Window is one phase of the run on the run clock, with the /metrics
@@ -173,6 +174,9 @@ func Reconcile(in Input) []Finding {
 		if f, ok := a.bucketCeilings(); ok {
 			out = append(out, f)
 		}
+	}
+	if f, ok := connections(in.Records); ok {
+		out = append(out, f)
 	}
 	if len(in.Traces) > 0 {
 		out = append(out, traceJoinFinding(Waterfall(in.Records, in.Traces, a.origin)))

@@ -113,8 +113,17 @@ func TestPlanted(t *testing.T) {
 			in.Windows[0].After = withCounter(in.Windows[0].After, scrape.RequestsFinished, -3)
 			in.Windows[0].Settle = &scrape.Settled{Finished: 97, Want: 100, Polls: 50, Reason: "timed out after 5s"}
 		}, id: IDRequestConservation, sev: Warn, verdict: "before the engine settled (timed out after 5s)"},
-		{name: "finished counter reset", dialect: "vllm", edit: func(in *Input) {
+		// A restart inside the window: the delta is increase()'s, counted
+		// from 0 after the reset. When it equals the client's count the
+		// requests are conserved across the restart (counter_reset names
+		// the restart itself); issue 20 found the old warning, which said
+		// the delta "covers only the time since", false.
+		{name: "finished counter reset, conserved across it", dialect: "vllm", edit: func(in *Input) {
 			in.Windows[0].Before = withCounter(in.Windows[0].Before, scrape.RequestsFinished, 1000)
+		}, id: IDRequestConservation, sev: Info, verdict: "agree: 100 on both sides, counted across the engine's restart"},
+		{name: "finished counter reset, counts lost at it", dialect: "vllm", edit: func(in *Input) {
+			in.Windows[0].Before = withCounter(in.Windows[0].Before, scrape.RequestsFinished, 1000)
+			in.Windows[0].After = withCounter(in.Windows[0].After, scrape.RequestsFinished, -3)
 		}, id: IDRequestConservation, sev: Warn, verdict: "went backwards"},
 		// FastDeploy: an engine that may complete what the client gave up on
 		// (vLLM and SGLang abort it: engines.Reconcile.AbandonedNotFinished).

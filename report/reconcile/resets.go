@@ -52,7 +52,7 @@ func (a *analysis) counterResets() (Finding, bool) {
 			what, trimFloat(r.Before), trimFloat(r.After), dur(r.At.Seconds()), where))
 	}
 	return Finding{ID: IDCounterReset, Severity: Warn, Evidence: ev.orNil(),
-		Verdict: fmt.Sprintf("the engine's counters went backwards (a restart?): %s; the deltas count from 0 after each reset, as Prometheus's increase() does, but what the engine counted between the scrape before and the reset is lost",
+		Verdict: fmt.Sprintf("the engine's counters went backwards (a restart?): %s; the deltas count from 0 after each reset, as Prometheus's increase() does, but what the engine counted between the scrape before and the reset, if anything, is lost",
 			strings.Join(parts, ", "))}, true
 }
 

@@ -115,6 +115,20 @@ type Params struct {
 	// default: llama.cpp's 5s and 100, none for the others.
 	KeepAliveTimeout time.Duration `yaml:"keep_alive_timeout"`
 	KeepAliveMax     int           `yaml:"keep_alive_max"`
+	// CloseAfterStream closes the connection after every streamed
+	// response without saying so (no Connection: close; the Keep-Alive
+	// header still promises reuse), as llama-server does: the response is
+	// whole, then the socket closes. A client that reuses the connection at
+	// once meets a closed one. Off unless set, in every dialect (the
+	// llama.cpp dialect keeps only its Keep-Alive defaults); HTTP/1.x only.
+	CloseAfterStream bool `yaml:"close_after_stream"`
+	// IdleCloseOnReuse applies KeepAliveTimeout when the next request
+	// arrives rather than on time: a chat or completions request on a
+	// connection idle that long is not read, and the connection closes
+	// without an answer byte, as with a server whose idle check loses the
+	// race with the client's reuse. (Closed on time, as net/http does, an
+	// idle connection is seldom met by a client: its pool notices first.)
+	IdleCloseOnReuse bool `yaml:"idle_close_on_reuse"`
 }
 
 // Validate reports every invalid field at once.
