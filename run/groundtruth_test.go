@@ -13,6 +13,7 @@ import (
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/internal/quiet"
+	"github.com/llmbench-org/llmbench/internal/race"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/rundir"
 )
@@ -126,7 +127,7 @@ scrape:
 			t.Logf("attempt %d: %s", attempt, got)
 			break
 		}
-		if raceEnabled {
+		if race.Enabled {
 			t.Logf("%s: the bounds are not checked under the race detector", got)
 			break
 		}
