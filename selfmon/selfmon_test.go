@@ -148,9 +148,10 @@ func TestQuietGCBoundsTheHeapWithFewCollections(t *testing.T) {
 
 // missWhileBusy runs attempt until it finds nothing amiss; a miss while
 // other processes used more than a quarter of the machine is run again
-// (until within has passed), one on a quiet machine, or where the host is
-// not measured, fails. (internal/quiet.Retry does this for other packages;
-// it imports selfmon, so selfmon's own tests cannot use it.)
+// (until within has passed, then the check is inconclusive and the test
+// skipped), one on a quiet machine, or where the host is not measured,
+// fails. (internal/quiet.Retry does this for other packages; it imports
+// selfmon, so selfmon's own tests cannot use it.)
 func missWhileBusy(t *testing.T, within time.Duration, attempt func() []string) {
 	t.Helper()
 	until := time.Now().Add(within)
@@ -161,9 +162,12 @@ func missWhileBusy(t *testing.T, within time.Duration, attempt func() []string) 
 		if len(misses) == 0 {
 			return
 		}
-		if r.HostMeasured && r.HostOtherCPU > 0.25 && time.Now().Before(until) {
-			t.Logf("attempt %d missed while other processes used %.0f%% of the machine: again (%s)", n, 100*r.HostOtherCPU, strings.Join(misses, "; "))
-			continue
+		if r.HostMeasured && r.HostOtherCPU > 0.25 {
+			t.Logf("attempt %d missed while other processes used %.0f%% of the machine (%s)", n, 100*r.HostOtherCPU, strings.Join(misses, "; "))
+			if time.Now().Before(until) {
+				continue
+			}
+			t.Skipf("inconclusive: other processes used more than 25%% of the machine in every attempt for %v", within)
 		}
 		t.Errorf("attempt %d missed, other processes using %.0f%% of the machine (measured: %v): %s", n, 100*r.HostOtherCPU, r.HostMeasured, strings.Join(misses, "; "))
 		return
