@@ -5,12 +5,20 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/llmbench-org/llmbench/internal/race"
 )
 
 // The per-chunk path must not allocate (decision 0204, 0207): at a thousand
 // streams an allocation per chunk is tens of thousands per second, and with
 // the collector kept out of runs (0004) every one of them stays in memory.
 // These tests count allocations, not time, so they hold on a loaded machine.
+// Not under the race detector: there a 1024-chunk request counts one or two
+// allocations more than a 16-chunk one, every time (3 runs of 3 here, also
+// with checkptr off), where the build users run counts none more. -race
+// builds the code and the runtime differently (instrumented accesses;
+// sync.Pool drops a quarter of what it is given, on purpose), so its
+// allocation count does not describe the product; the normal build's does.
 
 // allocsPerDo is the allocations of one Do over an in-memory body (no socket,
 // no transport goroutine: every allocation counted is the client's).
@@ -30,6 +38,9 @@ func allocsPerDo(t *testing.T, body []byte, maxTokens int) float64 {
 }
 
 func TestPerChunkPathAllocatesNothing(t *testing.T) {
+	if race.Enabled {
+		t.Skip("allocation counts under -race do not describe the product (see above); the normal build checks them")
+	}
 	long := strings.Repeat("x", 3*sseBufSize) // a line longer than the SSE buffer
 	streams := []struct {
 		name  string

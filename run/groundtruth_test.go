@@ -13,6 +13,7 @@ import (
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/internal/quiet"
+	"github.com/llmbench-org/llmbench/internal/race"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/rundir"
 )
@@ -52,6 +53,9 @@ scrape:
 	// attempt that misses a bound on a busy machine is run again (until
 	// attemptsUntil), one that misses on a quiet machine counts, and 3 of
 	// those fail. A systematic error misses on a quiet machine every time.
+	// A machine busy in every attempt until attemptsUntil leaves the bounds
+	// inconclusive (quiet.Retry's rule): the exact checks below still run on
+	// the last attempt, then the test is skipped, saying so.
 	const (
 		quietMisses   = 3
 		busyNeighbour = 0.25 // share of the machine other processes used
@@ -64,6 +68,7 @@ scrape:
 		stdout             *syncBuffer
 		prompt, output, ok int
 		missed             int
+		inconclusive       string
 	)
 	for attempt := 1; ; attempt++ {
 		neighbours := quiet.WatchNeighbours()
@@ -126,7 +131,7 @@ scrape:
 			t.Logf("attempt %d: %s", attempt, got)
 			break
 		}
-		if raceEnabled {
+		if race.Enabled {
 			t.Logf("%s: the bounds are not checked under the race detector", got)
 			break
 		}
@@ -138,7 +143,8 @@ scrape:
 		case missed == quietMisses:
 			t.Errorf("client vs ground truth, attempt %d: %s; want p50 <= %v and p99 <= %v (missed %d times with the machine quiet)", attempt, got, p50Bound, p99Bound, missed)
 		case time.Now().After(attemptsUntil):
-			t.Errorf("client vs ground truth, attempt %d: %s; want p50 <= %v and p99 <= %v: the machine was never quiet long enough to tell", attempt, got, p50Bound, p99Bound)
+			inconclusive = fmt.Sprintf("inconclusive: client vs ground truth, attempt %d: %s; want p50 <= %v and p99 <= %v: the time for attempts ran out with %d misses on a quiet machine (%d fail) and the others while other processes used more than %.0f%% of it, where a miss could be theirs",
+				attempt, got, p50Bound, p99Bound, missed, quietMisses, 100*busyNeighbour)
 		default:
 			t.Logf("attempt %d: %s: above the bounds, running again", attempt, got)
 			continue
@@ -194,5 +200,8 @@ scrape:
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("run directory lacks %s: %v", f, err)
 		}
+	}
+	if inconclusive != "" {
+		t.Skip(inconclusive)
 	}
 }

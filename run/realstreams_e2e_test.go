@@ -74,6 +74,11 @@ scrape: {interval: 250ms}
 type timeDiffs struct {
 	name string
 	d    []time.Duration
+	// run watched the machine while the run was measured: a median past
+	// the bound while other processes kept it busy is inconclusive, not a
+	// miss of llmbench's (quiet.Retry's rule; beside two CPU hogs under
+	// -race the medians were 7.5 and 9.7 ms).
+	run *quiet.Neighbours
 }
 
 func (td *timeDiffs) add(client, truth time.Duration) { td.d = append(td.d, client-truth) }
@@ -94,17 +99,22 @@ func (td *timeDiffs) check(t *testing.T) {
 	// 2 ms accuracy itself is TestRunAgainstGroundTruth's, on a quiet
 	// machine, while these share it with other tests.
 	if med := abs[len(abs)/2]; med > 5*time.Millisecond {
+		if share, ok := td.run.ShareBesidesChildren(); ok && share > quiet.BusyShare {
+			t.Skipf("inconclusive: %s: median |client − truth| %v over %d requests, want <= 5ms, while other processes used %.0f%% of the machine (more than %.0f%%)",
+				td.name, med, len(abs), 100*share, 100*quiet.BusyShare)
+		}
 		t.Errorf("%s: median |client − truth| %v over %d requests, want <= 5ms (all: %v)", td.name, med, len(abs), td.d)
 	}
 }
 
 func TestToolCallStreams(t *testing.T) {
 	t.Parallel()
+	watch := quiet.WatchNeighbours()
 	records, truth, dir := realRun(t, "  sim: {tool_call_rate: 1}", `request:
   extra_body:
     tools: [{type: function, function: {name: lookup, parameters: {type: object, properties: {input: {type: string}}}}}]
 slo: {ttft: 500ms}`, 24)
-	first := timeDiffs{name: "TTFT vs the first tool-call delta"}
+	first := timeDiffs{name: "TTFT vs the first tool-call delta", run: watch}
 	for _, r := range records {
 		tr := truth[r.ID]
 		if !r.OK() || tr.ToolCall == "" || r.FinishReason != "tool_calls" {
@@ -135,9 +145,10 @@ slo: {ttft: 500ms}`, 24)
 
 func TestReasoningStreams(t *testing.T) {
 	t.Parallel()
+	watch := quiet.WatchNeighbours()
 	records, truth, _ := realRun(t, "  sim: {reasoning_tokens: 6}", "", 24)
-	first := timeDiffs{name: "TTFT vs the first reasoning delta"}
-	content := timeDiffs{name: "TTFC vs the first content delta"}
+	first := timeDiffs{name: "TTFT vs the first reasoning delta", run: watch}
+	content := timeDiffs{name: "TTFC vs the first content delta", run: watch}
 	defer content.check(t)
 	defer first.check(t)
 	for _, r := range records {
@@ -232,9 +243,10 @@ func TestCompletionsAndUnstreamed(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			watch := quiet.WatchNeighbours()
 			records, truth, _ := realRun(t, "", tc.request, 24)
-			e2e := timeDiffs{name: "E2E"}
-			ttfts := timeDiffs{name: "TTFT"}
+			e2e := timeDiffs{name: "E2E", run: watch}
+			ttfts := timeDiffs{name: "TTFT", run: watch}
 			defer e2e.check(t)
 			if tc.streamed {
 				defer ttfts.check(t)

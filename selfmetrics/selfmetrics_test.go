@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/internal/race"
 )
 
 const ms = time.Millisecond
@@ -284,8 +285,13 @@ func TestNilIsNoop(t *testing.T) {
 	}
 }
 
-// TestObserveCheap: the per-request path does not allocate.
+// TestObserveCheap: the per-request path does not allocate. Not under the
+// race detector: its sync.Pool drops a quarter of what is put back, on
+// purpose, so the ITL buffers are made again there and nowhere else.
 func TestObserveCheap(t *testing.T) {
+	if race.Enabled {
+		t.Skip("sync.Pool drops buffers on purpose under -race: the normal build counts the allocations")
+	}
 	m := New()
 	r := okRecord()
 	r.ErrorClass = ""

@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -60,8 +63,9 @@ func TestExitCodes(t *testing.T) {
 }
 
 // runInterrupted runs a long scenario and sends n signals, the first once the
-// run is under way; it returns the run directory and the run's error.
-func runInterrupted(t *testing.T, n int, outputTokens string) (string, error) {
+// live line says inFlight requests are in flight; it returns the run
+// directory and the run's error.
+func runInterrupted(t *testing.T, n, inFlight int, outputTokens string) (string, error) {
 	t.Helper()
 	path := writeScenario(t, `
 name: interrupt
@@ -80,7 +84,10 @@ scrape:
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	go func() {
-		time.Sleep(1500 * time.Millisecond) // let requests get under way: a trigger, not an assertion
+		// Once the live line (on stderr) says so: the run's own word, not a fixed
+		// delay (1.5 s was before the engine had started, beside two CPU
+		// hogs under -race).
+		waitFor(ctx, stderr.String, regexp.MustCompile(fmt.Sprintf(`in flight [%d-9],`, inFlight)))
 		for range n {
 			sigs <- syscall.SIGINT
 			time.Sleep(200 * time.Millisecond)
@@ -93,7 +100,7 @@ scrape:
 
 func TestFirstInterruptDrainsInFlightRequests(t *testing.T) {
 	t.Parallel()
-	dir, err := runInterrupted(t, 1, "64")
+	dir, err := runInterrupted(t, 1, 1, "64")
 	if !errors.Is(err, run.ErrInterrupted) {
 		t.Fatalf("run error %v, want it to say it was interrupted", err)
 	}
@@ -124,7 +131,7 @@ func TestFirstInterruptDrainsInFlightRequests(t *testing.T) {
 func TestSecondInterruptAbortsAndKeepsRecords(t *testing.T) {
 	t.Parallel()
 	// Requests of 4,000 tokens last far longer than the test: only an abort ends them.
-	dir, err := runInterrupted(t, 2, "4000")
+	dir, err := runInterrupted(t, 2, 4, "4000")
 	if !errors.Is(err, run.ErrInterrupted) {
 		t.Fatalf("run error %v, want it to say it was interrupted", err)
 	}
@@ -222,10 +229,15 @@ workload: {concurrency: 4, duration: 1m, prompt_tokens: 16, output_tokens: 8, ab
 scrape: {interval: 200ms}
 `)
 	go func() {
-		time.Sleep(time.Second)
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		// Once the engine has finished a request (its own counter), not
+		// after a fixed second: beside two CPU hogs under -race the run
+		// had not connected by then.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		_ = e.Stop(ctx)
+		waitFor(ctx, func() string { return metricsText(ep.MetricsURL) }, regexp.MustCompile(`(?m)^vllm:request_success_total\{[^}]*\} [1-9]`))
+		stop, cancelStop := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancelStop()
+		_ = e.Stop(stop)
 	}()
 	runs := t.TempDir()
 	cio, _, stderr := testIO(nil)
@@ -304,4 +316,27 @@ workload: {concurrency: 2, requests: 4, prompt_tokens: 8, output_tokens: 16, tim
 	if s.Client.Requests.Errors["timeout"] != 4 {
 		t.Errorf("errors %v, want 4 timeouts", s.Client.Requests.Errors)
 	}
+}
+
+// waitFor polls text until it matches re or ctx ends: a test's trigger on
+// what the run or the engine says has happened, not on a fixed delay.
+func waitFor(ctx context.Context, text func() string, re *regexp.Regexp) {
+	for !re.MatchString(text()) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// metricsText is the body of a GET of url ("" when it fails).
+func metricsText(url string) string {
+	resp, err := http.Get(url)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }

@@ -75,6 +75,12 @@ workload: {concurrency: 16, duration: 5s, prompt_tokens: 64, output_tokens: 64}
 
 // cpuLimitedCgroup creates a cgroup limited to quota cores (removed when the
 // test ends) and returns the file a process writes its pid into to join it.
+// Its weight is the largest the kernel takes: the quota stops llmbench only
+// if the kernel gives it CPU up to the quota, and on a busy machine (two CPU
+// hogs beside go test, under nice) a cgroup of the default weight got less
+// than that in some periods (throttled 18 times in a 5-s run against 48
+// alone), so whether it was throttled was the neighbours' doing. With the
+// weight, it gets its quota whenever it wants it, on any machine.
 func cpuLimitedCgroup(t *testing.T, quota float64) string {
 	t.Helper()
 	name := fmt.Sprintf("llmbench-test-%d", os.Getpid())
@@ -95,14 +101,14 @@ func cpuLimitedCgroup(t *testing.T, quota float64) string {
 	var why []string
 	if _, err := os.Stat("/sys/fs/cgroup/cpu/cpu.cfs_quota_us"); err == nil { // v1
 		procs, err := try(filepath.Join("/sys/fs/cgroup/cpu", name), map[string]string{
-			"cpu.cfs_period_us": fmt.Sprint(period), "cpu.cfs_quota_us": fmt.Sprint(limit)})
+			"cpu.cfs_period_us": fmt.Sprint(period), "cpu.cfs_quota_us": fmt.Sprint(limit), "cpu.shares": "262144"})
 		if err == nil {
 			return procs
 		}
 		why = append(why, "v1: "+err.Error())
 	}
 	if b, err := os.ReadFile("/sys/fs/cgroup/cgroup.subtree_control"); err == nil && strings.Contains(string(b), "cpu") { // v2
-		procs, err := try(filepath.Join("/sys/fs/cgroup", name), map[string]string{"cpu.max": fmt.Sprintf("%d %d", limit, period)})
+		procs, err := try(filepath.Join("/sys/fs/cgroup", name), map[string]string{"cpu.max": fmt.Sprintf("%d %d", limit, period), "cpu.weight": "10000"})
 		if err == nil {
 			return procs
 		}

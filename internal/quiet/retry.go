@@ -16,9 +16,18 @@ const BusyShare = 0.25
 // machine can miss beside them. Each attempt is watched (WatchNeighbours).
 // A miss while other processes used more than BusyShare of the machine is
 // run again, until Within has passed since the first attempt; a miss on a
-// quiet machine, or where the platform does not say, fails the test, and so
-// does a machine that stayed busy for all of Within. The check's bounds stay
-// what they are: a systematic error misses on a quiet machine and fails.
+// quiet machine, or where the platform does not say, fails the test. The
+// check's bounds stay what they are: a systematic error misses on a quiet
+// machine and fails.
+//
+// A machine that stayed busy for all of Within leaves the check
+// inconclusive, as llmbench's own gate is when the host delayed the client:
+// neither "llmbench missed" nor "llmbench held" can be said, so the test is
+// skipped (t.Skip), saying why and what missed. What each attempt checks
+// exactly (counts, tokens) fails the test whenever it fails, skip or not;
+// a test must keep nothing after Run, which a skip does not reach. On a
+// machine others keep busy throughout (`.ci/busy-test`'s CPU hogs beside go
+// test), real-time bounds are decided on a quiet one only.
 type Retry struct {
 	Within time.Duration
 	// Children counts the CPU of this process's children that ended during
@@ -63,7 +72,12 @@ func (r Retry) Run(t testing.TB, attempt func(n int) (misses []string)) {
 		case others <= BusyShare:
 			why = "the machine was quiet"
 		case time.Now().After(until):
-			why = "the machine was never quiet enough to tell within " + r.Within.String()
+			t.Logf("attempt %d missed while other processes used %.0f%% of the machine:", n, 100*others)
+			for _, m := range misses {
+				t.Logf("  %s", m)
+			}
+			t.Skipf("inconclusive: other processes used more than %.0f%% of the machine in every attempt for %v (%d attempts), so a miss could be theirs; the real-time bounds are decided on a quiet machine", 100*BusyShare, r.Within, n)
+			return
 		default:
 			t.Logf("attempt %d missed while other processes used %.0f%% of the machine (more than %.0f%%), running again:", n, 100*others, 100*BusyShare)
 			for _, m := range misses {

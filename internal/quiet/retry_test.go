@@ -10,7 +10,7 @@ import (
 // failures records what Retry says instead of failing the test.
 type failures struct {
 	testing.TB
-	errors, logs []string
+	errors, logs, skips []string
 }
 
 func (f *failures) Helper() {}
@@ -19,9 +19,14 @@ func (f *failures) Errorf(format string, a ...any) {
 }
 func (f *failures) Logf(format string, a ...any) { f.logs = append(f.logs, fmt.Sprintf(format, a...)) }
 
+// Skipf records the skip; the real one also ends the test's goroutine.
+func (f *failures) Skipf(format string, a ...any) {
+	f.skips = append(f.skips, fmt.Sprintf(format, a...))
+}
+
 // Retry runs an attempt again only when it missed on a busy machine, and
-// fails at the first miss on a quiet one, one the platform cannot measure,
-// or when the machine stays busy past Within.
+// fails at the first miss on a quiet one or one the platform cannot
+// measure; a machine busy past Within leaves the check inconclusive.
 func TestRetry(t *testing.T) {
 	t.Parallel()
 	type sample struct {
@@ -36,14 +41,15 @@ func TestRetry(t *testing.T) {
 		passesAt int      // the attempt that passes (0: none)
 		attempts int
 		fails    bool
+		skipped  bool // inconclusive
 	}{
-		{"passes at once", time.Minute, []sample{quiet}, 1, 1, false},
-		{"missed while busy, then passed", time.Minute, []sample{busy, busy, quiet}, 3, 3, false},
-		{"missed on a quiet machine", time.Minute, []sample{quiet, busy}, 0, 1, true},
-		{"missed while busy, then on a quiet machine", time.Minute, []sample{busy, quiet, quiet}, 0, 2, true},
-		{"missed, the machine not measured", time.Minute, []sample{unmeasured, quiet}, 0, 1, true},
-		{"busy past the bound", 0, []sample{busy, busy}, 0, 1, true},
-		{"exactly BusyShare counts as quiet", time.Minute, []sample{{BusyShare, true}, busy}, 0, 1, true},
+		{"passes at once", time.Minute, []sample{quiet}, 1, 1, false, false},
+		{"missed while busy, then passed", time.Minute, []sample{busy, busy, quiet}, 3, 3, false, false},
+		{"missed on a quiet machine", time.Minute, []sample{quiet, busy}, 0, 1, true, false},
+		{"missed while busy, then on a quiet machine", time.Minute, []sample{busy, quiet, quiet}, 0, 2, true, false},
+		{"missed, the machine not measured", time.Minute, []sample{unmeasured, quiet}, 0, 1, true, false},
+		{"busy past the bound: inconclusive", 0, []sample{busy, busy}, 0, 1, false, true},
+		{"exactly BusyShare counts as quiet", time.Minute, []sample{{BusyShare, true}, busy}, 0, 1, true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,8 +72,12 @@ func TestRetry(t *testing.T) {
 				}
 				return []string{"capacity 12.1/s, want 15.3/s within 15 %"}
 			})
-			if attempts != tt.attempts || (len(f.errors) > 0) != tt.fails {
-				t.Errorf("%d attempts, errors %q; want %d attempts, failed %v (logs %q)", attempts, f.errors, tt.attempts, tt.fails, f.logs)
+			if attempts != tt.attempts || (len(f.errors) > 0) != tt.fails || (len(f.skips) > 0) != tt.skipped {
+				t.Errorf("%d attempts, errors %q, skips %q; want %d attempts, failed %v, skipped %v (logs %q)",
+					attempts, f.errors, f.skips, tt.attempts, tt.fails, tt.skipped, f.logs)
+			}
+			if tt.skipped && !strings.Contains(strings.Join(f.logs, "\n"), "capacity 12.1/s") {
+				t.Errorf("an inconclusive check does not say what missed: %q", f.logs)
 			}
 			if tt.fails && !strings.Contains(strings.Join(f.errors, "\n"), "capacity 12.1/s") {
 				t.Errorf("the failure does not say what missed: %q", f.errors)

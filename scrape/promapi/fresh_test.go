@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -21,15 +22,24 @@ import (
 // finished-request counter, so nothing else would wait for the engine to
 // settle), scraped at the times each schedule says, on a server clock skew
 // ahead of the test's.
+//
+// The schedule counts from the first query the fake receives, not from a
+// time the test reads before the round begins: the round's "just after the
+// phase ended" is its own clock reading, and on a busy machine (two CPU
+// hogs, -race) tens of milliseconds can pass between the test's reading and
+// the round's, which would move a scrape due 50 ms "after" to before the
+// round. The first query comes after the round's start, so a scrape
+// scheduled after it is after the round's start too, on any machine.
 type fakeProm struct {
 	skew   time.Duration
 	mu     sync.Mutex
 	scrape map[string][]fakeScrape // by instance, in time order
 	probes []string                // the timestamp() queries received
+	first  time.Time               // the first query's arrival: the schedule's zero
 }
 
 type fakeScrape struct {
-	at        time.Time // on the real clock
+	at        time.Duration // after the first query, on the real clock
 	generated float64
 }
 
@@ -37,7 +47,7 @@ func (p *fakeProm) latest(inst string, now time.Time) (fakeScrape, bool) {
 	var out fakeScrape
 	ok := false
 	for _, s := range p.scrape[inst] {
-		if !s.at.After(now) {
+		if !p.first.Add(s.at).After(now) {
 			out, ok = s, true
 		}
 	}
@@ -57,6 +67,9 @@ func (p *fakeProm) serve(t *testing.T) string {
 		eval := float64(now.Add(p.skew).UnixMilli()) / 1000
 		p.mu.Lock()
 		defer p.mu.Unlock()
+		if p.first.IsZero() {
+			p.first = now
+		}
 		var res []any
 		point := func(labels map[string]string, v string) {
 			res = append(res, map[string]any{"metric": labels, "value": []any{eval, v}})
@@ -73,7 +86,7 @@ func (p *fakeProm) serve(t *testing.T) string {
 			base := map[string]string{"instance": inst, "job": "llama"}
 			if probe {
 				if strings.Contains(q, `{__name__="llamacpp:requests_processing",job="llama"}`) {
-					point(base, fmt.Sprint(float64(s.at.Add(p.skew).UnixMilli())/1000))
+					point(base, fmt.Sprint(float64(p.first.Add(s.at).Add(p.skew).UnixMilli())/1000))
 				}
 				continue
 			}
@@ -103,7 +116,7 @@ func TestFreshClosingSnapshot(t *testing.T) {
 		name     string
 		skew     time.Duration
 		wait     time.Duration
-		schedule map[string][]int // scrape times per replica, ms from the round's start; the first is the old value
+		schedule map[string][]int // scrape times per replica, ms from the round's first query; the first is the old value
 		want     float64          // Σ generated tokens; -1: a failed row
 		minWait  time.Duration    // the answer comes after the last replica's new scrape
 		scraped  time.Duration    // the rows are stamped with the oldest replica's new scrape; 0 = minWait
@@ -121,7 +134,7 @@ func TestFreshClosingSnapshot(t *testing.T) {
 			schedule: map[string][]int{"a:8080": {-800, 200}}, want: truth, minWait: ms(200)},
 		{name: "no scrape within the bound", wait: ms(300),
 			schedule: map[string][]int{"a:8080": {-800}, "b:8080": {-800, 20}}, want: -1,
-			wantErr: []string{`instance="a:8080" not scraped within 300ms`, "its newest sample is from 8", "before"}},
+			wantErr: []string{`instance="a:8080" not scraped within 300ms`, "its newest sample is from ", " before"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -133,7 +146,7 @@ func TestFreshClosingSnapshot(t *testing.T) {
 					if i == 0 {
 						v = old
 					}
-					p.scrape[inst] = append(p.scrape[inst], fakeScrape{at: base.Add(ms(at)), generated: v})
+					p.scrape[inst] = append(p.scrape[inst], fakeScrape{at: ms(at), generated: v})
 				}
 			}
 			src := Source{URL: p.serve(t), Selector: `job="llama"`, Dialect: "llamacpp", FreshWait: tc.wait}
@@ -147,6 +160,14 @@ func TestFreshClosingSnapshot(t *testing.T) {
 				for _, s := range tc.wantErr {
 					if !strings.Contains(rows[0].Error, s) {
 						t.Errorf("error %q lacks %q", rows[0].Error, s)
+					}
+				}
+				// The stale sample was taken 800 ms before the first query,
+				// which comes after the round began: at most 800 ms before
+				// it (as good as 800 on a quiet machine).
+				if m := regexp.MustCompile(`newest sample is from (\S+) before`).FindStringSubmatch(rows[0].Error); m != nil {
+					if age, err := time.ParseDuration(m[1]); err != nil || age <= 0 || age > ms(800) {
+						t.Errorf("error %q: the newest sample's age %q, want in (0, 800ms]", rows[0].Error, m[1])
 					}
 				}
 				return
@@ -181,7 +202,7 @@ func TestFreshClosingSnapshot(t *testing.T) {
 // TestFreshWaitStopsWithContext: a cancelled run does not wait out the bound.
 func TestFreshWaitStopsWithContext(t *testing.T) {
 	t.Parallel()
-	p := &fakeProm{scrape: map[string][]fakeScrape{"a:8080": {{at: time.Now().Add(-time.Second), generated: 1}}}}
+	p := &fakeProm{scrape: map[string][]fakeScrape{"a:8080": {{at: -time.Second, generated: 1}}}}
 	src := Source{URL: p.serve(t), Selector: `job="llama"`, Dialect: "llamacpp", FreshWait: time.Minute}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
