@@ -201,7 +201,7 @@ func TestRunRepeatCtrlCInTrial2(t *testing.T) {
 	go func() {
 		done <- execute(context.Background(), cio, []string{"run", "--repeat", "3", "--output", "plain", "--every", "100ms", "--runs", runs, sc})
 	}()
-	waitFor(t, stderr, "(trial 2 of 3) against")
+	waitForText(t, stderr, "(trial 2 of 3) against")
 	sigs <- syscall.SIGINT
 	code := <-done
 	if code != exitRuntime {
@@ -224,8 +224,8 @@ func TestRunRepeatCtrlCInTrial2(t *testing.T) {
 	}
 }
 
-// waitFor waits until b holds s (a minute at most).
-func waitFor(t *testing.T, b *syncBuffer, s string) {
+// waitForText waits until b holds s (a minute at most).
+func waitForText(t *testing.T, b *syncBuffer, s string) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for !strings.Contains(b.String(), s) {
