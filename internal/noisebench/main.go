@@ -36,7 +36,13 @@ const (
 	decodePerSeq = 20 * time.Microsecond
 )
 
-var gatesChecked = []string{"client.ttft.p99 regression < 10%", "client.itl.p50 regression < 10%"}
+// gatesChecked are the regression gates each pair is judged by. The planted
+// regression lengthens every decode pass by its size, which the engine's
+// truth shows as the same change of the mean ITL; the built-in engine's
+// per-token gaps are not spread evenly around it (a pass's tokens reach the
+// client in bursts), so its median moves by less (+5 % for a 25 % plant
+// here) and client.itl.p50 is judged too, but is not the planted metric.
+var gatesChecked = []string{"client.ttft.p99 regression < 10%", "client.itl.mean regression < 10%", "client.itl.p50 regression < 10%"}
 
 type bench struct {
 	bin, scenario, work, noise string
