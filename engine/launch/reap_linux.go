@@ -29,32 +29,33 @@ func bootID() string {
 	return strings.TrimSpace(string(b))
 }
 
+// stat reads /proc/PID/stat; ok is false when it cannot be read (the
+// process is gone).
+func stat(pid int) (st procfs.ProcStat, ok bool) {
+	p, err := procfs.NewProc(pid)
+	if err != nil {
+		return st, false
+	}
+	st, err = p.Stat()
+	return st, err == nil
+}
+
 // startTime is field 22 of /proc/PID/stat, the process's start in clock
 // ticks after boot; "" when it cannot be read (the process is gone).
 func startTime(pid int) string {
-	p, err := procfs.NewProc(pid)
-	if err != nil {
-		return ""
+	if st, ok := stat(pid); ok {
+		return strconv.FormatUint(st.Starttime, 10)
 	}
-	st, err := p.Stat()
-	if err != nil {
-		return ""
-	}
-	return strconv.FormatUint(st.Starttime, 10)
+	return ""
 }
 
 // command is the process's name (/proc/PID/stat's comm), "" when it cannot
 // be read.
 func command(pid int) string {
-	p, err := procfs.NewProc(pid)
-	if err != nil {
-		return ""
+	if st, ok := stat(pid); ok {
+		return st.Comm
 	}
-	st, err := p.Stat()
-	if err != nil {
-		return ""
-	}
-	return st.Comm
+	return ""
 }
 
 // killLeftover kills l's group when its owner is dead and it is still the
