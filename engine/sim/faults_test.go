@@ -317,27 +317,34 @@ func TestRestartResetsCounters(t *testing.T) {
 // DialectSwitchPrior requests, and says when (ground truth); requests go on.
 func TestDialectSwitch(t *testing.T) {
 	t.Parallel()
-	e, ep := startEngine(t, Config{Dialect: DialectVLLM, Faults: Faults{DialectSwitchAfter: 200 * time.Millisecond, DialectSwitchTo: DialectSGLang, DialectSwitchPrior: 1000}})
+	const after = 500 * time.Millisecond
+	e, ep := startEngine(t, Config{Dialect: DialectVLLM, Faults: Faults{DialectSwitchAfter: after, DialectSwitchTo: DialectSGLang, DialectSwitchPrior: 1000}})
 	if rs := readRaw(t, ep.BaseURL, "before", nil); !rs.done {
 		t.Fatal("request before the switch failed")
 	}
 	m := scrape(t, ep.MetricsURL)
-	if _, ok := m["sglang:num_requests_total"]; ok {
-		t.Fatal("SGLang's names before the switch")
-	}
-	if v := value(t, m, "vllm:request_success_total"); v != 1 {
-		t.Errorf("vllm:request_success_total %v before the switch, want 1", v)
-	}
-	if _, ok := e.DialectSwitchedAt(); ok {
-		t.Error("switched before its time")
+	// The checks of the vLLM side hold only if the request and the scrape
+	// both came before the switch: on a machine busy enough to take longer
+	// than `after` for them they are left undecided (said so); the switch's
+	// own time and everything after it are checked either way.
+	_, early := e.DialectSwitchedAt()
+	if early {
+		t.Logf("the request and the scrape before the switch took past its %v (a busy machine): the checks of the vLLM side are undecided this time", after)
+	} else {
+		if _, ok := m["sglang:num_requests_total"]; ok {
+			t.Fatal("SGLang's names before the switch")
+		}
+		if v := value(t, m, "vllm:request_success_total"); v != 1 {
+			t.Errorf("vllm:request_success_total %v before the switch, want 1", v)
+		}
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for _, ok := e.DialectSwitchedAt(); !ok && time.Now().Before(deadline); _, ok = e.DialectSwitchedAt() {
 		time.Sleep(10 * time.Millisecond)
 	}
 	at, ok := e.DialectSwitchedAt()
-	if !ok || at < 200*time.Millisecond {
-		t.Fatalf("switched at %v (%v), want at 200 ms or later", at, ok)
+	if !ok || at < after {
+		t.Fatalf("switched at %v (%v), want at %v or later", at, ok, after)
 	}
 	if rs := readRaw(t, ep.BaseURL, "after", nil); !rs.done {
 		t.Fatal("request after the switch failed")
@@ -346,7 +353,9 @@ func TestDialectSwitch(t *testing.T) {
 	if _, ok := m["vllm:request_success_total"]; ok {
 		t.Error("vLLM's names after the switch")
 	}
-	if v := value(t, m, "sglang:num_requests_total"); v != 1001 {
+	// 1000 prior + the request after; + the one before, too, when the
+	// switch came before it finished (early).
+	if v := value(t, m, "sglang:num_requests_total"); v != 1001 && !(early && v == 1002) {
 		t.Errorf("sglang:num_requests_total %v after the switch, want 1000 prior + 1", v)
 	}
 	if err := (Faults{DialectSwitchAfter: time.Second, DialectSwitchTo: "nonesuch"}).Validate(); err == nil {
