@@ -10,6 +10,8 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +59,10 @@ type faultCase struct {
 	errHas   string                                 // the error says this
 	check    func(t *testing.T, fr faultRun)        // more, case by case
 	records  func(t *testing.T, rs []client.Record) // each record, when the run made some
+	// heap bounds the growth of the process's heap during the run (0: not
+	// checked). Such cases run one at a time in TestFaultMemory, where no
+	// other test allocates beside them.
+	heap uint64
 }
 
 type faultRun struct {
@@ -201,7 +207,20 @@ func scrapeFailures(min int) func(*testing.T, faultRun) {
 	}
 }
 
+// faultCases is the whole matrix: the cases below and each fault family's
+// own file (faults_*_e2e_test.go).
 func faultCases() []faultCase {
+	var all []faultCase
+	for _, family := range [][]faultCase{
+		baseFaultCases(), sseFaultCases(), payloadFaultCases(), outageFaultCases(),
+		launchFaultCases(), readerFaultCases(),
+	} {
+		all = append(all, family...)
+	}
+	return all
+}
+
+func baseFaultCases() []faultCase {
 	req24 := "  requests: 24"
 	return []faultCase{
 		// The built-in engine's faults.
@@ -440,6 +459,9 @@ func TestFaultMatrix(t *testing.T) {
 		t.Fatalf("the fault matrix has %d cases, want at least 40", len(cases))
 	}
 	for _, tc := range cases {
+		if tc.heap > 0 {
+			continue // TestFaultMemory
+		}
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			fr := runFault(t, tc)
@@ -448,6 +470,54 @@ func TestFaultMatrix(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFaultMemory runs the cases that bound memory one at a time, while the
+// package's parallel tests wait, sampling the heap as the run goes.
+func TestFaultMemory(t *testing.T) {
+	for _, tc := range faultCases() {
+		if tc.heap == 0 {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			runtime.GC()
+			base := heapBytes()
+			peak := base
+			done := make(chan struct{})
+			sampled := make(chan struct{})
+			go func() {
+				defer close(sampled)
+				tick := time.NewTicker(2 * time.Millisecond)
+				defer tick.Stop()
+				for {
+					if h := heapBytes(); h > peak {
+						peak = h
+					}
+					select {
+					case <-done:
+						return
+					case <-tick.C:
+					}
+				}
+			}()
+			fr := runFault(t, tc)
+			close(done)
+			<-sampled
+			if grew := peak - min(base, peak); grew > tc.heap {
+				t.Errorf("the heap grew by %d MiB during the run, more than its bound %d MiB", grew>>20, tc.heap>>20)
+			}
+			if t.Failed() {
+				t.Logf("stderr:\n%s", fr.stderr)
+			}
+		})
+	}
+}
+
+// heapBytes is the memory held by heap objects, live or not yet swept.
+func heapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 func runFault(t *testing.T, tc faultCase) faultRun {

@@ -85,6 +85,16 @@ type Faults struct {
 	DialectSwitchAfter time.Duration `yaml:"dialect_switch_after"`
 	DialectSwitchTo    string        `yaml:"dialect_switch_to"`
 	DialectSwitchPrior int           `yaml:"dialect_switch_prior"`
+
+	// Wire changes how responses are framed on the wire (SSE line endings,
+	// BOM, multi-line data, extra fields, content codings, lingering
+	// connections): every one a valid stream a real server, gateway or proxy
+	// sends, with the same ground truth (wireframe.go).
+	Wire WireFaults `yaml:"wire"`
+	// Payload changes what the chunks say (content as parts arrays, error
+	// shapes, usage claims, chunks after finish_reason): valid shapes the
+	// client must read and protocol violations it must flag (payloadfaults.go).
+	Payload PayloadFaults `yaml:"payload"`
 }
 
 // Fault names, as they appear in RequestTruth.Faults.
@@ -159,6 +169,7 @@ func (f Faults) Validate() error {
 	if f.RestartEvery > 0 && f.RestartDowntime >= f.RestartEvery {
 		errs = append(errs, errors.New("faults.restart_downtime must be shorter than restart_every"))
 	}
+	errs = append(errs, f.Wire.validate(), f.Payload.validate())
 	return errors.Join(errs...)
 }
 
