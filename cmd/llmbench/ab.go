@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -58,37 +57,21 @@ are the noise.`,
 	return cmd
 }
 
-// runAB runs the interleaved pair (run.Interleave) and compares its two
-// trial sets with the code `llmbench compare` runs.
+// runAB runs the interleaved pair (run.AB) and compares its two trial sets
+// as `llmbench compare` does.
 func runAB(ctx context.Context, args []string, opts abOpts, cio *cliIO) error {
 	ctx, abort := context.WithCancel(ctx)
 	defer abort()
 	stop, view := startControl(ctx, abort, cio, opts.run)
-	bScenario := args[0]
+	cfg := run.ABConfig{SetsA: opts.setsA, SetsB: opts.setsB, Trials: opts.run.repeat,
+		Base: run.Config{Scenario: args[0], Sets: opts.run.sets, RunsDir: opts.run.runsDir, Stop: stop, Views: []run.View{view}, MetricsAddr: opts.run.metrics}}
 	if len(args) == 2 {
-		bScenario = args[1]
-	} else if len(opts.setsB) == 0 && len(opts.setsA) == 0 {
-		fmt.Fprintln(cio.stderr, "llmbench: A/A: no B.yaml and no --set-a or --set-b, so both sides run A: their differences are the noise")
+		cfg.B = args[1]
 	}
-	side := func(scenario string, sets []string) run.Config {
-		return run.Config{Scenario: scenario, Sets: slices.Concat(opts.run.sets, sets), RunsDir: opts.run.runsDir,
-			Stop: stop, Views: []run.View{view}, MetricsAddr: opts.run.metrics}
-	}
-	res, err := run.Interleave(ctx, side(args[0], opts.setsA), side(bScenario, opts.setsB), opts.run.repeat, cio.runIO())
+	res, err := run.AB(ctx, cfg, cio.runIO())
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(cio.stdout, "A/B pair: %s\n", res.Dir)
-	return compareDirs(ctx, cio, opts.format, res.A.Dir, res.B.Dir)
-}
-
-// compareDirs runs `llmbench compare --format FORMAT DIRS...` itself, so
-// that the pair is compared exactly as the command compares sets.
-func compareDirs(ctx context.Context, cio *cliIO, format string, dirs ...string) error {
-	c := newCompareCmd(cio)
-	c.SilenceUsage, c.SilenceErrors = true, true
-	c.SetOut(cio.stdout)
-	c.SetErr(cio.stderr)
-	c.SetArgs(append([]string{"--format", format}, dirs...))
-	return c.ExecuteContext(ctx)
+	return printComparison(cio, comparison.Renderers[opts.format], run.CompareConfig{Runs: []string{res.A.Dir, res.B.Dir}}, "")
 }

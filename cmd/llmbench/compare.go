@@ -7,9 +7,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/llmbench-org/llmbench/report/comparison"
-	"github.com/llmbench-org/llmbench/report/gates"
 	"github.com/llmbench-org/llmbench/report/noise"
-	"github.com/llmbench-org/llmbench/rundir"
+	"github.com/llmbench-org/llmbench/run"
 )
 
 func newCompareCmd(cio *cliIO) *cobra.Command {
@@ -39,31 +38,7 @@ bold) or json (schema llmbench.compare/v1, documented in package report/comparis
 			if len(baselines)+len(args) < 2 {
 				return asUsage(errors.New("compare needs two run arguments (or --baseline and one argument)"))
 			}
-			var runs []comparison.Run
-			if len(baselines) > 0 {
-				base, err := loadHistory(baselines)
-				if err != nil {
-					return err
-				}
-				runs = append(runs, base)
-			}
-			for _, dir := range args {
-				if !comparison.IsRun(dir) {
-					return asUsage(fmt.Errorf("%s is not a run directory (no %s or %s), a trial set (no %s) or a directory of runs", dir, rundir.RunFile, rundir.SummaryFile, rundir.TrialsFile))
-				}
-				r, err := comparison.Load(dir)
-				if err != nil {
-					return err
-				}
-				runs = append(runs, r)
-			}
-			o := gates.Options{Bootstrap: gates.DefaultBootstrap}
-			floors, err := compareFloors(cio, noisePath, runs[0].Dir)
-			if err != nil {
-				return err
-			}
-			o.Floors = floors
-			return render(cio.stdout, comparison.CompareWith(o, runs...))
+			return printComparison(cio, render, run.CompareConfig{Runs: args, Baselines: baselines}, noisePath)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text, md for a pull-request comment or a CI job summary, or json")
@@ -72,47 +47,22 @@ bold) or json (schema llmbench.compare/v1, documented in package report/comparis
 	return cmd
 }
 
-// loadHistory is the baselines as one side: every run of every path.
-func loadHistory(paths []string) (comparison.Run, error) {
-	var out comparison.Run
-	for i, p := range paths {
-		r, err := comparison.Load(p)
-		if err != nil {
-			return comparison.Run{}, asUsage(fmt.Errorf("--baseline: %w", err))
-		}
-		if i == 0 {
-			out = r
-			out.Trials = nil
-		}
-		out.Trials = append(out.Trials, r.Trials...)
+// noiseFile is the noise file a command reads: --noise's (then required to
+// hold floors for the baseline), else the default one, if any.
+func noiseFile(cio *cliIO, flag string) (path string, required bool) {
+	if flag == "" && cio.getenv != nil {
+		return noise.DefaultPath(cio.getenv), false
 	}
-	return out, nil
+	return flag, flag != ""
 }
 
-// compareFloors are the noise floors for the baseline's scenario and host:
-// from --noise (an entry it lacks is an error) or the default noise file.
-func compareFloors(cio *cliIO, path, baseline string) (gates.Floors, error) {
-	required := path != ""
-	if !required && cio.getenv != nil {
-		path = noise.DefaultPath(cio.getenv)
-	}
-	if path == "" {
-		return gates.Floors{}, nil
-	}
-	f, err := noise.Load(path)
+// printComparison compares cfg's runs under the noise file of the --noise
+// flag (or the default one) and renders the comparison on stdout.
+func printComparison(cio *cliIO, render comparison.Renderer, cfg run.CompareConfig, noiseFlag string) error {
+	cfg.Noise, cfg.NoiseRequired = noiseFile(cio, noiseFlag)
+	c, err := run.Compare(cfg)
 	if err != nil {
-		return gates.Floors{}, asUsage(fmt.Errorf("--noise: %w", err))
+		return err
 	}
-	k, err := noise.KeyOf(baseline)
-	if err != nil {
-		return gates.Floors{}, nil
-	}
-	e, ok := f.Lookup(k)
-	if !ok {
-		if required {
-			return gates.Floors{}, asUsage(fmt.Errorf("--noise %s has no floors for scenario %s (%s) on host %q; learn them with llmbench noise", path, k.Scenario, k.ScenarioHash, k.Host))
-		}
-		return gates.Floors{}, nil
-	}
-	return e.Floors(path), nil
+	return render(cio.stdout, c)
 }

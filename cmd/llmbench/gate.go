@@ -2,13 +2,10 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
 	"github.com/llmbench-org/llmbench/report/gates"
-	"github.com/llmbench-org/llmbench/report/noise"
 	"github.com/llmbench-org/llmbench/run"
 )
 
@@ -56,15 +53,12 @@ more requests, --repeat N, more baseline runs, a learned noise floor, a quieter 
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if list {
-				return printGateMetrics(cio)
+				return gates.WriteMetrics(cio.stdout)
 			}
 			if len(args) != 1 {
 				return asUsage(errors.New("gate needs RUN_DIR (or --metrics)"))
 			}
-			cfg.Noise, cfg.NoiseRequired = noisePath, noisePath != ""
-			if noisePath == "" && cio.getenv != nil {
-				cfg.Noise = noise.DefaultPath(cio.getenv)
-			}
+			cfg.Noise, cfg.NoiseRequired = noiseFile(cio, noisePath)
 			_, err := run.Gate(args[0], cfg, cio.stdout)
 			return err
 		},
@@ -75,22 +69,4 @@ more requests, --repeat N, more baseline runs, a learned noise floor, a quieter 
 	cmd.Flags().StringVar(&cfg.JUnit, "junit", "", "also write the results as JUnit XML to this file")
 	cmd.Flags().BoolVar(&list, "metrics", false, "list the metric names gates can use, and exit")
 	return cmd
-}
-
-func printGateMetrics(cio *cliIO) error {
-	tw := tabwriter.NewWriter(cio.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "metric\tunit\tbetter\tmeaning")
-	for _, m := range gates.Metrics() {
-		better := m.Better
-		if better == "" {
-			better = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", m.Name, m.Unit, better, m.Doc)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintln(cio.stdout, "\nEvery client.* and server.* metric also reads one phase alone (a sweep point, say):"+
-		" phase[NAME].<metric>, e.g. phase[rate-8].client.ttft.p99 < 1s.")
-	return err
 }

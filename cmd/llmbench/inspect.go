@@ -3,16 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"net/url"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/llmbench-org/llmbench/engine"
 	"github.com/llmbench-org/llmbench/redact"
-	"github.com/llmbench-org/llmbench/rundir"
-	"github.com/llmbench-org/llmbench/scrape"
+	"github.com/llmbench-org/llmbench/run"
 )
 
 func newInspectCmd(cio *cliIO) *cobra.Command {
@@ -27,31 +22,7 @@ func newInspectCmd(cio *cliIO) *cobra.Command {
 			"model and the metrics as a run against an external engine would, and says what it found.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if dialect != "" && dialect != scrape.Auto {
-				if _, err := scrape.DialectFor(dialect); err != nil {
-					return asUsage(err)
-				}
-			}
-			target := args[0]
-			if err := notARun(target); err != nil {
-				return asUsage(err)
-			}
-			if base, ok := apiRoot(target); ok {
-				// The engine's API root rather than its /metrics: find the
-				// metrics as a run would, and say what was found.
-				ep, err := engine.External{Endpoint: engine.Endpoint{BaseURL: base}}.Start(cmd.Context())
-				for _, n := range ep.Notes {
-					fmt.Fprintf(cio.stderr, "llmbench: engine: %s\n", n)
-				}
-				if err != nil {
-					fmt.Fprintf(cio.stderr, "llmbench: engine: %v\n", err)
-				}
-				if ep.MetricsURL == "" {
-					return fmt.Errorf("inspect %s: found no /metrics beside the API; give the metrics URL itself", target)
-				}
-				target = ep.MetricsURL
-			}
-			rep, err := scrape.InspectDialect(cmd.Context(), target, dialect)
+			rep, err := run.Inspect(cmd.Context(), args[0], dialect, cio.stderr)
 			if err != nil {
 				return err
 			}
@@ -73,39 +44,4 @@ func newInspectCmd(cio *cliIO) *cobra.Command {
 	cmd.Flags().StringVar(&dialect, "dialect", "", "metric dialect (default: detect from the metric names)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
-}
-
-// apiRoot reports whether target is an engine's API root (an http(s) URL
-// whose path is empty, "/" or ends in /v1) and returns its /v1 base URL.
-func apiRoot(target string) (string, bool) {
-	u, err := url.Parse(target)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", false
-	}
-	switch p := strings.TrimSuffix(u.Path, "/"); {
-	case p == "":
-		u.Path = "/v1"
-	case strings.HasSuffix(p, "/v1"):
-		u.Path = p
-	default:
-		return "", false
-	}
-	return u.String(), true
-}
-
-// notARun refuses a run directory or a trial set given for an exposition
-// file: inspect reads an engine's /metrics, not what a run recorded.
-func notARun(target string) error {
-	if fileExists(filepath.Join(target, rundir.TrialsFile)) {
-		trials, err := rundir.Trials(target)
-		if err != nil {
-			return fmt.Errorf("%s is a trial set (llmbench run --repeat): %w", target, err)
-		}
-		return fmt.Errorf("%s is a trial set of %d trials (%s): inspect reads an engine's /metrics (a URL or an exposition file), not a run; llmbench report %s shows what each trial recorded",
-			target, len(trials), trialNames(trials), target)
-	}
-	if fileExists(filepath.Join(target, rundir.RunFile)) {
-		return fmt.Errorf("%s is a run directory: inspect reads an engine's /metrics (a URL or an exposition file), not a run; llmbench report %s shows what it recorded", target, target)
-	}
-	return nil
 }

@@ -2,14 +2,9 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"io"
-	"sort"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/llmbench-org/llmbench/report/gates"
 	"github.com/llmbench-org/llmbench/report/noise"
 	"github.com/llmbench-org/llmbench/run"
 )
@@ -42,43 +37,8 @@ machine the gates run on, with the load the gates see.`,
 			if out == "" {
 				return asUsage(errors.New("no noise file: give --out (no $LLMBENCH_NOISE, no home directory)"))
 			}
-			var got [][2]gates.Run
-			var first string
-			for i := range pairs {
-				var pair [2]gates.Run
-				for j := range pair {
-					res, err := run.Run(cmd.Context(), run.Config{Scenario: args[0], Sets: sets, RunsDir: runsDir}, quietIO(cio))
-					var gf *run.GatesFailed
-					if err != nil && !errors.As(err, &gf) {
-						return err
-					}
-					if first == "" {
-						first = res.Dir
-					}
-					if pair[j], err = gates.LoadRun(res.Dir); err != nil {
-						return err
-					}
-					fmt.Fprintf(cio.stdout, "pair %d/%d run %c: %s (valid: %v)\n", i+1, pairs, 'A'+j, res.Dir, pair[j].Summary.Health.Valid)
-				}
-				got = append(got, pair)
-			}
-			k, err := noise.KeyOf(first)
-			if err != nil {
-				return err
-			}
-			e, err := noise.Learn(k, got, noise.Metrics, time.Now())
-			if err != nil {
-				return err
-			}
-			f, err := noise.Load(out)
-			if err != nil {
-				return err
-			}
-			f.Put(e)
-			if err := f.Save(out); err != nil {
-				return err
-			}
-			return printFloors(cio.stdout, out, e)
+			_, err := run.LearnNoise(cmd.Context(), run.NoiseConfig{Scenario: args[0], Sets: sets, RunsDir: runsDir, Pairs: pairs, Out: out}, cio.runIO())
+			return err
 		},
 	}
 	cmd.Flags().IntVar(&pairs, "pairs", 10, "A/A pairs to run")
@@ -86,23 +46,4 @@ machine the gates run on, with the load the gates see.`,
 	cmd.Flags().StringVar(&out, "out", "", "noise file to write (default: $LLMBENCH_NOISE or ~/.config/llmbench/noise.json)")
 	addSetFlag(cmd, &sets)
 	return cmd
-}
-
-// quietIO is a run's IO without its report on stdout: noise prints a line
-// per run.
-func quietIO(cio *cliIO) run.IO {
-	sys := cio.runIO()
-	sys.Stdout = io.Discard
-	return sys
-}
-
-func printFloors(w io.Writer, path string, e noise.Entry) error {
-	fmt.Fprintf(w, "noise floors of %s (%s) on %s, %d A/A pairs (%d with a run not valid), written to %s:\n",
-		e.Scenario, e.ScenarioHash, e.Host, e.Pairs, e.InvalidPairs, path)
-	names := e.Names()
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-40s ±%.1f%%\n", n, 100*e.Metrics[n].Floor)
-	}
-	return nil
 }

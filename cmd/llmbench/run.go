@@ -111,11 +111,10 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 // and the interrupts (signals, or Ctrl-C in the TUI) turned into the
 // two-stage stop: the first closes stop, the second calls abort.
 func startControl(ctx context.Context, abort context.CancelFunc, cio *cliIO, opts runOpts) (chan struct{}, run.View) {
-	stop := make(chan struct{})
 	tuiOn := useTUI(cio, opts)
-	intr := newInterrupter(stop, abort, cio.stderr, !tuiOn)
-	go intr.forward(ctx, cio.signals)
-	return stop, progressView(cio, opts, tuiOn, intr.interrupt)
+	intr := run.NewInterrupter(abort, cio.stderr, !tuiOn)
+	go intr.Forward(ctx, cio.signals)
+	return intr.Stop(), progressView(cio, opts, tuiOn, intr.Interrupt)
 }
 
 // useTUI decides the live view: the TUI on a terminal (unless --output plain),
@@ -136,24 +135,16 @@ func useTUI(cio *cliIO, opts runOpts) bool {
 func progressView(cio *cliIO, opts runOpts, tuiOn bool, interrupt func()) run.View {
 	if tuiOn {
 		return func(ctx context.Context, l run.Live) {
-			h := tui.Header{Scenario: withTrial(l), RunDir: l.RunDir, Engine: l.Engine, Planned: l.Planned, PlannedRequests: l.PlannedRequests, Phases: l.Phases}
+			h := tui.Header{Scenario: l.Name(), RunDir: l.RunDir, Engine: l.Engine, Planned: l.Planned, PlannedRequests: l.PlannedRequests, Phases: l.Phases}
 			if err := tui.Run(ctx, h, l.Progress, tui.Options{Input: cio.stdin, Output: cio.stdout, Interrupt: interrupt}); err != nil {
 				fmt.Fprintf(cio.stderr, "llmbench: live view: %v\n", err)
 			}
 		}
 	}
 	return func(ctx context.Context, l run.Live) {
-		fmt.Fprintf(cio.stderr, "llmbench: running %s against %s, writing %s\n", withTrial(l), l.Engine, l.RunDir)
+		fmt.Fprintf(cio.stderr, "llmbench: running %s against %s, writing %s\n", l.Name(), l.Engine, l.RunDir)
 		live.PrintProgress(ctx, cio.stderr, opts.every, l.Progress)
 	}
-}
-
-// withTrial names the run's scenario and, in a trial set, which trial runs.
-func withTrial(l run.Live) string {
-	if l.Trial == "" {
-		return l.Scenario
-	}
-	return l.Scenario + " (" + l.Trial + ")"
 }
 
 // startTime reads --start-at ("" = none): an RFC 3339 time, which says its

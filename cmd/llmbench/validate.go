@@ -1,11 +1,9 @@
 package main
 
 import (
-	"errors"
-	"fmt"
+	"github.com/spf13/cobra"
 
 	"github.com/llmbench-org/llmbench/run"
-	"github.com/spf13/cobra"
 )
 
 func newValidateCmd() *cobra.Command {
@@ -21,28 +19,7 @@ sent. With --resolved it prints each valid scenario with its defaults filled,
 as a run directory keeps it.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var errs []error
-			for _, path := range args {
-				sc, plan, err := run.Load(path, sets)
-				if err != nil {
-					errs = append(errs, err)
-					continue
-				}
-				if resolved {
-					out, err := sc.Resolved()
-					if err != nil {
-						return err
-					}
-					fmt.Fprintf(cmd.OutOrStdout(), "# %s\n%s", path, out)
-					continue
-				}
-				sum := plan.Summary()
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: ok (%s: %d phase(s), %s)\n", path, sc.Name, len(sum.Phases), sum.Dataset)
-			}
-			if len(errs) > 0 {
-				return asUsage(errors.Join(errs...))
-			}
-			return nil
+			return run.Validate(args, sets, resolved, cmd.OutOrStdout())
 		},
 	}
 	cmd.Flags().BoolVar(&resolved, "resolved", false, "print each scenario with every default filled")
