@@ -23,12 +23,12 @@ type ABConfig struct {
 // AB runs the two sides of cfg interleaved (Interleave), cfg.Trials trials
 // each. With no B scenario and no overrides of one side, both sides run A:
 // an A/A pair, whose differences are the noise, and it says so on
-// sys.Stderr.
+// sys.Stderr (unless Interleave refuses the pair's trial count).
 func AB(ctx context.Context, cfg ABConfig, sys IO) (PairResult, error) {
 	bScenario := cfg.B
 	if bScenario == "" {
 		bScenario = cfg.Base.Scenario
-		if len(cfg.SetsA) == 0 && len(cfg.SetsB) == 0 {
+		if len(cfg.SetsA) == 0 && len(cfg.SetsB) == 0 && cfg.Trials > 0 {
 			fmt.Fprintln(sys.withDefaults().Stderr, "llmbench: A/A: no B.yaml and no --set-a or --set-b, so both sides run A: their differences are the noise")
 		}
 	}

@@ -40,27 +40,6 @@ func isConfigError(err error) bool {
 	return errors.As(err, &ce)
 }
 
-func TestAPIRoot(t *testing.T) {
-	t.Parallel()
-	for _, tt := range []struct {
-		in, base string
-		ok       bool
-	}{
-		{"http://gpu:8000", "http://gpu:8000/v1", true},
-		{"http://gpu:8000/", "http://gpu:8000/v1", true},
-		{"https://gpu:8000/v1", "https://gpu:8000/v1", true},
-		{"http://gw/llm/v1/", "http://gw/llm/v1", true},
-		{"http://gpu:8000/metrics", "", false},
-		{"metrics.txt", "", false},
-		{"testdata/sglang.prom", "", false},
-	} {
-		base, ok := apiRoot(tt.in)
-		if base != tt.base || ok != tt.ok {
-			t.Errorf("apiRoot(%q) = %q, %v; want %q, %v", tt.in, base, ok, tt.base, tt.ok)
-		}
-	}
-}
-
 // Inspect reads an engine's /metrics: a run directory or a trial set given
 // for an exposition file is refused, naming what it is and what to use,
 // and so is an unknown dialect.
@@ -172,6 +151,25 @@ func TestLiveName(t *testing.T) {
 	} {
 		if got := tt.l.Name(); got != tt.want {
 			t.Errorf("%+v.Name() = %q, want %q", tt.l, got, tt.want)
+		}
+	}
+}
+
+// LearnNoise refuses before it runs anything: no pair to run, or no noise
+// file to write (none given, and no environment to find the default in).
+func TestLearnNoiseRefuses(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		cfg  NoiseConfig
+		want string
+	}{
+		{NoiseConfig{Scenario: "x.yaml", Pairs: 0, Out: "n.json"}, "--pairs must be at least 1"},
+		{NoiseConfig{Scenario: "x.yaml", Pairs: 1}, "no noise file: give --out"},
+	} {
+		var out strings.Builder
+		_, err := LearnNoise(context.Background(), tt.cfg, IO{Stdout: &out})
+		if !isConfigError(err) || !strings.Contains(err.Error(), tt.want) || out.Len() > 0 {
+			t.Errorf("%+v: %v, printed %q; want a *ConfigError with %q", tt.cfg, err, out.String(), tt.want)
 		}
 	}
 }

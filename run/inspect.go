@@ -4,10 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/url"
 	"path/filepath"
-	"strings"
 
+	"github.com/llmbench-org/llmbench/endpoints"
 	"github.com/llmbench-org/llmbench/engine"
 	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
@@ -28,7 +27,7 @@ func Inspect(ctx context.Context, target, dialect string, notes io.Writer) (scra
 	if err := notARun(target); err != nil {
 		return scrape.Report{}, configError(err)
 	}
-	if base, ok := apiRoot(target); ok {
+	if base, ok := endpoints.APIBase(target); ok {
 		ep, err := engine.External{Endpoint: engine.Endpoint{BaseURL: base}}.Start(ctx)
 		for _, n := range ep.Notes {
 			fmt.Fprintf(notes, "llmbench: engine: %s\n", n)
@@ -42,24 +41,6 @@ func Inspect(ctx context.Context, target, dialect string, notes io.Writer) (scra
 		target = ep.MetricsURL
 	}
 	return scrape.InspectDialect(ctx, target, dialect)
-}
-
-// apiRoot reports whether target is an engine's API root (an http(s) URL
-// whose path is empty, "/" or ends in /v1) and returns its /v1 base URL.
-func apiRoot(target string) (string, bool) {
-	u, err := url.Parse(target)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", false
-	}
-	switch p := strings.TrimSuffix(u.Path, "/"); {
-	case p == "":
-		u.Path = "/v1"
-	case strings.HasSuffix(p, "/v1"):
-		u.Path = p
-	default:
-		return "", false
-	}
-	return u.String(), true
 }
 
 // notARun refuses a run directory or a trial set given for an exposition

@@ -16,11 +16,12 @@ import (
 // scenario's gates against the plan's phases. Every error is a *ConfigError:
 // the user's to fix. validate, plan and run all load a scenario this way.
 func Load(path string, sets []string) (scenarios.Scenario, *workload.Plan, error) {
-	return load(path, sets, os.LookupEnv)
+	return load(path, nil, sets, os.LookupEnv)
 }
 
-// load is Load with ${VAR} expanded from lookup.
-func load(path string, sets []string, lookup func(string) (string, bool)) (scenarios.Scenario, *workload.Plan, error) {
+// load is Load with ${VAR} expanded from lookup, of the scenario that flags
+// build when they are given (the command line's --url), else of the file.
+func load(path string, flags *scenarios.Flags, sets []string, lookup func(string) (string, bool)) (scenarios.Scenario, *workload.Plan, error) {
 	var overrides []scenarios.Override
 	for _, s := range sets {
 		o, err := scenarios.ParseOverride(s)
@@ -29,7 +30,7 @@ func load(path string, sets []string, lookup func(string) (string, bool)) (scena
 		}
 		overrides = append(overrides, o)
 	}
-	sc, err := scenarios.LoadEnv(path, lookup, overrides...)
+	sc, err := loadScenario(path, flags, lookup, overrides)
 	if err != nil {
 		return sc, nil, configError(err)
 	}
@@ -78,7 +79,7 @@ type loaded struct {
 // (load), the gates and baseline, the shard of the plan, the start time;
 // every problem is found before an engine starts or a file is written.
 func loadRun(cfg Config, sys IO) (loaded, error) {
-	sc, plan, err := load(cfg.Scenario, cfg.Sets, sys.lookupEnv)
+	sc, plan, err := load(cfg.Scenario, cfg.Flags, cfg.Sets, sys.lookupEnv)
 	if err != nil {
 		return loaded{}, err
 	}

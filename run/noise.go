@@ -19,7 +19,7 @@ type NoiseConfig struct {
 	Sets     []string // FIELD=VALUE overrides of the scenario
 	RunsDir  string   // parent of the run directories
 	Pairs    int      // A/A pairs to run (at least 1)
-	Out      string   // the noise file to write
+	Out      string   // the noise file to write ("" = noise.DefaultPath of the environment)
 }
 
 // LearnNoise runs cfg.Pairs A/A pairs of the scenario and records each
@@ -30,6 +30,15 @@ type NoiseConfig struct {
 // floors on sys.Stdout; each run's own report is not printed. A run whose
 // gates fail still counts: the floors are about the figures, not the gates.
 func LearnNoise(ctx context.Context, cfg NoiseConfig, sys IO) (noise.Entry, error) {
+	if cfg.Pairs < 1 {
+		return noise.Entry{}, configError(errors.New("--pairs must be at least 1"))
+	}
+	if cfg.Out == "" {
+		cfg.Out = noise.DefaultPath(sys.withDefaults().Getenv)
+	}
+	if cfg.Out == "" {
+		return noise.Entry{}, configError(errors.New("no noise file: give --out (no $LLMBENCH_NOISE, no home directory)"))
+	}
 	out := sys.withDefaults().Stdout
 	quiet := sys
 	quiet.Stdout = io.Discard

@@ -32,6 +32,7 @@ import (
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/gates"
 	"github.com/llmbench-org/llmbench/rundir"
+	"github.com/llmbench-org/llmbench/scenarios"
 )
 
 // Config is one run: the scenario and what to do with its results.
@@ -39,6 +40,9 @@ type Config struct {
 	Scenario string   // path of the scenario file
 	Sets     []string // FIELD=VALUE overrides of the scenario (--set)
 	RunsDir  string   // parent of the run directory ("" = "runs")
+	// Flags, when set, is the scenario instead of the file: the one the
+	// command line's --url and load flags build (scenarios.FromFlags).
+	Flags *scenarios.Flags
 
 	Baseline   string   // a run directory or summary.json for baseline and regression gates
 	Thresholds []string // gates beyond the scenario's

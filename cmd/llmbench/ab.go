@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -33,11 +32,8 @@ are the noise.`,
   llmbench ab old.yaml new.yaml --format md > comparison.md`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkOutput(cio, opts.run.output); err != nil {
+			if err := checkOutput(cio, cmd, opts.run.output); err != nil {
 				return err
-			}
-			if opts.run.repeat < 1 {
-				return asUsage(fmt.Errorf("--repeat %d: want 1 or more trials of each side", opts.run.repeat))
 			}
 			if _, ok := comparison.Renderers[opts.format]; !ok {
 				return asUsage(fmt.Errorf("--format %q: want text, md or json", opts.format))
@@ -46,9 +42,7 @@ are the noise.`,
 		},
 	}
 	cmd.Flags().IntVar(&opts.run.repeat, "repeat", 3, "trials of each side")
-	cmd.Flags().StringVar(&opts.run.runsDir, "runs", "runs", "directory under which the pair's directory is created")
-	cmd.Flags().StringVar(&opts.run.output, "output", "auto", "live view: auto (TUI on a terminal, plain lines otherwise), tui, plain")
-	cmd.Flags().DurationVar(&opts.run.every, "every", 2*time.Second, "interval of plain progress lines")
+	addOutputFlags(cmd, &opts.run, "pair's directory")
 	cmd.Flags().StringVar(&opts.format, "format", "text", "the comparison: text, md or json (as llmbench compare)")
 	cmd.Flags().StringVar(&opts.run.metrics, "metrics-addr", "", "serve llmbench's own Prometheus /metrics at HOST:PORT throughout the pair")
 	addSetFlag(cmd, &opts.run.sets)

@@ -37,7 +37,7 @@ func TestExitCodes(t *testing.T) {
 		// cobra's own suggestions (decision 0024), still a usage error.
 		{"mistyped command", []string{"rnu"}, exitUsage, "unknown command \"rnu\" for \"llmbench\"\n\nDid you mean this?\n\trun\n"},
 		{"mistyped command with its arguments", []string{"valdate", "x.yaml"}, exitUsage, "Did you mean this?\n\tvalidate\n"},
-		{"run without a file", []string{"run"}, exitUsage, "arg"},
+		{"run without a file", []string{"run"}, exitUsage, "no scenario"},
 		{"unknown flag", []string{"run", "--nope", "x.yaml"}, exitUsage, "unknown flag"},
 		{"missing scenario file", []string{"run", filepath.Join(t.TempDir(), "none.yaml")}, exitUsage, "none.yaml"},
 		{"unknown key names file and line", []string{"run", bad}, exitUsage, filepath.Base(bad) + ":5"},

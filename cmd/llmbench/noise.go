@@ -1,11 +1,8 @@
 package main
 
 import (
-	"errors"
-
 	"github.com/spf13/cobra"
 
-	"github.com/llmbench-org/llmbench/report/noise"
 	"github.com/llmbench-org/llmbench/run"
 )
 
@@ -28,15 +25,6 @@ llmbench compare widen a single run's regression by them (docs/decisions/0034). 
 machine the gates run on, with the load the gates see.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if pairs < 1 {
-				return asUsage(errors.New("--pairs must be at least 1"))
-			}
-			if out == "" && cio.getenv != nil {
-				out = noise.DefaultPath(cio.getenv)
-			}
-			if out == "" {
-				return asUsage(errors.New("no noise file: give --out (no $LLMBENCH_NOISE, no home directory)"))
-			}
 			_, err := run.LearnNoise(cmd.Context(), run.NoiseConfig{Scenario: args[0], Sets: sets, RunsDir: runsDir, Pairs: pairs, Out: out}, cio.runIO())
 			return err
 		},
