@@ -25,12 +25,15 @@ llmbench compare widen a single run's regression by them (docs/decisions/0034). 
 machine the gates run on, with the load the gates see.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			oldNames(cmd, cio.stderr)
 			_, err := run.LearnNoise(cmd.Context(), run.NoiseConfig{Scenario: args[0], Sets: sets, RunsDir: runsDir, Pairs: pairs, Out: out}, cio.runIO())
 			return err
 		},
 	}
 	cmd.Flags().IntVar(&pairs, "pairs", 10, "A/A pairs to run")
-	cmd.Flags().StringVar(&runsDir, "runs", "runs", "directory under which the run directories are created")
+	cmd.Flags().StringVar(&runsDir, "output-dir", "runs", "directory under which the run directories are created")
+	cmd.Flags().StringVar(&runsDir, "runs", "runs", "the old name of --output-dir")
+	_ = cmd.Flags().MarkHidden("runs")
 	cmd.Flags().StringVar(&out, "out", "", "noise file to write (default: $LLMBENCH_NOISE or ~/.config/llmbench/noise.json)")
 	addSetFlag(cmd, &sets)
 	return cmd

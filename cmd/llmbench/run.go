@@ -128,7 +128,7 @@ func startControl(ctx context.Context, abort context.CancelFunc, cio *cliIO, opt
 	return intr.Stop(), progressView(cio, opts, tuiOn, intr.Interrupt)
 }
 
-// useTUI decides the live view: the TUI on a terminal (unless --output plain),
+// useTUI decides the live view: the TUI on a terminal (unless --view plain),
 // plain lines otherwise.
 func useTUI(cio *cliIO, opts runOpts) bool {
 	switch opts.output {

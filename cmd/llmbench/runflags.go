@@ -19,9 +19,9 @@ func addScenarioFlags(cmd *cobra.Command, f *scenarios.Flags) (given func() bool
 	cmd.Flags().AddGoFlagSet(fs)
 	cmd.Flags().Lookup("duration").DefValue = "0" // pflag shows a Go flag's "0s" as a default
 	return func() bool {
-		any := false
-		fs.VisitAll(func(f *flag.Flag) { any = any || cmd.Flags().Changed(f.Name) })
-		return any
+		given := false
+		fs.VisitAll(func(f *flag.Flag) { given = given || cmd.Flags().Changed(f.Name) })
+		return given
 	}
 }
 
