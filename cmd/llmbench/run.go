@@ -27,7 +27,7 @@ type runOpts struct {
 	sets       []string         // --set FIELD=VALUE overrides of the scenario
 	metrics    string           // serve llmbench's own /metrics here during the run
 	verbose    bool             // the findings whole in the text summary
-	repeat     int              // trials of the scenario (1: a single run, no trial set)
+	repeat     int              // trials of the scenario (0 or 1: a single run, no trial set)
 }
 
 func newRunCmd(cio *cliIO) *cobra.Command {
@@ -58,6 +58,9 @@ load); the run directory keeps it as scenario.yaml, and the run ends with the co
 			}
 			if err := checkOutput(cio, cmd, opts.output); err != nil {
 				return err
+			}
+			if opts.repeat < 1 {
+				return asUsage(fmt.Errorf("--repeat %d: want 1 or more trials", opts.repeat))
 			}
 			dir, err := runScenario(cmd.Context(), opts, cio)
 			if rerun := run.ScenarioFile(dir); opts.flags != nil && rerun != "" {
@@ -114,7 +117,7 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 		Baseline: opts.baseline, Thresholds: opts.thresholds, JUnit: opts.junit, Shard: opts.shard, StartAt: startAt,
 		Stop: stop, Views: []run.View{view}, MetricsAddr: opts.metrics, Verbose: opts.verbose,
 	}
-	res, err := run.Repeat(ctx, cfg, opts.repeat, cio.runIO())
+	res, err := run.Repeat(ctx, cfg, max(opts.repeat, 1), cio.runIO())
 	return res.Dir, err
 }
 
