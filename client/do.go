@@ -55,13 +55,13 @@ type call struct {
 	allUsage   bool   // every output chunk so far carried usage
 	timings    []byte // the last raw timings object, copied
 
-	raw       io.ReadCloser   // the body as it came, when body decodes a content coding
-	decoders  []*lazyDecoder  // those decoders
-	lastAt    time.Duration   // the last event that carried a chunk
-	linger    *time.Timer     // armLinger's
-	lingered  bool            // the body stayed open past the stream's end (Wire "linger")
-	others    int             // events of other types than message and error
-	otherType string          // the first of them
+	raw       io.ReadCloser  // the body as it came, when body decodes a content coding
+	decoders  []*lazyDecoder // those decoders
+	lastAt    time.Duration  // the last event that carried a chunk
+	linger    *time.Timer    // armLinger's
+	lingered  bool           // the body stayed open past the stream's end (Wire "linger")
+	others    int            // events of other types than message and error
+	otherType string         // the first of them
 }
 
 // Do sends r and returns what happened as one Record. It never fails: a
