@@ -169,7 +169,9 @@ func TestWireFaultsKeepTheStream(t *testing.T) {
 			lone := count(b, "\r") - count(b, "\r\n")
 			return lone > 0 && count(b, "\r\n") > 0 && count(b, "\n")-count(b, "\r\n") > 0
 		}},
-		{WireFaults{BOM: true}, []string{"wire_bom"}, func(b []byte) bool { return bytes.HasPrefix(b, []byte("\xef\xbb\xbfdata: ")) && count(b, "\xef\xbb\xbf") == 1 }},
+		{WireFaults{BOM: true}, []string{"wire_bom"}, func(b []byte) bool {
+			return bytes.HasPrefix(b, []byte("\xef\xbb\xbfdata: ")) && count(b, "\xef\xbb\xbf") == 1
+		}},
 		{WireFaults{MultilineData: true}, []string{"wire_multiline_data"}, func(b []byte) bool { return count(b, "data:") > 3*len(want) }},
 		{WireFaults{ExtraFields: true}, []string{"wire_extra_fields"}, func(b []byte) bool {
 			return count(b, "event: message\n") == len(want) && count(b, "retry: 3000\n") == len(want) && count(b, ": wire fault\n") == len(want)
