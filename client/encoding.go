@@ -117,7 +117,8 @@ func (d *lazyDecoder) start() (io.Reader, error) {
 		if err != nil {
 			return nil, fmt.Errorf("content coding %s: %w", d.coding, err)
 		}
-		return z, nil
+		z.Multistream(false)
+		return &gzipMembers{br: br, z: z}, nil
 	case "deflate":
 		// RFC 9110 says deflate is a zlib stream; some servers send raw
 		// deflate under the name. A zlib header is told by its check bits.
@@ -136,6 +137,42 @@ func (d *lazyDecoder) start() (io.Reader, error) {
 		return flate.NewReader(br), nil
 	default: // br (decodeBody lets no other name through)
 		return brotli.NewReader(br), nil
+	}
+}
+
+// gzipMembers reads a gzip body of one member or more. gzip.Reader's own
+// multistream mode looks for the next member's header in the same Read that
+// returns the end of the one before, so the last events of a stream would
+// wait for the connection to close (or the request to time out) when the
+// server keeps it open; here that look happens in the next Read, after
+// those events were handed out.
+type gzipMembers struct {
+	br    *bufio.Reader
+	z     *gzip.Reader
+	ended bool // the current member ended
+}
+
+func (g *gzipMembers) Read(p []byte) (int, error) {
+	for {
+		if g.ended {
+			if _, err := g.br.Peek(1); err != nil {
+				return 0, err // io.EOF: the body's end
+			}
+			if err := g.z.Reset(g.br); err != nil {
+				return 0, fmt.Errorf("content coding gzip: %w", err)
+			}
+			g.z.Multistream(false)
+			g.ended = false
+		}
+		n, err := g.z.Read(p)
+		if err == io.EOF {
+			g.ended = true
+			if n > 0 {
+				return n, nil
+			}
+			continue
+		}
+		return n, err
 	}
 }
 

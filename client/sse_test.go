@@ -356,6 +356,24 @@ func TestDoLinger(t *testing.T) {
 		{"without [DONE], after finish and usage", lingering(noDone...), true, "linger", lingerGrace},
 		{"without [DONE], after the finish chunk of a server that sends no usage", lingering(noDone[:len(noDone)-1]...), true, "linger", lingerGrace},
 		{"gzip, after [DONE]", compressed("gzip", compressors[0].new, true, full...), false, "gzip linger", drainGrace},
+		{"gzip ended, then the connection", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Encoding", "gzip")
+			z := gzip.NewWriter(w)
+			_, _ = io.WriteString(z, strings.Join(full, ""))
+			_ = z.Close()
+			w.(http.Flusher).Flush()
+			stall(r)
+		}), false, "gzip linger", drainGrace},
+		{"two gzip members, then the connection", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Encoding", "gzip")
+			for _, part := range []string{strings.Join(full[:2], ""), strings.Join(full[2:], "")} {
+				z := gzip.NewWriter(w)
+				_, _ = io.WriteString(z, part)
+				_ = z.Close()
+			}
+			w.(http.Flusher).Flush()
+			stall(r)
+		}), false, "gzip linger", drainGrace},
 		{"without [DONE], closed at once: no linger", streamOf(noDone...), true, "", 0},
 	}
 	for _, tt := range tests {
