@@ -179,7 +179,8 @@ func BenchmarkRawLines(b *testing.B) {
 }
 
 // BenchmarkChunkDecode is the client's own work per chunk: the SSE reader
-// over the line and the blank line after it, and the decode of the line.
+// over the event (its data line and the blank line after it), and the decode
+// of its data.
 func BenchmarkChunkDecode(b *testing.B) {
 	event := []byte(contentEvent("chatcmpl-0123456789abcdef", "tok "))
 	r := bytes.NewReader(event)
@@ -188,12 +189,12 @@ func BenchmarkChunkDecode(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		r.Reset(event)
-		sr.br.Reset(r)
-		kind, data, err := sr.next()
-		if err != nil || kind != sseData {
-			b.Fatal("not a data line", err)
+		sr.r, sr.w, sr.rerr = 0, 0, nil
+		ev, err := sr.next()
+		if err != nil || !ev.message() {
+			b.Fatal("not a message event", err)
 		}
-		v, err := dec.decode(data)
+		v, err := dec.decode(ev.data)
 		if err != nil || !v.content {
 			b.Fatal("not a content chunk", err)
 		}

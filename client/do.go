@@ -26,7 +26,15 @@ const (
 	// reading it to the end is what hands the connection back to the pool.
 	drainGrace = time.Second
 	drainLimit = 64 << 10
+	// lingerGrace is how long a stream without [DONE] may stay silent after
+	// a finish_reason before it is taken as ended (decision 0211): the
+	// usage chunk that may follow comes from the same engine step.
+	lingerGrace = time.Second
 )
+
+// errLinger is the cause used when a stream without [DONE] stays open
+// lingerGrace after its last event, a finish_reason seen.
+var errLinger = errors.New("stream open past its last event")
 
 // call is one request in flight: the Record being filled and what sender
 // needs to send it.
@@ -46,6 +54,14 @@ type call struct {
 	completion int    // the last usage.completion_tokens seen
 	allUsage   bool   // every output chunk so far carried usage
 	timings    []byte // the last raw timings object, copied
+
+	raw       io.ReadCloser  // the body as it came, when body decodes a content coding
+	decoders  []*lazyDecoder // those decoders
+	lastAt    time.Duration  // the last event that carried a chunk
+	linger    *time.Timer    // armLinger's
+	lingered  bool           // the body stayed open past the stream's end (Wire "linger")
+	others    int            // events of other types than message and error
+	otherType string         // the first of them
 }
 
 // Do sends r and returns what happened as one Record. It never fails: a
@@ -141,6 +157,9 @@ func (c *Client) post(ctx context.Context, cl *call, r Request) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	// Said, not left out: no Accept-Encoding means any coding will do
+	// (encoding.go).
+	req.Header.Set("Accept-Encoding", "identity")
 	if c.cfg.NoStream {
 		req.Header.Set("Accept", "application/json")
 	} else {
@@ -159,11 +178,40 @@ func (c *Client) post(ctx context.Context, cl *call, r Request) error {
 		// target's secrets removed.
 		return &redirectError{code: resp.StatusCode, location: redact.URL(resp.Header.Get("Location"))}
 	}
+	encErr := cl.decode(resp.Header)
 	if resp.StatusCode < http.StatusOK || resp.StatusCode >= http.StatusBadRequest {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, errBodyLimit))
+		if encErr != nil {
+			return &statusError{code: resp.StatusCode, msg: encErr.Error()}
+		}
+		msg, _ := io.ReadAll(io.LimitReader(cl.body, errBodyLimit))
 		return &statusError{code: resp.StatusCode, msg: errorMessage(msg)}
 	}
+	return encErr
+}
+
+// decode puts the decoders of the response's content codings in front of
+// its body (encoding.go).
+func (cl *call) decode(h http.Header) error {
+	body, decs, err := decodeBody(h, cl.body)
+	if err != nil {
+		return err
+	}
+	if decs != nil {
+		cl.raw, cl.body, cl.decoders = cl.body, body, decs
+	}
 	return nil
+}
+
+// wireNote is Record.Wire: the codings the body came in, and "linger".
+func (cl *call) wireNote() string {
+	note := ""
+	if cl.decoders != nil {
+		note = codingNote(cl.decoders)
+	}
+	if cl.lingered {
+		note = strings.TrimSpace(note + " linger")
+	}
+	return note
 }
 
 // redirectError is a 3xx answer: the benchmark goes to the URL it was
@@ -302,6 +350,8 @@ func (cl *call) failOpen(err error) {
 		rec.ErrorClass = ErrRedirect
 	case rec.Status != 0 && (rec.Status < http.StatusOK || rec.Status >= http.StatusBadRequest):
 		rec.ErrorClass = ErrHTTPStatus
+	case errors.As(err, new(*encodingError)):
+		rec.ErrorClass = ErrContentEncoding
 	case cl.ctx.Err() != nil:
 		rec.ErrorClass = contextClass(cl.ctx)
 	case rec.Status != 0:
@@ -312,50 +362,28 @@ func (cl *call) failOpen(err error) {
 }
 
 // read consumes the stream. This is the per-chunk path: the time is taken as
-// soon as a data line is read, and a chunk costs one decode into reused
-// memory and, when it carries output, one append into preallocated space.
+// soon as the read that completes an event returns, and a chunk costs one
+// decode into reused memory and, when it carries output, one append into
+// preallocated space.
 func (cl *call) read(cancel context.CancelCauseFunc) {
 	rec := cl.rec
 	sr := newSSEReader(cl.body)
 	var dec chunkDecoder
+	defer cl.stopLinger()
 	for {
-		kind, data, err := sr.next()
+		ev, err := sr.next()
 		at := cl.c.since()
 		if err != nil {
 			rec.End = at
-			if cl.tail(&dec, sr.tail, sr.tailKind, at, cancel) {
+			if sr.hasTail && cl.event(&dec, &sr.tail, at, true, cancel) {
 				return
 			}
 			cl.end(err)
 			return
 		}
-		switch kind {
-		case sseDone:
-			rec.End = at
-			cl.done(cancel)
-			return
-		case sseBare:
-			// Not SSE: only a JSON error object means anything here.
-			if v, err := dec.decode(data); err == nil && v.err != nil {
-				rec.End = at
-				cl.errorEvent(v.err, cancel)
-				return
-			}
-			continue
-		}
-		v, err := dec.decode(data)
-		if err != nil {
-			rec.End = at
-			rec.ErrorClass = ErrMalformedChunk
-			rec.Error = fmt.Sprintf("chunk %d: %v: %.200q", len(rec.Chunks), err, data)
+		if cl.event(&dec, &ev, at, false, cancel) {
 			return
 		}
-		if v.err != nil {
-			rec.End = at
-			cl.errorEvent(v.err, cancel)
-			return
-		}
-		cl.take(&v, at)
 	}
 }
 
@@ -386,31 +414,94 @@ func (cl *call) take(v *chunkView, at time.Duration) {
 	}
 }
 
-// tail handles the last line of a body that ended without '\n' after it. A
-// complete `data: [DONE]` is [DONE]; a data line that is valid JSON is whole
-// (a JSON object cut short is never valid), so it is read as any chunk; a
-// bare JSON line counts only as an error; a line cut mid-way is ignored, the
-// stream being cut. It reports whether the record is settled.
-func (cl *call) tail(dec *chunkDecoder, data []byte, kind sseKind, at time.Duration, cancel context.CancelCauseFunc) bool {
-	if data == nil {
+// event handles one event (or bare line) that arrived at at; it reports
+// whether the record is settled. The last event of a body that ended before
+// its blank line (tail) is used only when it is whole: [DONE], a chunk
+// whose JSON is valid (a JSON object cut short never is), or an error; one
+// cut mid-way is ignored, the stream being cut (decision 0209).
+func (cl *call) event(dec *chunkDecoder, ev *sseEvent, at time.Duration, tail bool, cancel context.CancelCauseFunc) bool {
+	rec := cl.rec
+	switch {
+	case ev.bare:
+		// Not SSE: only a JSON error object means anything here.
+		if v, err := dec.decode(ev.data); err == nil && v.err != nil {
+			rec.End = at
+			cl.errorEvent(v.err, cancel)
+			return true
+		}
 		return false
-	}
-	if kind == sseDone {
+	case !ev.message():
+		if string(ev.typ) == "error" {
+			// The server's own error (gateways send it so), whatever its shape.
+			rec.End = at
+			cl.errorEvent(ev.data, cancel)
+			return true
+		}
+		cl.otherEvent(ev.typ)
+		return false
+	case len(ev.data) == 0:
+		return false // an empty data line: a keep-alive
+	case ev.data[0] != '{' && isDone(ev.data):
+		rec.End = at
 		cl.done(cancel)
 		return true
 	}
-	v, err := dec.decode(data)
-	if err != nil {
+	v, err := dec.decode(ev.data)
+	switch {
+	case err != nil && tail:
 		return false
-	}
-	if v.err != nil {
+	case err != nil:
+		rec.End = at
+		rec.ErrorClass = ErrMalformedChunk
+		rec.Error = fmt.Sprintf("chunk %d: %v: %.200q", len(rec.Chunks), err, ev.data)
+		return true
+	case v.err != nil:
+		rec.End = at
 		cl.errorEvent(v.err, cancel)
 		return true
 	}
-	if kind == sseData {
-		cl.take(&v, at)
+	cl.take(&v, at)
+	cl.lastAt = at
+	if cl.finish != nil {
+		cl.armLinger(cancel)
 	}
 	return false
+}
+
+// isDone reports the [DONE] marker, white space around it allowed (as
+// go-openai's `data:\s*` and line trimming allowed it).
+func isDone(data []byte) bool { return string(bytes.TrimSpace(data)) == doneMarker }
+
+const doneMarker = "[DONE]"
+
+// otherEvent counts an event of a type other than message and error: an
+// OpenAI-compatible stream has none, so its data is not read as a chunk
+// (an EventSource's onmessage does not see it either); a stream that fails
+// says how many there were.
+func (cl *call) otherEvent(typ []byte) {
+	if cl.others == 0 {
+		cl.otherType = string(typ)
+	}
+	cl.others++
+}
+
+// armLinger (re)starts the grace a stream gets after a finish_reason: when
+// no event and no end of body comes within lingerGrace, the stream is taken
+// as ended at its last event (NoDone, Wire "linger"), not waited on until
+// the server closes it or the request times out (decision 0211). Only the
+// few events after the finish pay for it.
+func (cl *call) armLinger(cancel context.CancelCauseFunc) {
+	if cl.linger == nil {
+		cl.linger = time.AfterFunc(lingerGrace, func() { cancel(errLinger) })
+		return
+	}
+	cl.linger.Reset(lingerGrace)
+}
+
+func (cl *call) stopLinger() {
+	if cl.linger != nil {
+		cl.linger.Stop()
+	}
 }
 
 // chunkTokens is how many tokens an output chunk carried, as far as the
@@ -457,25 +548,43 @@ func (cl *call) errorEvent(raw []byte, cancel context.CancelCauseFunc) {
 
 // end classifies the error that ended the stream before [DONE]. A clean end
 // of the body after a finish_reason is a success (some servers never send
-// [DONE]); the record says NoDone.
+// [DONE]); the record says NoDone and ends at the last event. So does a
+// body still open lingerGrace after the last event that followed a
+// finish_reason (Wire says "linger").
 func (cl *call) end(err error) {
 	rec := cl.rec
+	lingered := errors.Is(context.Cause(cl.ctx), errLinger)
 	switch {
-	case errors.Is(err, io.EOF) && cl.finish != nil:
+	case (errors.Is(err, io.EOF) || lingered) && cl.finish != nil:
 		rec.NoDone = true
+		cl.lingered = lingered
+		if cl.lastAt > 0 {
+			rec.End = cl.lastAt
+		}
 		return
 	case cl.ctx.Err() != nil:
 		rec.ErrorClass = contextClass(cl.ctx)
-	case errors.Is(err, errTooManyEmptyLines), errors.Is(err, ErrSSELineTooLong):
+	case errors.Is(err, errTooManyEmptyLines), errors.Is(err, ErrSSELineTooLong), errors.Is(err, errSSEEventTooLong):
 		rec.ErrorClass = ErrMalformedChunk
+	case errors.Is(err, errUnlabelledGzip), errors.As(err, new(*encodingError)):
+		rec.ErrorClass = ErrContentEncoding
 	case errors.Is(err, io.EOF):
 		rec.ErrorClass = ErrStreamBroken
-		rec.Error = fmt.Sprintf("stream ended without [DONE] or a finish_reason after %d output chunks", len(rec.Chunks))
+		rec.Error = fmt.Sprintf("stream ended without [DONE] or a finish_reason after %d output chunks%s", len(rec.Chunks), cl.othersSaid())
 		return
 	default:
 		rec.ErrorClass = ErrStreamBroken
 	}
-	rec.Error = fmt.Sprintf("after %d output chunks: %v", len(rec.Chunks), err)
+	rec.Error = fmt.Sprintf("after %d output chunks: %v%s", len(rec.Chunks), err, cl.othersSaid())
+}
+
+// othersSaid tells a failure's message about events of other types that
+// were ignored.
+func (cl *call) othersSaid() string {
+	if cl.others == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d events of type %.40q ignored: only message and error events are read)", cl.others, cl.otherType)
 }
 
 // maxBodyBytes bounds a non-streamed response (read through io.LimitReader):
@@ -501,6 +610,10 @@ func (cl *call) readWhole(cancel context.CancelCauseFunc) {
 		rec.ErrorClass = ErrMalformedChunk
 		rec.Error = fmt.Sprintf("response longer than %d bytes", maxBodyBytes)
 		return
+	case cl.decoders == nil && bytes.HasPrefix(body, gzipMagic):
+		rec.ErrorClass = ErrContentEncoding
+		rec.Error = errUnlabelledGzip.Error()
+		return
 	}
 	var dec chunkDecoder
 	v, err := dec.decode(body)
@@ -525,17 +638,25 @@ func (cl *call) readWhole(cancel context.CancelCauseFunc) {
 // encoding's terminator) so that the connection goes back to the pool: Go
 // closes a connection whose body was closed before its end. A server that
 // keeps the stream open gets drainGrace, then the request is canceled; the
-// Record is already complete by then.
+// Record is already complete by then, and says "linger" (decision 0211).
 func (cl *call) drain(cancel context.CancelCauseFunc) {
+	cl.stopLinger()
 	t := time.AfterFunc(drainGrace, func() { cancel(errDrainTimeout) })
 	defer t.Stop()
 	_, _ = io.Copy(io.Discard, io.LimitReader(cl.body, drainLimit))
+	if cl.raw != nil {
+		// A decoder stops at the end of its data; the body's own end
+		// (the chunked terminator) may still be unread.
+		_, _ = io.Copy(io.Discard, io.LimitReader(cl.raw, drainLimit))
+	}
+	cl.lingered = errors.Is(context.Cause(cl.ctx), errDrainTimeout)
 }
 
 // settle fills the token counts, the chunks' token counts, the finish
 // reason and the timings.
 func (cl *call) settle() {
 	rec := cl.rec
+	rec.Wire = cl.wireNote()
 	if cl.finish != nil {
 		rec.FinishReason = unquote(cl.finish)
 	}

@@ -51,6 +51,15 @@ func TestPerChunkPathAllocatesNothing(t *testing.T) {
 		// stream keeps: one allocation for the first, none after.
 		{"chunks longer than the SSE buffer", func(int) string { return contentEvent("chatcmpl-1", long) }},
 		{"chunks after SSE comments", func(i int) string { return ": ping\n\n" + contentEvent("chatcmpl-1", "t") }},
+		// Other framings the spec allows (decision 0209): CRLF line ends,
+		// and a payload over several data lines, copied into a slice the
+		// reader keeps.
+		{"CRLF line ends", func(i int) string {
+			return strings.ReplaceAll(contentEvent("chatcmpl-1", fmt.Sprintf("tok%d ", i)), "\n", "\r\n")
+		}},
+		{"JSON over several data lines", func(i int) string {
+			return strings.ReplaceAll(contentEvent("chatcmpl-1", fmt.Sprintf("tok%d ", i)), `,"`, ",\ndata: \"")
+		}},
 	}
 	for _, s := range streams {
 		t.Run(s.name, func(t *testing.T) {

@@ -18,12 +18,15 @@ const (
 	ErrStreamBroken   ErrorClass = "stream_broken"   // the stream ended early (cut before a finish_reason), or the server sent an error event
 	ErrMalformedChunk ErrorClass = "malformed_chunk" // a data line that is not a valid chunk
 	ErrCanceled       ErrorClass = "canceled"        // the run was stopped while the request was in flight
+	// ErrContentEncoding: the body came in a content coding llmbench cannot
+	// decode (named in Error), or compressed without saying so.
+	ErrContentEncoding ErrorClass = "content_encoding"
 )
 
 // FailureClasses are the classes of a failed request, in the order outputs
 // list them (ErrCanceled is not a failure: the run stopped it).
 func FailureClasses() []ErrorClass {
-	return []ErrorClass{ErrConnect, ErrHTTPStatus, ErrRedirect, ErrTimeout, ErrStreamBroken, ErrMalformedChunk}
+	return []ErrorClass{ErrConnect, ErrHTTPStatus, ErrRedirect, ErrTimeout, ErrStreamBroken, ErrMalformedChunk, ErrContentEncoding}
 }
 
 // TokenSource says where a Record's output token count came from.
@@ -141,6 +144,14 @@ type Record struct {
 	// NoStream: the request was sent with stream:false (Config.NoStream):
 	// only E2E and usage were measured, there is no TTFT, ITL or chunk.
 	NoStream bool `json:"no_stream,omitempty"`
+	// Wire says how the response travelled when it was not plain identity
+	// SSE ending with its body, in words separated by spaces: the content
+	// coding it came in although identity was asked for ("gzip", "deflate",
+	// "deflate-raw", "br", layers joined by "+"), and "linger" when the
+	// connection stayed open past the end of the stream for longer than the
+	// grace the client gives it (the record still ends at the last event).
+	// See decisions 0210 and 0211.
+	Wire string `json:"wire,omitempty"`
 }
 
 // OK reports whether the request succeeded.

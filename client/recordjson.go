@@ -130,6 +130,9 @@ func (r *Record) AppendJSON(dst []byte) []byte {
 	if r.NoStream {
 		b = append(b, `,"no_stream":true`...)
 	}
+	if r.Wire != "" {
+		b = appendString(append(b, `,"wire":`...), r.Wire)
+	}
 	return append(b, '}')
 }
 
@@ -817,6 +820,8 @@ func (d *recordDecoder) object() bool {
 				ok = d.bool(&r.NoDone)
 			case "no_stream":
 				ok = d.bool(&r.NoStream)
+			case "wire":
+				ok = d.string(&r.Wire, prev.Wire)
 			default:
 				return false
 			}

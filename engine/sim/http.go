@@ -187,6 +187,8 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 	}
 	completions := ep.Kind == endpoints.KindCompletion
 	t := RequestTruth{Arrival: e.now(), HeaderID: r.Header.Get("X-Request-Id"), Endpoint: ep.ServerPath()}
+	w, wire := e.wireFrame(w, r, &t) // Faults.Wire (wireframe.go)
+	defer wire.finish()
 	if c := connOf(r); c != nil {
 		t.ConnRequest, t.ConnClosed = c.request, c.closed
 		if c.closed {
