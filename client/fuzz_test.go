@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -158,22 +160,87 @@ var chunkSeeds = []string{
 	`{"timings":[1],"TIMINGS":{"a":1}}`,
 	`{"timings":{"a":1},"timings":2}`,
 	`{"choices":[{"delta":{"reasoning":"r"},"message":{"content":""}}]}`,
+	// Issue 21: parts arrays, several choices, huge and float-shaped numbers.
+	`{"choices":[{"index":0,"delta":{"content":[{"type":"text","text":"x"}]}}]}`,
+	`{"choices":[{"delta":{"content":[{"type":"text","text":""},{"type":"image_url","image_url":{"url":"u"}}]}}]}`,
+	`{"choices":[{"delta":{"content":["plain",1,null,[]],"reasoning_content":[{"TEXT":"r","text":null}]}}]}`,
+	`{"choices":[{"message":{"content":[{"text":7}]}}]}`,
+	`{"choices":[{"index":0,"delta":{"content":"a"}},{"index":1,"delta":{"content":"b"},"finish_reason":"stop"}]}`,
+	`{"choices":[{"index":63,"delta":{"content":"a"}},{"index":64,"delta":{"content":"b"}},{"index":-1},{"index":1.5},{"index":"0"},{"index":null}]}`,
+	`{"choices":[{"index":1e0,"index":2}],"choices":[{"index":3,"index":null}]}`,
+	`{"usage":{"completion_tokens":1e18,"prompt_tokens":-0}}`,
+	`{"usage":{"completion_tokens":1000000000000000000,"prompt_tokens":-5}}`,
+	`{"usage":{"completion_tokens":"12","prompt_tokens":true,"prompt_tokens_details":{"cached_tokens":[1]}}}`,
+	`{"usage":{"completion_tokens":1.5,"completion_tokens":3}}`,
+	`{"usage":{"completion_tokens":1.5},"usage":{"completion_tokens":3}}`,
+	`{"usage":{"completion_tokens":99999999999999999999999}}`,
 }
 
-// The reference for chunkDecoder: encoding/json into the shape it reads.
+// The reference for chunkDecoder: encoding/json into the shape it reads,
+// with the decoder's own rules where it departs from encoding/json (parts
+// arrays, lenient token counts and indices) stated plainly.
 type refChunk struct {
 	ID      json.RawMessage `json:"id"`
-	Choices []refChoice     `json:"choices"`
+	Choices []*refChoice    `json:"choices"` // a null choice is nil: no choice
 	Usage   json.RawMessage `json:"usage"`
 	Error   json.RawMessage `json:"error"`
 	Timings json.RawMessage `json:"timings"`
 }
 
 type refChoice struct {
+	Index        refIndex        `json:"index"`
 	Delta        refDelta        `json:"delta"`
 	Message      refDelta        `json:"message"`
 	Text         json.RawMessage `json:"text"`
 	FinishReason json.RawMessage `json:"finish_reason"`
+}
+
+// refIndex is a choice's index: null leaves it, an integer in [0, 64) is
+// it, anything else is -1.
+type refIndex int
+
+func (x *refIndex) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil || n < 0 || n >= maxChoices {
+		*x = badChoiceIndex
+		return nil
+	}
+	*x = refIndex(n)
+	return nil
+}
+
+// refCount is a token count: null leaves it, an int is it, anything else
+// is 0 and marks the count bad (for good: a later value does not clear it).
+type refCount struct {
+	n   int
+	bad bool
+}
+
+func (c *refCount) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		c.n, c.bad = 0, true
+		return nil
+	}
+	c.n = int(n)
+	return nil
+}
+
+type refUsage struct {
+	PromptTokens        refCount `json:"prompt_tokens"`
+	CompletionTokens    refCount `json:"completion_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens refCount `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails struct {
+		ReasoningTokens refCount `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
 }
 
 type refDelta struct {
@@ -184,7 +251,7 @@ type refDelta struct {
 }
 
 func (d refDelta) strings() bool {
-	return stringOrNull(d.Content) && stringOrNull(d.ReasoningContent) && stringOrNull(d.Reasoning)
+	return textOK(d.Content) && textOK(d.ReasoningContent) && textOK(d.Reasoning)
 }
 
 // hasCall reports a tool_calls array with an element.
@@ -195,6 +262,50 @@ func (d refDelta) hasCall() bool {
 
 func stringOrNull(raw json.RawMessage) bool {
 	return len(raw) == 0 || string(raw) == "null" || raw[0] == '"'
+}
+
+// textOK: a text field is a string, null, or an array of parts whose
+// object elements have a string or null "text".
+func textOK(raw json.RawMessage) bool {
+	if stringOrNull(raw) {
+		return true
+	}
+	_, ok := refParts(raw)
+	return ok
+}
+
+// refParts says whether raw, an array of parts, holds text: a non-empty
+// string element, or an object element whose "text" is a non-empty string.
+func refParts(raw json.RawMessage) (text, ok bool) {
+	var parts []json.RawMessage
+	if raw[0] != '[' || json.Unmarshal(raw, &parts) != nil {
+		return false, false
+	}
+	for _, p := range parts {
+		switch p[0] {
+		case '"':
+			text = text || nonEmptyString(p)
+		case '{':
+			var part struct {
+				Text json.RawMessage `json:"text"`
+			}
+			if json.Unmarshal(p, &part) != nil || !stringOrNull(part.Text) {
+				return false, false
+			}
+			text = text || nonEmptyString(part.Text)
+		}
+	}
+	return text, true
+}
+
+// hasText reports a text field holding text: a non-empty string, or parts
+// with text.
+func hasText(raw json.RawMessage) bool {
+	if len(raw) > 0 && raw[0] == '[' {
+		text, _ := refParts(raw)
+		return text
+	}
+	return nonEmptyString(raw)
 }
 
 // refDecode is what encoding/json says of data, as a snapshot.
@@ -213,26 +324,53 @@ func refDecode(data []byte) snapshot {
 	if len(c.Timings) > 0 && c.Timings[0] == '{' {
 		s.timings = string(c.Timings)
 	}
+	var choices []choiceView
 	for _, ch := range c.Choices {
+		if ch == nil {
+			continue
+		}
 		d, m := ch.Delta, ch.Message
 		if !d.strings() || !m.strings() || !stringOrNull(ch.Text) || !stringOrNull(ch.FinishReason) {
 			return snapshot{}
 		}
-		s.content = s.content || nonEmptyString(d.Content) || nonEmptyString(m.Content) || nonEmptyString(ch.Text)
-		s.reasoning = s.reasoning || nonEmptyString(d.ReasoningContent) || nonEmptyString(d.Reasoning) ||
-			nonEmptyString(m.ReasoningContent) || nonEmptyString(m.Reasoning)
-		s.tool = s.tool || d.hasCall() || m.hasCall()
-		if s.finish == "" && nonEmptyString(ch.FinishReason) {
-			s.finish = string(ch.FinishReason)
+		cv := choiceView{index: int(ch.Index),
+			content:   hasText(d.Content) || hasText(m.Content) || nonEmptyString(ch.Text),
+			reasoning: hasText(d.ReasoningContent) || hasText(d.Reasoning) || hasText(m.ReasoningContent) || hasText(m.Reasoning),
+			tool:      d.hasCall() || m.hasCall()}
+		if nonEmptyString(ch.FinishReason) {
+			cv.finish = ch.FinishReason
+		}
+		choices = append(choices, cv)
+		s.content = s.content || cv.content
+		s.reasoning = s.reasoning || cv.reasoning
+		s.tool = s.tool || cv.tool
+		if s.finish == "" && cv.finish != nil {
+			s.finish = string(cv.finish)
 		}
 	}
+	s.choices = choicesString(choices)
 	if len(c.Usage) > 0 && string(c.Usage) != "null" {
-		if c.Usage[0] != '{' || json.Unmarshal(c.Usage, &s.usage) != nil {
+		var u refUsage
+		if c.Usage[0] != '{' || json.Unmarshal(c.Usage, &u) != nil {
 			return snapshot{}
 		}
 		s.hasUse = true
+		s.usage = wireUsage{PromptTokens: u.PromptTokens.n, CompletionTokens: u.CompletionTokens.n}
+		s.usage.PromptTokensDetails.CachedTokens = u.PromptTokensDetails.CachedTokens.n
+		s.usage.CompletionTokensDetails.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens.n
+		s.usageBad = u.PromptTokens.bad || u.CompletionTokens.bad || u.PromptTokensDetails.CachedTokens.bad ||
+			u.CompletionTokensDetails.ReasoningTokens.bad
 	}
 	return s
+}
+
+// choicesString renders choices comparably.
+func choicesString(cs []choiceView) string {
+	var b strings.Builder
+	for _, c := range cs {
+		fmt.Fprintf(&b, "[%d %t %t %t %s]", c.index, c.content, c.reasoning, c.tool, c.finish)
+	}
+	return b.String()
 }
 
 // repeatsChoices reports a top-level "choices" key given more than once,
@@ -269,8 +407,10 @@ type snapshot struct {
 	id        string
 	usage     wireUsage
 	hasUse    bool
+	usageBad  bool
 	err       string
 	timings   string
+	choices   string
 }
 
 func snap(v chunkView, err error) snapshot {
@@ -278,7 +418,7 @@ func snap(v chunkView, err error) snapshot {
 		return snapshot{}
 	}
 	s := snapshot{ok: true, content: v.content, reasoning: v.reasoning, tool: v.tool, finish: string(v.finish), id: string(v.id),
-		hasUse: v.hasUsage, err: string(v.err), timings: string(v.timings)}
+		hasUse: v.hasUsage, usageBad: v.usageBad, err: string(v.err), timings: string(v.timings), choices: choicesString(v.choices)}
 	if v.hasUsage {
 		s.usage = *v.usage
 	}

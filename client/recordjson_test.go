@@ -139,7 +139,11 @@ func TestRecordEveryField(t *testing.T) {
 		case reflect.Bool:
 			v.SetBool(true)
 		case reflect.Slice:
-			v.Set(reflect.ValueOf([]Chunk{{At: 5, Tokens: 2}}))
+			if f.Type == reflect.TypeFor[[]Violation]() {
+				v.Set(reflect.ValueOf([]Violation{ViolationUsageBackwards, "other"}))
+				break
+			}
+			v.Set(reflect.ValueOf([]Chunk{{At: 5, Tokens: 2, Choice: 1}}))
 		case reflect.Pointer:
 			v.Set(reflect.New(f.Type.Elem()))
 		default:
