@@ -111,8 +111,11 @@ type chunkDecoder struct {
 	i        int    // read position in b
 	u        wireUsage
 	usageBad bool
-	cs       []choiceView    // the choices of the chunk, reused (grows once to the most a chunk held)
-	keyBuf   [keyBufLen]byte // an escaped key, decoded
+	// errObject: "object" is "error"; errWords: "message" or "detail" is
+	// there and not null (decode then takes the line for an error).
+	errObject, errWords bool
+	cs                  []choiceView    // the choices of the chunk, reused (grows once to the most a chunk held)
+	keyBuf              [keyBufLen]byte // an escaped key, decoded
 }
 
 // keyBufLen bounds the decoded escaped keys the decoder compares; a longer
@@ -129,6 +132,7 @@ var errNotChunk = errors.New("not a chat completion chunk")
 func (d *chunkDecoder) decode(data []byte) (chunkView, error) {
 	d.b, d.i = data, 0
 	d.cs = d.cs[:0]
+	d.errObject, d.errWords = false, false
 	var v chunkView
 	d.ws()
 	if !d.is('{') {
@@ -144,6 +148,12 @@ func (d *chunkDecoder) decode(data []byte) (chunkView, error) {
 	v.choices = d.cs
 	if v.hasUsage {
 		v.usageBad = d.usageBad
+	}
+	if v.err == nil && (d.errObject || d.errWords && len(d.cs) == 0 && !v.hasUsage) {
+		// An error not wrapped in "error": vLLM's {"object":"error",
+		// "message":…}, or a bare {"message"|"detail": …} with no choice
+		// and no usage. errorMessage reads the whole object.
+		v.err = d.b
 	}
 	return v, nil
 }
@@ -172,6 +182,17 @@ func (d *chunkDecoder) chunk(v *chunkView) error {
 			err := d.skip(2)
 			v.err = d.b[start:d.i]
 			return err
+		case bytes.EqualFold(key, []byte("object")):
+			start := d.i
+			err := d.skip(2)
+			d.errObject = string(d.b[start:d.i]) == `"error"`
+			return err
+		case bytes.EqualFold(key, []byte("message")), bytes.EqualFold(key, []byte("detail")):
+			d.errWords = !d.null()
+			if d.errWords {
+				return d.skip(2)
+			}
+			return nil
 		case bytes.EqualFold(key, []byte("timings")):
 			start := d.i
 			isObj := d.is('{')

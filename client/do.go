@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -198,62 +197,6 @@ type statusError struct {
 
 func (e *statusError) Error() string {
 	return fmt.Sprintf("status %d %s: %s", e.code, http.StatusText(e.code), e.msg)
-}
-
-// errorMessage is what a server said in an error body or event: the message
-// of an OpenAI-style {"error": {"message": …}} (with its type and code), of
-// {"error": "…"} (TGI), {"message": …} or {"detail": …} (FastAPI), or else
-// the text itself, shortened. It runs once per failed request.
-func errorMessage(raw []byte) string {
-	raw = bytes.TrimSpace(raw)
-	var top struct {
-		Error   json.RawMessage `json:"error"`
-		Message json.RawMessage `json:"message"`
-		Detail  json.RawMessage `json:"detail"`
-	}
-	if m := errorValue(raw); m != "" {
-		return m
-	}
-	if json.Unmarshal(raw, &top) == nil {
-		for _, r := range []json.RawMessage{top.Error, top.Message, top.Detail} {
-			if m := errorValue(r); m != "" {
-				return m
-			}
-		}
-	}
-	const max = 500
-	if len(raw) > max {
-		return strings.ToValidUTF8(string(raw[:max]), "\uFFFD") + "…"
-	}
-	return strings.ToValidUTF8(string(raw), "\uFFFD")
-}
-
-// errorValue reads one error value: a string, or an object with a message
-// (and maybe a type and code). It returns "" for anything else.
-func errorValue(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var obj struct {
-		Message string          `json:"message"`
-		Type    string          `json:"type"`
-		Code    json.RawMessage `json:"code"`
-	}
-	if json.Unmarshal(raw, &obj) != nil || obj.Message == "" {
-		return ""
-	}
-	var tags []string
-	if obj.Type != "" {
-		tags = append(tags, "type "+obj.Type)
-	}
-	if c := string(obj.Code); c != "" && c != "null" {
-		tags = append(tags, "code "+strings.Trim(c, `"`))
-	}
-	if len(tags) == 0 {
-		return obj.Message
-	}
-	return obj.Message + " (" + strings.Join(tags, ", ") + ")"
 }
 
 // extras renders the body members the marshalled request does not carry,

@@ -174,6 +174,11 @@ var chunkSeeds = []string{
 	`{"usage":{"completion_tokens":1.5,"completion_tokens":3}}`,
 	`{"usage":{"completion_tokens":1.5},"usage":{"completion_tokens":3}}`,
 	`{"usage":{"completion_tokens":99999999999999999999999}}`,
+	`{"object":"error","message":"m","type":"BadRequestError","code":400}`,
+	`{"object":"chat.completion.chunk","message":"m","choices":[{"delta":{}}]}`,
+	`{"detail":[{"msg":"x"}],"usage":null,"choices":null}`,
+	`{"message":null,"Detail":"d","object":7}`,
+	`{"message":"m","usage":{"completion_tokens":1}}`,
 }
 
 // The reference for chunkDecoder: encoding/json into the shape it reads,
@@ -185,6 +190,11 @@ type refChunk struct {
 	Usage   json.RawMessage `json:"usage"`
 	Error   json.RawMessage `json:"error"`
 	Timings json.RawMessage `json:"timings"`
+	// An error not wrapped in "error": "object":"error", or "message" or
+	// "detail" in a chunk with no choice and no usage.
+	Object  json.RawMessage `json:"object"`
+	Message json.RawMessage `json:"message"`
+	Detail  json.RawMessage `json:"detail"`
 }
 
 type refChoice struct {
@@ -349,7 +359,12 @@ func refDecode(data []byte) snapshot {
 		}
 	}
 	s.choices = choicesString(choices)
-	if len(c.Usage) > 0 && string(c.Usage) != "null" {
+	present := func(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
+	hasUsage := present(c.Usage)
+	if s.err == "" && (string(c.Object) == `"error"` || (present(c.Message) || present(c.Detail)) && len(choices) == 0 && !hasUsage) {
+		s.err = string(data)
+	}
+	if hasUsage {
 		var u refUsage
 		if c.Usage[0] != '{' || json.Unmarshal(c.Usage, &u) != nil {
 			return snapshot{}
