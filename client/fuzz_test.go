@@ -525,18 +525,53 @@ func FuzzStream(f *testing.F) {
 	f.Add([]byte(": keep-alive\n\n" + contentEvent("s", "a") + "data: {\"error\":{\"message\":\"x\"}}\n\n"))
 	f.Add([]byte(contentEvent("s", "a") + contentEvent("s", "b") + finishEvent("s", "stop") + usageEvent("s", 3, 5, 0)))
 	f.Add([]byte(`data: {"choices":[{"delta":{"reasoning_content":"r"}}]}` + "\n\n" + contentEvent("s", "a") + finishEvent("s", "stop") + doneEvent))
+	// Issue 21: parts, two choices, claims beyond the request, violations.
+	f.Add([]byte(`data: {"choices":[{"index":0,"delta":{"content":[{"type":"text","text":"a"}]}}]}` + "\n\n" + finishEvent("s", "stop") + doneEvent))
+	f.Add([]byte(`data: {"choices":[{"index":0,"delta":{"content":"a"}},{"index":1,"delta":{"content":"b"}}]}` + "\n\n" +
+		`data: {"choices":[{"index":1,"delta":{"content":"c"},"finish_reason":"stop"}]}` + "\n\n" + finishEvent("s", "stop") + usageEvent("s", 3, 3, 0) + doneEvent))
+	f.Add([]byte(contentEvent("s", "a") + contentEvent("s", "b") + finishEvent("s", "stop") + usageEvent("s", 3, 1000000000000000000, 0) + doneEvent))
+	f.Add([]byte(contentEvent("s", "a") + finishEvent("s", "stop") + contentEvent("s", "b") + usageEvent("s", -3, -5, 0) + doneEvent))
+	f.Add([]byte(`data: {"choices":[{"delta":{"content":"a"}}],"usage":{"completion_tokens":5}}` + "\n\n" +
+		`data: {"choices":[{"delta":{"content":"a"}}],"usage":{"completion_tokens":2}}` + "\n\n" + finishEvent("s", "stop") + doneEvent))
+	f.Add([]byte(`data: {"object":"error","message":"m\u001b[2J"}` + "\n\n"))
 	for _, s := range sseSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
+		// Odd lengths ask for two choices.
+		n := 1 + len(body)%2
 		c, err := New(Config{
 			BaseURL: "http://engine.test/v1", Model: "m", Dialect: "vllm", Start: time.Now(),
-			HTTPClient: &http.Client{Transport: bodyTransport(body)},
+			HTTPClient: &http.Client{Transport: bodyTransport(body)}, ExtraBody: map[string]any{"n": n},
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		rec := c.Do(t.Context(), request("r"))
+		// Whatever the server claimed, the figures are bounded by the
+		// request and never negative.
+		if rec.OutputTokens < 0 || rec.PromptTokens < 0 || rec.CachedTokens < 0 || rec.ReasoningTokens < 0 {
+			t.Fatalf("negative counts: %+v", rec)
+		}
+		if capN, _ := UsageCaps(rec.MaxTokens, n, 0); rec.OutputTokens > max(capN, len(rec.Chunks)) || len(rec.ITLs(nil)) > max(capN, len(rec.Chunks)) {
+			t.Fatalf("%d output tokens, %d ITLs for max_tokens %d × %d choices", rec.OutputTokens, len(rec.ITLs(nil)), rec.MaxTokens, n)
+		}
+		for _, v := range rec.Violations {
+			if !slices.Contains(Violations(), v) {
+				t.Fatalf("unknown violation %q", v)
+			}
+		}
+		if rec.Choices > n || rec.Choices == 1 {
+			t.Fatalf("%d choices for n = %d", rec.Choices, n)
+		}
+		for _, ch := range rec.Chunks {
+			if ch.Choice < 0 || int(ch.Choice) >= n {
+				t.Fatalf("a chunk of choice %d for n = %d", ch.Choice, n)
+			}
+		}
+		if strings.ContainsAny(rec.Error, "\x1b\x07\u009b") {
+			t.Fatalf("a terminal escape in the error %q", rec.Error)
+		}
 
 		if !knownClasses[rec.ErrorClass] {
 			t.Fatalf("unknown class %q", rec.ErrorClass)
