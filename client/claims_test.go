@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmbench-org/llmbench/internal/race"
 )
 
 // streamServer answers every chat request with the events.
@@ -260,5 +262,59 @@ func TestSpreadTokensOverChoices(t *testing.T) {
 		if !slices.Equal(got, tc.want) || sum != tc.total {
 			t.Errorf("spread %d over choices %v: %v, want %v", tc.total, tc.choices, got, tc.want)
 		}
+	}
+}
+
+// The per-chunk path stays free of allocations with parts arrays, two
+// choices and violations (perchunk_test.go's rule, for issue 21's shapes).
+func TestPerChunkPathAllocatesNothingForNewShapes(t *testing.T) {
+	if race.Enabled {
+		t.Skip("allocation counts under -race do not describe the product (perchunk_test.go)")
+	}
+	for _, s := range []struct {
+		name   string
+		n      int
+		event  func(i int) string
+		finish string
+	}{
+		{"content parts", 1, func(i int) string {
+			return fmt.Sprintf(`data: {"id":"a","choices":[{"index":0,"delta":{"content":[{"type":"text","text":"t%d"}]}}]}`+"\n\n", i)
+		}, finishEvent("a", "length")},
+		{"two choices interleaved", 2, func(i int) string { return choiceEvent(i%2, "t", "") }, choiceEvent(0, "", "stop") + choiceEvent(1, "", "stop")},
+		{"two choices a chunk", 2, func(i int) string {
+			return `data: {"id":"a","choices":[{"index":0,"delta":{"content":"x"}},{"index":1,"delta":{"content":"y"}}]}` + "\n\n"
+		}, choiceEvent(0, "", "stop") + choiceEvent(1, "", "stop")},
+		{"chunks after the finish", 1, func(i int) string {
+			if i == 0 {
+				return contentEvent("a", "x") + finishEvent("a", "stop")
+			}
+			return contentEvent("a", "late")
+		}, ""},
+	} {
+		t.Run(s.name, func(t *testing.T) {
+			allocs := func(chunks int) float64 {
+				var b strings.Builder
+				for i := range chunks {
+					b.WriteString(s.event(i))
+				}
+				b.WriteString(s.finish + usageEvent("a", 11, 2*chunks, 0) + doneEvent)
+				c := newTestClient(t, "http://engine.test", func(cfg *Config) {
+					cfg.HTTPClient = &http.Client{Transport: bodyTransport(b.String())}
+					cfg.ExtraBody = map[string]any{"n": s.n}
+				})
+				r := request("alloc")
+				r.MaxTokens = 1024
+				var rec Record
+				n := testing.AllocsPerRun(20, func() { rec = c.Do(t.Context(), r) })
+				if !rec.OK() {
+					t.Fatalf("%s: %s", rec.ErrorClass, rec.Error)
+				}
+				return n
+			}
+			short, long := allocs(16), allocs(1024)
+			if long > short {
+				t.Errorf("a request of 1024 chunks allocates %.0f times, one of 16 chunks %.0f: want no allocation per chunk", long, short)
+			}
+		})
 	}
 }

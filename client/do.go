@@ -55,7 +55,7 @@ func (c *Client) Do(ctx context.Context, r Request) Record {
 	rec := Record{ID: r.ID, Index: r.Index, Phase: r.Phase, Intended: r.Intended,
 		TargetPromptTokens: r.PromptTokens, MaxTokens: r.MaxTokens, NoStream: c.cfg.NoStream}
 	if r.MaxTokens > 0 && !c.cfg.NoStream {
-		rec.Chunks = make([]Chunk, 0, min(r.MaxTokens, maxChunkPrealloc))
+		rec.Chunks = make([]Chunk, 0, min(r.MaxTokens*max(c.choices, 1), maxChunkPrealloc))
 	}
 	reqCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -65,8 +65,8 @@ func (c *Client) Do(ctx context.Context, r Request) Record {
 		defer stop()
 	}
 	cl := &call{c: c, rec: &rec, ctx: reqCtx, id: r.ID, extras: c.extras(r), allUsage: true}
-	cl.choices = c.choices
-	cl.capCompletion, cl.capPrompt = UsageCaps(max(r.MaxTokens, c.extraMaxTokens), c.choices, 0)
+	cl.choices = max(c.choices, 1)
+	cl.capCompletion, cl.capPrompt = UsageCaps(max(r.MaxTokens, c.extraMaxTokens), cl.choices, 0)
 
 	err := c.post(reqCtx, cl, r)
 	switch {
