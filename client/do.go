@@ -406,11 +406,12 @@ func (cl *call) tail(dec *chunkDecoder, data []byte, kind sseKind, at time.Durat
 // chunk itself tells. A server that puts a running usage in every chunk
 // (vLLM's continuous_usage_stats) tells it by the growth of
 // completion_tokens; that is trusted only while every output chunk carried
-// usage for one choice, so a usage that arrives only on the last output
+// usage and one choice was asked for, so a usage that arrives only on the last output
 // chunk is not taken for that chunk's own count. Otherwise a chunk is one
 // token until settle spreads the final usage over the chunks.
 func (cl *call) chunkTokens(v *chunkView, outputs int) int32 {
-	if !v.hasUsage || outputs > 1 {
+	if !v.hasUsage || outputs > 1 || cl.choices > 1 {
+		// A running usage counts every choice: no chunk's own share.
 		cl.allUsage = false
 		return 1
 	}
