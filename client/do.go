@@ -348,7 +348,10 @@ func (cl *call) takeChoices(v *chunkView, at time.Duration) {
 			continue
 		}
 		if c.index < 0 || c.index >= cl.choices {
+			// Its tokens are in the usage, not in the timeline: the
+			// usage is not used either.
 			cl.flag(ViolationChoiceIndex)
+			cl.usageBroken = true
 			continue
 		}
 		bit := uint64(1) << c.index
