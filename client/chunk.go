@@ -76,22 +76,25 @@ func (v *chunkView) output() bool { return v.content || v.reasoning || v.tool }
 // into this shape, fields not listed being skipped (but still validated):
 //
 //	{ "id": string|null,
-//	  "choices": [ { "delta"|"message": { "content", "reasoning_content", "reasoning": string|null,
+//	  "choices": [ { "index": any,
+//	                 "delta"|"message": { "content", "reasoning_content", "reasoning": string|null|[part],
 //	                                      "tool_calls": any } | null,
 //	                 "text": string|null,
 //	                 "finish_reason": string|null } | null ] | null,
-//	  "usage": { "prompt_tokens", "completion_tokens": int|null,
-//	             "prompt_tokens_details": { "cached_tokens": int|null } | null,
-//	             "completion_tokens_details": { "reasoning_tokens": int|null } | null } | null,
+//	  "usage": { "prompt_tokens", "completion_tokens": any,
+//	             "prompt_tokens_details": { "cached_tokens": any } | null,
+//	             "completion_tokens_details": { "reasoning_tokens": any } | null } | null,
 //	  "error": any,
+//	  "object", "message", "detail": any,
 //	  "timings": any }
 //
 // The same shape covers a streamed chat chunk (delta), a non-streamed chat
 // response (message), a completions chunk or response (text), an error event
-// ({"error": …}) and llama.cpp's timings. tool_calls counts as output when
-// it is a non-empty array, whatever its elements; error is kept raw when it
-// is not null, timings when it is an object; any other value of these three
-// is read (and validated) but ignored.
+// ({"error": …}, or unwrapped: see decode) and llama.cpp's timings.
+// tool_calls counts as output when it is a non-empty array, whatever its
+// elements; error is kept raw when it is not null, timings when it is an
+// object; any other value of these three is read (and validated) but
+// ignored.
 //
 // As in encoding/json, keys match case-insensitively (bytes.EqualFold, after
 // decoding escapes), a repeated key's last value wins (a repeated object
