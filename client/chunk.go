@@ -31,7 +31,7 @@ type wireUsage struct {
 }
 
 // chunkView is what one chunk said. Its slices point into the decoded line
-// and usage into the decoder: it is valid until the next decode.
+// and usage and choices into the decoder: it is valid until the next decode.
 type chunkView struct {
 	id        []byte     // the raw JSON string of the chunk's id, nil when absent, null or ""
 	content   bool       // a choice carried generated text: delta.content, message.content or text
@@ -40,9 +40,34 @@ type chunkView struct {
 	finish    []byte     // the raw JSON string of the first non-empty finish_reason, nil when none
 	usage     *wireUsage // set when hasUsage
 	hasUsage  bool
-	err       []byte // the raw value of a top-level "error" member other than null: an error event
-	timings   []byte // the raw "timings" object (llama.cpp), nil when absent or not an object
+	// usageBad: a token count in usage was not a JSON integer that fits an
+	// int (a fraction, an exponent, a string, beyond ±2⁶³); it reads as 0.
+	usageBad bool
+	err      []byte // the raw value of a top-level "error" member other than null: an error event
+	timings  []byte // the raw "timings" object (llama.cpp), nil when absent or not an object
+	// choices are the chunk's non-null choices, in order, each as read.
+	choices []choiceView
 }
+
+// choiceView is what one choice of a chunk said.
+type choiceView struct {
+	// index is the choice's "index" (0 when absent or null), or
+	// badChoiceIndex when it is not an integer in [0, maxChoices).
+	index                    int
+	content, reasoning, tool bool
+	finish                   []byte // the raw JSON string of its finish_reason when not empty
+}
+
+// output reports whether the choice carried generated output of any kind.
+func (c *choiceView) output() bool { return c.content || c.reasoning || c.tool }
+
+// maxChoices bounds the choices a request is measured over (n ≤ 64): a
+// choice is a bit in the client's per-request masks.
+const maxChoices = 64
+
+// badChoiceIndex is the index of a choice whose "index" is not one the
+// client measures.
+const badChoiceIndex = -1
 
 // output reports whether the chunk carried generated output of any kind.
 func (v *chunkView) output() bool { return v.content || v.reasoning || v.tool }
@@ -51,37 +76,49 @@ func (v *chunkView) output() bool { return v.content || v.reasoning || v.tool }
 // into this shape, fields not listed being skipped (but still validated):
 //
 //	{ "id": string|null,
-//	  "choices": [ { "delta"|"message": { "content", "reasoning_content", "reasoning": string|null,
+//	  "choices": [ { "index": any,
+//	                 "delta"|"message": { "content", "reasoning_content", "reasoning": string|null|[part],
 //	                                      "tool_calls": any } | null,
 //	                 "text": string|null,
 //	                 "finish_reason": string|null } | null ] | null,
-//	  "usage": { "prompt_tokens", "completion_tokens": int|null,
-//	             "prompt_tokens_details": { "cached_tokens": int|null } | null,
-//	             "completion_tokens_details": { "reasoning_tokens": int|null } | null } | null,
+//	  "usage": { "prompt_tokens", "completion_tokens": any,
+//	             "prompt_tokens_details": { "cached_tokens": any } | null,
+//	             "completion_tokens_details": { "reasoning_tokens": any } | null } | null,
 //	  "error": any,
+//	  "object", "message", "detail": any,
 //	  "timings": any }
 //
 // The same shape covers a streamed chat chunk (delta), a non-streamed chat
 // response (message), a completions chunk or response (text), an error event
-// ({"error": …}) and llama.cpp's timings. tool_calls counts as output when
-// it is a non-empty array, whatever its elements; error is kept raw when it
-// is not null, timings when it is an object; any other value of these three
-// is read (and validated) but ignored.
+// ({"error": …}, or unwrapped: see decode) and llama.cpp's timings.
+// tool_calls counts as output when it is a non-empty array, whatever its
+// elements; error is kept raw when it is not null, timings when it is an
+// object; any other value of these three is read (and validated) but
+// ignored.
 //
 // As in encoding/json, keys match case-insensitively (bytes.EqualFold, after
 // decoding escapes), a repeated key's last value wins (a repeated object
-// merges into the earlier one), a number must fit an int, and nesting stops
-// at 10000 levels. The one difference: a repeated "choices" array is judged
-// over all its occurrences, where encoding/json would merge them element by
-// element. The text fields that count as generated content are content, and
-// the reasoning text of thinking models (reasoning_content in vLLM and
-// SGLang, reasoning in newer vLLM). FuzzChunkDecode holds the decoder to
-// encoding/json.
+// merges into the earlier one), and nesting stops at 10000 levels. Where it
+// differs, on purpose: a repeated "choices" array replaces the earlier
+// (encoding/json would merge them element by element); a text field may
+// also be an array of parts ([{"type":"text","text":"…"}], as chat messages
+// may be written; see part); a token count that is not an int does not fail
+// the chunk but marks the usage bad (intOrNull); a choice's "index" outside
+// [0, maxChoices) or not an integer is kept as badChoiceIndex. The text
+// fields that count as generated content are content, and the reasoning
+// text of thinking models (reasoning_content in vLLM and SGLang, reasoning
+// in newer vLLM). FuzzChunkDecode holds the decoder to encoding/json and
+// these rules.
 type chunkDecoder struct {
-	b      []byte // the line being decoded
-	i      int    // read position in b
-	u      wireUsage
-	keyBuf [keyBufLen]byte // an escaped key, decoded
+	b        []byte // the line being decoded
+	i        int    // read position in b
+	u        wireUsage
+	usageBad bool
+	// errObject: "object" is "error"; errWords: "message" or "detail" is
+	// there and not null (decode then takes the line for an error).
+	errObject, errWords bool
+	cs                  []choiceView    // the choices of the chunk, reused (grows once to the most a chunk held)
+	keyBuf              [keyBufLen]byte // an escaped key, decoded
 }
 
 // keyBufLen bounds the decoded escaped keys the decoder compares; a longer
@@ -97,6 +134,8 @@ var errNotChunk = errors.New("not a chat completion chunk")
 // decode reads one data line (the JSON after `data:`).
 func (d *chunkDecoder) decode(data []byte) (chunkView, error) {
 	d.b, d.i = data, 0
+	d.cs = d.cs[:0]
+	d.errObject, d.errWords = false, false
 	var v chunkView
 	d.ws()
 	if !d.is('{') {
@@ -108,6 +147,16 @@ func (d *chunkDecoder) decode(data []byte) (chunkView, error) {
 	d.ws()
 	if d.i != len(d.b) {
 		return chunkView{}, d.fail("data after the object")
+	}
+	v.choices = d.cs
+	if v.hasUsage {
+		v.usageBad = d.usageBad
+	}
+	if v.err == nil && (d.errObject || d.errWords && len(d.cs) == 0 && !v.hasUsage) {
+		// An error not wrapped in "error": vLLM's {"object":"error",
+		// "message":…}, or a bare {"message"|"detail": …} with no choice
+		// and no usage. errorMessage reads the whole object.
+		v.err = d.b
 	}
 	return v, nil
 }
@@ -136,6 +185,17 @@ func (d *chunkDecoder) chunk(v *chunkView) error {
 			err := d.skip(2)
 			v.err = d.b[start:d.i]
 			return err
+		case bytes.EqualFold(key, []byte("object")):
+			start := d.i
+			err := d.skip(2)
+			d.errObject = string(d.b[start:d.i]) == `"error"`
+			return err
+		case bytes.EqualFold(key, []byte("message")), bytes.EqualFold(key, []byte("detail")):
+			d.errWords = !d.null()
+			if d.errWords {
+				return d.skip(2)
+			}
+			return nil
 		case bytes.EqualFold(key, []byte("timings")):
 			start := d.i
 			isObj := d.is('{')
@@ -150,8 +210,11 @@ func (d *chunkDecoder) chunk(v *chunkView) error {
 	})
 }
 
-// choices reads the choices array at depth 2.
+// choices reads the choices array at depth 2. A repeated "choices"
+// replaces what the earlier one said.
 func (d *chunkDecoder) choices(v *chunkView) error {
+	d.cs = d.cs[:0]
+	v.content, v.reasoning, v.tool, v.finish = false, false, false, nil
 	if d.null() {
 		return nil
 	}
@@ -168,6 +231,7 @@ func (d *chunkDecoder) choices(v *chunkView) error {
 		var delta, message [4]bool // content, reasoning_content, reasoning, tool_calls
 		var text bool
 		var finish []byte
+		index := 0
 		err := d.object(3, func(key []byte) error {
 			switch {
 			case bytes.EqualFold(key, []byte("delta")):
@@ -182,17 +246,47 @@ func (d *chunkDecoder) choices(v *chunkView) error {
 				raw, err := d.stringOrNull("finish_reason")
 				finish = raw
 				return err
+			case bytes.EqualFold(key, []byte("index")):
+				return d.choiceIndex(&index)
 			}
 			return d.skip(4)
 		})
-		v.content = v.content || delta[0] || message[0] || text
-		v.reasoning = v.reasoning || delta[1] || delta[2] || message[1] || message[2]
-		v.tool = v.tool || delta[3] || message[3]
-		if v.finish == nil && nonEmptyString(finish) {
-			v.finish = finish
+		c := choiceView{index: index, content: delta[0] || message[0] || text,
+			reasoning: delta[1] || delta[2] || message[1] || message[2], tool: delta[3] || message[3]}
+		if nonEmptyString(finish) {
+			c.finish = finish
+		}
+		d.cs = append(d.cs, c)
+		v.content = v.content || c.content
+		v.reasoning = v.reasoning || c.reasoning
+		v.tool = v.tool || c.tool
+		if v.finish == nil {
+			v.finish = c.finish
 		}
 		return err
 	})
+}
+
+// choiceIndex reads a choice's index: null leaves it alone (as
+// encoding/json does); an integer in [0, maxChoices) is kept; any other
+// value (negative, too large, a fraction, a string) is read, validated and
+// kept as badChoiceIndex, for the caller to flag.
+func (d *chunkDecoder) choiceIndex(dst *int) error {
+	if d.null() {
+		return nil
+	}
+	*dst = badChoiceIndex
+	if !d.is('-') && !d.digit() {
+		return d.skip(4)
+	}
+	raw, err := d.number()
+	if err != nil {
+		return err
+	}
+	if n, ok := parseInt(raw); ok && n >= 0 && n < maxChoices {
+		*dst = n
+	}
+	return nil
 }
 
 // delta reads a choice's delta (or message) at depth 4, noting which text
@@ -226,10 +320,42 @@ func (d *chunkDecoder) delta(text *[4]bool) error {
 		default:
 			return d.skip(5)
 		}
+		if d.is('[') {
+			// Content as an array of parts, as the chat API allows it in a
+			// message: text when a part has non-empty text.
+			text[f] = false
+			return d.array(5, func() error { return d.part(&text[f]) })
+		}
 		raw, err := d.stringOrNull("delta text")
 		text[f] = nonEmptyString(raw)
 		return err
 	})
+}
+
+// part reads one element of a parts array at depth 6: an object whose
+// "text" is a string (or null), {"type":"text","text":"…"}, or a string;
+// a non-empty text sets has. Any other element is not text; a "text" that
+// is neither string nor null is an error, as a text field's is.
+func (d *chunkDecoder) part(has *bool) error {
+	switch {
+	case d.is('"'):
+		raw, _, err := d.str()
+		*has = *has || nonEmptyString(raw)
+		return err
+	case !d.is('{'):
+		return d.skip(6)
+	}
+	var partText bool
+	err := d.object(6, func(key []byte) error {
+		if bytes.EqualFold(key, []byte("text")) {
+			raw, err := d.stringOrNull("a part's text")
+			partText = nonEmptyString(raw)
+			return err
+		}
+		return d.skip(7)
+	})
+	*has = *has || partText
+	return err
 }
 
 // usage reads the usage object at depth 2.
@@ -241,14 +367,14 @@ func (d *chunkDecoder) usage(v *chunkView) error {
 	if !d.is('{') {
 		return d.fail("usage is not an object")
 	}
-	d.u = wireUsage{}
+	d.u, d.usageBad = wireUsage{}, false
 	v.usage, v.hasUsage = &d.u, true
 	return d.object(2, func(key []byte) error {
 		switch {
 		case bytes.EqualFold(key, []byte("prompt_tokens")):
-			return d.intOrNull(&d.u.PromptTokens)
+			return d.intOrNull(&d.u.PromptTokens, 3)
 		case bytes.EqualFold(key, []byte("completion_tokens")):
-			return d.intOrNull(&d.u.CompletionTokens)
+			return d.intOrNull(&d.u.CompletionTokens, 3)
 		case bytes.EqualFold(key, []byte("prompt_tokens_details")):
 			if d.null() {
 				return nil
@@ -258,7 +384,7 @@ func (d *chunkDecoder) usage(v *chunkView) error {
 			}
 			return d.object(3, func(key []byte) error {
 				if bytes.EqualFold(key, []byte("cached_tokens")) {
-					return d.intOrNull(&d.u.PromptTokensDetails.CachedTokens)
+					return d.intOrNull(&d.u.PromptTokensDetails.CachedTokens, 4)
 				}
 				return d.skip(4)
 			})
@@ -271,7 +397,7 @@ func (d *chunkDecoder) usage(v *chunkView) error {
 			}
 			return d.object(3, func(key []byte) error {
 				if bytes.EqualFold(key, []byte("reasoning_tokens")) {
-					return d.intOrNull(&d.u.CompletionTokensDetails.ReasoningTokens)
+					return d.intOrNull(&d.u.CompletionTokensDetails.ReasoningTokens, 4)
 				}
 				return d.skip(4)
 			})
@@ -406,18 +532,19 @@ func (d *chunkDecoder) stringOrNull(what string) ([]byte, error) {
 	return raw, err
 }
 
-// intOrNull reads an integer into dst; null leaves dst alone, as
-// encoding/json does.
-func (d *chunkDecoder) intOrNull(dst *int) error {
+// intOrNull reads a token count into dst; null leaves dst alone, as
+// encoding/json does. A value that is not an integer fitting an int (a
+// fraction, an exponent, a string, an object, beyond ±2⁶³) is read and
+// validated, sets d.usageBad and leaves 0: a server's claim that cannot be
+// a count is flagged by the caller, not a reason to drop the stream.
+func (d *chunkDecoder) intOrNull(dst *int, depth int) error {
 	if d.null() {
 		return nil
 	}
-	c := byte(0)
-	if d.i < len(d.b) {
-		c = d.b[d.i]
-	}
-	if c != '-' && (c < '0' || c > '9') {
-		return d.fail("a token count is not a number")
+	*dst = 0
+	if !d.is('-') && !d.digit() {
+		d.usageBad = true
+		return d.skip(depth)
 	}
 	raw, err := d.number()
 	if err != nil {
@@ -425,7 +552,8 @@ func (d *chunkDecoder) intOrNull(dst *int) error {
 	}
 	n, ok := parseInt(raw)
 	if !ok {
-		return d.fail("a token count is not an int")
+		d.usageBad = true
+		return nil
 	}
 	*dst = n
 	return nil

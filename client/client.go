@@ -84,6 +84,9 @@ type Client struct {
 	streamOptions []byte             // the stream_options object sent, nil for none
 	extraBody     []extraMember      // Config.ExtraBody but stream_options, by key
 	extraLen      int                // the bytes of extraBody's members
+	// choices and extraMaxTokens are the extra body's n (1 when unset) and
+	// max_tokens: what bounds a response's claims (claims.go).
+	choices, extraMaxTokens int
 }
 
 // The built-in endpoints Config.Endpoint accepts (package endpoints owns
@@ -205,6 +208,9 @@ func (c *Client) renderExtraBody() error {
 		if _, ok := members[k]; ok {
 			return fmt.Errorf("client: extra body sets %q, which the client always sends itself (set the model, or NoStream, in the client's own configuration)", k)
 		}
+	}
+	if err := c.readLimits(members); err != nil {
+		return err
 	}
 	opts := map[string]json.RawMessage{}
 	if o, ok := members["stream_options"]; ok {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"net/http"
 	"strconv"
 	"strings"
@@ -62,6 +63,7 @@ type call struct {
 	lingered  bool           // the body stayed open past the stream's end (Wire "linger")
 	others    int            // events of other types than message and error
 	otherType string         // the first of them
+	claims                   // choices, violations and the usage caps (claims.go)
 }
 
 // Do sends r and returns what happened as one Record. It never fails: a
@@ -70,7 +72,7 @@ func (c *Client) Do(ctx context.Context, r Request) Record {
 	rec := Record{ID: r.ID, Index: r.Index, Phase: r.Phase, Intended: r.Intended,
 		TargetPromptTokens: r.PromptTokens, MaxTokens: r.MaxTokens, NoStream: c.cfg.NoStream}
 	if r.MaxTokens > 0 && !c.cfg.NoStream {
-		rec.Chunks = make([]Chunk, 0, min(r.MaxTokens, maxChunkPrealloc))
+		rec.Chunks = make([]Chunk, 0, min(r.MaxTokens*max(c.choices, 1), maxChunkPrealloc))
 	}
 	reqCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -80,6 +82,8 @@ func (c *Client) Do(ctx context.Context, r Request) Record {
 		defer stop()
 	}
 	cl := &call{c: c, rec: &rec, ctx: reqCtx, id: r.ID, extras: c.extras(r), allUsage: true}
+	cl.choices = max(c.choices, 1)
+	cl.capCompletion, cl.capPrompt = UsageCaps(max(r.MaxTokens, c.extraMaxTokens), cl.choices, 0)
 
 	err := c.post(reqCtx, cl, r)
 	switch {
@@ -152,6 +156,7 @@ func (c *Client) post(ctx context.Context, cl *call, r Request) error {
 	if body, err = addMembers(body, cl.extras); err != nil {
 		return err
 	}
+	_, cl.capPrompt = UsageCaps(0, 1, len(body))
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
 	if err != nil {
 		return err
@@ -241,62 +246,6 @@ type statusError struct {
 
 func (e *statusError) Error() string {
 	return fmt.Sprintf("status %d %s: %s", e.code, http.StatusText(e.code), e.msg)
-}
-
-// errorMessage is what a server said in an error body or event: the message
-// of an OpenAI-style {"error": {"message": …}} (with its type and code), of
-// {"error": "…"} (TGI), {"message": …} or {"detail": …} (FastAPI), or else
-// the text itself, shortened. It runs once per failed request.
-func errorMessage(raw []byte) string {
-	raw = bytes.TrimSpace(raw)
-	var top struct {
-		Error   json.RawMessage `json:"error"`
-		Message json.RawMessage `json:"message"`
-		Detail  json.RawMessage `json:"detail"`
-	}
-	if m := errorValue(raw); m != "" {
-		return m
-	}
-	if json.Unmarshal(raw, &top) == nil {
-		for _, r := range []json.RawMessage{top.Error, top.Message, top.Detail} {
-			if m := errorValue(r); m != "" {
-				return m
-			}
-		}
-	}
-	const max = 500
-	if len(raw) > max {
-		return strings.ToValidUTF8(string(raw[:max]), "\uFFFD") + "…"
-	}
-	return strings.ToValidUTF8(string(raw), "\uFFFD")
-}
-
-// errorValue reads one error value: a string, or an object with a message
-// (and maybe a type and code). It returns "" for anything else.
-func errorValue(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var obj struct {
-		Message string          `json:"message"`
-		Type    string          `json:"type"`
-		Code    json.RawMessage `json:"code"`
-	}
-	if json.Unmarshal(raw, &obj) != nil || obj.Message == "" {
-		return ""
-	}
-	var tags []string
-	if obj.Type != "" {
-		tags = append(tags, "type "+obj.Type)
-	}
-	if c := string(obj.Code); c != "" && c != "null" {
-		tags = append(tags, "code "+strings.Trim(c, `"`))
-	}
-	if len(tags) == 0 {
-		return obj.Message
-	}
-	return obj.Message + " (" + strings.Join(tags, ", ") + ")"
 }
 
 // extras renders the body members the marshalled request does not carry,
@@ -393,24 +342,68 @@ func (cl *call) take(v *chunkView, at time.Duration) {
 	if v.id != nil && rec.ServerID == "" {
 		rec.ServerID = unquote(v.id)
 	}
-	if v.output() {
-		rec.Chunks = append(rec.Chunks, Chunk{At: at, Tokens: cl.chunkTokens(v)})
-		if rec.FirstToken == 0 {
-			rec.FirstToken = at
-		}
-	}
-	if v.content && rec.FirstContent == 0 {
-		rec.FirstContent = at
+	if v.output() || v.finish != nil {
+		cl.takeChoices(v, at)
 	}
 	if v.hasUsage {
+		cl.checkUsage(v.usage, v.usageBad, &cl.usage, cl.hasUsage)
 		cl.usage, cl.hasUsage = *v.usage, true
 		cl.completion = v.usage.CompletionTokens
 	}
-	if v.finish != nil && cl.finish == nil {
-		cl.finish = append([]byte(nil), v.finish...)
-	}
 	if v.timings != nil {
 		cl.timings = append(cl.timings[:0], v.timings...)
+	}
+}
+
+// takeChoices adds a chunk's output, one Chunk for each choice that
+// carried some, and its finish reasons. A choice's output after its own
+// finish_reason, and a choice with an index the request did not ask for,
+// are flagged and left out of the timeline.
+func (cl *call) takeChoices(v *chunkView, at time.Duration) {
+	rec := cl.rec
+	outputs := 0
+	for i := range v.choices {
+		if v.choices[i].output() {
+			outputs++
+		}
+	}
+	var tokens int32
+	if outputs > 0 {
+		tokens = cl.chunkTokens(v, outputs)
+	}
+	for i := range v.choices {
+		c := &v.choices[i]
+		if !c.output() && c.finish == nil {
+			continue
+		}
+		if c.index < 0 || c.index >= cl.choices {
+			// Its tokens are in the usage, not in the timeline: the
+			// usage is not used either.
+			cl.flag(ViolationChoiceIndex)
+			cl.usageBroken = true
+			continue
+		}
+		bit := uint64(1) << c.index
+		switch {
+		case !c.output():
+		case cl.finished&bit != 0:
+			cl.flag(ViolationChunkAfterFinish)
+		default:
+			rec.Chunks = append(rec.Chunks, Chunk{At: at, Tokens: tokens, Choice: int32(c.index)})
+			cl.seen |= bit
+			if rec.FirstToken == 0 {
+				rec.FirstToken = at
+			}
+			if c.content && rec.FirstContent == 0 {
+				rec.FirstContent = at
+			}
+		}
+		if c.finish != nil {
+			if cl.finish == nil {
+				cl.finish = append([]byte(nil), c.finish...)
+			}
+			cl.finished |= bit
+		}
 	}
 }
 
@@ -462,7 +455,7 @@ func (cl *call) event(dec *chunkDecoder, ev *sseEvent, at time.Duration, tail bo
 	}
 	cl.take(&v, at)
 	cl.lastAt = at
-	if cl.finish != nil {
+	if cl.finishedAll() {
 		cl.armLinger(cancel)
 	}
 	return false
@@ -508,11 +501,12 @@ func (cl *call) stopLinger() {
 // chunk itself tells. A server that puts a running usage in every chunk
 // (vLLM's continuous_usage_stats) tells it by the growth of
 // completion_tokens; that is trusted only while every output chunk carried
-// usage, so a usage that arrives only on the last output chunk is not taken
-// for that chunk's own count. Otherwise a chunk is one token until settle
-// spreads the final usage over the chunks.
-func (cl *call) chunkTokens(v *chunkView) int32 {
-	if !v.hasUsage {
+// usage and one choice was asked for, so a usage that arrives only on the last output
+// chunk is not taken for that chunk's own count. Otherwise a chunk is one
+// token until settle spreads the final usage over the chunks.
+func (cl *call) chunkTokens(v *chunkView, outputs int) int32 {
+	if !v.hasUsage || outputs > 1 || cl.choices > 1 {
+		// A running usage counts every choice: no chunk's own share.
 		cl.allUsage = false
 		return 1
 	}
@@ -524,9 +518,13 @@ func (cl *call) chunkTokens(v *chunkView) int32 {
 
 // done ends a stream at [DONE]: a success when a finish_reason came.
 func (cl *call) done(cancel context.CancelCauseFunc) {
-	if cl.finish == nil {
+	if !cl.finishedAll() {
 		cl.rec.ErrorClass = ErrStreamBroken
 		cl.rec.Error = fmt.Sprintf("stream ended with [DONE] but no finish_reason, after %d output chunks", len(cl.rec.Chunks))
+		if cl.finish != nil {
+			cl.rec.Error = fmt.Sprintf("stream ended with [DONE] but %d of its %d choices with output gave no finish_reason, after %d output chunks",
+				bits.OnesCount64(cl.seen&^cl.finished), cl.outputChoices(), len(cl.rec.Chunks))
+		}
 		return
 	}
 	cl.drain(cancel)
@@ -555,7 +553,7 @@ func (cl *call) end(err error) {
 	rec := cl.rec
 	lingered := errors.Is(context.Cause(cl.ctx), errLinger)
 	switch {
-	case (errors.Is(err, io.EOF) || lingered) && cl.finish != nil:
+	case (errors.Is(err, io.EOF) || lingered) && cl.finishedAll():
 		rec.NoDone = true
 		cl.lingered = lingered
 		if cl.lastAt > 0 {
@@ -628,7 +626,7 @@ func (cl *call) readWhole(cancel context.CancelCauseFunc) {
 	}
 	cl.take(&v, rec.End)
 	rec.Chunks, rec.FirstToken, rec.FirstContent = nil, 0, 0 // a whole response has no timeline
-	if cl.finish == nil {
+	if !cl.finishedAll() {
 		rec.ErrorClass = ErrStreamBroken
 		rec.Error = "response without a finish_reason"
 	}
@@ -653,7 +651,9 @@ func (cl *call) drain(cancel context.CancelCauseFunc) {
 }
 
 // settle fills the token counts, the chunks' token counts, the finish
-// reason and the timings.
+// reason, the timings, the choices and the violations. A usage is used only
+// when it is valid, never went backwards and is within the request's caps
+// (claims.go); otherwise the chunks are counted, as when no usage came.
 func (cl *call) settle() {
 	rec := cl.rec
 	rec.Wire = cl.wireNote()
@@ -666,7 +666,8 @@ func (cl *call) settle() {
 			rec.Timings = &t
 		}
 	}
-	if cl.hasUsage {
+	trusted := cl.hasUsage && !cl.usageBroken && cl.withinCaps(&cl.usage)
+	if trusted {
 		rec.PromptTokens = cl.usage.PromptTokens
 		rec.OutputTokens = cl.usage.CompletionTokens
 		rec.CachedTokens = cl.usage.PromptTokensDetails.CachedTokens
@@ -676,9 +677,9 @@ func (cl *call) settle() {
 	n := len(rec.Chunks)
 	switch {
 	case n == 0:
-	case cl.hasUsage && cl.allUsage:
+	case trusted && cl.allUsage:
 		rec.TokensPerChunkSource = ChunkTokensUsageGrowth
-	case cl.hasUsage && cl.usage.CompletionTokens >= n:
+	case trusted && cl.usage.CompletionTokens >= n:
 		spreadTokens(rec.Chunks, cl.usage.CompletionTokens)
 		rec.TokensPerChunkSource = ChunkTokensUsageTotal
 	default:
@@ -687,29 +688,47 @@ func (cl *call) settle() {
 		}
 		rec.TokensPerChunkSource = ChunkTokensChunks
 	}
-	if !cl.hasUsage && cl.streamed {
+	if !trusted && cl.streamed {
 		rec.OutputTokens = n
 		rec.TokenSource = TokensFromChunks
 	}
+	if k := cl.outputChoices(); k > 1 {
+		rec.Choices = k
+	}
+	rec.Violations = cl.list()
 }
 
 // spreadTokens gives the chunks total tokens (total ≥ len(chunks)). The
-// first chunk gets one: prefill makes exactly one token, and engines send it
-// at once (vLLM's and SGLang's stream_interval and speculative drafts group
-// decode steps, not the first token). The rest are spread as evenly as whole
-// tokens allow: the first c of the later chunks hold round(c·rest/(n−1)).
+// first chunk of each choice gets one: prefill makes exactly one token, and
+// engines send it at once (vLLM's and SGLang's stream_interval and
+// speculative drafts group decode steps, not the first token). The rest are
+// spread as evenly as whole tokens allow over the later chunks: the first c
+// of them hold round(c·rest/later).
 func spreadTokens(chunks []Chunk, total int) {
-	if len(chunks) == 1 {
-		chunks[0].Tokens = int32(min(total, math.MaxInt32))
+	var firsts uint64
+	for i := range chunks {
+		c := uint64(1) << (uint(chunks[i].Choice) % maxChoices)
+		chunks[i].Tokens = 0
+		if firsts&c == 0 {
+			firsts |= c
+			chunks[i].Tokens = 1
+		}
+	}
+	k := bits.OnesCount64(firsts)
+	n, rest := int64(len(chunks)-k), int64(total-k)
+	if n == 0 {
+		// One chunk per choice: the first holds what the others do not.
+		chunks[0].Tokens = int32(min(rest+1, math.MaxInt32))
 		return
 	}
-	chunks[0].Tokens = 1
-	later := chunks[1:]
-	n, rest := int64(len(later)), int64(total-1)
-	prev := int64(0)
-	for i := range later {
-		upTo := ((int64(i)+1)*rest + n/2) / n
-		later[i].Tokens = int32(min(upTo-prev, math.MaxInt32))
+	prev, i := int64(0), int64(0)
+	for j := range chunks {
+		if chunks[j].Tokens == 1 { // a choice's first (the others are 0 until here)
+			continue
+		}
+		upTo := ((i+1)*rest + n/2) / n
+		chunks[j].Tokens = int32(min(upTo-prev, math.MaxInt32))
 		prev = upTo
+		i++
 	}
 }

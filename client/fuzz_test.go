@@ -3,8 +3,11 @@ package client
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -47,22 +50,97 @@ var chunkSeeds = []string{
 	`{"timings":[1],"TIMINGS":{"a":1}}`,
 	`{"timings":{"a":1},"timings":2}`,
 	`{"choices":[{"delta":{"reasoning":"r"},"message":{"content":""}}]}`,
+	// Issue 21: parts arrays, several choices, huge and float-shaped numbers.
+	`{"choices":[{"index":0,"delta":{"content":[{"type":"text","text":"x"}]}}]}`,
+	`{"choices":[{"delta":{"content":[{"type":"text","text":""},{"type":"image_url","image_url":{"url":"u"}}]}}]}`,
+	`{"choices":[{"delta":{"content":["plain",1,null,[]],"reasoning_content":[{"TEXT":"r","text":null}]}}]}`,
+	`{"choices":[{"message":{"content":[{"text":7}]}}]}`,
+	`{"choices":[{"index":0,"delta":{"content":"a"}},{"index":1,"delta":{"content":"b"},"finish_reason":"stop"}]}`,
+	`{"choices":[{"index":63,"delta":{"content":"a"}},{"index":64,"delta":{"content":"b"}},{"index":-1},{"index":1.5},{"index":"0"},{"index":null}]}`,
+	`{"choices":[{"index":1e0,"index":2}],"choices":[{"index":3,"index":null}]}`,
+	`{"usage":{"completion_tokens":1e18,"prompt_tokens":-0}}`,
+	`{"usage":{"completion_tokens":1000000000000000000,"prompt_tokens":-5}}`,
+	`{"usage":{"completion_tokens":"12","prompt_tokens":true,"prompt_tokens_details":{"cached_tokens":[1]}}}`,
+	`{"usage":{"completion_tokens":1.5,"completion_tokens":3}}`,
+	`{"usage":{"completion_tokens":1.5},"usage":{"completion_tokens":3}}`,
+	`{"usage":{"completion_tokens":99999999999999999999999}}`,
+	`{"object":"error","message":"m","type":"BadRequestError","code":400}`,
+	`{"object":"chat.completion.chunk","message":"m","choices":[{"delta":{}}]}`,
+	`{"detail":[{"msg":"x"}],"usage":null,"choices":null}`,
+	`{"message":null,"Detail":"d","object":7}`,
+	`{"message":"m","usage":{"completion_tokens":1}}`,
 }
 
-// The reference for chunkDecoder: encoding/json into the shape it reads.
+// The reference for chunkDecoder: encoding/json into the shape it reads,
+// with the decoder's own rules where it departs from encoding/json (parts
+// arrays, lenient token counts and indices) stated plainly.
 type refChunk struct {
 	ID      json.RawMessage `json:"id"`
-	Choices []refChoice     `json:"choices"`
+	Choices []*refChoice    `json:"choices"` // a null choice is nil: no choice
 	Usage   json.RawMessage `json:"usage"`
 	Error   json.RawMessage `json:"error"`
 	Timings json.RawMessage `json:"timings"`
+	// An error not wrapped in "error": "object":"error", or "message" or
+	// "detail" in a chunk with no choice and no usage.
+	Object  json.RawMessage `json:"object"`
+	Message json.RawMessage `json:"message"`
+	Detail  json.RawMessage `json:"detail"`
 }
 
 type refChoice struct {
+	Index        refIndex        `json:"index"`
 	Delta        refDelta        `json:"delta"`
 	Message      refDelta        `json:"message"`
 	Text         json.RawMessage `json:"text"`
 	FinishReason json.RawMessage `json:"finish_reason"`
+}
+
+// refIndex is a choice's index: null leaves it, an integer in [0, 64) is
+// it, anything else is -1.
+type refIndex int
+
+func (x *refIndex) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil || n < 0 || n >= maxChoices {
+		*x = badChoiceIndex
+		return nil
+	}
+	*x = refIndex(n)
+	return nil
+}
+
+// refCount is a token count: null leaves it, an int is it, anything else
+// is 0 and marks the count bad (for good: a later value does not clear it).
+type refCount struct {
+	n   int
+	bad bool
+}
+
+func (c *refCount) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	n, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
+		c.n, c.bad = 0, true
+		return nil
+	}
+	c.n = int(n)
+	return nil
+}
+
+type refUsage struct {
+	PromptTokens        refCount `json:"prompt_tokens"`
+	CompletionTokens    refCount `json:"completion_tokens"`
+	PromptTokensDetails struct {
+		CachedTokens refCount `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails struct {
+		ReasoningTokens refCount `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
 }
 
 type refDelta struct {
@@ -73,7 +151,7 @@ type refDelta struct {
 }
 
 func (d refDelta) strings() bool {
-	return stringOrNull(d.Content) && stringOrNull(d.ReasoningContent) && stringOrNull(d.Reasoning)
+	return textOK(d.Content) && textOK(d.ReasoningContent) && textOK(d.Reasoning)
 }
 
 // hasCall reports a tool_calls array with an element.
@@ -84,6 +162,50 @@ func (d refDelta) hasCall() bool {
 
 func stringOrNull(raw json.RawMessage) bool {
 	return len(raw) == 0 || string(raw) == "null" || raw[0] == '"'
+}
+
+// textOK: a text field is a string, null, or an array of parts whose
+// object elements have a string or null "text".
+func textOK(raw json.RawMessage) bool {
+	if stringOrNull(raw) {
+		return true
+	}
+	_, ok := refParts(raw)
+	return ok
+}
+
+// refParts says whether raw, an array of parts, holds text: a non-empty
+// string element, or an object element whose "text" is a non-empty string.
+func refParts(raw json.RawMessage) (text, ok bool) {
+	var parts []json.RawMessage
+	if raw[0] != '[' || json.Unmarshal(raw, &parts) != nil {
+		return false, false
+	}
+	for _, p := range parts {
+		switch p[0] {
+		case '"':
+			text = text || nonEmptyString(p)
+		case '{':
+			var part struct {
+				Text json.RawMessage `json:"text"`
+			}
+			if json.Unmarshal(p, &part) != nil || !stringOrNull(part.Text) {
+				return false, false
+			}
+			text = text || nonEmptyString(part.Text)
+		}
+	}
+	return text, true
+}
+
+// hasText reports a text field holding text: a non-empty string, or parts
+// with text.
+func hasText(raw json.RawMessage) bool {
+	if len(raw) > 0 && raw[0] == '[' {
+		text, _ := refParts(raw)
+		return text
+	}
+	return nonEmptyString(raw)
 }
 
 // refDecode is what encoding/json says of data, as a snapshot.
@@ -102,26 +224,58 @@ func refDecode(data []byte) snapshot {
 	if len(c.Timings) > 0 && c.Timings[0] == '{' {
 		s.timings = string(c.Timings)
 	}
+	var choices []choiceView
 	for _, ch := range c.Choices {
+		if ch == nil {
+			continue
+		}
 		d, m := ch.Delta, ch.Message
 		if !d.strings() || !m.strings() || !stringOrNull(ch.Text) || !stringOrNull(ch.FinishReason) {
 			return snapshot{}
 		}
-		s.content = s.content || nonEmptyString(d.Content) || nonEmptyString(m.Content) || nonEmptyString(ch.Text)
-		s.reasoning = s.reasoning || nonEmptyString(d.ReasoningContent) || nonEmptyString(d.Reasoning) ||
-			nonEmptyString(m.ReasoningContent) || nonEmptyString(m.Reasoning)
-		s.tool = s.tool || d.hasCall() || m.hasCall()
-		if s.finish == "" && nonEmptyString(ch.FinishReason) {
-			s.finish = string(ch.FinishReason)
+		cv := choiceView{index: int(ch.Index),
+			content:   hasText(d.Content) || hasText(m.Content) || nonEmptyString(ch.Text),
+			reasoning: hasText(d.ReasoningContent) || hasText(d.Reasoning) || hasText(m.ReasoningContent) || hasText(m.Reasoning),
+			tool:      d.hasCall() || m.hasCall()}
+		if nonEmptyString(ch.FinishReason) {
+			cv.finish = ch.FinishReason
+		}
+		choices = append(choices, cv)
+		s.content = s.content || cv.content
+		s.reasoning = s.reasoning || cv.reasoning
+		s.tool = s.tool || cv.tool
+		if s.finish == "" && cv.finish != nil {
+			s.finish = string(cv.finish)
 		}
 	}
-	if len(c.Usage) > 0 && string(c.Usage) != "null" {
-		if c.Usage[0] != '{' || json.Unmarshal(c.Usage, &s.usage) != nil {
+	s.choices = choicesString(choices)
+	present := func(raw json.RawMessage) bool { return len(raw) > 0 && string(raw) != "null" }
+	hasUsage := present(c.Usage)
+	if s.err == "" && (string(c.Object) == `"error"` || (present(c.Message) || present(c.Detail)) && len(choices) == 0 && !hasUsage) {
+		s.err = string(data)
+	}
+	if hasUsage {
+		var u refUsage
+		if c.Usage[0] != '{' || json.Unmarshal(c.Usage, &u) != nil {
 			return snapshot{}
 		}
 		s.hasUse = true
+		s.usage = wireUsage{PromptTokens: u.PromptTokens.n, CompletionTokens: u.CompletionTokens.n}
+		s.usage.PromptTokensDetails.CachedTokens = u.PromptTokensDetails.CachedTokens.n
+		s.usage.CompletionTokensDetails.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens.n
+		s.usageBad = u.PromptTokens.bad || u.CompletionTokens.bad || u.PromptTokensDetails.CachedTokens.bad ||
+			u.CompletionTokensDetails.ReasoningTokens.bad
 	}
 	return s
+}
+
+// choicesString renders choices comparably.
+func choicesString(cs []choiceView) string {
+	var b strings.Builder
+	for _, c := range cs {
+		fmt.Fprintf(&b, "[%d %t %t %t %s]", c.index, c.content, c.reasoning, c.tool, c.finish)
+	}
+	return b.String()
 }
 
 // repeatsChoices reports a top-level "choices" key given more than once,
@@ -158,8 +312,10 @@ type snapshot struct {
 	id        string
 	usage     wireUsage
 	hasUse    bool
+	usageBad  bool
 	err       string
 	timings   string
+	choices   string
 }
 
 func snap(v chunkView, err error) snapshot {
@@ -167,7 +323,7 @@ func snap(v chunkView, err error) snapshot {
 		return snapshot{}
 	}
 	s := snapshot{ok: true, content: v.content, reasoning: v.reasoning, tool: v.tool, finish: string(v.finish), id: string(v.id),
-		hasUse: v.hasUsage, err: string(v.err), timings: string(v.timings)}
+		hasUse: v.hasUsage, usageBad: v.usageBad, err: string(v.err), timings: string(v.timings), choices: choicesString(v.choices)}
 	if v.hasUsage {
 		s.usage = *v.usage
 	}
@@ -259,18 +415,53 @@ func FuzzStream(f *testing.F) {
 	f.Add([]byte(": keep-alive\n\n" + contentEvent("s", "a") + "data: {\"error\":{\"message\":\"x\"}}\n\n"))
 	f.Add([]byte(contentEvent("s", "a") + contentEvent("s", "b") + finishEvent("s", "stop") + usageEvent("s", 3, 5, 0)))
 	f.Add([]byte(`data: {"choices":[{"delta":{"reasoning_content":"r"}}]}` + "\n\n" + contentEvent("s", "a") + finishEvent("s", "stop") + doneEvent))
+	// Issue 21: parts, two choices, claims beyond the request, violations.
+	f.Add([]byte(`data: {"choices":[{"index":0,"delta":{"content":[{"type":"text","text":"a"}]}}]}` + "\n\n" + finishEvent("s", "stop") + doneEvent))
+	f.Add([]byte(`data: {"choices":[{"index":0,"delta":{"content":"a"}},{"index":1,"delta":{"content":"b"}}]}` + "\n\n" +
+		`data: {"choices":[{"index":1,"delta":{"content":"c"},"finish_reason":"stop"}]}` + "\n\n" + finishEvent("s", "stop") + usageEvent("s", 3, 3, 0) + doneEvent))
+	f.Add([]byte(contentEvent("s", "a") + contentEvent("s", "b") + finishEvent("s", "stop") + usageEvent("s", 3, 1000000000000000000, 0) + doneEvent))
+	f.Add([]byte(contentEvent("s", "a") + finishEvent("s", "stop") + contentEvent("s", "b") + usageEvent("s", -3, -5, 0) + doneEvent))
+	f.Add([]byte(`data: {"choices":[{"delta":{"content":"a"}}],"usage":{"completion_tokens":5}}` + "\n\n" +
+		`data: {"choices":[{"delta":{"content":"a"}}],"usage":{"completion_tokens":2}}` + "\n\n" + finishEvent("s", "stop") + doneEvent))
+	f.Add([]byte(`data: {"object":"error","message":"m\u001b[2J"}` + "\n\n"))
 	for _, s := range sseSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
+		// Odd lengths ask for two choices.
+		n := 1 + len(body)%2
 		c, err := New(Config{
 			BaseURL: "http://engine.test/v1", Model: "m", Dialect: "vllm", Start: time.Now(),
-			HTTPClient: &http.Client{Transport: bodyTransport(body)},
+			HTTPClient: &http.Client{Transport: bodyTransport(body)}, ExtraBody: map[string]any{"n": n},
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		rec := c.Do(t.Context(), request("r"))
+		// Whatever the server claimed, the figures are bounded by the
+		// request and never negative.
+		if rec.OutputTokens < 0 || rec.PromptTokens < 0 || rec.CachedTokens < 0 || rec.ReasoningTokens < 0 {
+			t.Fatalf("negative counts: %+v", rec)
+		}
+		if capN, _ := UsageCaps(rec.MaxTokens, n, 0); rec.OutputTokens > max(capN, len(rec.Chunks)) || len(rec.ITLs(nil)) > max(capN, len(rec.Chunks)) {
+			t.Fatalf("%d output tokens, %d ITLs for max_tokens %d × %d choices", rec.OutputTokens, len(rec.ITLs(nil)), rec.MaxTokens, n)
+		}
+		for _, v := range rec.Violations {
+			if !slices.Contains(Violations(), v) {
+				t.Fatalf("unknown violation %q", v)
+			}
+		}
+		if rec.Choices > n || rec.Choices == 1 {
+			t.Fatalf("%d choices for n = %d", rec.Choices, n)
+		}
+		for _, ch := range rec.Chunks {
+			if ch.Choice < 0 || int(ch.Choice) >= n {
+				t.Fatalf("a chunk of choice %d for n = %d", ch.Choice, n)
+			}
+		}
+		if strings.ContainsAny(rec.Error, "\x1b\x07\u009b") {
+			t.Fatalf("a terminal escape in the error %q", rec.Error)
+		}
 
 		if !knownClasses[rec.ErrorClass] {
 			t.Fatalf("unknown class %q", rec.ErrorClass)

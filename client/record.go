@@ -56,6 +56,39 @@ const (
 	ChunkTokensChunks ChunkTokenSource = "chunks"
 )
 
+// Violation names a way a response broke the protocol that the client
+// flagged rather than used (docs/decisions/0212-protocol-violations.md).
+// A record lists each kind once, in the order Violations lists them.
+type Violation string
+
+const (
+	// ViolationChunkAfterFinish: a choice carried output after its
+	// finish_reason; that output is not part of the timeline.
+	ViolationChunkAfterFinish Violation = "chunk_after_finish"
+	// ViolationChoiceIndex: a choice's index was not an integer in [0, n)
+	// for the n choices asked for (1 unless the body sets n); not used.
+	ViolationChoiceIndex Violation = "choice_index"
+	// ViolationUsageInvalid: a token count was not an integer that fits
+	// (a fraction, an exponent, a string).
+	ViolationUsageInvalid Violation = "usage_invalid"
+	// ViolationUsageNegative: a token count below zero.
+	ViolationUsageNegative Violation = "usage_negative"
+	// ViolationUsageBackwards: completion_tokens (or prompt_tokens) of a
+	// running usage went down from one chunk to a later one.
+	ViolationUsageBackwards Violation = "usage_backwards"
+	// ViolationUsageBeyondCap: a count beyond what the request allows
+	// (client.UsageCaps): completion tokens over max_tokens × choices ×
+	// 4 + 64, prompt tokens over the request body's bytes + 8192, cached
+	// over prompt, reasoning over completion.
+	ViolationUsageBeyondCap Violation = "usage_beyond_cap"
+)
+
+// Violations lists every kind, in the order outputs list them.
+func Violations() []Violation {
+	return []Violation{ViolationChunkAfterFinish, ViolationChoiceIndex, ViolationUsageInvalid,
+		ViolationUsageNegative, ViolationUsageBackwards, ViolationUsageBeyondCap}
+}
+
 // Timings is llama.cpp's own account of a request, from the `timings` object
 // of its last chunk or of a non-streamed response (server-side times, in
 // milliseconds).
@@ -76,10 +109,13 @@ type Timings struct {
 // Chunk is one streamed chunk that carried generated output (content,
 // reasoning or a tool call). At is its arrival on the run clock; Tokens is
 // how many tokens it carried: see Record.TokensPerChunkSource (0 in old
-// records means 1).
+// records means 1). Choice is the choice it belongs to (n > 1; a chunk
+// carrying two choices is two Chunks at the same time): each choice is its
+// own sequence of tokens.
 type Chunk struct {
 	At     time.Duration `json:"at_ns"`
 	Tokens int32         `json:"tokens,omitempty"`
+	Choice int32         `json:"choice,omitempty"`
 }
 
 // Record is everything the client observed of one request. Every time is an
@@ -152,6 +188,23 @@ type Record struct {
 	// grace the client gives it (the record still ends at the last event).
 	// See decisions 0210 and 0211.
 	Wire string `json:"wire,omitempty"`
+	// Choices is how many choices carried output when more than one did
+	// (the body asked for n > 1): TTFT is the first output of any, ITL is
+	// per choice, token counts are their sum. 0 means one.
+	Choices int `json:"choices,omitempty"`
+	// Violations are the protocol violations the response committed, each
+	// kind once: what they concern was not used (see Violation).
+	Violations []Violation `json:"violations,omitempty"`
+}
+
+// HasViolation reports whether the record lists v.
+func (r *Record) HasViolation(v Violation) bool {
+	for _, x := range r.Violations {
+		if x == v {
+			return true
+		}
+	}
+	return false
 }
 
 // OK reports whether the request succeeded.
@@ -213,50 +266,91 @@ func (r *Record) ScheduleLag() time.Duration {
 	return r.Sent - r.Intended
 }
 
-// TPOT is (E2E − TTFT) / (output_tokens − 1); ok is false with fewer than two tokens.
+// TPOT is (E2E − TTFT) / (output_tokens − 1), output_tokens per choice
+// when there are several; ok is false with fewer than two tokens.
 func (r *Record) TPOT() (d time.Duration, ok bool) {
 	ttft, has := r.TTFT()
-	if !has || r.OutputTokens < 2 {
+	out := r.OutputTokens / max(r.Choices, 1)
+	if !has || out < 2 {
 		return 0, false
 	}
-	return (r.E2E() - ttft) / time.Duration(r.OutputTokens-1), true
+	return (r.E2E() - ttft) / time.Duration(out-1), true
 }
 
 // ITLs appends the record's per-token inter-token latencies to dst: a chunk
 // carrying k tokens (Chunk.Tokens, see TokensPerChunkSource) that came a gap
-// g after the previous output chunk contributes k latencies of g/k; the
-// first chunk contributes none. With one token per chunk these are the gaps
-// between consecutive chunks.
+// g after the previous output chunk of its choice contributes k latencies
+// of g/k; the first chunk of each choice contributes none. With one token
+// per chunk and one choice these are the gaps between consecutive chunks.
 func (r *Record) ITLs(dst []time.Duration) []time.Duration {
+	if r.Choices > 1 {
+		return r.choiceITLs(dst)
+	}
 	for i := 1; i < len(r.Chunks); i++ {
-		gap := r.Chunks[i].At - r.Chunks[i-1].At
-		k := int(r.Chunks[i].Tokens)
-		if k < 1 {
-			k = 1
+		dst = appendITLs(dst, r.Chunks[i].At-r.Chunks[i-1].At, r.Chunks[i].Tokens)
+	}
+	return dst
+}
+
+func appendITLs(dst []time.Duration, gap time.Duration, tokens int32) []time.Duration {
+	k := max(int(tokens), 1)
+	per := gap / time.Duration(k)
+	for j := 0; j < k; j++ {
+		dst = append(dst, per)
+	}
+	return dst
+}
+
+// choiceITLs is ITLs with each choice's chunks a sequence of their own.
+func (r *Record) choiceITLs(dst []time.Duration) []time.Duration {
+	var prev [maxChoices]time.Duration
+	var seen uint64
+	for _, ch := range r.Chunks {
+		c := uint(ch.Choice) % maxChoices
+		if seen&(1<<c) != 0 {
+			dst = appendITLs(dst, ch.At-prev[c], ch.Tokens)
 		}
-		per := gap / time.Duration(k)
-		for j := 0; j < k; j++ {
-			dst = append(dst, per)
-		}
+		seen |= 1 << c
+		prev[c] = ch.At
 	}
 	return dst
 }
 
 // MeanITL is the mean of the record's ITLs (ITLs, the one definition of
 // an inter-token latency) without building them: the chunks' span over the
-// tokens after the first chunk. ok is false with fewer than two chunks. The
-// live view's ITL is a quantile of these per-request means, and named so
-// ("ITL per-req mean"); the summary's is over every ITL.
+// tokens after the first chunk (each choice's span over its tokens after
+// its first, summed, with several choices). ok is false when no choice has
+// two chunks. The live view's ITL is a quantile of these per-request means,
+// and named so ("ITL per-req mean"); the summary's is over every ITL.
 func (r *Record) MeanITL() (d time.Duration, ok bool) {
-	n := len(r.Chunks)
-	if n < 2 {
+	if n := len(r.Chunks); r.Choices <= 1 && n >= 2 {
+		tokens := 0
+		for _, ch := range r.Chunks[1:] {
+			tokens += int(max(ch.Tokens, 1))
+		}
+		return (r.Chunks[n-1].At - r.Chunks[0].At) / time.Duration(tokens), true
+	}
+	var first, last [maxChoices]time.Duration
+	var seen uint64
+	tokens := 0
+	for _, ch := range r.Chunks {
+		c := uint(ch.Choice) % maxChoices
+		if seen&(1<<c) == 0 {
+			seen |= 1 << c
+			first[c] = ch.At
+		} else {
+			tokens += int(max(ch.Tokens, 1))
+		}
+		last[c] = ch.At
+	}
+	if tokens == 0 {
 		return 0, false
 	}
-	tokens := 0
-	for _, ch := range r.Chunks[1:] {
-		tokens += int(max(ch.Tokens, 1))
+	var span time.Duration
+	for c := range maxChoices {
+		span += last[c] - first[c]
 	}
-	return (r.Chunks[n-1].At - r.Chunks[0].At) / time.Duration(tokens), true
+	return span / time.Duration(tokens), true
 }
 
 // TokensPerChunk is the mean number of tokens an output chunk carried (the

@@ -20,7 +20,11 @@ import (
 //   - v2 ("v":2, the first key of every line): "chunk_dt_ns" holds the first
 //     chunk's arrival on the run clock, then each chunk's gap to the one
 //     before, all in integer nanoseconds; "chunk_tokens" holds each chunk's
-//     token count, and is left out when every chunk carried exactly one.
+//     token count, and is left out when every chunk carried exactly one;
+//     "chunk_choice" holds each chunk's choice (n > 1), and is left out
+//     when every chunk is choice 0 (added in issue 21, v2 all the same: a
+//     reader that does not know it reads the line as encoding/json does,
+//     and older lines simply lack it).
 //
 // The version is on every line, so a file appended to by two versions (or a
 // merge of shards of both) still reads; a reader refuses a line whose version
@@ -38,6 +42,7 @@ type recordJSON struct {
 	recordFields
 	ChunkDtNs   []int64 `json:"chunk_dt_ns,omitempty"`
 	ChunkTokens []int32 `json:"chunk_tokens,omitempty"`
+	ChunkChoice []int32 `json:"chunk_choice,omitempty"`
 }
 
 // MarshalJSON writes the record as one v2 line (without the newline).
@@ -72,7 +77,7 @@ func (r *Record) AppendJSON(dst []byte) []byte {
 	if len(r.Chunks) > 0 {
 		b = append(b, `,"chunk_dt_ns":[`...)
 		var prev time.Duration
-		allOne := true
+		allOne, allZero := true, true
 		for i, c := range r.Chunks {
 			if i > 0 {
 				b = append(b, ',')
@@ -80,6 +85,7 @@ func (r *Record) AppendJSON(dst []byte) []byte {
 			b = strconv.AppendInt(b, int64(c.At-prev), 10)
 			prev = c.At
 			allOne = allOne && c.Tokens == 1
+			allZero = allZero && c.Choice == 0
 		}
 		b = append(b, ']')
 		if !allOne {
@@ -89,6 +95,16 @@ func (r *Record) AppendJSON(dst []byte) []byte {
 					b = append(b, ',')
 				}
 				b = strconv.AppendInt(b, int64(c.Tokens), 10)
+			}
+			b = append(b, ']')
+		}
+		if !allZero {
+			b = append(b, `,"chunk_choice":[`...)
+			for i, c := range r.Chunks {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = strconv.AppendInt(b, int64(c.Choice), 10)
 			}
 			b = append(b, ']')
 		}
@@ -132,6 +148,17 @@ func (r *Record) AppendJSON(dst []byte) []byte {
 	}
 	if r.Wire != "" {
 		b = appendString(append(b, `,"wire":`...), r.Wire)
+	}
+	b = appendInt(b, `,"choices":`, r.Choices)
+	if r.Violations != nil {
+		b = append(b, `,"violations":[`...)
+		for i, v := range r.Violations {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, string(v))
+		}
+		b = append(b, ']')
 	}
 	return append(b, '}')
 }
@@ -206,7 +233,7 @@ func (w *recordJSON) record(r *Record) error {
 	if len(w.Chunks) > 0 && len(w.ChunkDtNs) > 0 {
 		return fmt.Errorf("record %q has both chunks (v1) and chunk_dt_ns (v2)", w.ID)
 	}
-	if err := checkRecordForm(w.V, w.ID, len(w.ChunkDtNs), w.ChunkTokens != nil, len(w.ChunkTokens)); err != nil {
+	if err := checkRecordForm(w.V, w.ID, len(w.ChunkDtNs), w.ChunkTokens != nil, len(w.ChunkTokens), w.ChunkChoice != nil, len(w.ChunkChoice)); err != nil {
 		return err
 	}
 	*r = Record(w.recordFields)
@@ -219,6 +246,9 @@ func (w *recordJSON) record(r *Record) error {
 			if w.ChunkTokens != nil {
 				r.Chunks[i].Tokens = w.ChunkTokens[i]
 			}
+			if w.ChunkChoice != nil {
+				r.Chunks[i].Choice = w.ChunkChoice[i]
+			}
 		}
 	}
 	if len(r.Chunks) == 0 {
@@ -229,12 +259,15 @@ func (w *recordJSON) record(r *Record) error {
 
 // checkRecordForm is the check both decodings make of a line's version and
 // of its chunk arrays' lengths.
-func checkRecordForm(version int, id string, dts int, hasTokens bool, tokens int) error {
+func checkRecordForm(version int, id string, dts int, hasTokens bool, tokens int, hasChoice bool, choices int) error {
 	if version < 0 || version > RecordVersion {
 		return fmt.Errorf("record %q is in format v%d; this llmbench reads v1 to v%d (a newer llmbench wrote it?)", id, version, RecordVersion)
 	}
 	if hasTokens && tokens != dts {
 		return fmt.Errorf("record %q has %d chunk_tokens for %d chunk_dt_ns", id, tokens, dts)
+	}
+	if hasChoice && choices != dts {
+		return fmt.Errorf("record %q has %d chunk_choice for %d chunk_dt_ns", id, choices, dts)
 	}
 	return nil
 }
@@ -575,6 +608,8 @@ func (s *recordScanner) chunksV1(chunks []Chunk) ([]Chunk, bool) {
 					c.At = time.Duration(n)
 				case "tokens":
 					c.Tokens, ok = s.int32()
+				case "choice":
+					c.Choice, ok = s.int32()
 				default:
 					ok = false
 				}
@@ -685,6 +720,11 @@ func intern(b []byte, prev string, strs *StringArena) string {
 	case string(ChunkTokensUsageTotal):
 		return string(ChunkTokensUsageTotal)
 	}
+	for _, v := range Violations() {
+		if string(b) == string(v) {
+			return string(v)
+		}
+	}
 	return strs.String(b)
 }
 
@@ -694,6 +734,8 @@ const (
 	seenDt
 	seenTokens
 	seenTimings
+	seenChoice
+	seenViolations
 )
 
 // decodeRecordFast decodes the lines llmbench writes. ok is false when the
@@ -711,7 +753,7 @@ func decodeRecordFast(line []byte, r *Record, strs *StringArena) (ok bool, err e
 	if d.seen&seenDt != 0 {
 		dts = len(r.Chunks)
 	}
-	return true, checkRecordForm(d.version, r.ID, dts, d.seen&seenTokens != 0, d.tokens)
+	return true, checkRecordForm(d.version, r.ID, dts, d.seen&seenTokens != 0, d.tokens, d.seen&seenChoice != 0, d.choices)
 }
 
 // recordDecoder is decodeRecordFast's state: the scanner over the line, the
@@ -725,6 +767,7 @@ type recordDecoder struct {
 	version int
 	seen    int // seenChunks etc.: the keys that may not repeat
 	tokens  int // entries in chunk_tokens
+	choices int // entries in chunk_choice
 }
 
 // object reads the line's one object, key after key, to its end; false on
@@ -781,7 +824,7 @@ func (d *recordDecoder) object() bool {
 				ok = d.duration(&r.End)
 			case "first_content_ns":
 				ok = d.duration(&r.FirstContent)
-			case "chunks", "chunk_dt_ns", "chunk_tokens", "timings":
+			case "chunks", "chunk_dt_ns", "chunk_tokens", "chunk_choice", "timings", "violations":
 				ok = d.arrays(key)
 			case "tokens_per_chunk_source":
 				v, ok = s.str()
@@ -822,6 +865,8 @@ func (d *recordDecoder) object() bool {
 				ok = d.bool(&r.NoStream)
 			case "wire":
 				ok = d.string(&r.Wire, prev.Wire)
+			case "choices":
+				ok = d.int(&r.Choices)
 			default:
 				return false
 			}
@@ -877,6 +922,26 @@ func (d *recordDecoder) arrays(key []byte) (ok bool) {
 			}
 			return true
 		})
+	case "chunk_choice":
+		if d.seen&(seenDt|seenChoice) != seenDt {
+			return false // before the gaps, or repeated
+		}
+		d.seen |= seenChoice
+		d.choices, ok = s.ints(func(i int, n int64) bool {
+			if n != int64(int32(n)) {
+				return false
+			}
+			if i < len(r.Chunks) {
+				r.Chunks[i].Choice = int32(n)
+			}
+			return true
+		})
+	case "violations":
+		if d.seen&seenViolations != 0 {
+			return false
+		}
+		d.seen |= seenViolations
+		r.Violations, ok = d.violations()
 	case "timings":
 		if d.seen&seenTimings != 0 {
 			return false // encoding/json would merge the two
@@ -889,6 +954,35 @@ func (d *recordDecoder) arrays(key []byte) (ok bool) {
 		}
 	}
 	return ok
+}
+
+// violations reads the "violations" array of strings: an empty array is
+// an empty list, as encoding/json makes it.
+func (d *recordDecoder) violations() ([]Violation, bool) {
+	s := &d.s
+	if !s.eat('[') {
+		return nil, false
+	}
+	out := []Violation{}
+	s.ws()
+	if s.eat(']') {
+		return out, true
+	}
+	for {
+		s.ws()
+		v, ok := s.str()
+		if !ok {
+			return nil, false
+		}
+		out = append(out, Violation(intern(v, "", d.strs)))
+		s.ws()
+		if s.eat(']') {
+			return out, true
+		}
+		if !s.eat(',') {
+			return nil, false
+		}
+	}
 }
 
 func (d *recordDecoder) int(dst *int) bool {

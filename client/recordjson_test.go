@@ -69,6 +69,13 @@ func variedRecords() []Record {
 	}
 	back := sampleRecord(3, 4)
 	back.Chunks[2].At = back.Chunks[0].At - time.Microsecond
+	// Two choices (n = 2), and the violations a response committed.
+	choices := sampleRecord(6, 5)
+	for i := range choices.Chunks {
+		choices.Chunks[i].Choice = int32(i % 2)
+	}
+	choices.Choices = 2
+	choices.Violations = []Violation{ViolationChunkAfterFinish, ViolationUsageBeyondCap}
 	return []Record{
 		sampleRecord(200, 1), multi, zero, back,
 		{ID: "x-1", Index: 7, Sent: 1, End: 5, ErrorClass: ErrHTTPStatus, Status: 503,
@@ -77,6 +84,7 @@ func variedRecords() []Record {
 			CachedTokens: 3, ReasoningTokens: 4, TokenSource: TokensFromChunks,
 			Timings: &Timings{CacheN: 1, PromptN: 2, PromptMS: 3.25, PredictedPerSecond: 1e-7, DraftN: 5, DraftNAccepted: 4}},
 		{},
+		choices,
 	}
 }
 
@@ -139,7 +147,11 @@ func TestRecordEveryField(t *testing.T) {
 		case reflect.Bool:
 			v.SetBool(true)
 		case reflect.Slice:
-			v.Set(reflect.ValueOf([]Chunk{{At: 5, Tokens: 2}}))
+			if f.Type == reflect.TypeFor[[]Violation]() {
+				v.Set(reflect.ValueOf([]Violation{ViolationUsageBackwards, "other"}))
+				break
+			}
+			v.Set(reflect.ValueOf([]Chunk{{At: 5, Tokens: 2, Choice: 1}}))
 		case reflect.Pointer:
 			v.Set(reflect.New(f.Type.Elem()))
 		default:
@@ -239,6 +251,15 @@ var recordSeeds = []string{
 	`{"v":2,"id":"\xff"}`,
 	`{"v":2,"reused":true,"no_done":false,"no_stream":tru}`,
 	`{}`, `null`, `[]`, `{"v":2,}`, ``, `{"unknown":1}`,
+	// Issue 21: choices, violations, chunk_choice.
+	`{"v":2,"id":"a","chunk_dt_ns":[1,2,3],"chunk_choice":[0,1,0],"choices":2,"violations":["chunk_after_finish","usage_backwards"]}`,
+	`{"v":2,"chunk_dt_ns":[1,2],"chunk_choice":[0,1,1]}`,
+	`{"v":2,"chunk_choice":[1],"chunk_dt_ns":[1]}`,
+	`{"v":2,"chunk_dt_ns":[1],"chunk_choice":[1],"chunk_choice":[0]}`,
+	`{"v":2,"chunk_dt_ns":[1],"chunk_tokens":[2],"chunk_choice":[2147483648]}`,
+	`{"v":2,"violations":[]}`, `{"v":2,"violations":null}`, `{"v":2,"violations":["x\u0041",1]}`,
+	`{"v":2,"violations":["usage_negative"],"violations":["other"]}`,
+	`{"id":"a","chunks":[{"at_ns":1,"choice":3},{"at_ns":2,"tokens":2,"choice":-1}]}`,
 }
 
 // FuzzDecodeRecord holds the fast decoder to encoding/json: for any input,

@@ -249,6 +249,9 @@ func summarize(meta rundir.RunMeta, req *rundir.Requests, rows []scrape.Row, tra
 	if len(findings) > 0 {
 		s.Findings = findings
 	}
+	if f, ok := violationsFinding(s.Health); ok {
+		s.Findings = append(s.Findings, f)
+	}
 	s.Health.judged(validity.Judge(validityInput(meta, &s, mrecs, rows, partialLines, req.Duplicates)))
 	if len(traces) > 0 {
 		w := reconcile.Waterfall(plain(mrecs), traces, meta.StartedAt)
@@ -715,6 +718,7 @@ func health(meta rundir.RunMeta, records []request, rows []scrape.Row, partialLi
 		if r.NoDone && r.OK() {
 			h.StreamsWithoutDone++
 		}
+		h.ProtocolViolations = countViolations(h.ProtocolViolations, r.Record)
 	}
 	h.ScheduleLag, h.Connect, h.SendDelay = durationDistOf(lag), durationDistOf(connect), durationDistOf(sendDelay)
 	for _, row := range rows {

@@ -150,6 +150,7 @@ func NotesOf(s Summary) Notes {
 	c := s.Client
 	add(&n.Cautions, outputShortWarning(c.Tokens))
 	add(&n.Cautions, streamsNote(s.Health))
+	add(&n.Cautions, violationsNote(s.Health))
 	add(&n.Latency, firstTokenNote(c))
 	add(&n.Latency, chunksNote(c.Tokens))
 	add(&n.Tokens, contextNote(c.Tokens))

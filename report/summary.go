@@ -121,8 +121,12 @@ type Health struct {
 	StreamsWithoutDone int `json:"streams_without_done"`
 	// NotStreamed counts requests sent with stream:false
 	// (client.Record.NoStream): only E2E and usage were measured.
-	NotStreamed int                 `json:"not_streamed"`
-	Client      rundir.ClientHealth `json:"client"`
+	NotStreamed int `json:"not_streamed"`
+	// ProtocolViolations counts the measured requests whose response broke
+	// the protocol, per kind (client.Violation; a request counts once per
+	// kind): absent when none did.
+	ProtocolViolations map[string]int      `json:"protocol_violations,omitempty"`
+	Client             rundir.ClientHealth `json:"client"`
 }
 
 // ClientSide is what the client measured over the measured phases.

@@ -76,7 +76,7 @@ func BenchmarkChunkEncode(b *testing.B) {
 	a := answer{base: 42}
 	buf := make([]byte, 0, 512)
 	for i := 0; b.Loop(); i++ {
-		buf = enc.tokens(buf[:0], &a, i, i+1, false, nil)
+		buf = enc.tokens(buf[:0], &a, 0, i, i+1, false, nil)
 	}
 }
 

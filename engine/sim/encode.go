@@ -13,6 +13,27 @@ type answer struct {
 	reasoning int    // reasoning tokens at most (the output may be shorter)
 	tool      string // the called function ("" = content)
 	toolID    string
+	parts     bool // content as an array of parts (faults.payload.content_parts)
+	choices   int  // choices sent (faults.payload.choices); 0 = one
+}
+
+// choiceCount is how many choices the answer is sent in.
+func (a *answer) choiceCount() int { return max(a.choices, 1) }
+
+// openContent and closeContent wrap content text as a string, or as an
+// array of one text part.
+func (a *answer) openContent(dst []byte) []byte {
+	if a.parts {
+		return append(dst, `"content":[{"type":"text","text":"`...)
+	}
+	return append(dst, `"content":"`...)
+}
+
+func (a *answer) closeContent(dst []byte) []byte {
+	if a.parts {
+		return append(dst, `"}]`...)
+	}
+	return append(dst, '"')
 }
 
 // reasoningOf is how many of n generated tokens are reasoning.
@@ -63,9 +84,9 @@ func (a *answer) appendDelta(dst []byte, from, to int, last bool) []byte {
 	}
 	if from < to {
 		if a.tool == "" {
-			dst = append(dst, `"content":"`...)
+			dst = a.openContent(dst)
 			dst = a.appendWords(dst, from, to)
-			dst = append(dst, '"')
+			dst = a.closeContent(dst)
 		} else {
 			dst = append(dst, `"tool_calls":[{"index":0,`...)
 			if from == a.reasoning {
@@ -97,9 +118,9 @@ func (a *answer) appendMessage(dst []byte, n int) []byte {
 		dst = append(dst, `",`...)
 	}
 	if !a.calls(n) {
-		dst = append(dst, `"content":"`...)
+		dst = a.openContent(dst)
 		dst = a.appendWords(dst, r, n)
-		return append(dst, `"}`...)
+		return append(a.closeContent(dst), '}')
 	}
 	dst = append(dst, `"content":null,"tool_calls":[{"id":`...)
 	dst = appendJSONString(dst, a.toolID)
@@ -169,25 +190,28 @@ func newEncoder(id, model string, created int64, llama, completions, stream bool
 
 // choiceOpen and choiceClose wrap a choice's payload (the delta, message or
 // text member) with its index and finish_reason ("" = null).
-func (c *encoder) choiceOpen(dst []byte, reason string) []byte {
+func (c *encoder) choiceOpen(dst []byte, index int, reason string) []byte {
 	if c.llama {
 		if c.completions {
 			return append(dst, `{"text":`...)
 		}
 		dst = append(dst, `{"finish_reason":`...)
 		dst = appendReason(dst, reason)
-		return append(dst, `,"index":0,`...)
+		dst = strconv.AppendInt(append(dst, `,"index":`...), int64(index), 10)
+		return append(dst, ',')
 	}
+	dst = strconv.AppendInt(append(dst, `{"index":`...), int64(index), 10)
 	if c.completions {
-		return append(dst, `{"index":0,"text":`...)
+		return append(dst, `,"text":`...)
 	}
-	return append(dst, `{"index":0,`...)
+	return append(dst, ',')
 }
 
-func (c *encoder) choiceClose(dst []byte, reason string) []byte {
+func (c *encoder) choiceClose(dst []byte, index int, reason string) []byte {
 	if c.llama {
 		if c.completions {
-			dst = append(dst, `,"index":0,"logprobs":null,"finish_reason":`...)
+			dst = strconv.AppendInt(append(dst, `,"index":`...), int64(index), 10)
+			dst = append(dst, `,"logprobs":null,"finish_reason":`...)
 			dst = appendReason(dst, reason)
 		}
 		return append(dst, '}')
@@ -225,23 +249,25 @@ func (c *encoder) end(dst []byte, u, timings []byte, stream bool) []byte {
 	return append(dst, "}\n"...)
 }
 
-// role appends the first chunk of a chat stream: the assistant role.
-func (c *encoder) role(dst []byte, u []byte) []byte {
+// role appends the first chunk of a chat stream's choice: the assistant
+// role.
+func (c *encoder) role(dst []byte, index int, u []byte) []byte {
 	dst = append(dst, c.head...)
-	dst = c.choiceOpen(dst, "")
+	dst = c.choiceOpen(dst, index, "")
 	if c.llama {
 		dst = append(dst, `"delta":{"role":"assistant","content":null}`...)
 	} else {
 		dst = append(dst, `"delta":{"role":"assistant","content":""}`...)
 	}
-	dst = c.choiceClose(dst, "")
+	dst = c.choiceClose(dst, index, "")
 	return c.end(dst, u, nil, true)
 }
 
-// tokens appends a chunk carrying tokens [from, to) of the answer.
-func (c *encoder) tokens(dst []byte, a *answer, from, to int, last bool, u []byte) []byte {
+// tokens appends a chunk carrying tokens [from, to) of the answer, for
+// choice index.
+func (c *encoder) tokens(dst []byte, a *answer, index, from, to int, last bool, u []byte) []byte {
 	dst = append(dst, c.head...)
-	dst = c.choiceOpen(dst, "")
+	dst = c.choiceOpen(dst, index, "")
 	if c.completions {
 		dst = append(dst, '"')
 		dst = a.appendWords(dst, from, to)
@@ -250,20 +276,20 @@ func (c *encoder) tokens(dst []byte, a *answer, from, to int, last bool, u []byt
 		dst = append(dst, `"delta":`...)
 		dst = a.appendDelta(dst, from, to, last)
 	}
-	dst = c.choiceClose(dst, "")
+	dst = c.choiceClose(dst, index, "")
 	return c.end(dst, u, nil, true)
 }
 
-// finish appends the chunk with the finish reason.
-func (c *encoder) finish(dst []byte, reason string, u, timings []byte) []byte {
+// finish appends the chunk with choice index's finish reason.
+func (c *encoder) finish(dst []byte, index int, reason string, u, timings []byte) []byte {
 	dst = append(dst, c.head...)
-	dst = c.choiceOpen(dst, reason)
+	dst = c.choiceOpen(dst, index, reason)
 	if c.completions {
 		dst = append(dst, `""`...)
 	} else {
 		dst = append(dst, `"delta":{}`...)
 	}
-	dst = c.choiceClose(dst, reason)
+	dst = c.choiceClose(dst, index, reason)
 	return c.end(dst, u, timings, true)
 }
 
@@ -273,19 +299,25 @@ func (c *encoder) usage(dst []byte, u, timings []byte) []byte {
 	return c.end(dst, u, timings, true)
 }
 
-// whole appends a non-streamed response of an answer of n tokens.
-func (c *encoder) whole(dst []byte, a *answer, n int, reason string, u, timings []byte) []byte {
+// whole appends a non-streamed response of an answer of n tokens, in
+// each of choices.
+func (c *encoder) whole(dst []byte, a *answer, n, choices int, reason string, u, timings []byte) []byte {
 	dst = append(dst, c.head...)
-	dst = c.choiceOpen(dst, reason)
-	if c.completions {
-		dst = append(dst, '"')
-		dst = a.appendWords(dst, 0, n)
-		dst = append(dst, '"')
-	} else {
-		dst = append(dst, `"message":`...)
-		dst = a.appendMessage(dst, n)
+	for i := range max(choices, 1) {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = c.choiceOpen(dst, i, reason)
+		if c.completions {
+			dst = append(dst, '"')
+			dst = a.appendWords(dst, 0, n)
+			dst = append(dst, '"')
+		} else {
+			dst = append(dst, `"message":`...)
+			dst = a.appendMessage(dst, n)
+		}
+		dst = c.choiceClose(dst, i, reason)
 	}
-	dst = c.choiceClose(dst, reason)
 	return c.end(dst, u, timings, false)
 }
 
@@ -299,6 +331,15 @@ type usage struct {
 	prompt, completion, cached int
 	reasoning                  int
 	details                    bool // add completion_tokens_details
+}
+
+// times is the usage of choices choices, each of this usage's output: the
+// prompt once, the completion (and reasoning) of every choice.
+func (u usage) times(choices int) usage {
+	choices = max(choices, 1)
+	u.completion *= choices
+	u.reasoning *= choices
+	return u
 }
 
 func (u usage) appendJSON(dst []byte) []byte {

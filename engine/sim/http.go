@@ -222,6 +222,9 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 	}
 	req, err := parseChatRequest(body, completions)
 	if err == nil {
+		err = req.checkN(&e.cfg.Faults.Payload)
+	}
+	if err == nil {
 		err = e.resolveIDs(&t, req, r.Header, completions)
 	}
 	if err != nil {
@@ -238,9 +241,10 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 		if faults.errStatus == http.StatusTooManyRequests || faults.errStatus == http.StatusServiceUnavailable {
 			w.Header().Set("Retry-After", "1")
 		}
-		e.reject(w, &t, faults.errStatus, fmt.Sprintf("injected fault: %d %s", faults.errStatus, http.StatusText(faults.errStatus)))
+		e.rejectFault(w, &t, faults.errStatus, fmt.Sprintf("injected fault: %d %s", faults.errStatus, http.StatusText(faults.errStatus)))
 		return
 	}
+	pd := e.payloadDraw(&t, req.Stream, completions)
 
 	s := newStream()
 	s.id, s.chunkID = t.ID, t.ChunkID
@@ -248,6 +252,7 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 	s.streaming = req.Stream
 	s.wordBase = batch.HashString(t.ID)
 	s.ans.base = s.wordBase
+	s.ans.parts, s.ans.choices = pd.parts, e.cfg.Faults.Payload.Choices
 	p := e.cfg.Params
 	h := batch.NewHasher(p.KVBlockSize)
 	prompt := 0
@@ -319,7 +324,7 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 		}
 	}
 	if req.Stream {
-		e.serveStream(w, r, s, &t, opts, faults, completions)
+		e.serveStream(w, r, s, &t, opts, faults, pd, completions)
 	} else {
 		e.serveWhole(w, r, s, &t, completions)
 	}
@@ -437,7 +442,7 @@ func (e *Engine) finishTruth(t *RequestTruth, s *stream, written int, reason str
 	if s.delivered > 0 {
 		t.DecodeEnd = s.lastDelivery
 	}
-	t.OutputTokens = written
+	t.OutputTokens = written * s.ans.choiceCount()
 	t.GeneratedTokens = s.seq.Output
 	t.CachedTokens = s.seq.CachedTokens
 	t.Preemptions = s.seq.Preemptions
@@ -446,7 +451,10 @@ func (e *Engine) finishTruth(t *RequestTruth, s *stream, written int, reason str
 		t.FinishReason = s.ans.finishReason(reason, written)
 	}
 	if s.ans.reasoning > 0 {
-		t.ReasoningTokens = s.ans.reasoningOf(written)
+		t.ReasoningTokens = s.ans.reasoningOf(written) * s.ans.choiceCount()
+	}
+	if c := s.ans.choiceCount(); c > 1 {
+		t.Choices = c
 	}
 	if s.ans.calls(written) {
 		t.ToolCall = s.ans.tool
@@ -454,12 +462,13 @@ func (e *Engine) finishTruth(t *RequestTruth, s *stream, written int, reason str
 	e.truth.addRequest(*t)
 }
 
-// usageOf is the usage of a response after written tokens.
+// usageOf is the usage of a response after written tokens (in each of its
+// choices).
 func (e *Engine) usageOf(s *stream, written int) usage {
 	return usage{
 		prompt: s.seq.PromptLen, completion: written, cached: s.seq.CachedTokens,
 		reasoning: s.ans.reasoningOf(written), details: s.ans.reasoning > 0,
-	}
+	}.times(s.ans.choiceCount())
 }
 
 // timingsOf renders llama.cpp's timings of a finished request: prompt
@@ -476,7 +485,7 @@ func timingsOf(s *stream) []byte {
 	return appendTimings(nil, s.seq.CachedTokens, s.seq.PromptLen-s.seq.CachedTokens, promptMS, s.seq.Output, predictedMS)
 }
 
-func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request, s *stream, t *RequestTruth, opts respOpts, faults requestFaults, completions bool) {
+func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request, s *stream, t *RequestTruth, opts respOpts, faults requestFaults, pd payloadDraw, completions bool) {
 	rc := http.NewResponseController(w)
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/event-stream")
@@ -484,7 +493,10 @@ func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request, s *stream, 
 	w.WriteHeader(http.StatusOK)
 	t.Status = http.StatusOK
 	llama := e.cfg.Dialect == DialectLlamaCpp
-	sw := &sseWriter{e: e, w: w, rc: rc, r: r, s: s, t: t, opts: opts, faults: faults, completions: completions, llama: llama,
+	if pd.claim == ClaimBackwards {
+		opts.continuousUsage = true // the running usage the final one goes below
+	}
+	sw := &sseWriter{e: e, w: w, rc: rc, r: r, s: s, t: t, opts: opts, faults: faults, pd: pd, completions: completions, llama: llama,
 		enc: newEncoder(s.chunkID, e.cfg.Model, time.Now().Unix(), llama, completions, true),
 		buf: make([]byte, 0, 1024), interval: max(e.cfg.Params.StreamInterval, 1)}
 	if err := rc.Flush(); err != nil {
@@ -508,6 +520,7 @@ type sseWriter struct {
 	t           *RequestTruth
 	opts        respOpts
 	faults      requestFaults
+	pd          payloadDraw
 	completions bool
 	llama       bool
 	enc         encoder
@@ -570,7 +583,9 @@ func (sw *sseWriter) emit(last bool) bool {
 	buf := sw.buf[:0]
 	if sw.written == 0 && !sw.completions {
 		buf = sw.ping(buf)
-		buf = sw.enc.role(buf, sw.usageNow(0))
+		for i := range s.ans.choiceCount() {
+			buf = sw.enc.role(buf, i, sw.usageNow(0))
+		}
 	}
 	if faults.malformed && !sw.malformed && sw.written >= faults.after {
 		sw.malformed = true
@@ -578,7 +593,9 @@ func (sw *sseWriter) emit(last bool) bool {
 		buf = append(buf, "data: {\"id\": \"broken\", \"choices\": [\n\n"...)
 	}
 	buf = sw.ping(buf)
-	buf = sw.enc.tokens(buf, &s.ans, sw.written, sw.written+n, last, sw.usageNow(sw.written+n))
+	for i := range s.ans.choiceCount() {
+		buf = sw.enc.tokens(buf, &s.ans, i, sw.written, sw.written+n, last, sw.usageNow(sw.written+n))
+	}
 	sw.buf = buf
 	if _, err := sw.w.Write(buf); err != nil {
 		sw.fail(OutcomeAborted, fmt.Sprintf("write: %v", err))
@@ -655,18 +672,7 @@ func (sw *sseWriter) end(final string) {
 		timings = timingsOf(s)
 	}
 	reason := s.ans.finishReason(final, written)
-	buf := sw.ping(sw.buf[:0])
-	switch {
-	case sw.llama && sw.completions:
-		// llama.cpp ends a completion with usage and timings in the finish chunk.
-		buf = sw.enc.finish(buf, reason, e.usageOf(s, written).appendJSON(nil), timings)
-	case sw.opts.includeUsage:
-		buf = sw.enc.finish(buf, reason, sw.usageNow(written), nil)
-		buf = sw.ping(buf)
-		buf = sw.enc.usage(buf, e.usageOf(s, written).appendJSON(sw.ubuf[:0]), timings)
-	default:
-		buf = sw.enc.finish(buf, reason, nil, timings)
-	}
+	buf := sw.appendEnd(sw.ping(sw.buf[:0]), reason, written, timings)
 	switch {
 	case sw.faults.missingDone:
 		t.Faults = append(t.Faults, FaultMissingDone)
@@ -739,14 +745,9 @@ func (e *Engine) streamError(w http.ResponseWriter, rc *http.ResponseController,
 	msg := "injected fault: error event mid-stream"
 	buf := ping(nil)
 	buf = append(buf, "data: "...)
-	if e.cfg.Dialect == DialectLlamaCpp {
-		b, _ := json.Marshal(map[string]any{"error": map[string]any{"code": 500, "message": msg, "type": "server_error"}})
-		buf = append(buf, b...)
-		buf = append(buf, '\n')
-	} else {
-		buf = append(buf, errorJSON(http.StatusInternalServerError, msg)...)
-	}
-	buf = append(buf, '\n')
+	buf = append(buf, errorEvent(e.cfg.Faults.Payload.ErrorShape, e.cfg.Dialect == DialectLlamaCpp, http.StatusInternalServerError, msg)...)
+	buf = append(buf, "\n\n"...)
+	t.ErrorShape = e.cfg.Faults.Payload.ErrorShape
 	_, werr := w.Write(buf)
 	if werr == nil {
 		werr = rc.Flush()
@@ -801,7 +802,7 @@ func (e *Engine) serveWhole(w http.ResponseWriter, r *http.Request, s *stream, t
 		timings = timingsOf(s)
 	}
 	enc := newEncoder(s.chunkID, e.cfg.Model, time.Now().Unix(), llama, completions, false)
-	body := enc.whole(nil, &s.ans, n, s.ans.finishReason(final, n), e.usageOf(s, n).appendJSON(nil), timings)
+	body := enc.whole(nil, &s.ans, n, s.ans.choiceCount(), s.ans.finishReason(final, n), e.usageOf(s, n).appendJSON(nil), timings)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, werr := w.Write(body)

@@ -77,6 +77,23 @@ type RequestTruth struct {
 	Error    string `json:"error,omitempty"`
 	// Faults lists the faults applied to this request (see Faults).
 	Faults []string `json:"faults,omitempty"`
+
+	// What the payload faults sent (PayloadFaults). Choices is how many
+	// choices the response carried when more than one
+	// (faults.payload.choices): OutputTokens is then their sum,
+	// TokenFlushes and ChunkTokens each choice's (the choices go in
+	// lockstep).
+	Choices int `json:"choices,omitempty"`
+	// ErrorShape is the shape of the error body or event sent ("" =
+	// the dialect's own).
+	ErrorShape string `json:"error_shape,omitempty"`
+	// UsageClaim is the kind of usage claim the stream made ("" = a true
+	// usage).
+	UsageClaim string `json:"usage_claim,omitempty"`
+	// ChunksAfterFinish is how many content chunks followed the finish
+	// chunk; they are not counted in OutputTokens, TokenFlushes or
+	// ChunkTokens.
+	ChunksAfterFinish int `json:"chunks_after_finish,omitempty"`
 }
 
 // Outcomes of a request.

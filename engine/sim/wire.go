@@ -82,7 +82,8 @@ func (e *badRequest) Error() string { return e.msg }
 func badf(format string, args ...any) error { return &badRequest{fmt.Sprintf(format, args...)} }
 
 // parseChatRequest decodes and checks a body (of /v1/completions when
-// completions is set).
+// completions is set). An n other than 1 is refused by the handler unless
+// faults.payload.choices is set (checkN).
 func parseChatRequest(body []byte, completions bool) (*chatRequest, error) {
 	var req chatRequest
 	if err := json.Unmarshal(body, &req); err != nil {
@@ -96,8 +97,8 @@ func parseChatRequest(body []byte, completions bool) (*chatRequest, error) {
 	} else if len(req.Messages) == 0 {
 		return nil, badf("messages must be a non-empty list")
 	}
-	if req.N != nil && *req.N != 1 {
-		return nil, badf("only n=1 is supported, got n=%d", *req.N)
+	if req.N != nil && (*req.N < 1 || *req.N > MaxChoices) {
+		return nil, badf("n must be in [1, %d], got n=%d", MaxChoices, *req.N)
 	}
 	if req.MaxTokens != nil && *req.MaxTokens < 1 {
 		return nil, badf("max_tokens must be at least 1, got %d", *req.MaxTokens)
@@ -109,6 +110,15 @@ func parseChatRequest(body []byte, completions bool) (*chatRequest, error) {
 		return nil, badf("min_tokens must be >= 0, got %d", req.MinTokens)
 	}
 	return &req, nil
+}
+
+// checkN refuses an n other than 1 unless the engine answers several
+// choices (faults.payload.choices): it has no model of n sequences.
+func (r *chatRequest) checkN(p *PayloadFaults) error {
+	if r.N != nil && *r.N != 1 && p.Choices == 0 {
+		return badf("only n=1 is supported, got n=%d (faults.payload.choices streams several choices)", *r.N)
+	}
+	return nil
 }
 
 // messageText returns the text of a message's content: a string, null, or a

@@ -36,6 +36,10 @@ func Of(r *client.Record) Request {
 		return d
 	}
 	d.First, d.Last = r.Chunks[0].At, r.Chunks[len(r.Chunks)-1].At
+	if r.Choices > 1 {
+		d.ITLs = itlCount(r)
+		return d
+	}
 	for _, ch := range r.Chunks[1:] {
 		d.ITLs += max(ch.Tokens, 1)
 	}
@@ -154,6 +158,9 @@ func (d *Digest) Add(r *client.Record) Request {
 	req.First, req.Last = chunks[0].At, chunks[len(chunks)-1].At
 	p := d.phase(r.Phase)
 	withITL := r.OK() && len(chunks) >= 2
+	if r.Choices > 1 {
+		return d.addChoices(r, req, p, withITL)
+	}
 	// This loop runs once per chunk of the whole run (hundreds of millions
 	// in a large one): the arrivals' bins are widened once to the first and
 	// the last chunk's, and each chunk's found by its index; the one-token

@@ -100,7 +100,11 @@ type Chunk struct {
 	Chunk        int32  `parquet:"chunk,delta"` // 0 for the request's first output chunk
 	AtNS         int64  `parquet:"at_ns,delta"` // arrival on the run clock
 	Tokens       int32  `parquet:"tokens"`      // tokens it carried (0 in old records means 1)
-	GapNS        *int64 `parquet:"gap_ns,optional"`
+	// GapNS is the time since the previous chunk of its choice (null for a
+	// choice's first).
+	GapNS *int64 `parquet:"gap_ns,optional"`
+	// Choice is the choice it belongs to (n > 1; 0 otherwise).
+	Choice int32 `parquet:"choice"`
 }
 
 // Options choose what Write writes.
@@ -170,11 +174,15 @@ func Write(dir string, opts Options) (Written, error) {
 		if chunks == nil {
 			return nil
 		}
+		var prev [64]time.Duration // each choice's last chunk (client.Chunk.Choice)
+		var seen uint64
 		for i, c := range r.Chunks {
-			row := Chunk{RequestID: r.ID, RequestIndex: int64(r.Index), Phase: r.Phase, Chunk: int32(i), AtNS: int64(c.At), Tokens: c.Tokens}
-			if i > 0 {
-				row.GapNS = ptr(int64(c.At - r.Chunks[i-1].At))
+			row := Chunk{RequestID: r.ID, RequestIndex: int64(r.Index), Phase: r.Phase, Chunk: int32(i), AtNS: int64(c.At), Tokens: c.Tokens, Choice: c.Choice}
+			if k := uint(c.Choice) % 64; seen&(1<<k) != 0 {
+				row.GapNS = ptr(int64(c.At - prev[k]))
 			}
+			seen |= 1 << (uint(c.Choice) % 64)
+			prev[uint(c.Choice)%64] = c.At
 			if err := chunks.add(row); err != nil {
 				return err
 			}

@@ -40,6 +40,17 @@ func runDir(t *testing.T, v2 bool) (string, []client.Record) {
 		t.Fatal(err)
 	}
 	if v2 {
+		// One record of two choices (n = 2): its chunks' gaps are each
+		// choice's own.
+		for i := range records {
+			if len(records[i].Chunks) >= 4 {
+				for j := range records[i].Chunks {
+					records[i].Chunks[j].Choice = int32(j % 2)
+				}
+				records[i].Choices = 2
+				break
+			}
+		}
 		var b []byte
 		for range 2 {
 			for i := range records {
@@ -148,9 +159,12 @@ func TestWriteReadsBack(t *testing.T) {
 				failed++
 			}
 			for j, c := range r.Chunks {
-				ch := Chunk{RequestID: r.ID, RequestIndex: int64(r.Index), Phase: r.Phase, Chunk: int32(j), AtNS: int64(c.At), Tokens: c.Tokens}
-				if j > 0 {
-					ch.GapNS = ptr(int64(c.At - r.Chunks[j-1].At))
+				ch := Chunk{RequestID: r.ID, RequestIndex: int64(r.Index), Phase: r.Phase, Chunk: int32(j), AtNS: int64(c.At), Tokens: c.Tokens, Choice: c.Choice}
+				for k := j - 1; k >= 0; k-- { // the previous chunk of its choice
+					if r.Chunks[k].Choice == c.Choice {
+						ch.GapNS = ptr(int64(c.At - r.Chunks[k].At))
+						break
+					}
 				}
 				if c.Tokens > 1 {
 					multi++
@@ -193,7 +207,7 @@ func TestColumns(t *testing.T) {
 			"schedule_lag_s", "send_delay_s", "connect_s", "reused", "retries", "prompt_tokens", "output_tokens", "cached_tokens",
 			"reasoning_tokens", "target_prompt_tokens", "max_tokens", "token_source", "chunks", "tokens_per_chunk",
 			"tokens_per_chunk_source", "ok", "status", "error_class", "error", "finish_reason", "no_done", "no_stream"},
-		ChunksFile: {"request_id", "request_index", "phase", "chunk", "at_ns", "tokens", "gap_ns"},
+		ChunksFile: {"request_id", "request_index", "phase", "chunk", "at_ns", "tokens", "gap_ns", "choice"},
 	} {
 		f, err := os.Open(filepath.Join(dir, name))
 		if err != nil {
