@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -23,7 +24,7 @@ func FuzzParseTrace(f *testing.F) {
 	addTestdata(f, "*.csv")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, format := range []string{"mooncake", "azure", "burstgpt"} {
-			rows, _, err := parseTrace(format, "f", data)
+			rows, _, err := parseTrace(format, "f", bytes.NewReader(data))
 			if err != nil {
 				if !strings.HasPrefix(err.Error(), "f") {
 					t.Fatalf("%s: error does not name the file: %v", format, err)
@@ -50,7 +51,7 @@ func FuzzParseShareGPT(f *testing.F) {
 	addTestdata(f, "*.json")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, need := range []bool{true, false} {
-			list, _, err := parseShareGPT("f", data, need)
+			list, _, err := parseShareGPT("f", bytes.NewReader(data), need)
 			if err != nil {
 				continue
 			}
@@ -66,7 +67,7 @@ func FuzzParseShareGPT(f *testing.F) {
 func FuzzParseJSONL(f *testing.F) {
 	addTestdata(f, "prompts*.jsonl")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		list, err := parseJSONL("f", data)
+		list, err := parseJSONL("f", bytes.NewReader(data))
 		if err != nil {
 			return
 		}
@@ -81,7 +82,7 @@ func FuzzParseJSONL(f *testing.F) {
 func FuzzParseHistogram(f *testing.F) {
 	addTestdata(f, "*.csv")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		h, err := parseHistogram("f", data)
+		h, err := parseHistogram("f", bytes.NewReader(data))
 		if err != nil {
 			return
 		}
