@@ -28,8 +28,9 @@ const (
 	// DataLineBytes bounds one line (or one JSON record, one CSV record) of
 	// a data file: a prompt of a few million tokens.
 	DataLineBytes = 64 << 20
-	// RunFileBytes bounds a run-directory file read whole (run.json,
-	// summary.json, scenario.yaml, trials.json, a noise file).
+	// RunFileBytes bounds a file llmbench wrote and reads whole: a run
+	// directory's run.json, summary.json, scenario.yaml, a trial set's
+	// trials.json, a noise file.
 	RunFileBytes = 256 << 20
 	// RunLineBytes bounds one line of a run directory's JSONL files
 	// (requests.jsonl, scrapes.jsonl, the trace log): a record with every
@@ -48,7 +49,7 @@ type Kind struct {
 var (
 	Scenario = Kind{What: "scenario file", MaxBytes: ScenarioBytes}
 	Data     = Kind{What: "data file", MaxBytes: DataBytes, MaxLine: DataLineBytes}
-	RunFile  = Kind{What: "run file", MaxBytes: RunFileBytes}
+	RunFile  = Kind{What: "result file", MaxBytes: RunFileBytes}
 	RunLines = Kind{What: "run-directory JSONL file", MaxLine: RunLineBytes}
 )
 

@@ -16,20 +16,26 @@ type Lines struct {
 	k    Kind
 	sc   *bufio.Scanner
 	n    int
+	long bool // the line after n is over the bound
 }
 
 // NewLines reads the lines of r, the file name; k.MaxLine must be set.
 func NewLines(r io.Reader, name string, k Kind) *Lines {
 	sc := bufio.NewScanner(r)
-	// The scanner's limit is its buffer: one more byte than a line may
-	// hold, for the '\n' it looks for.
-	sc.Buffer(make([]byte, 0, min(64<<10, k.MaxLine+1)), k.MaxLine+1)
+	// The scanner's limit is its buffer: two more bytes than a line may
+	// hold, for the "\r\n" it looks for (Next holds the line itself to
+	// the bound).
+	sc.Buffer(make([]byte, 0, min(64<<10, k.MaxLine+2)), k.MaxLine+2)
 	return &Lines{name: name, k: k, sc: sc}
 }
 
 // Next reads the next line; false at the end or on an error (Err).
 func (l *Lines) Next() bool {
-	if !l.sc.Scan() {
+	if l.long || !l.sc.Scan() {
+		return false
+	}
+	if len(l.sc.Bytes()) > l.k.MaxLine {
+		l.long = true
 		return false
 	}
 	l.n++
@@ -48,6 +54,8 @@ func (l *Lines) Err() error {
 	err := l.sc.Err()
 	var be *BoundError
 	switch {
+	case l.long:
+		return &BoundError{Path: l.name, Line: l.n + 1, Kind: l.k}
 	case err == nil:
 		return nil
 	case errors.Is(err, bufio.ErrTooLong):

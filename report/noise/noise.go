@@ -108,7 +108,7 @@ func DefaultPath(getenv func(string) string) string {
 
 // Load reads a noise file; a file that does not exist is an empty one.
 func Load(path string) (File, error) {
-	b, err := os.ReadFile(path)
+	b, err := rundir.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return File{Schema: Schema}, nil
 	}
