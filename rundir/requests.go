@@ -258,7 +258,7 @@ func splitLinesWithin(rd io.Reader, path string, blockBytes, maxLine int, free <
 		if !eof {
 			i := bytes.LastIndexByte(buf, '\n')
 			if i < 0 { // a line longer than the block: read on, within the bound on one
-				if len(buf) > maxLine {
+				if len(buf) > maxLine+1 { // +1: a '\r' dropped with the newline to come
 					return &inputfile.BoundError{Path: path, Line: lineNo + 1, Kind: inputfile.RunLines}
 				}
 				carry = buf

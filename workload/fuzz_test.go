@@ -2,11 +2,15 @@ package workload
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 func addTestdata(f *testing.F, pattern string) {
@@ -19,11 +23,30 @@ func addTestdata(f *testing.F, pattern string) {
 	}
 }
 
+// sameWhenStreamed checks that a parser reads a file the same however the
+// stream's reads are cut (whole, one byte at a time, halves): the data files
+// are streamed, and a line, record or error line must not depend on where
+// a read ended.
+func sameWhenStreamed[T any](t *testing.T, data []byte, parse func(io.Reader) (T, error)) {
+	t.Helper()
+	want, wantErr := parse(bytes.NewReader(data))
+	for _, r := range []io.Reader{iotest.OneByteReader(bytes.NewReader(data)), iotest.HalfReader(bytes.NewReader(data))} {
+		got, err := parse(r)
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("read in pieces: %v (%v); read whole: %v (%v)", got, err, want, wantErr)
+		}
+	}
+}
+
 func FuzzParseTrace(f *testing.F) {
 	addTestdata(f, "*.jsonl")
 	addTestdata(f, "*.csv")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, format := range []string{"mooncake", "azure", "burstgpt"} {
+			sameWhenStreamed(t, data, func(r io.Reader) ([]traceRow, error) {
+				rows, _, err := parseTrace(format, "f", r)
+				return rows, err
+			})
 			rows, _, err := parseTrace(format, "f", bytes.NewReader(data))
 			if err != nil {
 				if !strings.HasPrefix(err.Error(), "f") {
@@ -51,6 +74,10 @@ func FuzzParseShareGPT(f *testing.F) {
 	addTestdata(f, "*.json")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, need := range []bool{true, false} {
+			sameWhenStreamed(t, data, func(r io.Reader) ([]record, error) {
+				list, _, err := parseShareGPT("f", r, need)
+				return list, err
+			})
 			list, _, err := parseShareGPT("f", bytes.NewReader(data), need)
 			if err != nil {
 				continue
@@ -67,6 +94,7 @@ func FuzzParseShareGPT(f *testing.F) {
 func FuzzParseJSONL(f *testing.F) {
 	addTestdata(f, "prompts*.jsonl")
 	f.Fuzz(func(t *testing.T, data []byte) {
+		sameWhenStreamed(t, data, func(r io.Reader) ([]record, error) { return parseJSONL("f", r) })
 		list, err := parseJSONL("f", bytes.NewReader(data))
 		if err != nil {
 			return
@@ -82,6 +110,7 @@ func FuzzParseJSONL(f *testing.F) {
 func FuzzParseHistogram(f *testing.F) {
 	addTestdata(f, "*.csv")
 	f.Fuzz(func(t *testing.T, data []byte) {
+		sameWhenStreamed(t, data, func(r io.Reader) (empiricalLength, error) { return parseHistogram("f", r) })
 		h, err := parseHistogram("f", bytes.NewReader(data))
 		if err != nil {
 			return

@@ -73,9 +73,13 @@ func parseMooncake(name string, r io.Reader) (rows []traceRow, skipped int, err 
 		if err := json.Unmarshal(text, &r); err != nil {
 			return nil, 0, fmt.Errorf("%s:%d: %w", name, line, jsonLineError(err))
 		}
-		for field, missing := range map[string]bool{"timestamp": r.Timestamp == nil, "input_length": r.InputLength == nil, "output_length": r.OutputLength == nil} {
-			if missing {
-				return nil, 0, fmt.Errorf("%s:%d: missing %q", name, line, field)
+		// In a fixed order: the same file gets the same message every time.
+		for _, f := range []struct {
+			name    string
+			missing bool
+		}{{"timestamp", r.Timestamp == nil}, {"input_length", r.InputLength == nil}, {"output_length", r.OutputLength == nil}} {
+			if f.missing {
+				return nil, 0, fmt.Errorf("%s:%d: missing %q", name, line, f.name)
 			}
 		}
 		if *r.Timestamp < 0 || *r.Timestamp > maxTraceSeconds*1000 || *r.InputLength < 0 || *r.OutputLength < 0 {
