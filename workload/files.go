@@ -96,7 +96,7 @@ func parseShareGPT(name string, r io.Reader, needOutput bool) (list []record, sk
 		}
 		human := -1
 		for i, c := range e.Conversations {
-			if f := strings.ToLower(c.From); (f == "human" || f == "user") && len(strings.Fields(c.Value)) > 0 {
+			if f := strings.ToLower(c.From); (f == "human" || f == "user") && countWords(c.Value) > 0 {
 				human = i
 				break
 			}
@@ -106,12 +106,12 @@ func parseShareGPT(name string, r io.Reader, needOutput bool) (list []record, sk
 			continue
 		}
 		prompt := e.Conversations[human].Value
-		if err := checkTokens("prompt", len(strings.Fields(prompt))); err != nil {
+		if err := checkTokens("prompt", countWords(prompt)); err != nil {
 			return nil, 0, fmt.Errorf("%s:%d: record %d: %w", name, rs.LineAt(start), n, err)
 		}
 		out := 0
 		if next := human + 1; next < len(e.Conversations) && shareGPTModel[strings.ToLower(e.Conversations[next].From)] {
-			out = len(strings.Fields(e.Conversations[next].Value))
+			out = countWords(e.Conversations[next].Value)
 		}
 		if out == 0 && needOutput {
 			skipped++
@@ -119,7 +119,7 @@ func parseShareGPT(name string, r io.Reader, needOutput bool) (list []record, sk
 		}
 		list = append(list, record{
 			msgs:      []Message{{Role: "user", Content: prompt}},
-			tokens:    len(strings.Fields(prompt)),
+			tokens:    countWords(prompt),
 			maxTokens: out,
 		})
 	}

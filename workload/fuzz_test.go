@@ -128,3 +128,15 @@ func FuzzParseHistogram(f *testing.F) {
 		}
 	})
 }
+
+// countWords counts what strings.Fields splits, on any bytes.
+func FuzzCountWords(f *testing.F) {
+	for _, s := range []string{"", " ", "a", " a  b\tc\n", "\u00a0x\u2003y", "\xff \xfe", "a\x00b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := countWords(s), len(strings.Fields(s)); got != want {
+			t.Fatalf("countWords(%q) = %d, strings.Fields: %d", s, got, want)
+		}
+	})
+}

@@ -124,7 +124,7 @@ var burstGPTColumns = csvColumns{
 	timestamp: "timestamp", input: "request tokens", output: "response tokens",
 	parseTime: func(s string) (time.Duration, error) {
 		sec, err := strconv.ParseFloat(s, 64)
-		if err != nil || sec < 0 || sec > maxTraceSeconds {
+		if err != nil || !(sec >= 0 && sec <= maxTraceSeconds) { // NaN is neither
 			return 0, fmt.Errorf("want seconds from 0 to %g, got %q", float64(maxTraceSeconds), s)
 		}
 		return time.Duration(math.Round(sec * 1e9)), nil
