@@ -1,6 +1,267 @@
 package run
 
-// Every file a run reads, bounded before it is read (issue 21 item 2).
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/llmbench-org/llmbench/client"
+)
+
+// Every file a run reads, bounded before it is read (issue 21 item 2):
+// datasets, traces and length files that are devices, pipes, directories,
+// links to devices, gigabytes of one line, NUL bytes, bad UTF-8, CRLF, a
+// prompt of more words than a request may hold, timestamps that go back or
+// are not numbers, lengths out of range. Each is refused before anything is
+// sent, naming the file (and line) and the bound, or read cleanly; none
+// hangs, none reads without bound (the heap cases, in TestFaultMemory).
 func readerFaultCases() []faultCase {
-	return nil
+	fx := readerFixtures
+	quick := 10 * time.Second // a refusal reads a few bytes or a stat
+	return []faultCase{
+		// Not regular files: refused from a stat, the open never blocks.
+		{name: "reader: /dev/zero as a dataset", scenario: datasetYAML("jsonl", func() string { return "/dev/zero" }), bound: quick, want: refused,
+			errHas: "data file /dev/zero is a device"},
+		{name: "reader: /dev/urandom as a dataset", scenario: datasetYAML("sharegpt", func() string { return "/dev/urandom" }), bound: quick, want: refused,
+			errHas: "data file /dev/urandom is a device"},
+		{name: "reader: a FIFO as a dataset, nobody writing", scenario: datasetYAML("jsonl", fx("fifo")), stopAt: 3 * time.Second, bound: quick, want: refused,
+			errHas: "is a named pipe (FIFO): llmbench reads a data file only from a regular file (copy it to one)"},
+		{name: "reader: a directory as a dataset", scenario: datasetYAML("jsonl", fx("")), bound: quick, want: refused, errHas: "is a directory"},
+		{name: "reader: a symlink to /dev/zero as a dataset", scenario: datasetYAML("jsonl", fx("zero-link.jsonl")), bound: quick, want: refused,
+			errHas: "zero-link.jsonl is a device"},
+		{name: "reader: a FIFO as a trace", scenario: traceYAML("mooncake", fx("fifo")), stopAt: 3 * time.Second, bound: quick, want: refused, errHas: "is a named pipe (FIFO)"},
+		{name: "reader: /dev/zero as a length file", scenario: lengthYAML(func() string { return "/dev/zero" }), bound: quick, want: refused,
+			errHas: "data file /dev/zero is a device"},
+
+		// Sizes: the whole file from its stat, a line as it is read.
+		{name: "reader: a 3 GB sparse dataset", scenario: datasetYAML("jsonl", fx("sparse-3g.jsonl")), bound: quick, want: refused,
+			errHas: "is 3000000000 bytes, over the 2147483648-byte bound on a data file"},
+		{name: "reader: a 3 GB sparse trace", scenario: traceYAML("azure", fx("sparse-3g.jsonl")), bound: quick, want: refused,
+			errHas: "over the 2147483648-byte bound on a data file"},
+		{name: "reader: one line of 100 MiB in a dataset", scenario: datasetYAML("jsonl", fx("line-100m.jsonl")), bound: 30 * time.Second, want: refused,
+			errHas: "line-100m.jsonl:1: line longer than 64 MiB (the bound on one line of a data file)", heap: 256 << 20},
+		{name: "reader: one line of 1.5 GiB in a dataset, never read whole", scenario: datasetYAML("jsonl", fx("line-1500m.jsonl")), bound: 30 * time.Second, want: refused,
+			errHas: "line-1500m.jsonl:1: line longer than 64 MiB", heap: 256 << 20},
+		{name: "reader: one line of 100 MiB in a length file", scenario: lengthYAML(fx("line-100m.jsonl")), bound: 30 * time.Second, want: refused,
+			errHas: "line-100m.jsonl:1: line longer than 64 MiB", heap: 256 << 20},
+		{name: "reader: a CSV trace whose quoted field never ends", scenario: traceYAML("burstgpt", fx("open-quote.csv")), bound: 30 * time.Second, want: refused,
+			errHas: "open-quote.csv:2: record longer than 64 MiB (the bound on one line or record of a data file)", heap: 512 << 20},
+		{name: "reader: a prompt of more words than a request may hold", scenario: datasetYAML("jsonl", fx("huge-prompt.jsonl")), bound: 30 * time.Second, want: refused,
+			errHas: "huge-prompt.jsonl:2: prompt 10000001 is above the maximum of 10000000 tokens", heap: 192 << 20},
+
+		// Contents: refused at their line, or read cleanly.
+		{name: "reader: NUL bytes in a dataset", scenario: datasetYAML("jsonl", fx("nul.jsonl")), bound: quick, want: refused, errHas: "nul.jsonl:2: invalid JSON"},
+		{name: "reader: invalid UTF-8 in a prompt", scenario: datasetYAML("jsonl", fx("bad-utf8.jsonl")), bound: 30 * time.Second, want: completed,
+			records: readAs(6, 3)},
+		{name: "reader: a CRLF dataset", scenario: datasetYAML("jsonl", fx("crlf.jsonl")), bound: 30 * time.Second, want: completed, records: readAs(6, 2)},
+		{name: "reader: a CRLF ShareGPT file", scenario: datasetYAML("sharegpt", fx("crlf-sharegpt.json")), bound: 30 * time.Second, want: completed, records: readAs(6, 3)},
+		{name: "reader: a CRLF Mooncake trace", scenario: traceYAML("mooncake", fx("crlf-trace.jsonl")), bound: 30 * time.Second, want: completed, records: readAs(3, 0)},
+		{name: "reader: a CRLF length file", scenario: lengthYAML(fx("crlf-lengths.csv")), bound: 30 * time.Second, want: completed, records: allOK},
+		{name: "reader: trace timestamps going backwards", scenario: traceYAML("mooncake", fx("backwards.jsonl")), bound: quick, want: refused,
+			errHas: "backwards.jsonl:3: timestamp 100ms goes back before the previous row's"},
+		{name: "reader: a NaN trace timestamp", scenario: traceYAML("mooncake", fx("nan.jsonl")), bound: quick, want: refused, errHas: "nan.jsonl:2: invalid JSON"},
+		{name: "reader: a 1e308 trace timestamp", scenario: traceYAML("mooncake", fx("big-ts.jsonl")), bound: quick, want: refused,
+			errHas: "big-ts.jsonl:2: timestamp out of range"},
+		{name: "reader: a NaN BurstGPT timestamp", scenario: traceYAML("burstgpt", fx("nan.csv")), bound: quick, want: refused,
+			errHas: `nan.csv:3: Timestamp: want seconds from 0 to 1e+09, got "NaN"`},
+		{name: "reader: a 1e308 BurstGPT timestamp", scenario: traceYAML("burstgpt", fx("big-ts.csv")), bound: quick, want: refused,
+			errHas: `big-ts.csv:2: Timestamp: want seconds from 0 to 1e+09, got "1e308"`},
+		{name: "reader: Azure timestamps going backwards", scenario: traceYAML("azure", fx("backwards.csv")), bound: quick, want: refused,
+			errHas: "backwards.csv:3: TIMESTAMP goes back before the previous row's"},
+		{name: "reader: a negative length", scenario: lengthYAML(fx("negative.csv")), bound: quick, want: refused,
+			errHas: `negative.csv:2: want token lengths ≥ 1 (and min ≤ max), got "-5,1"`},
+		{name: "reader: a huge length", scenario: lengthYAML(fx("huge-length.csv")), bound: quick, want: refused,
+			errHas: "huge-length.csv:3: length 1000000000000 is above the maximum of 10000000 tokens"},
+		{name: "reader: a NaN length weight", scenario: lengthYAML(fx("nan-weight.csv")), bound: quick, want: refused,
+			errHas: `nan-weight.csv:1: want a weight ≥ 0, got "NaN"`},
+		{name: "reader: a negative max_tokens in a dataset", scenario: datasetYAML("jsonl", fx("negative-max.jsonl")), bound: quick, want: refused,
+			errHas: "negative-max.jsonl:1: max_tokens: want at least 1, got -3"},
+	}
+}
+
+// datasetYAML is a short closed-loop run of the built-in engine over a
+// dataset file.
+func datasetYAML(typ string, path func() string) func(string) string {
+	return func(string) string {
+		return fmt.Sprintf(`
+name: fault
+engine: {kind: sim, preset: tiny, process: inline}
+workload:
+  concurrency: 2
+  requests: 6
+  output_tokens: 4
+  dataset: {type: %s, path: %q}
+scrape: {interval: 300ms, timeout: 250ms}
+`, typ, path())
+	}
+}
+
+// traceYAML replays a trace file against the built-in engine, fast.
+func traceYAML(format string, path func() string) func(string) string {
+	return func(string) string {
+		return fmt.Sprintf(`
+name: fault
+engine: {kind: sim, preset: tiny, process: inline}
+workload:
+  trace: {format: %s, path: %q, time_scale: 0.01}
+  max_concurrency: 4
+scrape: {interval: 300ms, timeout: 250ms}
+`, format, path())
+	}
+}
+
+// lengthYAML draws the prompts' lengths from a length file.
+func lengthYAML(path func() string) func(string) string {
+	return func(string) string {
+		return fmt.Sprintf(`
+name: fault
+engine: {kind: sim, preset: tiny, process: inline}
+workload:
+  concurrency: 2
+  requests: 6
+  prompt_tokens: {dist: empirical, file: %q}
+  output_tokens: 4
+scrape: {interval: 300ms, timeout: 250ms}
+`, path())
+	}
+}
+
+// readAs checks that the run sent n requests, all answered, and that the
+// file's prompts were read whole: a prompt's token count is its words in
+// the file (the built-in engine counts words), every request at least min.
+func readAs(n, min int) func(*testing.T, []client.Record) {
+	return func(t *testing.T, rs []client.Record) {
+		allOK(t, rs)
+		if len(rs) != n {
+			t.Errorf("%d records, want %d", len(rs), n)
+		}
+		for _, r := range rs {
+			if r.PromptTokens < min {
+				t.Errorf("%s: %d prompt tokens, want at least %d: a line cut short or read as more than one", r.ID, r.PromptTokens, min)
+			}
+		}
+	}
+}
+
+// The reader fixtures live in one directory per user, made once and kept
+// (the big ones are sparse: no disk behind them), so that the fault cases,
+// whose scenarios are written by the matrix, can name them; a case's
+// scenario function has no test to clean up after. The version in the name
+// changes when a fixture does.
+var (
+	fixturesOnce sync.Once
+	fixturesDir  string
+	fixturesErr  error
+)
+
+// readerFixtures returns the path of the fixture name ("" for the
+// directory itself), made on first use.
+func readerFixtures(name string) func() string {
+	return func() string {
+		fixturesOnce.Do(func() { fixturesDir, fixturesErr = makeReaderFixtures() })
+		if fixturesErr != nil {
+			// The case then fails on a missing file, naming this.
+			return "/nonexistent/reader-fixtures: " + fixturesErr.Error()
+		}
+		return filepath.Join(fixturesDir, name)
+	}
+}
+
+func makeReaderFixtures() (string, error) {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	dir := filepath.Join(base, "llmbench-test", "reader-faults-v1")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	words := func(n int) string { return strings.TrimSuffix(strings.Repeat("a ", n), " ") }
+	text := map[string]string{
+		"nul.jsonl":          "{\"prompt\": \"a b c\"}\n{\"prompt\": \"a\x00b\"}\n",
+		"bad-utf8.jsonl":     "{\"prompt\": \"one \xff\xfe two three\"}\n{\"prompt\": \"\xc3\x28 four five six\"}\n",
+		"crlf.jsonl":         "{\"prompt\": \"one two\"}\r\n\r\n{\"messages\": [{\"role\": \"user\", \"content\": \"three four five\"}]}\r\n",
+		"crlf-sharegpt.json": "[\r\n{\"conversations\": [{\"from\": \"human\", \"value\": \"one two three\"}, {\"from\": \"gpt\", \"value\": \"a b\"}]}\r\n]\r\n",
+		"crlf-trace.jsonl":   "{\"timestamp\": 0, \"input_length\": 8, \"output_length\": 3}\r\n{\"timestamp\": 50, \"input_length\": 9, \"output_length\": 2}\r\n{\"timestamp\": 90, \"input_length\": 4, \"output_length\": 3}\r\n",
+		"crlf-lengths.csv":   "tokens,weight\r\n8,1\r\n12,2\r\n",
+		"backwards.jsonl":    "{\"timestamp\": 0, \"input_length\": 8, \"output_length\": 3}\n{\"timestamp\": 200, \"input_length\": 8, \"output_length\": 3}\n{\"timestamp\": 100, \"input_length\": 8, \"output_length\": 3}\n",
+		"nan.jsonl":          "{\"timestamp\": 0, \"input_length\": 8, \"output_length\": 3}\n{\"timestamp\": NaN, \"input_length\": 8, \"output_length\": 3}\n",
+		"big-ts.jsonl":       "{\"timestamp\": 0, \"input_length\": 8, \"output_length\": 3}\n{\"timestamp\": 1e308, \"input_length\": 8, \"output_length\": 3}\n",
+		"nan.csv":            "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n5,ChatGPT,10,2,12,x\nNaN,ChatGPT,10,2,12,x\n",
+		"big-ts.csv":         "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n1e308,ChatGPT,10,2,12,x\n",
+		"backwards.csv":      "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:50.0,10,2\n2023-11-16 18:15:46.0,10,2\n",
+		"negative.csv":       "tokens,weight\n-5,1\n",
+		"huge-length.csv":    "# lengths\n8,1\n1000000000000,1\n",
+		"nan-weight.csv":     "8,NaN\n",
+		"negative-max.jsonl": "{\"prompt\": \"a b\", \"max_tokens\": -3}\n",
+		"huge-prompt.jsonl":  "{\"prompt\": \"a b\"}\n{\"prompt\": \"" + words(10_000_001) + "\"}\n",
+	}
+	for name, body := range text {
+		if err := fixture(dir, name, func(f *os.File) error { _, err := f.WriteString(body); return err }, int64(len(body))); err != nil {
+			return "", err
+		}
+	}
+	// Sparse: a size with no disk behind it, NUL bytes when read.
+	for name, size := range map[string]int64{"sparse-3g.jsonl": 3_000_000_000, "line-100m.jsonl": 100 << 20, "line-1500m.jsonl": 1500 << 20} {
+		if err := fixture(dir, name, func(f *os.File) error { return f.Truncate(size) }, size); err != nil {
+			return "", err
+		}
+	}
+	// A quoted field opened, then NUL bytes for 1.5 GiB.
+	if err := fixture(dir, "open-quote.csv", func(f *os.File) error {
+		if _, err := f.WriteString("Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n5,\""); err != nil {
+			return err
+		}
+		return f.Truncate(1500 << 20)
+	}, 1500<<20); err != nil {
+		return "", err
+	}
+	if err := special(dir, "fifo", mkfifo); err != nil {
+		return "", err
+	}
+	if err := special(dir, "zero-link.jsonl", func(p string) error { return os.Symlink("/dev/zero", p) }); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// fixture makes dir/name with write unless a file of that size is there,
+// through a temporary file renamed into place (two test processes may make
+// it at once).
+func fixture(dir, name string, write func(*os.File) error, size int64) error {
+	path := filepath.Join(dir, name)
+	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() && st.Size() == size {
+		return nil
+	}
+	f, err := os.CreateTemp(dir, name+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// special makes dir/name with mk (a FIFO, a symlink) unless it is there.
+func special(dir, name string, mk func(string) error) error {
+	path := filepath.Join(dir, name)
+	if _, err := os.Lstat(path); err == nil {
+		return nil
+	}
+	tmp := fmt.Sprintf("%s.tmp%d", path, os.Getpid())
+	os.Remove(tmp)
+	if err := mk(tmp); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
