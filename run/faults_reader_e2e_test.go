@@ -10,6 +10,10 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/internal/testkit"
+	"github.com/llmbench-org/llmbench/report/gates"
+	"github.com/llmbench-org/llmbench/rundir"
+	"github.com/llmbench-org/llmbench/scenarios"
 )
 
 // Every file a run reads, bounded before it is read (issue 21 item 2):
@@ -264,4 +268,154 @@ func special(dir, name string, mk func(string) error) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// The run directory's readers (what `report`, `gate`, `compare` and `merge`
+// read) get the same hostile files as the matrix's data files: each is
+// refused at once naming the file (and line) and why, or read cleanly, and
+// none blocks. The matrix runs `run`; this table runs the commands that
+// read a run directory, on copies of a real one (report/testdata/v1-run).
+func TestRunDirReaderFaults(t *testing.T) {
+	t.Parallel()
+	// bad rewrites one file of a copy of the run directory.
+	type bad func(t *testing.T, path string)
+	replace := func(body string) bad {
+		return func(t *testing.T, path string) {
+			if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	edit := func(fn func([]byte) []byte) bad {
+		return func(t *testing.T, path string) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			replace(string(fn(b)))(t, path)
+		}
+	}
+	link := func(target string) bad {
+		return func(t *testing.T, path string) {
+			os.Remove(path)
+			if err := os.Symlink(target, path); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	fifo := func(t *testing.T, path string) {
+		os.Remove(path)
+		if err := mkfifo(path); err != nil {
+			t.Skip("no named pipes here:", err)
+		}
+	}
+	dir := func(t *testing.T, path string) {
+		os.Remove(path)
+		if err := os.Mkdir(path, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sparse := func(size int64) bad {
+		return func(t *testing.T, path string) {
+			if err := os.Truncate(path, size); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// line n (1-based) of a file replaced.
+	line := func(n int, with string) bad {
+		return edit(func(b []byte) []byte {
+			lines := strings.Split(string(b), "\n")
+			lines[n-1] = with
+			return []byte(strings.Join(lines, "\n"))
+		})
+	}
+	report := func(dir string) error { _, err := Finalize(dir, nil); return err }
+	gate := func(dir string) error { _, err := gates.LoadSide(dir); return err }
+	gateSummary := func(dir string) error { _, err := gates.LoadRun(filepath.Join(dir, rundir.SummaryFile)); return err }
+	gatesOf := func(dir string) error {
+		_, err := scenarios.LoadGates(filepath.Join(dir, rundir.ScenarioFile))
+		return err
+	}
+	const records = 172 // report/testdata/v1-run's requests.jsonl
+	cases := []struct {
+		name, file string
+		bad        bad
+		read       func(dir string) error
+		errHas     string // "": read cleanly
+		check      func(t *testing.T, dir string)
+	}{
+		{"requests.jsonl: a symlink to /dev/zero", rundir.RequestsFile, link("/dev/zero"), report, "requests.jsonl is a device", nil},
+		{"requests.jsonl: a FIFO", rundir.RequestsFile, fifo, report, "requests.jsonl is a named pipe (FIFO)", nil},
+		{"requests.jsonl: a directory", rundir.RequestsFile, dir, report, "requests.jsonl is a directory", nil},
+		{"requests.jsonl: /dev/urandom", rundir.RequestsFile, link("/dev/urandom"), report, "requests.jsonl is a device", nil},
+		{"requests.jsonl: a bad line inside", rundir.RequestsFile, line(2, "not json"), report, "requests.jsonl:2: ", nil},
+		{"requests.jsonl: NUL bytes inside", rundir.RequestsFile, line(5, "{\"id\":\"x\x00\x00\"}"), report, "requests.jsonl:5: ", nil},
+		{"requests.jsonl: a torn last line", rundir.RequestsFile, edit(func(b []byte) []byte { return append(b, `{"id":"torn","ind`...) }), report, "",
+			func(t *testing.T, dir string) { wantRecords(t, dir, records) }},
+		{"requests.jsonl: CRLF line ends", rundir.RequestsFile, edit(func(b []byte) []byte { return []byte(strings.ReplaceAll(string(b), "\n", "\r\n")) }), report, "",
+			func(t *testing.T, dir string) { wantRecords(t, dir, records) }},
+		{"requests.jsonl: invalid UTF-8 in a string", rundir.RequestsFile, edit(func(b []byte) []byte {
+			return []byte(strings.Replace(string(b), `"phase":"`, "\"phase\":\"\xff\xfe", 1))
+		}), report, "",
+			func(t *testing.T, dir string) { wantRecords(t, dir, records) }},
+		{"requests.jsonl: sparse 3 GB of NUL bytes", rundir.RequestsFile, sparse(3_000_000_000), report, "requests.jsonl:173: ", nil},
+		{"scrapes.jsonl: a FIFO", rundir.ScrapesFile, fifo, report, "scrapes.jsonl is a named pipe (FIFO)", nil},
+		{"scrapes.jsonl: a symlink to /dev/zero", rundir.ScrapesFile, link("/dev/zero"), report, "scrapes.jsonl is a device", nil},
+		{"scrapes.jsonl: a bad line inside", rundir.ScrapesFile, line(1, "{"), report, "scrapes.jsonl:1: ", nil},
+		{"run.json: a symlink to /dev/zero", rundir.RunFile, link("/dev/zero"), report, "run.json is a device", nil},
+		{"run.json: a FIFO, for gate", rundir.RunFile, fifo, gate, "run.json is a named pipe (FIFO)", nil},
+		{"run.json: sparse past the bound", rundir.RunFile, sparse(300 << 20), report, "is 314572800 bytes, over the 268435456-byte bound on a result file", nil},
+		{"run.json: cut short", rundir.RunFile, edit(func(b []byte) []byte { return b[:len(b)/2] }), report, "run.json: unexpected end of JSON input", nil},
+		{"summary.json: a FIFO, for gate", rundir.SummaryFile, fifo, gateSummary, "summary.json is a named pipe (FIFO)", nil},
+		{"summary.json: cut short, for gate", rundir.SummaryFile, edit(func(b []byte) []byte { return b[:len(b)/3] }), gateSummary, "summary.json: unexpected end of JSON input", nil},
+		{"summary.json: sparse past the bound, for gate", rundir.SummaryFile, sparse(300 << 20), gateSummary, "over the 268435456-byte bound on a result file", nil},
+		{"trials.json: a FIFO, for gate", rundir.TrialsFile, fifo, gate, "trials.json is a named pipe (FIFO)", nil},
+		{"trials.json: a directory, for gate", rundir.TrialsFile, dir, gate, "trials.json is a directory", nil},
+		{"scenario.yaml: a FIFO, for gate", rundir.ScenarioFile, fifo, gatesOf, "scenario.yaml is a named pipe (FIFO)", nil},
+		{"scenario.yaml: /dev/zero, for gate", rundir.ScenarioFile, link("/dev/zero"), gatesOf, "scenario.yaml is a device", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			d := testkit.CopyDir(t, "../report/testdata/v1-run")
+			if tc.file == rundir.SummaryFile {
+				if err := report(d); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tc.bad(t, filepath.Join(d, tc.file))
+			done := make(chan error, 1)
+			go func() { done <- tc.read(d) }()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(60 * time.Second): // a bound on a hang, not a timing: each read takes milliseconds
+				t.Fatalf("reading %s blocked", tc.file)
+			}
+			switch {
+			case tc.errHas == "" && err != nil:
+				t.Fatalf("want a clean read, got %v", err)
+			case tc.errHas != "" && (err == nil || !strings.Contains(err.Error(), tc.errHas)):
+				t.Fatalf("error %v, want it to say %q", err, tc.errHas)
+			case err != nil && strings.ContainsAny(err.Error(), "\x00\x1b\x07\u009b"):
+				t.Errorf("the error carries a control character: %q", err)
+			}
+			if tc.check != nil {
+				tc.check(t, d)
+			}
+		})
+	}
+}
+
+// wantRecords checks the rebuilt summary counts n records.
+func wantRecords(t *testing.T, dir string, n int) {
+	t.Helper()
+	fin, err := Finalize(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fin.Summary.Health.Records; got != n {
+		t.Errorf("%d records in the summary, want %d", got, n)
+	}
 }

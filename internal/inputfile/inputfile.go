@@ -35,7 +35,7 @@ const (
 	// RunLineBytes bounds one line of a run directory's JSONL files
 	// (requests.jsonl, scrapes.jsonl, the trace log): a record with every
 	// chunk of a long answer is a few MB.
-	RunLineBytes = 1 << 30
+	RunLineBytes = 256 << 20
 )
 
 // Kind is a kind of file and its bounds.
