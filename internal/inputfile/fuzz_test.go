@@ -145,4 +145,3 @@ func compact(b []byte) []byte {
 	}
 	return out.Bytes()
 }
-

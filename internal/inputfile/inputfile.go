@@ -56,12 +56,12 @@ var (
 // BoundError is a bound hit: the file (and line) and which bound.
 type BoundError struct {
 	Path string
-	Line int   // the line that is too long, or where the record that is starts (0: the whole file is)
+	Line int // the line that is too long, or where the record that is starts (0: the whole file is)
 	// Record: a record (a JSON array's element, a CSV record) is too
 	// long, not a line.
 	Record bool
-	Size int64 // the file's size when a stat told it (0: found while reading)
-	Kind Kind
+	Size   int64 // the file's size when a stat told it (0: found while reading)
+	Kind   Kind
 }
 
 func (e *BoundError) Error() string {
