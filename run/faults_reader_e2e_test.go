@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/engine/launch"
 	"github.com/llmbench-org/llmbench/internal/testkit"
 	"github.com/llmbench-org/llmbench/report/gates"
 	"github.com/llmbench-org/llmbench/rundir"
@@ -417,5 +418,32 @@ func wantRecords(t *testing.T, dir string, n int) {
 	}
 	if got := fin.Summary.Health.Records; got != n {
 		t.Errorf("%d records in the summary, want %d", got, n)
+	}
+}
+
+// An engine.pgid that is not a regular file (a FIFO in another run's
+// directory) is refused at once, naming it: the reaper every run starts
+// with never blocks on it.
+func TestReaperRefusesAGroupFileThatIsNotAFile(t *testing.T) {
+	t.Parallel()
+	for name, mk := range map[string]func(string) error{
+		"fifo":      mkfifo,
+		"/dev/zero": func(p string) error { return os.Symlink("/dev/zero", p) },
+		"directory": func(p string) error { return os.Mkdir(p, 0o755) },
+	} {
+		dir := t.TempDir()
+		if err := mk(filepath.Join(dir, launch.GroupFile)); err != nil {
+			t.Skip(name, err)
+		}
+		done := make(chan error, 1)
+		go func() { _, err := launch.KillLeftover(dir); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), launch.GroupFile) || !strings.Contains(err.Error(), "only from a regular file") {
+				t.Errorf("%s as %s: %v, want it refused naming the file", name, launch.GroupFile, err)
+			}
+		case <-time.After(20 * time.Second): // a bound on a hang, not a timing
+			t.Fatalf("the reaper blocked on a %s", name)
+		}
 	}
 }
