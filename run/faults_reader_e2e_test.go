@@ -361,6 +361,13 @@ func TestRunDirReaderFaults(t *testing.T) {
 		}), report, "",
 			func(t *testing.T, dir string) { wantRecords(t, dir, records) }},
 		{"requests.jsonl: sparse 3 GB of NUL bytes", rundir.RequestsFile, sparse(3_000_000_000), report, "requests.jsonl:173: ", nil},
+		{"the trace log: a FIFO", rundir.TraceLogFile, fifo, report, "is a named pipe (FIFO)", nil},
+		{"the trace log: one line of 8 MiB", rundir.TraceLogFile, func(t *testing.T, path string) {
+			if err := os.WriteFile(path, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			sparse(8<<20)(t, path)
+		}, report, ":1: line longer than 4 MiB (the bound on one line of a trace log)", nil},
 		{"scrapes.jsonl: a FIFO", rundir.ScrapesFile, fifo, report, "scrapes.jsonl is a named pipe (FIFO)", nil},
 		{"scrapes.jsonl: a symlink to /dev/zero", rundir.ScrapesFile, link("/dev/zero"), report, "scrapes.jsonl is a device", nil},
 		{"scrapes.jsonl: a bad line inside", rundir.ScrapesFile, line(1, "{"), report, "scrapes.jsonl:1: ", nil},

@@ -52,7 +52,7 @@ func ReadRows(dir string) (rows []scrape.Row, partial int, err error) {
 // ReadTraceLog reads the engine's trace log when the run has one.
 func ReadTraceLog(dir string) ([]trace.Event, error) {
 	path := filepath.Join(dir, TraceLogFile)
-	f, err := inputfile.Open(path, inputfile.RunLines)
+	f, err := inputfile.Open(path, inputfile.TraceLog)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -60,9 +60,9 @@ func ReadTraceLog(dir string) ([]trace.Event, error) {
 		return nil, fmt.Errorf("read trace log: %w", err)
 	}
 	defer f.Close()
-	log, err := trace.Read(f)
+	log, err := trace.Read(f, path)
 	if err != nil {
-		return nil, fmt.Errorf("read trace log %s: %w", path, err)
+		return nil, err
 	}
 	return log.Events, nil
 }

@@ -36,6 +36,9 @@ const (
 	// (requests.jsonl, scrapes.jsonl, the trace log): a record with every
 	// chunk of a long answer is a few MB.
 	RunLineBytes = 256 << 20
+	// TraceLineBytes bounds one line of an engine's trace log (a request's
+	// lifecycle events, one a line: a few hundred bytes each).
+	TraceLineBytes = 4 << 20
 )
 
 // Kind is a kind of file and its bounds.
@@ -51,6 +54,7 @@ var (
 	Data     = Kind{What: "data file", MaxBytes: DataBytes, MaxLine: DataLineBytes}
 	RunFile  = Kind{What: "result file", MaxBytes: RunFileBytes}
 	RunLines = Kind{What: "run-directory JSONL file", MaxLine: RunLineBytes}
+	TraceLog = Kind{What: "trace log", MaxLine: TraceLineBytes}
 )
 
 // BoundError is a bound hit: the file (and line) and which bound.
