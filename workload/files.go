@@ -94,11 +94,13 @@ func parseShareGPT(name string, r io.Reader, needOutput bool) (list []record, sk
 		if err := dec.Decode(&e); err != nil {
 			return nil, 0, fmt.Errorf("record %d: %w", n, jsonError(name, rs, start, err))
 		}
-		human := -1
+		human, words := -1, 0
 		for i, c := range e.Conversations {
-			if f := strings.ToLower(c.From); (f == "human" || f == "user") && countWords(c.Value) > 0 {
-				human = i
-				break
+			if f := strings.ToLower(c.From); f == "human" || f == "user" {
+				if words = countWords(c.Value); words > 0 {
+					human = i
+					break
+				}
 			}
 		}
 		if human < 0 {
@@ -106,7 +108,7 @@ func parseShareGPT(name string, r io.Reader, needOutput bool) (list []record, sk
 			continue
 		}
 		prompt := e.Conversations[human].Value
-		if err := checkTokens("prompt", countWords(prompt)); err != nil {
+		if err := checkTokens("prompt", words); err != nil {
 			return nil, 0, fmt.Errorf("%s:%d: record %d: %w", name, rs.LineAt(start), n, err)
 		}
 		out := 0
@@ -119,7 +121,7 @@ func parseShareGPT(name string, r io.Reader, needOutput bool) (list []record, sk
 		}
 		list = append(list, record{
 			msgs:      []Message{{Role: "user", Content: prompt}},
-			tokens:    countWords(prompt),
+			tokens:    words,
 			maxTokens: out,
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // Prompt text is made of whole words drawn from a fixed vocabulary and joined
@@ -76,8 +77,17 @@ func CountTokens(msgs []Message) int {
 func countWords(s string) int {
 	n := 0
 	in := false
-	for _, r := range s {
-		space := unicode.IsSpace(r)
+	for i := 0; i < len(s); {
+		var space bool
+		if c := s[i]; c < utf8.RuneSelf {
+			// The ASCII spaces unicode.IsSpace knows, without decoding.
+			space = c == ' ' || (c >= '\t' && c <= '\r')
+			i++
+		} else {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			space = unicode.IsSpace(r)
+			i += size
+		}
 		if !space && !in {
 			n++
 		}

@@ -16,9 +16,14 @@ type Records struct {
 	r    io.Reader
 	name string
 	k    Kind
-	win  []byte // the stream's bytes from base on, as handed to the decoder
-	base int64  // the stream offset of win[0]
-	nl   int    // newlines before base
+	// win holds the stream's bytes from base on, as handed to the
+	// decoder; the record being read starts at win[mark]. The bytes
+	// before the mark are dropped only once they are half the window, so
+	// that marking every small record of a large read costs no copy.
+	win  []byte
+	mark int
+	base int64 // the stream offset of win[0]
+	nl   int   // newlines before win[mark]
 }
 
 // NewRecords reads the records of r, the file name; k.MaxLine must be set.
@@ -29,12 +34,17 @@ func NewRecords(r io.Reader, name string, k Kind) *Records {
 func (s *Records) Read(p []byte) (int, error) {
 	// One byte past the bound may be read: a decoder may look one past a
 	// record of exactly the bound (after a number).
-	room := s.k.MaxLine + 1 - len(s.win)
+	room := s.k.MaxLine + 1 - (len(s.win) - s.mark)
 	if room <= 0 {
-		return 0, &BoundError{Path: s.name, Line: s.LineAt(s.base), Record: true, Kind: s.k}
+		return 0, &BoundError{Path: s.name, Line: s.nl + 1, Record: true, Kind: s.k}
 	}
 	if len(p) > room {
 		p = p[:room]
+	}
+	if s.mark > 0 && s.mark >= len(s.win)/2 {
+		s.win = s.win[:copy(s.win, s.win[s.mark:])]
+		s.base += int64(s.mark)
+		s.mark = 0
 	}
 	n, err := s.r.Read(p)
 	s.win = append(s.win, p[:n]...)
@@ -44,16 +54,16 @@ func (s *Records) Read(p []byte) (int, error) {
 // Mark says the next record starts at offset off of the stream (at or
 // after the last mark, within what was read).
 func (s *Records) Mark(off int64) {
-	k := s.index(off)
-	s.nl += bytes.Count(s.win[:k], []byte{'\n'})
-	s.win = s.win[:copy(s.win, s.win[k:])]
-	s.base += int64(k)
+	k := max(s.index(off), s.mark)
+	s.nl += bytes.Count(s.win[s.mark:k], []byte{'\n'})
+	s.mark = k
 }
 
 // LineAt is the 1-based line of offset off (clamped to what is kept: the
 // last mark to what was read).
 func (s *Records) LineAt(off int64) int {
-	return s.nl + bytes.Count(s.win[:s.index(off)], []byte{'\n'}) + 1
+	k := max(s.index(off), s.mark)
+	return s.nl + bytes.Count(s.win[s.mark:k], []byte{'\n'}) + 1
 }
 
 func (s *Records) index(off int64) int {
