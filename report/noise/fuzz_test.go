@@ -69,3 +69,25 @@ func normal(f File) File {
 	}
 	return f
 }
+
+// A noise file edited into what no A/A pairs can give is refused, naming
+// the file, the entry and the field.
+func TestLoadRefusesImpossibleValues(t *testing.T) {
+	t.Parallel()
+	for body, want := range map[string]string{
+		`{"schema":"llmbench.noise/v1","entries":[{"pairs":3,"metrics":{"client.ttft.p99":{"floor":-0.2}}}]}`: `entries[0].metrics["client.ttft.p99"]: floor -0.2: want a fraction ≥ 0`,
+		`{"schema":"llmbench.noise/v1","entries":[{"pairs":-1}]}`:                                             "entries[0]: pairs -1 and invalid_pairs 0 must not be negative",
+		`{"schema":"llmbench.noise/v1","entries":[{"pairs":1,"invalid_pairs":-4}]}`:                           "entries[0]: pairs 1 and invalid_pairs -4 must not be negative",
+	} {
+		path := filepath.Join(t.TempDir(), "noise.json")
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(path); err == nil || err.Error() != path+": "+want {
+			t.Errorf("Load(%s) = %v, want %q", body, err, path+": "+want)
+		}
+	}
+	if _, err := Load(filepath.Join("testdata", "noise.json")); err != nil {
+		t.Errorf("the real shape: %v", err)
+	}
+}
