@@ -13,6 +13,7 @@ import (
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/engine/launch"
 	"github.com/llmbench-org/llmbench/internal/testkit"
+	"github.com/llmbench-org/llmbench/report/comparison"
 	"github.com/llmbench-org/llmbench/report/gates"
 	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scenarios"
@@ -340,18 +341,33 @@ func TestRunDirReaderFaults(t *testing.T) {
 			return []byte(strings.Join(lines, "\n"))
 		})
 	}
-	report := func(dir string) error { _, err := Finalize(dir, nil); return err }
-	gate := func(dir string) error { _, err := gates.LoadSide(dir); return err }
-	gateSummary := func(dir string) error { _, err := gates.LoadRun(filepath.Join(dir, rundir.SummaryFile)); return err }
-	gatesOf := func(dir string) error {
+	type reader func(t *testing.T, dir string) error
+	report := func(_ *testing.T, dir string) error { _, err := Finalize(dir, nil); return err }
+	gate := func(_ *testing.T, dir string) error { _, err := gates.LoadSide(dir); return err }
+	gateSummary := func(_ *testing.T, dir string) error {
+		_, err := gates.LoadRun(filepath.Join(dir, rundir.SummaryFile))
+		return err
+	}
+	gatesOf := func(_ *testing.T, dir string) error {
 		_, err := scenarios.LoadGates(filepath.Join(dir, rundir.ScenarioFile))
 		return err
+	}
+	compare := func(_ *testing.T, dir string) error { _, err := comparison.Load(dir); return err }
+	// merge merges dir, as shard 0 of 2, with an intact copy of the same
+	// run as shard 1.
+	merge := func(t *testing.T, dir string) error {
+		other := testkit.CopyDir(t, "../report/testdata/v1-run")
+		asShard(t, other, 1)
+		if st, err := os.Lstat(filepath.Join(dir, rundir.RunFile)); err == nil && st.Mode().IsRegular() {
+			asShard(t, dir, 0)
+		}
+		return rundir.Merge(filepath.Join(t.TempDir(), "merged"), []string{dir, other})
 	}
 	const records = 172 // report/testdata/v1-run's requests.jsonl
 	cases := []struct {
 		name, file string
 		bad        bad
-		read       func(dir string) error
+		read       reader
 		errHas     string // "": read cleanly
 		check      func(t *testing.T, dir string)
 	}{
@@ -377,6 +393,12 @@ func TestRunDirReaderFaults(t *testing.T) {
 			}
 			sparse(8<<20)(t, path)
 		}, report, ":1: line longer than 4 MiB (the bound on one line of a trace log)", nil},
+		{"requests.jsonl: a FIFO, for merge", rundir.RequestsFile, fifo, merge, "requests.jsonl is a named pipe (FIFO)", nil},
+		{"requests.jsonl: a bad line inside, for merge", rundir.RequestsFile, line(3, "{\"id\": 7"), merge, "requests.jsonl:3: ", nil},
+		{"requests.jsonl: CRLF line ends, for merge", rundir.RequestsFile, edit(func(b []byte) []byte { return []byte(strings.ReplaceAll(string(b), "\n", "\r\n")) }), merge, "", nil},
+		{"run.json: /dev/zero, for merge", rundir.RunFile, link("/dev/zero"), merge, "is not a run directory (no run.json)", nil},
+		{"run.json: a FIFO, for compare", rundir.RunFile, fifo, compare, "run.json is a named pipe (FIFO)", nil},
+		{"requests.jsonl: /dev/zero, for compare", rundir.RequestsFile, link("/dev/zero"), compare, "requests.jsonl is a device", nil},
 		{"scrapes.jsonl: a FIFO", rundir.ScrapesFile, fifo, report, "scrapes.jsonl is a named pipe (FIFO)", nil},
 		{"scrapes.jsonl: a symlink to /dev/zero", rundir.ScrapesFile, link("/dev/zero"), report, "scrapes.jsonl is a device", nil},
 		{"scrapes.jsonl: a bad line inside", rundir.ScrapesFile, line(1, "{"), report, "scrapes.jsonl:1: ", nil},
@@ -397,13 +419,13 @@ func TestRunDirReaderFaults(t *testing.T) {
 			t.Parallel()
 			d := testkit.CopyDir(t, "../report/testdata/v1-run")
 			if tc.file == rundir.SummaryFile {
-				if err := report(d); err != nil {
+				if err := report(t, d); err != nil {
 					t.Fatal(err)
 				}
 			}
 			tc.bad(t, filepath.Join(d, tc.file))
 			done := make(chan error, 1)
-			go func() { done <- tc.read(d) }()
+			go func() { done <- tc.read(t, d) }()
 			var err error
 			select {
 			case err = <-done:
@@ -422,6 +444,19 @@ func TestRunDirReaderFaults(t *testing.T) {
 				tc.check(t, d)
 			}
 		})
+	}
+}
+
+// asShard makes the run directory dir shard i of 2.
+func asShard(t *testing.T, dir string, i int) {
+	t.Helper()
+	m, err := rundir.ReadMeta(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Shard, m.Shards = i, 2
+	if err := rundir.WriteJSON(filepath.Join(dir, rundir.RunFile), m); err != nil {
+		t.Fatal(err)
 	}
 }
 
