@@ -354,7 +354,7 @@ func TestReconcileFastDeployWaterfall(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	log, err := trace.Read(f)
+	log, err := trace.Read(f, logPath)
 	if err != nil {
 		t.Fatal(err)
 	}

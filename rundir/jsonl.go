@@ -1,18 +1,12 @@
 package rundir
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/internal/inputfile"
 )
-
-// MaxLineBytes bounds one line of a JSONL file: a longer one is an error
-// naming the file, not a line read into memory without end. A record with
-// every chunk of a 32k-token answer is a few MB.
-const MaxLineBytes = 1 << 30
 
 // ReadJSONL decodes every line of a JSONL file with fn and returns how many
 // torn lines it skipped. A truncated last line (a crash mid-write) is
@@ -20,17 +14,15 @@ const MaxLineBytes = 1 << 30
 // more writes) when a whole object follows it on the same line, which is
 // decoded. Any other bad line is an error naming the file and line.
 func ReadJSONL[T any](path string, fn func(*T) error) (partial int, err error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path, inputfile.RunLines)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), MaxLineBytes)
-	lineNo := 0
+	sc := inputfile.NewLines(f, path, inputfile.RunLines)
 	var pendingErr error
-	for sc.Scan() {
-		lineNo++
+	for sc.Next() {
+		lineNo := sc.Line()
 		if pendingErr != nil { // a bad line that was not the last one
 			return partial, pendingErr
 		}
@@ -53,7 +45,7 @@ func ReadJSONL[T any](path string, fn func(*T) error) (partial int, err error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return partial, fmt.Errorf("read %s: %w", path, err)
+		return partial, err
 	}
 	if pendingErr != nil {
 		partial++

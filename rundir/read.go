@@ -4,40 +4,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 
+	"github.com/llmbench-org/llmbench/internal/inputfile"
 	"github.com/llmbench-org/llmbench/scrape"
 	"github.com/llmbench-org/llmbench/scrape/trace"
 )
 
-// MaxFileBytes bounds a whole file read into memory (run.json,
-// summary.json, scenario.yaml): a larger one is an error, not an
-// allocation of whatever size a damaged or hostile file claims.
-const MaxFileBytes = 256 << 20
-
 // ReadFile reads a whole file of a run directory (or a summary.json kept
-// alone), at most MaxFileBytes of it.
+// alone, a trial set's trials.json, a noise file): a regular file, at most
+// inputfile.RunFileBytes of it — a larger one is an error, not an
+// allocation of whatever size a damaged or hostile file claims.
 func ReadFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.Size() > MaxFileBytes {
-		return nil, fmt.Errorf("read %s: larger than %d MiB", path, MaxFileBytes>>20)
-	}
-	// The bound again while reading: a file may grow, or not say its size.
-	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if len(b) > MaxFileBytes {
-		return nil, fmt.Errorf("read %s: larger than %d MiB", path, MaxFileBytes>>20)
-	}
-	return b, nil
+	return inputfile.ReadAll(path, inputfile.RunFile)
 }
 
 // ReadMeta reads a run directory's run.json.
@@ -72,7 +52,7 @@ func ReadRows(dir string) (rows []scrape.Row, partial int, err error) {
 // ReadTraceLog reads the engine's trace log when the run has one.
 func ReadTraceLog(dir string) ([]trace.Event, error) {
 	path := filepath.Join(dir, TraceLogFile)
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path, inputfile.TraceLog)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -80,9 +60,9 @@ func ReadTraceLog(dir string) ([]trace.Event, error) {
 		return nil, fmt.Errorf("read trace log: %w", err)
 	}
 	defer f.Close()
-	log, err := trace.Read(f)
+	log, err := trace.Read(f, path)
 	if err != nil {
-		return nil, fmt.Errorf("read trace log %s: %w", path, err)
+		return nil, err
 	}
 	return log.Events, nil
 }

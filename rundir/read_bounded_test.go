@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/llmbench-org/llmbench/internal/inputfile"
 )
 
 // ReadFile refuses a file over its bound instead of reading it whole.
@@ -14,11 +16,11 @@ func TestReadFileIsBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Truncate(MaxFileBytes + 1); err != nil { // sparse: no disk used
+	if err := f.Truncate(inputfile.RunFileBytes + 1); err != nil { // sparse: no disk used
 		t.Fatal(err)
 	}
 	f.Close()
 	if _, err := ReadFile(path); err == nil {
-		t.Error("ReadFile read a file over MaxFileBytes")
+		t.Error("ReadFile read a file over inputfile.RunFileBytes")
 	}
 }

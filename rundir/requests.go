@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"slices"
 	"sync"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/internal/inputfile"
 	"github.com/llmbench-org/llmbench/report/chunkdigest"
 )
 
@@ -62,16 +62,12 @@ type lineBatch struct {
 // many workers there were. spans are passed to the digest
 // (chunkdigest.New). Torn lines are handled as ReadJSONL handles them.
 func ReadRequests(path string, spans []chunkdigest.Span) (*Requests, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path, inputfile.RunLines)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var size int64
-	if st, err := f.Stat(); err == nil {
-		size = st.Size()
-	}
-	return readRequests(f, path, spans, runtime.GOMAXPROCS(0), size, readBlockBytes)
+	return readRequests(f, path, spans, runtime.GOMAXPROCS(0), f.Size(), readBlockBytes)
 }
 
 // readRequests reads size bytes (0: unknown) of requests.jsonl from rd, in
@@ -228,6 +224,12 @@ func SortByIndex(r *Requests) {
 // batch is one block read straight into its own buffer, cut at its last
 // newline (the rest starts the next block), so no line is copied twice.
 func splitLines(rd io.Reader, path string, blockBytes int, free <-chan *lineBatch, emit func(*lineBatch) bool) error {
+	return splitLinesWithin(rd, path, blockBytes, inputfile.RunLineBytes, free, emit)
+}
+
+// splitLinesWithin is splitLines with the bound on one line (without its
+// newline) given, for tests to try it without a gigabyte.
+func splitLinesWithin(rd io.Reader, path string, blockBytes, maxLine int, free <-chan *lineBatch, emit func(*lineBatch) bool) error {
 	seq, lineNo := 0, 0
 	var carry []byte // the start of a line the previous block cut
 	for eof := false; !eof; {
@@ -237,7 +239,9 @@ func splitLines(rd io.Reader, path string, blockBytes int, free <-chan *lineBatc
 		default:
 		}
 		buf := b.buf[:cap(b.buf)]
-		if need := max(blockBytes, 2*len(carry)); len(buf) < need {
+		// A long line's carry doubles the block until its end is in it,
+		// up to the bound on a line and its newline.
+		if need := max(blockBytes, min(2*len(carry), maxLine+2)); len(buf) < need {
 			buf = make([]byte, need)
 		}
 		n := copy(buf, carry)
@@ -253,7 +257,10 @@ func splitLines(rd io.Reader, path string, blockBytes int, free <-chan *lineBatc
 		end := n
 		if !eof {
 			i := bytes.LastIndexByte(buf, '\n')
-			if i < 0 { // a line longer than the block: read on
+			if i < 0 { // a line longer than the block: read on, within the bound on one
+				if len(buf) > maxLine+1 { // +1: a '\r' dropped with the newline to come
+					return &inputfile.BoundError{Path: path, Line: lineNo + 1, Kind: inputfile.RunLines}
+				}
 				carry = buf
 				continue
 			}
@@ -269,6 +276,9 @@ func splitLines(rd io.Reader, path string, blockBytes int, free <-chan *lineBatc
 				data = nil
 			}
 			line = bytes.TrimSuffix(line, []byte{'\r'})
+			if len(line) > maxLine {
+				return &inputfile.BoundError{Path: path, Line: lineNo + 1, Kind: inputfile.RunLines}
+			}
 			b.lines = append(b.lines, line[:len(line):len(line)])
 			lineNo++
 		}

@@ -42,7 +42,7 @@ func WriteTrials(dir string, trials []string) error {
 // set in the order they ran, or path itself when it is a single run
 // directory (or a summary.json, which a caller reads as one run).
 func Trials(path string) ([]string, error) {
-	b, err := os.ReadFile(filepath.Join(path, TrialsFile))
+	b, err := ReadFile(filepath.Join(path, TrialsFile))
 	if errors.Is(err, os.ErrNotExist) {
 		return []string{path}, nil
 	}

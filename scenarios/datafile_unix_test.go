@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/llmbench-org/llmbench/internal/inputfile"
 )
 
 // A scenario naming something that is not a regular file as a data file —
@@ -27,7 +29,7 @@ func TestDataFilesBoundedBeforeRead(t *testing.T) {
 		t.Fatal(err)
 	} else {
 		// Sparse: the size is over the bound without a byte written.
-		if err := f.Truncate(MaxDataFileBytes + 1); err != nil {
+		if err := f.Truncate(inputfile.DataBytes + 1); err != nil {
 			t.Fatal(err)
 		}
 		f.Close()
@@ -54,8 +56,11 @@ func TestDataFilesBoundedBeforeRead(t *testing.T) {
 			case <-time.After(20 * time.Second): // a bound on a hang, not a timing: Load takes milliseconds
 				t.Fatal("Load blocked on the data file")
 			}
-			if _, err := (Scenario{}).ReadFile(tc.path); err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("ReadFile = %v, want %q", err, tc.want)
+			if f, err := (Scenario{}).Open(tc.path); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Open = %v, want %q", err, tc.want)
+				if err == nil {
+					f.Close()
+				}
 			}
 		})
 	}

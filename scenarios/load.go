@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llmbench-org/llmbench/internal/inputfile"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -35,7 +36,7 @@ func Load(path string, overrides ...Override) (Scenario, error) {
 // LoadEnv is Load with ${VAR} references expanded from lookup instead of
 // the process environment.
 func LoadEnv(path string, lookup func(string) (string, bool), overrides ...Override) (Scenario, error) {
-	data, err := readBounded(path, "scenario file", MaxScenarioFileBytes)
+	data, err := inputfile.ReadAll(path, inputfile.Scenario)
 	if err != nil {
 		return Scenario{}, fmt.Errorf("load scenario: %w", err)
 	}
@@ -60,11 +61,21 @@ func Parse(name string, data []byte, overrides ...Override) (Scenario, error) {
 // LoadFS reads and validates the scenario file name in fsys (such as
 // Examples()); data files it names are read from fsys too.
 func LoadFS(fsys fs.FS, name string) (Scenario, error) {
-	data, err := fs.ReadFile(fsys, name)
+	data, err := readFS(fsys, name)
 	if err != nil {
 		return Scenario{}, fmt.Errorf("load scenario: %w", err)
 	}
 	return parse(name, data, source{fsys: fsys, dir: path.Dir(name)}, os.LookupEnv)
+}
+
+// readFS reads a scenario file from fsys within the bound on one.
+func readFS(fsys fs.FS, name string) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(inputfile.Bound(f, name, inputfile.Scenario))
 }
 
 func parse(name string, data []byte, src source, lookup func(string) (string, bool), overrides ...Override) (Scenario, error) {
@@ -130,7 +141,7 @@ func rootMapping(d *decoder, data []byte) (*yaml.Node, error) {
 // scenario's data files nor the environment variables its other fields name:
 // only the gates are decoded, validated and ${VAR}-expanded.
 func LoadGates(path string) (*Gates, error) {
-	data, err := readBounded(path, "scenario file", MaxScenarioFileBytes)
+	data, err := inputfile.ReadAll(path, inputfile.Scenario)
 	if err != nil {
 		return nil, fmt.Errorf("load scenario: %w", err)
 	}

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -136,17 +137,27 @@ func TestDataFilesResolveAgainstTheScenario(t *testing.T) {
 	if s.Workload.Prompt.File != abs {
 		t.Errorf("file %q, want the absolute %q", s.Workload.Prompt.File, abs)
 	}
-	if data, err := s.ReadFile(s.Workload.Prompt.File); err != nil || !strings.HasPrefix(string(data), "tokens,weight") {
-		t.Errorf("ReadFile: %q, %v", data, err)
+	if data, err := readOpened(s, s.Workload.Prompt.File); err != nil || !strings.HasPrefix(string(data), "tokens,weight") {
+		t.Errorf("Open: %q, %v", data, err)
 	}
 	// The embedded trace example reads its trace from the embedded files.
 	ex, err := LoadFS(Examples(), "trace-replay.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if data, err := ex.ReadFile(ex.Workload.Trace.Path); err != nil || !strings.Contains(string(data), "hash_ids") {
-		t.Errorf("trace example: ReadFile(%q): %v", ex.Workload.Trace.Path, err)
+	if data, err := readOpened(ex, ex.Workload.Trace.Path); err != nil || !strings.Contains(string(data), "hash_ids") {
+		t.Errorf("trace example: Open(%q): %v", ex.Workload.Trace.Path, err)
 	}
+}
+
+// readOpened reads the whole of a data file s.Open opens.
+func readOpened(s Scenario, name string) ([]byte, error) {
+	f, err := s.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }
 
 func TestValidWorkloadShapes(t *testing.T) {

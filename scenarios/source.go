@@ -3,9 +3,10 @@ package scenarios
 import (
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
+
+	"github.com/llmbench-org/llmbench/internal/inputfile"
 )
 
 // source is where a scenario file came from, so the data files it names
@@ -16,24 +17,6 @@ type source struct {
 	// engine holds the built-in engine's settings as the file gave them,
 	// for ResolveEngine.
 	engine *engineOverrides
-}
-
-// ReadFile reads a data file the scenario names (Trace.Path, Dataset.Path,
-// Length.File). On disk those paths were made absolute when the scenario was
-// loaded; for an embedded example they are relative to it.
-func (s Scenario) ReadFile(name string) ([]byte, error) {
-	data, err := s.src.read(name)
-	if err != nil {
-		return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
-	}
-	return data, nil
-}
-
-func (src source) read(name string) ([]byte, error) {
-	if src.fsys != nil {
-		return fs.ReadFile(src.fsys, src.join(name))
-	}
-	return readBounded(src.join(name), "data file", MaxDataFileBytes)
 }
 
 // join resolves a data file's name against the scenario's directory.
@@ -56,14 +39,10 @@ func (src source) check(name string) error {
 	if src.fsys != nil {
 		_, err = fs.Stat(src.fsys, src.join(name))
 	} else {
-		// Stat, then open only a regular file: opening a named pipe blocks
-		// until a writer comes, and validation must never hang.
-		if err = readable(src.join(name), "data file", MaxDataFileBytes); err == nil {
-			var f *os.File
-			if f, err = os.Open(src.join(name)); err == nil {
-				f.Close()
-			}
-		}
+		// Only a regular file is opened, and without blocking: opening a
+		// named pipe blocks until a writer comes, and validation must never
+		// hang.
+		err = inputfile.Check(src.join(name), inputfile.Data)
 	}
 	if err != nil {
 		return fmt.Errorf("cannot read %s: %w", name, err)

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/llmbench-org/llmbench/internal/inputfile"
 )
 
 // Report is what llmbench sees of an engine's metrics in one scrape or one
@@ -118,18 +119,15 @@ func InspectDialect(ctx context.Context, src, dialect string) (Report, error) {
 	return rep, nil
 }
 
-// readFile reads an exposition file with the same MaxBody cap as a scrape.
+// readFile reads an exposition file with the same MaxBody cap as a scrape;
+// what is not a regular file is refused (a named pipe would block).
 func readFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := inputfile.Open(path, inputfile.Kind{What: "metrics file"})
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	var size int64
-	if fi, err := f.Stat(); err == nil {
-		size = fi.Size()
-	}
-	body, err := readBody(f, size)
+	body, err := readBody(f, f.Size())
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -90,7 +90,7 @@ func TestBuiltInEngine(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			log, err := trace.Read(f)
+			log, err := trace.Read(f, tracePath)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,8 @@
 package workload
 
 import (
+	"bytes"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -68,7 +70,7 @@ func TestLengthDistributions(t *testing.T) {
 
 func TestEmpiricalHistogram(t *testing.T) {
 	t.Parallel()
-	read := func(name string) ([]byte, error) { return os.ReadFile("testdata/" + name) }
+	read := func(name string) (io.ReadCloser, error) { return os.Open("testdata/" + name) }
 	d, err := newLengthDist(scenarios.Length{Dist: "empirical", File: "lengths.csv"}, read)
 	if err != nil {
 		t.Fatal(err)
@@ -108,71 +110,71 @@ func TestMalformedFilesNameFileAndLine(t *testing.T) {
 		want  string
 	}{
 		{"histogram weight", func() error {
-			_, err := parseHistogram("bad-weight.csv", readTestdata(t, "bad-weight.csv"))
+			_, err := parseHistogram("bad-weight.csv", bytes.NewReader(readTestdata(t, "bad-weight.csv")))
 			return err
 		}, `bad-weight.csv:2: want a weight ≥ 0, got "-2"`},
 		{"histogram fields", func() error {
-			_, err := parseHistogram("h.csv", []byte("1,2,3,4\n"))
+			_, err := parseHistogram("h.csv", bytes.NewReader([]byte("1,2,3,4\n")))
 			return err
 		}, `h.csv:1: want "tokens,weight" or "min,max,weight", got 4 fields`},
 		{"histogram empty", func() error {
-			_, err := parseHistogram("h.csv", []byte("# nothing\n"))
+			_, err := parseHistogram("h.csv", bytes.NewReader([]byte("# nothing\n")))
 			return err
 		}, `h.csv: no bins with a positive weight`},
 		{"sharegpt record type", func() error {
-			_, _, err := parseShareGPT("sharegpt-bad.json", readTestdata(t, "sharegpt-bad.json"), true)
+			_, _, err := parseShareGPT("sharegpt-bad.json", bytes.NewReader(readTestdata(t, "sharegpt-bad.json")), true)
 			return err
 		}, `record 1: sharegpt-bad.json:3: conversations: want a list, got a JSON object`},
 		{"sharegpt not an array", func() error {
-			_, _, err := parseShareGPT("s.json", []byte(`{"id": 1}`), true)
+			_, _, err := parseShareGPT("s.json", bytes.NewReader([]byte(`{"id": 1}`)), true)
 			return err
 		}, `s.json:1: want a JSON array of ShareGPT records`},
 		{"sharegpt truncated", func() error {
-			_, _, err := parseShareGPT("s.json", []byte("[\n{\"conversations\": [\n"), true)
+			_, _, err := parseShareGPT("s.json", bytes.NewReader([]byte("[\n{\"conversations\": [\n")), true)
 			return err
 		}, `s.json:3: invalid JSON: unexpected end of file`},
 		{"jsonl role", func() error {
-			_, err := parseJSONL("prompts-bad.jsonl", readTestdata(t, "prompts-bad.jsonl"))
+			_, err := parseJSONL("prompts-bad.jsonl", bytes.NewReader(readTestdata(t, "prompts-bad.jsonl")))
 			return err
 		}, `prompts-bad.jsonl:2: messages[0]: unknown role "wizard"`},
 		{"jsonl syntax", func() error {
-			_, err := parseJSONL("p.jsonl", []byte("{\"prompt\": \"a\"}\n{\"prompt\": \n"))
+			_, err := parseJSONL("p.jsonl", bytes.NewReader([]byte("{\"prompt\": \"a\"}\n{\"prompt\": \n")))
 			return err
 		}, `p.jsonl:2: invalid JSON`},
 		{"jsonl neither", func() error {
-			_, err := parseJSONL("p.jsonl", []byte(`{"max_tokens": 3}`))
+			_, err := parseJSONL("p.jsonl", bytes.NewReader([]byte(`{"max_tokens": 3}`)))
 			return err
 		}, `p.jsonl:1: want "messages" (a non-empty list) or "prompt"`},
 		{"jsonl max_tokens", func() error {
-			_, err := parseJSONL("p.jsonl", []byte(`{"prompt": "a b", "max_tokens": "many"}`))
+			_, err := parseJSONL("p.jsonl", bytes.NewReader([]byte(`{"prompt": "a b", "max_tokens": "many"}`)))
 			return err
 		}, `p.jsonl:1: max_tokens: want an integer, got a JSON string`},
 		{"mooncake backwards", func() error {
-			_, _, err := parseTrace("mooncake", "mooncake-backwards.jsonl", readTestdata(t, "mooncake-backwards.jsonl"))
+			_, _, err := parseTrace("mooncake", "mooncake-backwards.jsonl", bytes.NewReader(readTestdata(t, "mooncake-backwards.jsonl")))
 			return err
 		}, `mooncake-backwards.jsonl:2: timestamp 5ms goes back before the previous row's`},
 		{"mooncake missing", func() error {
-			_, _, err := parseTrace("mooncake", "m.jsonl", []byte(`{"timestamp": 1, "input_length": 3}`))
+			_, _, err := parseTrace("mooncake", "m.jsonl", bytes.NewReader([]byte(`{"timestamp": 1, "input_length": 3}`)))
 			return err
 		}, `m.jsonl:1: missing "output_length"`},
 		{"azure timestamp", func() error {
-			_, _, err := parseTrace("azure", "azure-bad.csv", readTestdata(t, "azure-bad.csv"))
+			_, _, err := parseTrace("azure", "azure-bad.csv", bytes.NewReader(readTestdata(t, "azure-bad.csv")))
 			return err
 		}, `azure-bad.csv:3: TIMESTAMP: want a timestamp such as "2023-11-16 18:15:46.6805900", got "yesterday"`},
 		{"burstgpt column", func() error {
-			_, _, err := parseTrace("burstgpt", "burstgpt-missing-column.csv", readTestdata(t, "burstgpt-missing-column.csv"))
+			_, _, err := parseTrace("burstgpt", "burstgpt-missing-column.csv", bytes.NewReader(readTestdata(t, "burstgpt-missing-column.csv")))
 			return err
 		}, `burstgpt-missing-column.csv:1: header has no "response tokens" column`},
 		{"burstgpt count", func() error {
-			_, _, err := parseTrace("burstgpt", "b.csv", []byte("Timestamp,Request tokens,Response tokens\n1,2,x\n"))
+			_, _, err := parseTrace("burstgpt", "b.csv", bytes.NewReader([]byte("Timestamp,Request tokens,Response tokens\n1,2,x\n")))
 			return err
 		}, `b.csv:2: Response tokens: want a token count ≥ 0, got "x"`},
 		{"csv quote", func() error {
-			_, _, err := parseTrace("azure", "a.csv", []byte("TIMESTAMP,ContextTokens,GeneratedTokens\n\"2023,1,2\n"))
+			_, _, err := parseTrace("azure", "a.csv", bytes.NewReader([]byte("TIMESTAMP,ContextTokens,GeneratedTokens\n\"2023,1,2\n")))
 			return err
 		}, `a.csv:2: invalid CSV`},
 		{"trace empty", func() error {
-			_, _, err := parseTrace("burstgpt", "b.csv", []byte("Timestamp,Request tokens,Response tokens\n1,0,0\n"))
+			_, _, err := parseTrace("burstgpt", "b.csv", bytes.NewReader([]byte("Timestamp,Request tokens,Response tokens\n1,0,0\n")))
 			return err
 		}, `b.csv: no requests in the trace (1 rows skipped with a zero length)`},
 	}
@@ -189,7 +191,7 @@ func TestMalformedFilesNameFileAndLine(t *testing.T) {
 
 func TestShareGPT(t *testing.T) {
 	t.Parallel()
-	list, skipped, err := parseShareGPT("sharegpt.json", readTestdata(t, "sharegpt.json"), true)
+	list, skipped, err := parseShareGPT("sharegpt.json", bytes.NewReader(readTestdata(t, "sharegpt.json")), true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,14 +206,14 @@ func TestShareGPT(t *testing.T) {
 		t.Errorf("skipped %d records, want 2 (no human turn, no answer)", skipped)
 	}
 	// With output_tokens set, a record without an answer is usable.
-	if list, _, _ := parseShareGPT("sharegpt.json", readTestdata(t, "sharegpt.json"), false); len(list) != 3 {
+	if list, _, _ := parseShareGPT("sharegpt.json", bytes.NewReader(readTestdata(t, "sharegpt.json")), false); len(list) != 3 {
 		t.Errorf("with an output override: %d records, want 3", len(list))
 	}
 }
 
 func TestJSONLPrompts(t *testing.T) {
 	t.Parallel()
-	list, err := parseJSONL("prompts.jsonl", readTestdata(t, "prompts.jsonl"))
+	list, err := parseJSONL("prompts.jsonl", bytes.NewReader(readTestdata(t, "prompts.jsonl")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +266,7 @@ func TestTraces(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.format, func(t *testing.T) {
 			t.Parallel()
-			rows, skipped, err := parseTrace(tt.format, tt.file, readTestdata(t, tt.file))
+			rows, skipped, err := parseTrace(tt.format, tt.file, bytes.NewReader(readTestdata(t, tt.file)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -282,7 +284,7 @@ func TestTraces(t *testing.T) {
 // share exactly those blocks of prompt text, and nothing more.
 func TestTracePromptsShareBlocks(t *testing.T) {
 	t.Parallel()
-	rows, _, err := parseTrace("mooncake", "mooncake.jsonl", readTestdata(t, "mooncake.jsonl"))
+	rows, _, err := parseTrace("mooncake", "mooncake.jsonl", bytes.NewReader(readTestdata(t, "mooncake.jsonl")))
 	if err != nil {
 		t.Fatal(err)
 	}

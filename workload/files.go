@@ -1,80 +1,43 @@
 package workload
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"strings"
+
+	"github.com/llmbench-org/llmbench/internal/inputfile"
 )
 
-// MaxLineBytes caps one line of a line-oriented data file (a JSONL dataset,
-// a Mooncake trace, a length histogram). A longer line is refused with the
-// file, the line and the limit: "prompts.jsonl:3: line longer than 64 MiB".
-const MaxLineBytes = 64 << 20
-
-// lineReader hands out the lines of a data file with their 1-based numbers.
-type lineReader struct {
-	name string
-	sc   *bufio.Scanner
-	n    int // the number of the last line handed out
-}
-
-func newLineReader(name string, data []byte) *lineReader {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	// The scanner's limit is its buffer: one more byte than a line may hold,
-	// for the '\n' it looks for.
-	sc.Buffer(make([]byte, 0, min(64<<10, MaxLineBytes+1)), MaxLineBytes+1)
-	return &lineReader{name: name, sc: sc}
-}
-
-// next reads the next line, its number in l.n.
-func (l *lineReader) next() bool {
-	if !l.sc.Scan() {
-		return false
-	}
-	l.n++
-	return true
-}
-
-func (l *lineReader) bytes() []byte { return l.sc.Bytes() }
-
-// err is the reading error, placed at its line.
-func (l *lineReader) err() error {
-	err := l.sc.Err()
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, bufio.ErrTooLong):
-		return fmt.Errorf("%s:%d: line longer than %d MiB", l.name, l.n+1, MaxLineBytes>>20)
-	}
-	return fmt.Errorf("%s:%d: %w", l.name, l.n+1, err)
-}
-
-// jsonLine returns the 1-based line of a byte offset in data.
-func jsonLine(data []byte, offset int64) int {
-	if offset > int64(len(data)) {
-		offset = int64(len(data))
-	}
-	return bytes.Count(data[:offset], []byte("\n")) + 1
+// newLineReader reads the lines of a line-oriented data file (a JSONL
+// dataset, a Mooncake trace, a length histogram) as a stream, each line
+// within the bound on one (inputfile.DataLineBytes): a longer one is refused
+// with the file, the line and the bound.
+func newLineReader(name string, r io.Reader) *inputfile.Lines {
+	return inputfile.NewLines(r, name, inputfile.Data)
 }
 
 // jsonError places a JSON decoding error at its line when it carries an
-// offset; base is where the value being decoded starts in data (a type
-// error's offset counts from there).
-func jsonError(name string, data []byte, base int64, err error) error {
+// offset; base is where the value being decoded starts in the stream (a
+// type error's offset counts from there). A bound hit while decoding is
+// passed on as it is: it names its file and line.
+func jsonError(name string, rs *inputfile.Records, base int64, err error) error {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
+	var be *inputfile.BoundError
 	switch {
+	case errors.As(err, &be):
+		return err
 	case errors.As(err, &syn):
-		return fmt.Errorf("%s:%d: invalid JSON: %v", name, jsonLine(data, syn.Offset), syn)
+		return fmt.Errorf("%s:%d: invalid JSON: %v", name, rs.LineAt(syn.Offset), syn)
 	case errors.As(err, &typ):
-		return fmt.Errorf("%s:%d: %s: want %s, got a JSON %s", name, jsonLine(data, base+typ.Offset), typ.Field, jsonKind(typ.Type), typ.Value)
+		return fmt.Errorf("%s:%d: %s: want %s, got a JSON %s", name, rs.LineAt(base+typ.Offset), typ.Field, jsonKind(typ.Type), typ.Value)
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return fmt.Errorf("%s:%d: invalid JSON: unexpected end of file", name, jsonLine(data, int64(len(data))))
+		return fmt.Errorf("%s:%d: invalid JSON: unexpected end of file", name, rs.LineAt(math.MaxInt64))
 	}
 	return fmt.Errorf("%s: %w", name, err)
 }
@@ -115,24 +78,29 @@ var shareGPTModel = map[string]bool{"gpt": true, "assistant": true, "model": tru
 // human turn; the output target is the length of the model turn that answers
 // it. Records without a human turn, or without its answer when the file must
 // give the length (needOutput), are skipped and counted.
-func parseShareGPT(name string, data []byte, needOutput bool) (list []record, skipped int, err error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
+func parseShareGPT(name string, r io.Reader, needOutput bool) (list []record, skipped int, err error) {
+	// Streamed record by record, each within the bound on one.
+	rs := inputfile.NewRecords(r, name, inputfile.Data)
+	dec := json.NewDecoder(rs)
 	if tok, err := dec.Token(); err != nil {
-		return nil, 0, jsonError(name, data, 0, err)
+		return nil, 0, jsonError(name, rs, 0, err)
 	} else if tok != json.Delim('[') {
 		return nil, 0, fmt.Errorf("%s:1: want a JSON array of ShareGPT records, got %v", name, tok)
 	}
 	for n := 0; dec.More(); n++ {
 		var e shareGPTEntry
 		start := dec.InputOffset()
+		rs.Mark(start)
 		if err := dec.Decode(&e); err != nil {
-			return nil, 0, fmt.Errorf("record %d: %w", n, jsonError(name, data, start, err))
+			return nil, 0, fmt.Errorf("record %d: %w", n, jsonError(name, rs, start, err))
 		}
-		human := -1
+		human, words := -1, 0
 		for i, c := range e.Conversations {
-			if f := strings.ToLower(c.From); (f == "human" || f == "user") && len(strings.Fields(c.Value)) > 0 {
-				human = i
-				break
+			if f := strings.ToLower(c.From); f == "human" || f == "user" {
+				if words = countWords(c.Value); words > 0 {
+					human = i
+					break
+				}
 			}
 		}
 		if human < 0 {
@@ -140,9 +108,12 @@ func parseShareGPT(name string, data []byte, needOutput bool) (list []record, sk
 			continue
 		}
 		prompt := e.Conversations[human].Value
+		if err := checkTokens("prompt", words); err != nil {
+			return nil, 0, fmt.Errorf("%s:%d: record %d: %w", name, rs.LineAt(start), n, err)
+		}
 		out := 0
 		if next := human + 1; next < len(e.Conversations) && shareGPTModel[strings.ToLower(e.Conversations[next].From)] {
-			out = len(strings.Fields(e.Conversations[next].Value))
+			out = countWords(e.Conversations[next].Value)
 		}
 		if out == 0 && needOutput {
 			skipped++
@@ -150,12 +121,13 @@ func parseShareGPT(name string, data []byte, needOutput bool) (list []record, sk
 		}
 		list = append(list, record{
 			msgs:      []Message{{Role: "user", Content: prompt}},
-			tokens:    len(strings.Fields(prompt)),
+			tokens:    words,
 			maxTokens: out,
 		})
 	}
+	rs.Mark(dec.InputOffset())
 	if _, err := dec.Token(); err != nil {
-		return nil, 0, jsonError(name, data, 0, err)
+		return nil, 0, jsonError(name, rs, dec.InputOffset(), err)
 	}
 	if len(list) == 0 {
 		return nil, skipped, fmt.Errorf("%s: no usable record (%d skipped: no human turn or no answer)", name, skipped)
@@ -172,12 +144,12 @@ type jsonlPrompt struct {
 
 // parseJSONL reads one prompt per line: {"messages": [{"role", "content"}...]}
 // or {"prompt": "..."}, with an optional "max_tokens". Blank lines are skipped.
-func parseJSONL(name string, data []byte) ([]record, error) {
+func parseJSONL(name string, r io.Reader) ([]record, error) {
 	var list []record
-	lr := newLineReader(name, data)
-	for lr.next() {
-		line := lr.n
-		text := bytes.TrimSpace(lr.bytes())
+	lr := newLineReader(name, r)
+	for lr.Next() {
+		line := lr.Line()
+		text := bytes.TrimSpace(lr.Bytes())
 		if len(text) == 0 {
 			continue
 		}
@@ -207,6 +179,9 @@ func parseJSONL(name string, data []byte) ([]record, error) {
 		if rec.tokens == 0 {
 			return nil, fmt.Errorf("%s:%d: the prompt has no words", name, line)
 		}
+		if err := checkTokens("prompt", rec.tokens); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+		}
 		if p.MaxTokens != nil {
 			if *p.MaxTokens < 1 {
 				return nil, fmt.Errorf("%s:%d: max_tokens: want at least 1, got %d", name, line, *p.MaxTokens)
@@ -218,7 +193,7 @@ func parseJSONL(name string, data []byte) ([]record, error) {
 		}
 		list = append(list, rec)
 	}
-	if err := lr.err(); err != nil {
+	if err := lr.Err(); err != nil {
 		return nil, err
 	}
 	if len(list) == 0 {

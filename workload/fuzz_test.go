@@ -1,11 +1,16 @@
 package workload
 
 import (
+	"bytes"
+	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 func addTestdata(f *testing.F, pattern string) {
@@ -18,12 +23,31 @@ func addTestdata(f *testing.F, pattern string) {
 	}
 }
 
+// sameWhenStreamed checks that a parser reads a file the same however the
+// stream's reads are cut (whole, one byte at a time, halves): the data files
+// are streamed, and a line, record or error line must not depend on where
+// a read ended.
+func sameWhenStreamed[T any](t *testing.T, data []byte, parse func(io.Reader) (T, error)) {
+	t.Helper()
+	want, wantErr := parse(bytes.NewReader(data))
+	for _, r := range []io.Reader{iotest.OneByteReader(bytes.NewReader(data)), iotest.HalfReader(bytes.NewReader(data))} {
+		got, err := parse(r)
+		if fmt.Sprint(err) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) {
+			t.Fatalf("read in pieces: %v (%v); read whole: %v (%v)", got, err, want, wantErr)
+		}
+	}
+}
+
 func FuzzParseTrace(f *testing.F) {
 	addTestdata(f, "*.jsonl")
 	addTestdata(f, "*.csv")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, format := range []string{"mooncake", "azure", "burstgpt"} {
-			rows, _, err := parseTrace(format, "f", data)
+			sameWhenStreamed(t, data, func(r io.Reader) ([]traceRow, error) {
+				rows, _, err := parseTrace(format, "f", r)
+				return rows, err
+			})
+			rows, _, err := parseTrace(format, "f", bytes.NewReader(data))
 			if err != nil {
 				if !strings.HasPrefix(err.Error(), "f") {
 					t.Fatalf("%s: error does not name the file: %v", format, err)
@@ -50,7 +74,11 @@ func FuzzParseShareGPT(f *testing.F) {
 	addTestdata(f, "*.json")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, need := range []bool{true, false} {
-			list, _, err := parseShareGPT("f", data, need)
+			sameWhenStreamed(t, data, func(r io.Reader) ([]record, error) {
+				list, _, err := parseShareGPT("f", r, need)
+				return list, err
+			})
+			list, _, err := parseShareGPT("f", bytes.NewReader(data), need)
 			if err != nil {
 				continue
 			}
@@ -66,7 +94,8 @@ func FuzzParseShareGPT(f *testing.F) {
 func FuzzParseJSONL(f *testing.F) {
 	addTestdata(f, "prompts*.jsonl")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		list, err := parseJSONL("f", data)
+		sameWhenStreamed(t, data, func(r io.Reader) ([]record, error) { return parseJSONL("f", r) })
+		list, err := parseJSONL("f", bytes.NewReader(data))
 		if err != nil {
 			return
 		}
@@ -81,7 +110,8 @@ func FuzzParseJSONL(f *testing.F) {
 func FuzzParseHistogram(f *testing.F) {
 	addTestdata(f, "*.csv")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		h, err := parseHistogram("f", data)
+		sameWhenStreamed(t, data, func(r io.Reader) (empiricalLength, error) { return parseHistogram("f", r) })
+		h, err := parseHistogram("f", bytes.NewReader(data))
 		if err != nil {
 			return
 		}
@@ -95,6 +125,18 @@ func FuzzParseHistogram(f *testing.F) {
 			if !ok || v < 1 {
 				t.Fatalf("drew %d outside every bin", v)
 			}
+		}
+	})
+}
+
+// countWords counts what strings.Fields splits, on any bytes.
+func FuzzCountWords(f *testing.F) {
+	for _, s := range []string{"", " ", "a", " a  b\tc\n", "\u00a0x\u2003y", "\xff \xfe", "a\x00b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := countWords(s), len(strings.Fields(s)); got != want {
+			t.Fatalf("countWords(%q) = %d, strings.Fields: %d", s, got, want)
 		}
 	})
 }

@@ -9,17 +9,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmbench-org/llmbench/internal/inputfile"
+
 	"github.com/llmbench-org/llmbench/scenarios"
 )
 
-// A line over MaxLineBytes in any line-oriented data file is refused with
+// A line over inputfile.DataLineBytes in any line-oriented data file is refused with
 // the file, the line and the limit, not bufio's "token too long".
 func TestLongLineNamesFileAndLine(t *testing.T) {
-	long := bytes.Repeat([]byte("x"), MaxLineBytes+1)
+	long := bytes.Repeat([]byte("x"), inputfile.DataLineBytes+1)
 	file := func(first, second string) []byte {
 		return bytes.Join([][]byte{[]byte(first), []byte(second), long, []byte(first)}, []byte("\n"))
 	}
-	want := fmt.Sprintf(":3: line longer than %d MiB", MaxLineBytes>>20)
+	want := fmt.Sprintf(":3: line longer than %d MiB (the bound on one line of a data file)", inputfile.DataLineBytes>>20)
 	check := func(name string, err error) {
 		t.Helper()
 		if err == nil || err.Error() != name+want {
@@ -41,16 +43,16 @@ func TestLongLineNamesFileAndLine(t *testing.T) {
 		t.Errorf("NewPlan: error %v, want it to end %q", err, "prompts.jsonl"+want)
 	}
 
-	_, err = parseHistogram("bins.csv", file("tokens,weight", "5,1"))
+	_, err = parseHistogram("bins.csv", bytes.NewReader(file("tokens,weight", "5,1")))
 	check("bins.csv", err)
-	_, _, err = parseTrace("mooncake", "trace.jsonl", file(`{"timestamp": 0, "input_length": 3, "output_length": 2}`, `{"timestamp": 1, "input_length": 3, "output_length": 2}`))
+	_, _, err = parseTrace("mooncake", "trace.jsonl", bytes.NewReader(file(`{"timestamp": 0, "input_length": 3, "output_length": 2}`, `{"timestamp": 1, "input_length": 3, "output_length": 2}`)))
 	check("trace.jsonl", err)
 
-	// A line of exactly MaxLineBytes is read.
-	ok := bytes.Repeat([]byte(" "), MaxLineBytes)
+	// A line of exactly inputfile.DataLineBytes is read.
+	ok := bytes.Repeat([]byte(" "), inputfile.DataLineBytes)
 	copy(ok, `{"prompt": "a b"}`)
-	if _, err := parseJSONL("p.jsonl", ok); err != nil {
-		t.Errorf("a line of MaxLineBytes: %v", err)
+	if _, err := parseJSONL("p.jsonl", bytes.NewReader(ok)); err != nil {
+		t.Errorf("a line of inputfile.DataLineBytes: %v", err)
 	}
 }
 
@@ -126,15 +128,15 @@ func TestNewPlanRefusesAbsurdValues(t *testing.T) {
 // Lengths read from data files are held to the same bound, at their line.
 func TestDataFileLengthsBounded(t *testing.T) {
 	t.Parallel()
-	_, err := parseJSONL("p.jsonl", []byte("{\"prompt\": \"a\"}\n{\"prompt\": \"a\", \"max_tokens\": 20000000}\n"))
+	_, err := parseJSONL("p.jsonl", bytes.NewReader([]byte("{\"prompt\": \"a\"}\n{\"prompt\": \"a\", \"max_tokens\": 20000000}\n")))
 	if want := "p.jsonl:2: max_tokens 20000000 is above the maximum of 10000000 tokens"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("jsonl: %v, want %q", err, want)
 	}
-	_, err = parseHistogram("h.csv", []byte("5,1\n1,20000000,1\n"))
+	_, err = parseHistogram("h.csv", bytes.NewReader([]byte("5,1\n1,20000000,1\n")))
 	if want := "h.csv:2: length 20000000 is above the maximum"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("histogram: %v, want %q", err, want)
 	}
-	_, _, err = parseTrace("mooncake", "m.jsonl", []byte(`{"timestamp": 0, "input_length": 3000000000, "output_length": 2}`))
+	_, _, err = parseTrace("mooncake", "m.jsonl", bytes.NewReader([]byte(`{"timestamp": 0, "input_length": 3000000000, "output_length": 2}`)))
 	if want := "m.jsonl:1: input_length 3000000000 is above the maximum"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("mooncake: %v, want %q", err, want)
 	}

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -74,14 +75,14 @@ func (e empiricalLength) draw(rng *rand.Rand) int {
 // parseHistogram reads an empirical length histogram: CSV lines
 // "tokens,weight" or "min,max,weight"; blank lines and '#' comments are
 // skipped, and so is a first line that is not numbers (a header).
-func parseHistogram(name string, data []byte) (empiricalLength, error) {
+func parseHistogram(name string, r io.Reader) (empiricalLength, error) {
 	var e empiricalLength
 	total := 0.0
 	mayBeHeader := true
-	lr := newLineReader(name, data)
-	for lr.next() {
-		line := lr.n
-		text := strings.TrimSpace(string(lr.bytes()))
+	lr := newLineReader(name, r)
+	for lr.Next() {
+		line := lr.Line()
+		text := strings.TrimSpace(string(lr.Bytes()))
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
@@ -116,7 +117,7 @@ func parseHistogram(name string, data []byte) (empiricalLength, error) {
 		total += w
 		e.lo, e.hi, e.cum = append(e.lo, lo), append(e.hi, hi), append(e.cum, total)
 	}
-	if err := lr.err(); err != nil {
+	if err := lr.Err(); err != nil {
 		return e, err
 	}
 	if total <= 0 {
@@ -125,9 +126,9 @@ func parseHistogram(name string, data []byte) (empiricalLength, error) {
 	return e, nil
 }
 
-// newLengthDist builds a length distribution; readFile reads an empirical
+// newLengthDist builds a length distribution; open opens an empirical
 // histogram the scenario names.
-func newLengthDist(l scenarios.Length, readFile func(string) ([]byte, error)) (lengthDist, error) {
+func newLengthDist(l scenarios.Length, open func(string) (io.ReadCloser, error)) (lengthDist, error) {
 	switch l.Dist {
 	case scenarios.DistFixed:
 		return fixedLength(l.Value), nil
@@ -138,11 +139,12 @@ func newLengthDist(l scenarios.Length, readFile func(string) ([]byte, error)) (l
 	case scenarios.DistLognormal:
 		return newLognormal(l.Mean, l.StdDev, max(l.Min, 1), l.Max), nil
 	case scenarios.DistEmpirical:
-		data, err := readFile(l.File)
+		f, err := open(l.File)
 		if err != nil {
 			return nil, err
 		}
-		return parseHistogram(l.File, data)
+		defer f.Close()
+		return parseHistogram(l.File, f)
 	}
 	return nil, fmt.Errorf("length distribution %q is not supported", l.Dist)
 }

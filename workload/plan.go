@@ -100,11 +100,12 @@ func NewPlan(s scenarios.Scenario) (*Plan, error) {
 func (p *Plan) buildDataset(s scenarios.Scenario) error {
 	w := s.Workload
 	if w.Trace != nil {
-		data, err := s.ReadFile(w.Trace.Path)
+		f, err := s.Open(w.Trace.Path)
 		if err != nil {
 			return err
 		}
-		rows, skipped, err := parseTrace(w.Trace.Format, w.Trace.Path, data)
+		rows, skipped, err := parseTrace(w.Trace.Format, w.Trace.Path, f)
+		f.Close()
 		if err != nil {
 			return err
 		}
@@ -120,7 +121,7 @@ func (p *Plan) buildDataset(s scenarios.Scenario) error {
 		if err := checkLength(l); err != nil {
 			return nil, fmt.Errorf("%s: %w", field, err)
 		}
-		d, err := newLengthDist(l, s.ReadFile)
+		d, err := newLengthDist(l, s.Open)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", field, err)
 		}
@@ -152,16 +153,17 @@ func (p *Plan) buildDataset(s scenarios.Scenario) error {
 		p.dataDesc = fmt.Sprintf("multi_turn: %d turns, system %d tokens, user turn %s, reply %s",
 			ds.Turns, ds.PrefixTokens, describeLength(w.Prompt), describeLength(w.Output))
 	case scenarios.DatasetShareGPT, scenarios.DatasetJSONL:
-		data, err := s.ReadFile(ds.Path)
+		f, err := s.Open(ds.Path)
 		if err != nil {
 			return err
 		}
 		var list []record
 		if ds.Type == scenarios.DatasetShareGPT {
-			list, p.skipped, err = parseShareGPT(ds.Path, data, output == nil)
+			list, p.skipped, err = parseShareGPT(ds.Path, f, output == nil)
 		} else {
-			list, err = parseJSONL(ds.Path, data)
+			list, err = parseJSONL(ds.Path, f)
 		}
+		f.Close()
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,8 @@ package workload
 import (
 	"math/rand/v2"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Prompt text is made of whole words drawn from a fixed vocabulary and joined
@@ -64,7 +66,32 @@ func words(rng *rand.Rand, n int) string {
 func CountTokens(msgs []Message) int {
 	n := 0
 	for _, m := range msgs {
-		n += len(strings.Fields(m.Content))
+		n += countWords(m.Content)
+	}
+	return n
+}
+
+// countWords is len(strings.Fields(s)) without the slice: a dataset's
+// prompt may hold millions of words, and it is counted before it is
+// refused as too long.
+func countWords(s string) int {
+	n := 0
+	in := false
+	for i := 0; i < len(s); {
+		var space bool
+		if c := s[i]; c < utf8.RuneSelf {
+			// The ASCII spaces unicode.IsSpace knows, without decoding.
+			space = c == ' ' || (c >= '\t' && c <= '\r')
+			i++
+		} else {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			space = unicode.IsSpace(r)
+			i += size
+		}
+		if !space && !in {
+			n++
+		}
+		in = !space
 	}
 	return n
 }

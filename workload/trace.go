@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/llmbench-org/llmbench/internal/inputfile"
 	"github.com/llmbench-org/llmbench/scenarios"
 )
 
@@ -27,14 +29,14 @@ type traceRow struct {
 // parseTrace reads a trace file. Rows whose input or output length is 0
 // (BurstGPT logs failed requests so) are skipped and counted; timestamps
 // must not go backwards.
-func parseTrace(format, name string, data []byte) (rows []traceRow, skipped int, err error) {
+func parseTrace(format, name string, r io.Reader) (rows []traceRow, skipped int, err error) {
 	switch format {
 	case scenarios.TraceMooncake:
-		rows, skipped, err = parseMooncake(name, data)
+		rows, skipped, err = parseMooncake(name, r)
 	case scenarios.TraceAzure:
-		rows, skipped, err = parseTraceCSV(name, data, azureColumns)
+		rows, skipped, err = parseTraceCSV(name, r, azureColumns)
 	case scenarios.TraceBurstGPT:
-		rows, skipped, err = parseTraceCSV(name, data, burstGPTColumns)
+		rows, skipped, err = parseTraceCSV(name, r, burstGPTColumns)
 	default:
 		return nil, 0, fmt.Errorf("%s: unknown trace format %q", name, format)
 	}
@@ -58,12 +60,12 @@ type mooncakeRow struct {
 	HashIDs      []int64  `json:"hash_ids"`
 }
 
-func parseMooncake(name string, data []byte) (rows []traceRow, skipped int, err error) {
-	lr := newLineReader(name, data)
+func parseMooncake(name string, r io.Reader) (rows []traceRow, skipped int, err error) {
+	lr := newLineReader(name, r)
 	var prev time.Duration
-	for lr.next() {
-		line := lr.n
-		text := bytes.TrimSpace(lr.bytes())
+	for lr.Next() {
+		line := lr.Line()
+		text := bytes.TrimSpace(lr.Bytes())
 		if len(text) == 0 {
 			continue
 		}
@@ -71,9 +73,13 @@ func parseMooncake(name string, data []byte) (rows []traceRow, skipped int, err 
 		if err := json.Unmarshal(text, &r); err != nil {
 			return nil, 0, fmt.Errorf("%s:%d: %w", name, line, jsonLineError(err))
 		}
-		for field, missing := range map[string]bool{"timestamp": r.Timestamp == nil, "input_length": r.InputLength == nil, "output_length": r.OutputLength == nil} {
-			if missing {
-				return nil, 0, fmt.Errorf("%s:%d: missing %q", name, line, field)
+		// In a fixed order: the same file gets the same message every time.
+		for _, f := range []struct {
+			name    string
+			missing bool
+		}{{"timestamp", r.Timestamp == nil}, {"input_length", r.InputLength == nil}, {"output_length", r.OutputLength == nil}} {
+			if f.missing {
+				return nil, 0, fmt.Errorf("%s:%d: missing %q", name, line, f.name)
 			}
 		}
 		if *r.Timestamp < 0 || *r.Timestamp > maxTraceSeconds*1000 || *r.InputLength < 0 || *r.OutputLength < 0 {
@@ -93,7 +99,7 @@ func parseMooncake(name string, data []byte) (rows []traceRow, skipped int, err 
 		}
 		rows = append(rows, traceRow{at: at, input: *r.InputLength, output: *r.OutputLength, hashIDs: r.HashIDs})
 	}
-	if err := lr.err(); err != nil {
+	if err := lr.Err(); err != nil {
 		return nil, 0, err
 	}
 	return rows, skipped, nil
@@ -118,7 +124,7 @@ var burstGPTColumns = csvColumns{
 	timestamp: "timestamp", input: "request tokens", output: "response tokens",
 	parseTime: func(s string) (time.Duration, error) {
 		sec, err := strconv.ParseFloat(s, 64)
-		if err != nil || sec < 0 || sec > maxTraceSeconds {
+		if err != nil || !(sec >= 0 && sec <= maxTraceSeconds) { // NaN is neither
 			return 0, fmt.Errorf("want seconds from 0 to %g, got %q", float64(maxTraceSeconds), s)
 		}
 		return time.Duration(math.Round(sec * 1e9)), nil
@@ -144,14 +150,19 @@ func parseAzureTime(s string) (time.Duration, error) {
 	return 0, fmt.Errorf("want a timestamp such as \"2023-11-16 18:15:46.6805900\", got %q", s)
 }
 
-func parseTraceCSV(name string, data []byte, cols csvColumns) (rows []traceRow, skipped int, err error) {
-	r := csv.NewReader(bytes.NewReader(data))
+func parseTraceCSV(name string, rd io.Reader, cols csvColumns) (rows []traceRow, skipped int, err error) {
+	// Streamed record by record, each within the bound on one (a quoted
+	// field may run over many lines, or never end).
+	rs := inputfile.NewRecords(rd, name, inputfile.Data)
+	r := csv.NewReader(rs)
 	r.FieldsPerRecord = -1
 	r.TrimLeadingSpace = true
+	r.ReuseRecord = true
 	header, err := r.Read()
 	if err != nil {
 		return nil, 0, csvError(name, err)
 	}
+	header = slices.Clone(header)
 	index := map[string]int{}
 	for i, h := range header {
 		index[strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))] = i
@@ -166,6 +177,7 @@ func parseTraceCSV(name string, data []byte, cols csvColumns) (rows []traceRow, 
 	}
 	var prev time.Duration
 	for {
+		rs.Mark(r.InputOffset())
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
 			break
@@ -210,6 +222,10 @@ func parseTraceCSV(name string, data []byte, cols csvColumns) (rows []traceRow, 
 
 func csvError(name string, err error) error {
 	var pe *csv.ParseError
+	var be *inputfile.BoundError
+	if errors.As(err, &be) {
+		return err
+	}
 	if errors.As(err, &pe) {
 		return fmt.Errorf("%s:%d: invalid CSV: %v", name, pe.Line, pe.Err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/llmbench-org/llmbench/internal/inputfile"
 	"github.com/llmbench-org/llmbench/rundir/atomicfile"
 )
 
@@ -88,7 +89,7 @@ func writeGroupFile(path string, pgid int) error {
 
 // readGroupFile parses a GroupFile.
 func readGroupFile(path string) (leftover, error) {
-	b, err := os.ReadFile(path)
+	b, err := inputfile.ReadAll(path, inputfile.RunFile) // a FIFO must not block the reaper
 	if err != nil {
 		return leftover{}, err
 	}

@@ -108,7 +108,7 @@ func DefaultPath(getenv func(string) string) string {
 
 // Load reads a noise file; a file that does not exist is an empty one.
 func Load(path string) (File, error) {
-	b, err := os.ReadFile(path)
+	b, err := rundir.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return File{Schema: Schema}, nil
 	}
@@ -122,7 +122,26 @@ func Load(path string) (File, error) {
 	if f.Schema != Schema {
 		return File{}, fmt.Errorf("%s: schema %q, want %q", path, f.Schema, Schema)
 	}
+	if err := f.check(); err != nil {
+		return File{}, fmt.Errorf("%s: %w", path, err)
+	}
 	return f, nil
+}
+
+// check refuses counts and floors no A/A pairs can give: the file may have
+// been edited, and a negative floor would turn a gate's tolerance around.
+func (f File) check() error {
+	for i, e := range f.Entries {
+		if e.Pairs < 0 || e.InvalidPairs < 0 {
+			return fmt.Errorf("entries[%d]: pairs %d and invalid_pairs %d must not be negative", i, e.Pairs, e.InvalidPairs)
+		}
+		for name, m := range e.Metrics {
+			if !(m.Floor >= 0) {
+				return fmt.Errorf("entries[%d].metrics[%q]: floor %g: want a fraction ≥ 0", i, name, m.Floor)
+			}
+		}
+	}
+	return nil
 }
 
 // Lookup is the entry for k.

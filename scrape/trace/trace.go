@@ -6,13 +6,15 @@
 package trace
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/llmbench-org/llmbench/internal/inputfile"
 )
 
 // FastDeploy trace events, in the order a request meets them (mixed mode).
@@ -124,16 +126,17 @@ type Log struct {
 	FirstProblem string `json:"first_problem,omitempty"`
 }
 
-// Read parses a whole trace log. Only a read error fails it: lines that are
-// not events are counted, so a log still being written can be read.
-func Read(r io.Reader) (Log, error) {
+// Read parses a whole trace log, the file name. Only a read error or a line
+// over the bound on one (inputfile.TraceLineBytes, named with the file and
+// line) fails it: lines that are not events are counted, so a log still
+// being written can be read.
+func Read(r io.Reader, name string) (Log, error) {
 	var log Log
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 4<<20)
+	sc := inputfile.NewLines(r, name, inputfile.TraceLog)
 	n := 0
-	for sc.Scan() {
+	for sc.Next() {
 		n++
-		ev, ok, err := ParseLine(sc.Text())
+		ev, ok, err := ParseLine(string(sc.Bytes()))
 		switch {
 		case err != nil:
 			log.Skipped++
@@ -148,6 +151,10 @@ func Read(r io.Reader) (Log, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
+		var be *inputfile.BoundError
+		if errors.As(err, &be) {
+			return log, err
+		}
 		return log, fmt.Errorf("read trace log after line %d: %w", n, err)
 	}
 	return log, nil

@@ -91,7 +91,7 @@ func TestReadAndByRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	log, err := Read(f)
+	log, err := Read(f, "testdata/trace_logger.log")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func (r *failingReader) Read(p []byte) (int, error) {
 
 func TestReadError(t *testing.T) {
 	t.Parallel()
-	log, err := Read(&failingReader{})
+	log, err := Read(&failingReader{}, "trace.log")
 	if err == nil || !strings.Contains(err.Error(), "disk gone") || !strings.Contains(err.Error(), "after line 2") {
 		t.Errorf("err = %v, want the read error after line 2", err)
 	}
