@@ -84,6 +84,7 @@ type Client struct {
 	streamOptions []byte             // the stream_options object sent, nil for none
 	extraBody     []extraMember      // Config.ExtraBody but stream_options, by key
 	extraLen      int                // the bytes of extraBody's members
+	inflight      inflightSet        // the requests in flight, for the stall watchdog (stall.go)
 }
 
 // The built-in endpoints Config.Endpoint accepts (package endpoints owns

@@ -46,6 +46,9 @@ type call struct {
 	completion int    // the last usage.completion_tokens seen
 	allUsage   bool   // every output chunk so far carried usage
 	timings    []byte // the last raw timings object, copied
+
+	// stall is what the stall watchdog reads (stall.go).
+	stall stallState
 }
 
 // Do sends r and returns what happened as one Record. It never fails: a
@@ -64,8 +67,11 @@ func (c *Client) Do(ctx context.Context, r Request) Record {
 		defer stop()
 	}
 	cl := &call{c: c, rec: &rec, ctx: reqCtx, id: r.ID, extras: c.extras(r), allUsage: true}
+	c.inflight.add(cl, cancel)
+	defer c.inflight.remove(cl)
 
 	err := c.post(reqCtx, cl, r)
+	cl.stall.watch(cl)
 	switch {
 	case err != nil:
 		cl.failOpen(err)
@@ -80,6 +86,7 @@ func (c *Client) Do(ctx context.Context, r Request) Record {
 	}
 	cl.copyTrace()
 	cl.settle()
+	cl.stall.explain(&rec)
 	if rec.Error != "" {
 		// The one place every message written into Error passes: the
 		// server's words (a 401 echoing the Authorization header) among them.

@@ -430,7 +430,7 @@ func (pr *phaseRun) admit() bool {
 }
 
 // send sends an admitted request and accounts for its end.
-func (pr *phaseRun) send(req Request) {
+func (pr *phaseRun) send(req Request) Outcome {
 	o := pr.r.sendOutcome(pr.r.reqCtx, req)
 	pr.r.record(o)
 	pr.mu.Lock()
@@ -448,6 +448,7 @@ func (pr *phaseRun) send(req Request) {
 	if last {
 		pr.end()
 	}
+	return o
 }
 
 func (pr *phaseRun) request(i int, intended time.Duration) Request {
@@ -590,8 +591,12 @@ func (p *userPool) user(u int) {
 	r := pr.r
 	turns := r.d.Plan.turns
 	think := newRand(r.d.Plan.seed, streamThink, uint64(pr.index)<<32|uint64(u))
+	backoff := newBackoff(r.d.Plan.seed, pr.index, u)
 	session, turn := 0, turns
 	for first := true; p.keep(u); first = false {
+		if !first && !pr.sleep(backoff.wait()) {
+			break
+		}
 		if !first && pr.phase.think != nil && !pr.sleep(pr.phase.think.draw(think)) {
 			break
 		}
@@ -601,7 +606,7 @@ func (p *userPool) user(u int) {
 		if turn == turns {
 			session, turn = r.newSession(), 0
 		}
-		pr.send(pr.request(session*turns+turn, 0))
+		backoff.after(pr.send(pr.request(session*turns+turn, 0)))
 		turn++
 	}
 	p.leave(u)
