@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
@@ -190,30 +191,26 @@ func everyAttemptAnOutage(t *testing.T, fr faultRun) {
 	}
 }
 
-// rawServer listens on loopback and hands each connection to handle; it
-// lives as long as the test binary (a scenario function has no cleanup).
-func rawServer(handle func(net.Conn)) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go handle(c)
+// hijacked answers chat by taking the connection from net/http after it
+// read the request's head, and doing what do says with it: the client's
+// request is on the wire, the server has sent nothing. Model discovery and
+// /metrics answer as a good engine's do.
+func hijacked(do func(net.Conn)) http.HandlerFunc {
+	return engineWith(func(w http.ResponseWriter, _ *http.Request) {
+		c, _, err := w.(http.Hijacker).Hijack()
+		if err != nil {
+			return
 		}
-	}()
-	return "http://" + l.Addr().String()
+		do(c)
+	}, nil)
 }
 
-// hold keeps a connection open without reading it until the peer leaves.
+// hold keeps a connection open, sending nothing, until the peer leaves
+// (bounded: a broken test does not hang).
 func hold(c net.Conn) {
 	defer c.Close()
-	_ = c.SetReadDeadline(time.Now().Add(2 * time.Minute))
-	buf := make([]byte, 1)
+	_ = c.SetReadDeadline(time.Now().Add(time.Minute))
+	buf := make([]byte, 512)
 	for {
 		if _, err := c.Read(buf); err != nil {
 			return
@@ -221,31 +218,21 @@ func hold(c net.Conn) {
 	}
 }
 
-// neverRead accepts and then never reads a byte: the request sits in the
-// kernel's buffers, the server says nothing.
-func neverRead(c net.Conn) {
-	time.Sleep(2 * time.Minute)
-	c.Close()
-}
-
-// resetAtSend reads the request's first bytes and resets the connection.
+// resetAtSend resets the connection (RST: linger 0) before any response byte.
 func resetAtSend(c net.Conn) {
-	buf := make([]byte, 64)
-	_, _ = c.Read(buf)
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.SetLinger(0)
 	}
 	c.Close()
 }
 
-func rawYAML(handle func(net.Conn), wl string) func(string) string {
-	return func(string) string { return externalYAML(wl, "")(rawServer(handle)) }
-}
-
 // silentHandler answers chat with head (headers, some chunks) and then
 // says nothing more until the client leaves.
 func silentHandler(chunks int, headers bool) http.HandlerFunc {
 	return engineWith(func(w http.ResponseWriter, r *http.Request) {
+		// The body first: net/http notices a client hanging up only once
+		// the request body is consumed.
+		_, _ = io.Copy(io.Discard, r.Body)
 		if headers {
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.WriteHeader(http.StatusOK)
@@ -254,7 +241,10 @@ func silentHandler(chunks int, headers bool) http.HandlerFunc {
 			}
 			w.(http.Flusher).Flush()
 		}
-		<-r.Context().Done()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(time.Minute): // a broken test does not hang
+		}
 	}, nil)
 }
 
@@ -319,13 +309,14 @@ func outageFaultCases() []faultCase {
 					}
 				}
 			}},
-		{name: "stall: a server that accepts and never reads", scenario: rawYAML(neverRead, "  requests: 4\n  stall_timeout: 500ms"),
-			bound: 20 * time.Second, want: failed, records: stalledOnly(4, "no response headers")},
-		{name: "stall: a server that holds the connection", scenario: rawYAML(hold, "  requests: 2\n  stall_timeout: 300ms"),
+		{name: "stall: a server that takes the request and never answers", server: hijacked(hold), scenario: externalYAML("  requests: 4\n  stall_timeout: 500ms", ""),
+			bound: 20 * time.Second, want: failed, records: func(t *testing.T, rs []client.Record) {
+				stalledOnly(4, "no response headers")(t, rs)
+				stalledAfter(500*time.Millisecond)(t, rs)
+			}},
+		{name: "stall: never answers, a short stall time", server: hijacked(hold), scenario: externalYAML("  requests: 2\n  stall_timeout: 150ms", ""),
 			bound: 20 * time.Second, want: failed, records: stalledOnly(2, "no response headers")},
-		{name: "outage: resets at send", scenario: rawYAML(resetAtSend, "  requests: 6"),
-			bound: 20 * time.Second, want: failed, records: everyRecordFailed(client.ErrConnect), check: everyAttemptAnOutage},
-		{name: "outage: closes after accept", scenario: rawYAML(func(c net.Conn) { c.Close() }, "  requests: 6"),
+		{name: "outage: resets at send", server: hijacked(resetAtSend), scenario: externalYAML("  requests: 6", ""),
 			bound: 20 * time.Second, want: failed, records: everyRecordFailed(client.ErrConnect), check: everyAttemptAnOutage},
 		{name: "outage: hijacked and closed before a byte", server: engineWith(func(w http.ResponseWriter, _ *http.Request) {
 			if c, _, err := w.(http.Hijacker).Hijack(); err == nil {
