@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/engine/sim"
+	"github.com/llmbench-org/llmbench/internal/quiet"
 	"github.com/llmbench-org/llmbench/workload"
 )
 
@@ -338,14 +339,52 @@ func TestOutageAcceptance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two 12 s runs")
 	}
-	const users, down, every = 4, 200 * time.Millisecond, 3 * time.Second
-	calm := acceptanceRun(t, sim.Faults{}, users)
-	eng := newAcceptanceEngine(t, sim.Faults{RestartEvery: every, RestartDowntime: down, RestartRefuse: true})
-	fr := runFault(t, faultCase{name: "acceptance", scenario: acceptanceYAML(eng.url, users), bound: 60 * time.Second, want: completed})
+	quiet.Busy(t)
+	// The outages are checked against the truth exactly on every attempt;
+	// the good-request ratio compares two runs in real time, so a miss while
+	// the machine was busy is run again (decision 0033).
+	quiet.Retry{Within: 2 * time.Minute}.Run(t, func(int) []string {
+		calm := acceptanceRun(t, sim.Faults{}, acceptanceUsers)
+		eng := newAcceptanceEngine(t, sim.Faults{RestartEvery: 3 * time.Second, RestartDowntime: acceptanceDown, RestartRefuse: true})
+		fr := runFault(t, faultCase{name: "acceptance", scenario: acceptanceYAML(eng.url, acceptanceUsers), bound: 60 * time.Second, want: completed})
+		o := fr.sum.Outages
+		if o == nil {
+			t.Fatal("no outages in the summary")
+		}
+		checkAgainstDowntimes(t, fr, eng.e.Downtimes())
+		span := fr.sum.Run.Duration
+		uptime := (span - o.Total) / span
+		good, calmGood := float64(fr.sum.Client.Requests.OK), float64(calm.sum.Client.Requests.OK)
+		want := 0.8 * calmGood * uptime * fr.sum.Run.Duration / calm.sum.Run.Duration
+		t.Logf("good %v vs undisturbed %v, uptime %.3f; outside the outages: %.1f requests/s over %.2f s", good, calmGood, uptime,
+			o.Outside.Throughput, o.Outside.Duration)
+		for _, ph := range fr.sum.Phases {
+			if ph.Measured && ph.Server == nil {
+				t.Errorf("phase %s has no server view: the closing snapshot must be retried across a restart", ph.Name)
+			}
+		}
+		if fr.sum.Server == nil || fr.sum.Server.Counters["requests_finished"] <= 0 {
+			t.Errorf("server view %+v: want the engine's count across the restarts", fr.sum.Server)
+		}
+		if good < want {
+			return []string{fmt.Sprintf("%v good requests, below 80%% of the undisturbed run's %v scaled by the uptime %.3f (%.0f)", good, calmGood, uptime, want)}
+		}
+		return nil
+	})
+}
+
+const (
+	acceptanceUsers = 4
+	acceptanceDown  = 200 * time.Millisecond
+)
+
+// checkAgainstDowntimes compares the run's outages with the engine's
+// downtimes (the truth) it met: one window each, starting when the engine
+// went down, as long as it stayed down within the back-off's last wait, each
+// costing a few attempts per user.
+func checkAgainstDowntimes(t *testing.T, fr faultRun, downtimes []sim.Downtime) {
+	t.Helper()
 	o := fr.sum.Outages
-	if o == nil {
-		t.Fatal("no outages in the summary")
-	}
 	first, last := time.Duration(-1), time.Duration(0)
 	for _, r := range fr.records {
 		if first < 0 || r.Sent < first {
@@ -354,16 +393,15 @@ func TestOutageAcceptance(t *testing.T) {
 		last = max(last, r.End)
 	}
 	var truth []sim.Downtime
-	for _, d := range eng.e.Downtimes() {
-		from := d.Start.Sub(fr.sum.Run.StartedAt)
-		if from > first && from < last-down {
+	for _, d := range downtimes {
+		if from := d.Start.Sub(fr.sum.Run.StartedAt); from > first && from < last { // the last may still be open
 			truth = append(truth, d)
 		}
 	}
 	if len(truth) < 3 || o.Count != len(truth) {
 		t.Fatalf("%d outages reported, %d downtimes in the run (truth): %+v", o.Count, len(truth), o.Windows)
 	}
-	perUser := attemptsPerUserPerOutage(down)
+	perUser := attemptsPerUserPerOutage(acceptanceDown)
 	for i, d := range truth {
 		w := o.Windows[i]
 		start := time.Duration(w.Start * float64(time.Second))
@@ -374,31 +412,16 @@ func TestOutageAcceptance(t *testing.T) {
 		}
 		// The window ends at the first send after the engine is back: within
 		// the back-off's last wait of the truth.
-		if length < d.Length()-150*time.Millisecond || length > d.Length()+workload.BackoffDelay(4)+150*time.Millisecond {
+		if !w.Open && (length < d.Length()-150*time.Millisecond || length > d.Length()+workload.BackoffDelay(4)+150*time.Millisecond) {
 			t.Errorf("outage %d lasted %v, the engine was down %v", i, length, d.Length())
 		}
-		if w.Attempts > users*perUser {
+		if w.Attempts > acceptanceUsers*perUser {
 			t.Errorf("outage %d: %d failed attempts, more than %d per user", i, w.Attempts, perUser)
 		}
 		t.Logf("outage %d: at %v for %v (truth %v for %v), %d attempts, %d affected", i, start, length, from, d.Length(), w.Attempts, w.Affected)
 	}
-	if f := fr.sum.Client.Requests.Failed; f > len(truth)*users*(perUser+1) {
+	if f := fr.sum.Client.Requests.Failed; f > len(truth)*acceptanceUsers*(perUser+1) {
 		t.Errorf("%d failed requests over %d outages: thousands is the bug this fixes", f, len(truth))
-	}
-	span := fr.sum.Run.Duration
-	uptime := (span - o.Total) / span
-	good, calmGood := float64(fr.sum.Client.Requests.OK), float64(calm.sum.Client.Requests.OK)
-	if good < 0.8*calmGood*uptime*fr.sum.Run.Duration/calm.sum.Run.Duration {
-		t.Errorf("%v good requests, below 80%% of the undisturbed run's %v scaled by the uptime %.3f", good, calmGood, uptime)
-	}
-	t.Logf("good %v vs undisturbed %v, uptime %.3f; outside the outages: %+v", good, calmGood, uptime, o.Outside)
-	for _, ph := range fr.sum.Phases {
-		if ph.Measured && ph.Server == nil {
-			t.Errorf("phase %s has no server view: the closing snapshot must be retried across a restart", ph.Name)
-		}
-	}
-	if fr.sum.Server == nil || fr.sum.Server.Counters["requests_finished"] <= 0 {
-		t.Errorf("server view %+v: want the engine's count across the restarts", fr.sum.Server)
 	}
 }
 
