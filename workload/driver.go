@@ -177,6 +177,9 @@ func (d *Driver) Run(ctx context.Context, stop <-chan struct{}) (Result, error) 
 		prev = pr
 	}
 	r.tasks.Wait()
+	r.mu.Lock()
+	r.stopUnreachableTimer()
+	r.mu.Unlock()
 	return r.result()
 }
 
@@ -222,6 +225,10 @@ type run struct {
 	// not connect began (zero: the last request connected).
 	unreachableSince time.Time
 	unreachable      int // requests in that streak
+	// unreachableTimer fires abort.unreachable after the streak began:
+	// users back off while the engine is unreachable (backoff.go), so the
+	// next failure may come well after the bound.
+	unreachableTimer *time.Timer
 	phases           []*phaseRun
 
 	tasks   sync.WaitGroup // every goroutine that may send: users, conversations
@@ -298,8 +305,10 @@ func (r *run) record(o Outcome) {
 	switch {
 	case !o.Unreachable:
 		r.unreachableSince, r.unreachable = time.Time{}, 0
+		r.stopUnreachableTimer()
 	case r.unreachableSince.IsZero():
 		r.unreachableSince, r.unreachable = time.Now(), 1
+		r.startUnreachableTimer(r.unreachableSince)
 	default:
 		r.unreachable++
 		unreachableFor = time.Since(r.unreachableSince)
@@ -310,8 +319,7 @@ func (r *run) record(o Outcome) {
 		why = fmt.Sprintf("the first %d requests all failed: nothing works, see the error samples (abort.first_failures is %d)",
 			r.finished, ab.FirstFailures)
 	case ab.Unreachable > 0 && unreachableFor >= ab.Unreachable:
-		why = fmt.Sprintf("no request could connect to the engine for %s (the last %d): it is gone or unreachable (abort.unreachable is %s)",
-			unreachableFor.Round(100*time.Millisecond), r.unreachable, ab.Unreachable)
+		why = unreachableWhy(unreachableFor, r.unreachable, ab.Unreachable)
 	case ab.Errors > 0 && r.failed >= ab.Errors:
 		why = fmt.Sprintf("%d requests failed (abort.errors is %d)", r.failed, ab.Errors)
 	case ab.ErrorRate > 0 && r.finished >= ab.MinRequests && float64(r.failed)/float64(r.finished) > ab.ErrorRate:
@@ -322,6 +330,40 @@ func (r *run) record(o Outcome) {
 		r.stopArrivals(StopAborted, why)
 		r.cancelRequests()
 	}
+}
+
+// startUnreachableTimer aborts the run abort.unreachable after since,
+// unless the streak that began then has ended. Call with r.mu held.
+func (r *run) startUnreachableTimer(since time.Time) {
+	bound := r.d.Plan.abort.Unreachable
+	if bound <= 0 {
+		return
+	}
+	r.stopUnreachableTimer()
+	r.unreachableTimer = time.AfterFunc(bound, func() {
+		r.mu.Lock()
+		if !r.unreachableSince.Equal(since) {
+			r.mu.Unlock()
+			return
+		}
+		why := unreachableWhy(time.Since(since), r.unreachable, bound)
+		r.mu.Unlock()
+		r.stopArrivals(StopAborted, why)
+		r.cancelRequests()
+	})
+}
+
+// stopUnreachableTimer ends the streak's timer. Call with r.mu held.
+func (r *run) stopUnreachableTimer() {
+	if r.unreachableTimer != nil {
+		r.unreachableTimer.Stop()
+		r.unreachableTimer = nil
+	}
+}
+
+func unreachableWhy(d time.Duration, n int, bound time.Duration) string {
+	return fmt.Sprintf("no request could connect to the engine for %s (the last %d): it is gone or unreachable (abort.unreachable is %s)",
+		d.Round(100*time.Millisecond), n, bound)
 }
 
 // resolveAuto chooses an automatic sweep step's rate from the baseline's and
