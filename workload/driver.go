@@ -172,7 +172,9 @@ func (d *Driver) Run(ctx context.Context, stop <-chan struct{}) (Result, error) 
 		if ph.Sweep == SweepAuto && !r.resolveAuto(pr) {
 			break
 		}
+		r.mu.Lock() // the abort timer reads the phases (sendingLocked)
 		r.phases = append(r.phases, pr)
+		r.mu.Unlock()
 		pr.run()
 		prev = pr
 	}
@@ -342,7 +344,10 @@ func (r *run) startUnreachableTimer(since time.Time) {
 	r.stopUnreachableTimer()
 	r.unreachableTimer = time.AfterFunc(bound, func() {
 		r.mu.Lock()
-		if !r.unreachableSince.Equal(since) {
+		// A streak that ended, or a run that sends nothing now (a phase's
+		// closing snapshot, the wait before the next phase), is no reason:
+		// the next failure, if any, checks the bound again (record).
+		if !r.unreachableSince.Equal(since) || !r.sendingLocked() {
 			r.mu.Unlock()
 			return
 		}
@@ -351,6 +356,21 @@ func (r *run) startUnreachableTimer(since time.Time) {
 		r.stopArrivals(StopAborted, why)
 		r.cancelRequests()
 	})
+}
+
+// sendingLocked reports whether some phase still has arrivals open or
+// requests in flight. Call with r.mu held (it takes each phase's lock
+// inside it; nothing takes r.mu under a phase's).
+func (r *run) sendingLocked() bool {
+	for _, pr := range r.phases {
+		pr.mu.Lock()
+		busy := !pr.arrivalsDone || pr.inflight > 0
+		pr.mu.Unlock()
+		if busy {
+			return true
+		}
+	}
+	return false
 }
 
 // stopUnreachableTimer ends the streak's timer. Call with r.mu held.
