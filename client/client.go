@@ -87,6 +87,7 @@ type Client struct {
 	// choices and extraMaxTokens are the extra body's n (1 when unset) and
 	// max_tokens: what bounds a response's claims (claims.go).
 	choices, extraMaxTokens int
+	inflight                inflightSet // the requests in flight, for the stall watchdog (stall.go)
 }
 
 // The built-in endpoints Config.Endpoint accepts (package endpoints owns

@@ -64,6 +64,8 @@ type call struct {
 	others    int            // events of other types than message and error
 	otherType string         // the first of them
 	claims                   // choices, violations and the usage caps (claims.go)
+	// stall is what the stall watchdog reads (stall.go).
+	stall stallState
 }
 
 // Do sends r and returns what happened as one Record. It never fails: a
@@ -84,8 +86,11 @@ func (c *Client) Do(ctx context.Context, r Request) Record {
 	cl := &call{c: c, rec: &rec, ctx: reqCtx, id: r.ID, extras: c.extras(r), allUsage: true}
 	cl.choices = max(c.choices, 1)
 	cl.capCompletion, cl.capPrompt = UsageCaps(max(r.MaxTokens, c.extraMaxTokens), cl.choices, 0)
+	c.inflight.add(cl, cancel)
+	defer c.inflight.remove(cl)
 
 	err := c.post(reqCtx, cl, r)
+	cl.stall.watch(cl)
 	switch {
 	case err != nil:
 		cl.failOpen(err)
@@ -100,6 +105,7 @@ func (c *Client) Do(ctx context.Context, r Request) Record {
 	}
 	cl.copyTrace()
 	cl.settle()
+	cl.stall.explain(&rec)
 	if rec.Error != "" {
 		// The one place every message written into Error passes: the
 		// server's words (a 401 echoing the Authorization header) among them.

@@ -204,5 +204,8 @@ func contextClass(ctx context.Context) ErrorClass {
 	if errors.Is(context.Cause(ctx), errRequestTimeout) {
 		return ErrTimeout
 	}
+	if errors.Is(context.Cause(ctx), errStalled) {
+		return ErrStalled
+	}
 	return ErrCanceled
 }

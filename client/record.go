@@ -15,6 +15,7 @@ const (
 	ErrHTTPStatus     ErrorClass = "http_status"     // the server answered with a non-2xx status
 	ErrRedirect       ErrorClass = "redirect"        // the server answered 3xx: not followed (the API key would go to its target)
 	ErrTimeout        ErrorClass = "timeout"         // the request's own deadline passed
+	ErrStalled        ErrorClass = "stalled"         // nothing arrived from the server for the stall time (Client.WatchStalls)
 	ErrStreamBroken   ErrorClass = "stream_broken"   // the stream ended early (cut before a finish_reason), or the server sent an error event
 	ErrMalformedChunk ErrorClass = "malformed_chunk" // a data line that is not a valid chunk
 	ErrCanceled       ErrorClass = "canceled"        // the run was stopped while the request was in flight
@@ -26,7 +27,7 @@ const (
 // FailureClasses are the classes of a failed request, in the order outputs
 // list them (ErrCanceled is not a failure: the run stopped it).
 func FailureClasses() []ErrorClass {
-	return []ErrorClass{ErrConnect, ErrHTTPStatus, ErrRedirect, ErrTimeout, ErrStreamBroken, ErrMalformedChunk, ErrContentEncoding}
+	return []ErrorClass{ErrConnect, ErrHTTPStatus, ErrRedirect, ErrTimeout, ErrStalled, ErrStreamBroken, ErrMalformedChunk, ErrContentEncoding}
 }
 
 // TokenSource says where a Record's output token count came from.

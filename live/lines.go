@@ -41,6 +41,12 @@ func progressLine(p Progress) string {
 	if p.TTFT.N > 0 {
 		fmt.Fprintf(&b, " | TTFT %s", liveQuantiles(p.Percentiles, p.TTFT))
 	}
+	if o := p.Outage.Line(p.Elapsed); o != "" {
+		fmt.Fprintf(&b, " | OUTAGE: %s", o)
+	}
+	if s := p.SilentLine(); s != "" {
+		fmt.Fprintf(&b, " | %s", s)
+	}
 	if w := p.Client.Warning(); w != "" {
 		fmt.Fprintf(&b, " | WARN client: %s", w)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/report/outages"
 	"github.com/llmbench-org/llmbench/report/reconcile"
 	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
@@ -70,6 +71,49 @@ type Progress struct {
 	ScrapeOK       int
 	ScrapeFailures int
 	LastScrapeErr  string
+
+	// Outage is the outage going on now (the engine refused or reset the
+	// last requests: package outages), Outages how many have ended so far.
+	Outage  OutageLive
+	Outages int
+	// Silent counts the requests in flight that have received no byte at
+	// all (not even headers), SilentFor how long the oldest has waited
+	// (Window.SetSilent): what a draining run waits on.
+	Silent    int
+	SilentFor time.Duration
+}
+
+// OutageLive is the outage open now, if Open: since when (run clock) and
+// the requests that failed to reach the engine in it so far.
+type OutageLive struct {
+	Open     bool
+	Since    time.Duration
+	Attempts int
+}
+
+// Line words the outage for the live views ("" when none is open).
+func (o OutageLive) Line(now time.Duration) string {
+	if !o.Open {
+		return ""
+	}
+	return fmt.Sprintf("engine unreachable for %.1fs (%d failed %s; users back off)", max(0, now-o.Since).Seconds(), o.Attempts, plural(o.Attempts, "attempt", "attempts"))
+}
+
+// SilentLine words what a run waits on when requests have received no
+// byte for a second or more ("" otherwise): every progress line says it, so
+// a drain held by a server that never answers is never a silent wait.
+func (p Progress) SilentLine() string {
+	if p.Silent == 0 || p.SilentFor < time.Second {
+		return ""
+	}
+	return fmt.Sprintf("waiting on %d %s with no byte received for %.0fs", p.Silent, plural(p.Silent, "request", "requests"), p.SilentFor.Seconds())
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // Quantiles of a latency over the live window: Values[i] is the
@@ -107,6 +151,7 @@ type window struct {
 	server                 ServerLive
 	scrapeOK, scrapeFailed int
 	lastScrapeErr          string
+	outages                outages.Tracker
 }
 
 type liveEvent struct {
@@ -130,6 +175,7 @@ func newWindow(span time.Duration) window {
 
 func (w *window) addRecord(r *client.Record, now time.Duration) {
 	w.finished++
+	w.outages.Add(r)
 	switch {
 	case r.OK():
 		w.ok++
@@ -204,6 +250,10 @@ func (w *window) progress(now time.Duration) Progress {
 	for k, v := range w.errors {
 		p.Errors[k] = v
 	}
+	if o, open := w.outages.Current(); open {
+		p.Outage = OutageLive{Open: true, Since: o.Start, Attempts: o.Attempts}
+	}
+	p.Outages = w.outages.Closed()
 	span := w.span
 	if now < span {
 		span = now

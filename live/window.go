@@ -30,6 +30,9 @@ type Window struct {
 	// client and clientPrev are the client's last two looks at itself
 	// (SetClient): a verdict is shown once both agree on it.
 	client, clientPrev ClientLive
+	// silent and silentFor are the last SetSilent.
+	silent    int
+	silentFor time.Duration
 }
 
 // Span is the trailing window the live rates and quantiles cover.
@@ -73,6 +76,15 @@ func (w *Window) SetPercentiles(ps []float64) {
 func (w *Window) SetClient(c ClientLive) {
 	w.mu.Lock()
 	w.clientPrev, w.client = w.client, c
+	w.mu.Unlock()
+}
+
+// SetSilent records how many requests in flight have received no byte,
+// and for how long the oldest has waited (the run looks a few times a
+// second: client.Client.Silent); safe from any goroutine.
+func (w *Window) SetSilent(n int, longest time.Duration) {
+	w.mu.Lock()
+	w.silent, w.silentFor = n, longest
 	w.mu.Unlock()
 }
 
@@ -125,6 +137,7 @@ func (w *Window) Progress() Progress {
 		p.Findings = w.recon.Findings(now, inFlight)
 	}
 	p.Client = w.client
+	p.Silent, p.SilentFor = w.silent, w.silentFor
 	if w.clientPrev.Delay != w.client.Delay {
 		p.Client.Delay = "" // one look is not a verdict: a second must agree
 	}

@@ -240,6 +240,7 @@ func summarize(meta rundir.RunMeta, req *rundir.Requests, rows []scrape.Row, tra
 	if len(s.Phases) == 0 {
 		s.Phases = nil // as before: no phases, no list
 	}
+	s.Outages = outagesOf(records, mrecs, meta.Phases, measuredDur, ps)
 	s.Sweep = sweepOf(s.Phases)
 	s.Search = searchOf(meta, byPhase, s.Phases)
 	s.Server = server

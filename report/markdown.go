@@ -52,6 +52,7 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 	if g := c.Goodput; g != nil {
 		ew.Printf("**Goodput**: %s.\n\n", mdText(goodputLine(g, c.Requests.Sent)))
 	}
+	outagesMarkdown(ew, s.Outages)
 
 	var warnings []string
 	if n := outputShortWarning(c.Tokens); n != "" {

@@ -33,6 +33,9 @@ type Summary struct {
 	Phases      []PhaseResult     `json:"phases"`
 	Sweep       *SweepResult      `json:"sweep,omitempty"`  // with two or more measured phases
 	Search      *SearchResult     `json:"search,omitempty"` // a capacity search's probes and answer
+	// Outages are when the engine could not be reached, and the figures
+	// outside them (absent when the run met none).
+	Outages *Outages `json:"outages,omitempty"`
 	// Waterfall joins client requests to the engine's trace log (when the run
 	// has one): where each request's time went, phase by phase.
 	Waterfall *reconcile.WaterfallSummary `json:"waterfall,omitempty"`

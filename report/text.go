@@ -71,6 +71,7 @@ func renderText(w io.Writer, s Summary, verbose bool) error {
 	if g := c.Goodput; g != nil {
 		ew.Printf("goodput: %s\n", goodputLine(g, c.Requests.Sent))
 	}
+	outagesText(ew, s.Outages)
 	ew.Printf("tokens: prompt %d (the plan aimed for %d), output %d (max_tokens %d), cached %d",
 		c.Tokens.Prompt, c.Tokens.PromptTarget, c.Tokens.Output, c.Tokens.OutputTarget, c.Tokens.Cached)
 	if c.Tokens.Reasoning > 0 {

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -27,7 +28,8 @@ type driving struct {
 	rec         *recording // the run directory and the live view
 	outs        *outputs   // every sink, rec among them
 	live        Live
-	decisions   *decisions // the search stage (nil: nothing to decide)
+	decisions   *decisions    // the search stage (nil: nothing to decide)
+	stall       time.Duration // workload.stall_timeout (0: none)
 }
 
 // driven is what the drive stage left.
@@ -88,6 +90,8 @@ func runLoad(ctx context.Context, cfg Config, sys IO, driver *workload.Driver, s
 	}()
 	var watching sync.WaitGroup
 	watching.Go(func() { watchClient(driveCtx, s.rec.view) })
+	watching.Go(func() { s.client.WatchStalls(driveCtx, s.stall) })
+	watching.Go(func() { watchSilent(driveCtx, s.client, s.rec.view) })
 	var d driven
 	d.result, d.runErr = driver.Run(driveCtx, cfg.Stop)
 	abortDrive()
@@ -145,7 +149,8 @@ func newSender(cl *client.Client, minTokens bool, obs RequestObserver, phases *p
 		phases.finished(&record)
 		records <- record // the consumer drains until close: never lost, never stuck
 		return workload.Outcome{OK: record.OK(), Canceled: record.ErrorClass == client.ErrCanceled,
-			Unreachable: record.ErrorClass == client.ErrConnect}
+			Unreachable: record.ErrorClass == client.ErrConnect,
+			Unavailable: record.ErrorClass == client.ErrHTTPStatus && record.Status == http.StatusServiceUnavailable}
 	})
 }
 

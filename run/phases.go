@@ -193,7 +193,7 @@ func combine(rows []scrape.Row) *scrape.Row {
 // round's rows, and how settling ended.
 func (b *phaseBook) settle(ctx context.Context, before *scrape.Row, want int) (*scrape.Row, []scrape.Row, *scrape.Settled) {
 	if before == nil || !before.OK || before.Snapshot == nil {
-		after, rows := b.snapshot(ctx)
+		after, rows := b.closingSnapshot(ctx)
 		return after, rows, nil
 	}
 	var last []scrape.Row
@@ -209,9 +209,31 @@ func (b *phaseBook) settle(ctx context.Context, before *scrape.Row, want int) (*
 		Timeout: settleTimeout,
 	}.Wait(ctx, *before.Snapshot, float64(want))
 	if len(last) == 0 {
-		after, rows := b.snapshot(ctx)
+		after, rows := b.closingSnapshot(ctx)
 		return after, rows, &settled
 	}
 	rows := append([]scrape.Row(nil), last...)
 	return combine(rows), rows, &settled
+}
+
+// closingSnapshot is a phase's closing snapshot taken with nothing to
+// settle against: a round that fails (the engine restarting, its port
+// refusing) is taken again every scrape.DefaultSettleEvery until one
+// succeeds or settleTimeout has passed, so a restart at the phase's end
+// does not cost the phase its server view.
+func (b *phaseBook) closingSnapshot(ctx context.Context) (*scrape.Row, []scrape.Row) {
+	deadline := time.Now().Add(settleTimeout)
+	for {
+		after, rows := b.snapshot(ctx)
+		if after == nil || after.OK || ctx.Err() != nil || !time.Now().Add(scrape.DefaultSettleEvery).Before(deadline) {
+			return after, rows
+		}
+		t := time.NewTimer(scrape.DefaultSettleEvery)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return after, rows
+		}
+	}
 }

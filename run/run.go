@@ -260,7 +260,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	d, err := drive(ctx, cfg, sys, driving{
 		plan: plan, start: start, client: cl, minTokens: takesMinTokens(up.ep.Dialect),
 		source: up.source, scrapeEvery: ld.sc.Scrape.Interval, meta: meta, rec: rd, outs: outs,
-		live: lv, decisions: newDecisions(ld.sc, plan, meta),
+		live: lv, decisions: newDecisions(ld.sc, plan, meta), stall: ld.sc.Workload.StallTimeout,
 	})
 	if err != nil {
 		return res, err

@@ -42,3 +42,26 @@ func clientLive(r selfmon.Report) live.ClientLive {
 		ThrottledPeriods: r.ThrottledPeriods, Throttled: r.Throttled, CPUQuota: r.CPUQuota,
 	}
 }
+
+// silentLookEvery is how often the live view learns how many requests in
+// flight have received no byte: often enough for its 1 s resolution.
+const silentLookEvery = 250 * time.Millisecond
+
+// watchSilent tells the live view, a few times a second until ctx ends,
+// how many requests in flight have received no byte and for how long (what
+// a drain waits on: every progress line says it).
+func watchSilent(ctx context.Context, cl interface {
+	Silent() (int, time.Duration)
+}, win interface{ SetSilent(int, time.Duration) }) {
+	t := time.NewTicker(silentLookEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			win.SetSilent(0, 0)
+			return
+		case <-t.C:
+			win.SetSilent(cl.Silent())
+		}
+	}
+}

@@ -47,7 +47,7 @@ func forbiddenImports() map[string][]string {
 func allowedImports() map[string][]string {
 	return map[string][]string{
 		"rundir":     {"report/chunkdigest"},
-		"live":       {"report/reconcile", "report/chunkdigest"},
+		"live":       {"report/reconcile", "report/chunkdigest", "report/outages"},
 		"report/tui": {"report/reconcile", "report/chunkdigest"},
 	}
 }

@@ -246,6 +246,13 @@ type Workload struct {
 	// still going after it fails with class timeout, so an engine that
 	// hangs cannot hold a run (and a CI job) forever. Default 30m; 0s none.
 	Timeout time.Duration `yaml:"timeout"`
+	// StallTimeout ends a request from which nothing has arrived for this
+	// long (no response headers yet, or no byte since the last one) with
+	// class stalled, apart from timeout: a server that never answers, or a
+	// stream that stops while its connection stays open. Default 5m; 0s
+	// none. Measured by one watchdog per run, a few looks per stall time
+	// (docs/decisions/0046).
+	StallTimeout time.Duration `yaml:"stall_timeout"`
 
 	// Dataset says where prompts come from. Default: synthetic.
 	Dataset Dataset `yaml:"dataset,omitempty"`

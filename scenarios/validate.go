@@ -33,6 +33,11 @@ const (
 	DefaultAbortUnreachable = 5 * time.Second
 	DefaultAbortFirst       = 20
 	DefaultRequestTimeout   = 30 * time.Minute
+	// DefaultStallTimeout is long enough for a request queued behind an
+	// overloaded engine's batch (no byte until its prefill), short enough
+	// that a server that never answers does not hold a run for the
+	// 30-minute request timeout.
+	DefaultStallTimeout = 5 * time.Minute
 )
 
 var (
@@ -113,6 +118,9 @@ func (w *Workload) fill(d *decoder, path string) {
 	}
 	if !d.has(at("timeout")) {
 		w.Timeout = DefaultRequestTimeout
+	}
+	if !d.has(at("stall_timeout")) {
+		w.StallTimeout = DefaultStallTimeout
 	}
 	if w.IgnoreEOS == nil {
 		w.IgnoreEOS = ptr(true)
@@ -557,6 +565,9 @@ func (w *Workload) validate(d *decoder, path string, src source) {
 	}
 	if w.Timeout < 0 {
 		d.failf(at("timeout"), "want a duration ≥ 0 (0s: none), got %s", w.Timeout)
+	}
+	if w.StallTimeout < 0 {
+		d.failf(at("stall_timeout"), "want a duration ≥ 0 (0s: none), got %s", w.StallTimeout)
 	}
 	if w.LateAfter < 0 {
 		d.failf(at("late_after"), "want a duration ≥ 0, got %s", w.LateAfter)

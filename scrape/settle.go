@@ -3,6 +3,7 @@ package scrape
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -83,6 +84,14 @@ func (s Settler) Wait(ctx context.Context, base Snapshot, want float64) Settled 
 				return out
 			}
 			out.Finished = got
+			if slices.Contains(d.Resets, RequestsFinished) {
+				// The engine restarted since the baseline: its count starts
+				// again from zero and can never reach the client's. This
+				// poll is the closing snapshot; the report stitches the
+				// count across the restart from the scrapes between.
+				out.Reason = "the engine restarted in the window (its finished-request counter went down): the count is stitched from the scrapes, not settled"
+				return out
+			}
 			if got >= want {
 				out.OK, out.Over = true, got > want
 				return out

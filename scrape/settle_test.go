@@ -84,6 +84,12 @@ func TestSettlerWait(t *testing.T) {
 			want:    Settled{Finished: 320, Want: 320, OK: true, Polls: 21, Waited: 2 * time.Second},
 		},
 		{
+			name: "the engine restarted: its count went down, and can never settle",
+			poll: finishedAt(419, -1, -1, 40),
+			want: Settled{Finished: 40, Want: 320, Polls: 4, Waited: 300 * time.Millisecond,
+				Reason: "the engine restarted in the window (its finished-request counter went down): the count is stitched from the scrapes, not settled"},
+		},
+		{
 			name: "no finished counter (llama.cpp)",
 			poll: func(context.Context) (Snapshot, error) {
 				return Snapshot{Counters: map[Concept]float64{GenerationTokens: 5}}, nil

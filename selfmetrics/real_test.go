@@ -135,7 +135,7 @@ func TestRealPrometheus(t *testing.T) {
 	for _, s := range byOutcome {
 		got[s.Labels["outcome"]] = s.Value
 	}
-	want := map[string]float64{"ok": 8, "timeout": 1, "connect": 1, "http_status": 0, "redirect": 0, "stream_broken": 0, "malformed_chunk": 0, "content_encoding": 0, "canceled": 0}
+	want := map[string]float64{"ok": 8, "timeout": 1, "stalled": 0, "connect": 1, "http_status": 0, "redirect": 0, "stream_broken": 0, "malformed_chunk": 0, "content_encoding": 0, "canceled": 0}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("requests by outcome through Prometheus = %v, want %v", got, want)
 	}

@@ -172,11 +172,16 @@ func (d *Driver) Run(ctx context.Context, stop <-chan struct{}) (Result, error) 
 		if ph.Sweep == SweepAuto && !r.resolveAuto(pr) {
 			break
 		}
+		r.mu.Lock() // the abort timer reads the phases (sendingLocked)
 		r.phases = append(r.phases, pr)
+		r.mu.Unlock()
 		pr.run()
 		prev = pr
 	}
 	r.tasks.Wait()
+	r.mu.Lock()
+	r.stopUnreachableTimer()
+	r.mu.Unlock()
 	return r.result()
 }
 
@@ -222,6 +227,10 @@ type run struct {
 	// not connect began (zero: the last request connected).
 	unreachableSince time.Time
 	unreachable      int // requests in that streak
+	// unreachableTimer fires abort.unreachable after the streak began:
+	// users back off while the engine is unreachable (backoff.go), so the
+	// next failure may come well after the bound.
+	unreachableTimer *time.Timer
 	phases           []*phaseRun
 
 	tasks   sync.WaitGroup // every goroutine that may send: users, conversations
@@ -298,8 +307,10 @@ func (r *run) record(o Outcome) {
 	switch {
 	case !o.Unreachable:
 		r.unreachableSince, r.unreachable = time.Time{}, 0
+		r.stopUnreachableTimer()
 	case r.unreachableSince.IsZero():
 		r.unreachableSince, r.unreachable = time.Now(), 1
+		r.startUnreachableTimer(r.unreachableSince)
 	default:
 		r.unreachable++
 		unreachableFor = time.Since(r.unreachableSince)
@@ -310,8 +321,7 @@ func (r *run) record(o Outcome) {
 		why = fmt.Sprintf("the first %d requests all failed: nothing works, see the error samples (abort.first_failures is %d)",
 			r.finished, ab.FirstFailures)
 	case ab.Unreachable > 0 && unreachableFor >= ab.Unreachable:
-		why = fmt.Sprintf("no request could connect to the engine for %s (the last %d): it is gone or unreachable (abort.unreachable is %s)",
-			unreachableFor.Round(100*time.Millisecond), r.unreachable, ab.Unreachable)
+		why = unreachableWhy(unreachableFor, r.unreachable, ab.Unreachable)
 	case ab.Errors > 0 && r.failed >= ab.Errors:
 		why = fmt.Sprintf("%d requests failed (abort.errors is %d)", r.failed, ab.Errors)
 	case ab.ErrorRate > 0 && r.finished >= ab.MinRequests && float64(r.failed)/float64(r.finished) > ab.ErrorRate:
@@ -322,6 +332,58 @@ func (r *run) record(o Outcome) {
 		r.stopArrivals(StopAborted, why)
 		r.cancelRequests()
 	}
+}
+
+// startUnreachableTimer aborts the run abort.unreachable after since,
+// unless the streak that began then has ended. Call with r.mu held.
+func (r *run) startUnreachableTimer(since time.Time) {
+	bound := r.d.Plan.abort.Unreachable
+	if bound <= 0 {
+		return
+	}
+	r.stopUnreachableTimer()
+	r.unreachableTimer = time.AfterFunc(bound, func() {
+		r.mu.Lock()
+		// A streak that ended, or a run that sends nothing now (a phase's
+		// closing snapshot, the wait before the next phase), is no reason:
+		// the next failure, if any, checks the bound again (record).
+		if !r.unreachableSince.Equal(since) || !r.sendingLocked() {
+			r.mu.Unlock()
+			return
+		}
+		why := unreachableWhy(time.Since(since), r.unreachable, bound)
+		r.mu.Unlock()
+		r.stopArrivals(StopAborted, why)
+		r.cancelRequests()
+	})
+}
+
+// sendingLocked reports whether some phase still has arrivals open or
+// requests in flight. Call with r.mu held (it takes each phase's lock
+// inside it; nothing takes r.mu under a phase's).
+func (r *run) sendingLocked() bool {
+	for _, pr := range r.phases {
+		pr.mu.Lock()
+		busy := !pr.arrivalsDone || pr.inflight > 0
+		pr.mu.Unlock()
+		if busy {
+			return true
+		}
+	}
+	return false
+}
+
+// stopUnreachableTimer ends the streak's timer. Call with r.mu held.
+func (r *run) stopUnreachableTimer() {
+	if r.unreachableTimer != nil {
+		r.unreachableTimer.Stop()
+		r.unreachableTimer = nil
+	}
+}
+
+func unreachableWhy(d time.Duration, n int, bound time.Duration) string {
+	return fmt.Sprintf("no request could connect to the engine for %s (the last %d): it is gone or unreachable (abort.unreachable is %s)",
+		d.Round(100*time.Millisecond), n, bound)
 }
 
 // resolveAuto chooses an automatic sweep step's rate from the baseline's and
@@ -430,7 +492,7 @@ func (pr *phaseRun) admit() bool {
 }
 
 // send sends an admitted request and accounts for its end.
-func (pr *phaseRun) send(req Request) {
+func (pr *phaseRun) send(req Request) Outcome {
 	o := pr.r.sendOutcome(pr.r.reqCtx, req)
 	pr.r.record(o)
 	pr.mu.Lock()
@@ -448,6 +510,7 @@ func (pr *phaseRun) send(req Request) {
 	if last {
 		pr.end()
 	}
+	return o
 }
 
 func (pr *phaseRun) request(i int, intended time.Duration) Request {
@@ -590,8 +653,12 @@ func (p *userPool) user(u int) {
 	r := pr.r
 	turns := r.d.Plan.turns
 	think := newRand(r.d.Plan.seed, streamThink, uint64(pr.index)<<32|uint64(u))
+	backoff := newBackoff(r.d.Plan.seed, pr.index, u)
 	session, turn := 0, turns
 	for first := true; p.keep(u); first = false {
+		if !first && !pr.sleep(backoff.wait()) {
+			break
+		}
 		if !first && pr.phase.think != nil && !pr.sleep(pr.phase.think.draw(think)) {
 			break
 		}
@@ -601,7 +668,7 @@ func (p *userPool) user(u int) {
 		if turn == turns {
 			session, turn = r.newSession(), 0
 		}
-		pr.send(pr.request(session*turns+turn, 0))
+		backoff.after(pr.send(pr.request(session*turns+turn, 0)))
 		turn++
 	}
 	p.leave(u)

@@ -385,7 +385,10 @@ func TestAbortWhenTheEngineIsGone(t *testing.T) {
 			p := plan(t, "name: flaky\nengine: {kind: sim}\nworkload: {concurrency: 1, duration: 12s}\n")
 			flaky := OutcomeSenderFunc(func(ctx context.Context, r Request) Outcome {
 				time.Sleep(100 * time.Millisecond)
-				return Outcome{OK: r.Index%40 == 0, Unreachable: r.Index%40 != 0} // one success every 4 s
+				// One success every five requests: about every second and a
+				// half with the users' back-off (backoff.go), which spaces the
+				// failures out (every 40th made 4 s when users retried at once).
+				return Outcome{OK: r.Index%5 == 0, Unreachable: r.Index%5 != 0}
 			})
 			if res, err := runPlan(t, p, flaky, nil); err != nil || res.Stop != StopCompleted {
 				t.Fatalf("Run: %v, stop %q (%s)", err, res.Stop, res.Reason)

@@ -12,6 +12,10 @@ type Outcome struct {
 	// Unreachable says the request never got a connection to the engine
 	// (refused, unroutable): a streak of them means the engine is gone.
 	Unreachable bool
+	// Unavailable says the engine answered that it cannot serve now (HTTP
+	// 503, as an engine restarting does). With Unreachable, it makes a
+	// closed-loop user back off before its next request (Backoff).
+	Unavailable bool
 }
 
 // OutcomeSender is a Sender that says how each request ended. When the

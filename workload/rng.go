@@ -16,6 +16,7 @@ const (
 	streamSystem                     // a multi-turn conversation's system prompt
 	streamShuffle                    // the order of a file dataset's records
 	streamBlock                      // the text of a trace's prefix block h
+	streamBackoff                    // a closed-loop user's back-off jitter during an outage
 )
 
 func newRand(seed int64, stream, key uint64) *rand.Rand {

@@ -119,6 +119,11 @@ type Engine struct {
 	dialectSwitchedAt atomic.Int64
 	restarts          atomic.Int64
 	restartNow        chan struct{}
+	// gate is the listener when Faults.RestartRefuse is set (nil else);
+	// downtimes every restart's downtime so far (ground truth, downtimesMu).
+	gate        *gateListener
+	downtimesMu sync.Mutex
+	downtimes   []Downtime
 	// Faults.RestartAtFinished: finishedN counts the current process's
 	// finished requests (loop-owned); holding says the loop holds new
 	// requests back until a scrape asks for the restart on scrapeRestart
@@ -306,6 +311,10 @@ func (e *Engine) Start(ctx context.Context) (engine.Endpoint, error) {
 	ln, err := lc.Listen(ctx, "tcp", e.cfg.Addr)
 	if err != nil {
 		return engine.Endpoint{}, fmt.Errorf("sim engine: listen on %s: %w", e.cfg.Addr, err)
+	}
+	if e.cfg.Faults.RestartRefuse {
+		e.gate = newGateListener(ln, e.cfg.Faults.RestartDowntime)
+		ln = e.gate
 	}
 	e.srv = &http.Server{
 		Handler:           e.Handler(),

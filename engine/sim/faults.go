@@ -65,6 +65,12 @@ type Faults struct {
 	// 503 and /metrics fails with 503.
 	RestartEvery    time.Duration `yaml:"restart_every"`
 	RestartDowntime time.Duration `yaml:"restart_downtime"`
+	// RestartRefuse makes a restart's downtime what a real restart looks
+	// like from the network instead of 503s: the listening socket is closed
+	// (new connections are refused), every open connection is closed, and
+	// the engine listens again on the same address once RestartDowntime has
+	// passed (restart_refuse.go). Engine.Downtimes is the ground truth.
+	RestartRefuse bool `yaml:"restart_refuse"`
 	// RestartAtFinished restarts the engine once, at a point no host's
 	// timing moves (0 = never): once it has finished this many requests it
 	// takes no new request into its batch until /metrics is next read, and
@@ -165,6 +171,9 @@ func (f Faults) Validate() error {
 		if _, err := metricsFor(f.DialectSwitchTo, Config{}, nil); err != nil {
 			errs = append(errs, fmt.Errorf("faults.dialect_switch_to: %w", err))
 		}
+	}
+	if f.RestartRefuse && f.RestartDowntime <= 0 {
+		errs = append(errs, errors.New("faults.restart_refuse needs a restart_downtime > 0 (how long connections are refused)"))
 	}
 	if f.RestartEvery > 0 && f.RestartDowntime >= f.RestartEvery {
 		errs = append(errs, errors.New("faults.restart_downtime must be shorter than restart_every"))

@@ -236,6 +236,7 @@ func (e *Engine) abortAll(outcome string) {
 // as a process restart would. The engine answers 503 during the downtime.
 func (e *Engine) restart() {
 	e.downUntil.Store(int64(e.now() + e.cfg.Faults.RestartDowntime))
+	e.goDown()
 	e.abortAll(finishRestart)
 	sched, err := batch.New(e.cfg.Params)
 	if err != nil {

@@ -31,6 +31,7 @@ type chart struct {
 	XTitle  string
 	YTitle  string
 	Bands   []band   // the run's phases
+	Outages []band   // when the engine could not be reached (outageBands)
 	Rules   []rule   // vertical markers
 	Paths   []path   // the series
 	Points  []point  // marked points with a tooltip each

@@ -59,7 +59,37 @@ func timelineOf(s report.Summary, in Input, rows []scrape.Row) timeline {
 	c, notes = kvChart(rows, span, phases, failed)
 	tl.charts = append(tl.charts, c)
 	tl.notes = append(tl.notes, notes...)
+	if o := s.Outages; o != nil {
+		for _, c := range tl.charts {
+			c.outageBands(span, o)
+		}
+		tl.notes = append(tl.notes, fmt.Sprintf("Red bands: the outages, when the engine could not be reached (%d, %.2f s in all; summary.json's outages).",
+			o.Count, o.Total))
+	}
 	return tl
+}
+
+// outageBands shades the outages on a run-clock chart, over its phases,
+// each with its length and failed attempts as its title.
+func (c *chart) outageBands(span float64, o *report.Outages) {
+	if c.Empty != "" {
+		return
+	}
+	x := timeAxis(span, c.Plot.X, c.Plot.Right(), int(c.Plot.W/80)) // as timeX laid it out
+	for _, w := range o.Windows {
+		x0, x1 := math.Max(x.at(w.Start), c.Plot.X), math.Min(x.at(w.Start+w.Length), c.Plot.Right())
+		if x1 <= x0 {
+			x1 = math.Min(x0+1, c.Plot.Right()) // a window too short to see still shows
+		}
+		if x1 <= x0 {
+			continue
+		}
+		title := fmt.Sprintf("outage at %s for %s: %d failed attempts, %d requests affected", dur(w.Start), dur(w.Length), w.Attempts, w.Affected)
+		if w.Open {
+			title += " (still down when the run ended)"
+		}
+		c.Outages = append(c.Outages, band{X: x0, W: x1 - x0, Title: title})
+	}
 }
 
 func requestsChart(tp throughput, span float64, phases []phaseSpan, per string) *chart {

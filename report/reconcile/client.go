@@ -91,7 +91,7 @@ func newClientStats(records []*client.Record, chunks []chunkdigest.Request, itl 
 				}
 			}
 			switch r.ErrorClass {
-			case client.ErrTimeout, client.ErrCanceled, client.ErrStreamBroken, client.ErrMalformedChunk, client.ErrContentEncoding:
+			case client.ErrTimeout, client.ErrStalled, client.ErrCanceled, client.ErrStreamBroken, client.ErrMalformedChunk, client.ErrContentEncoding:
 				c.abandoned++
 				if r.FirstToken == 0 {
 					c.abandonedUnprefilled++

@@ -271,7 +271,7 @@ func (a *analysis) stepTime() (float64, bool) {
 func (a *analysis) noAbandoned() bool {
 	for i := range a.in.Records {
 		switch a.in.Records[i].ErrorClass {
-		case client.ErrTimeout, client.ErrCanceled, client.ErrStreamBroken, client.ErrMalformedChunk, client.ErrContentEncoding:
+		case client.ErrTimeout, client.ErrStalled, client.ErrCanceled, client.ErrStreamBroken, client.ErrMalformedChunk, client.ErrContentEncoding:
 			return false
 		}
 	}

@@ -76,6 +76,12 @@ func (m model) render() string {
 	if len(p.Errors) > 0 {
 		add(6, label("errors")+styleBad.Render(errorClasses(p.Errors)))
 	}
+	if o := p.Outage.Line(p.Elapsed); o != "" {
+		add(8, label("outage")+styleBad.Render(o))
+	}
+	if s := p.SilentLine(); s != "" {
+		add(7, label("waiting")+styleBad.Render(s))
+	}
 	if w := p.Client.Warning(); w != "" {
 		add(8, label("client")+styleBad.Render(w))
 	}
