@@ -140,7 +140,7 @@ func TestKillLeftoverSparesOthers(t *testing.T) {
 
 	// A stopped engine leaves no GroupFile.
 	dir := t.TempDir()
-	p, err := spawn("/bin/sh", []string{"sh", "-c", "sleep 60 & sleep 60"}, nil, "", filepath.Join(dir, "engine.log"))
+	p, err := spawn("/bin/sh", []string{"sh", "-c", "sleep 60 & sleep 60"}, nil, "", logSpec{path: filepath.Join(dir, "engine.log")})
 	if err != nil {
 		t.Fatal(err)
 	}

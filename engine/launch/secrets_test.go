@@ -22,7 +22,7 @@ func TestEngineLogHidesTheSecretsItWasGiven(t *testing.T) {
 	script := `echo "INFO non-default args: {'api_key': ['$2'], 'hf': '$HF_TOKEN', 'probe': \"$3\"}"; echo "token list [$2|$HF_TOKEN]"; echo "switch $USE_AUTH_TOKEN"`
 	argv := []string{"sh", "-c", script, "x", "--api-key", "k3y-value-one", "probe-key-9"}
 	env := append(os.Environ(), "HF_TOKEN=hf_secretvalue", "USE_AUTH_TOKEN=false")
-	p, err := spawn("/bin/sh", argv, env, "", logPath, "probe-key-9")
+	p, err := spawn("/bin/sh", argv, env, "", logSpec{path: logPath}, "probe-key-9")
 	if err != nil {
 		t.Fatal(err)
 	}
