@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"strconv"
@@ -74,6 +75,31 @@ func (e *Engine) answers(port int) bool {
 		return false
 	}
 	c.Close()
+	return true
+}
+
+// daemonGrace is how long a launch command that exited 0, leaving no
+// process that is provably the engine's, is given for a server to answer on
+// its port: one that does is named (daemon), not taken for the engine.
+const daemonGrace = 10 * time.Second
+
+// answersSoon reports whether the API port answers within daemonGrace of a
+// launch command's exit with status 0 (at once for any other exit).
+func (e *Engine) answersSoon(ctx context.Context, p *process, port int) bool {
+	if !p.exitedOK() {
+		return e.answers(port)
+	}
+	ctx, cancel := context.WithTimeout(ctx, daemonGrace)
+	defer cancel()
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for !e.answers(port) {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
 	return true
 }
 

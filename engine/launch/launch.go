@@ -296,10 +296,16 @@ func (e *Engine) start(ctx context.Context) (engine.Endpoint, *process, error) {
 	if err := waitReady(ctx, p.lifeline(watch), probe, e.cfg.APIKey, e.cfg.Ready); err != nil {
 		var notReady *notReadyError
 		switch {
-		case errors.Is(err, errExited) && e.answers(ports.api):
+		case errors.Is(err, errExited) && e.answersSoon(ctx, p, ports.api):
 			// Nothing of the engine's runs, yet its port answers.
-			_, err := p.daemon(ports.api)
-			return ep, p, &tailError{fmt.Errorf("launch %s: engine exited %s before it was ready, and %w", kind, p.exitDescription(), err)}
+			if _, err := p.daemon(ports.api); err != nil {
+				return ep, p, &tailError{fmt.Errorf("launch %s: %w", kind, err)}
+			}
+			// Provably the engine's after all, but only once the wait had ended.
+			return ep, p, &tailError{fmt.Errorf("launch %s: engine exited %s, and its server answered on port %d only after llmbench had stopped waiting", kind, p.exitDescription(), ports.api)}
+		case errors.Is(err, errExited) && p.exitedOK():
+			return ep, p, &tailError{fmt.Errorf("launch %s: engine exited %s before it was ready, leaving no process that carries this launch's id (%s) and nothing on port %d (a server the command started in the background without that id in its environment cannot be told from another's: run it in the foreground)",
+				kind, p.exitDescription(), launchIDEnv, ports.api)}
 		case errors.Is(err, errExited):
 			return ep, p, &tailError{fmt.Errorf("launch %s: engine exited %s before it was ready", kind, p.exitDescription())}
 		case errors.As(err, &notReady):

@@ -73,6 +73,7 @@ type logSink struct {
 	dropped       int64        // bytes of redacted output rotated away
 	withheld      int64        // bytes never written: the rest of over-long lines, of lines cut by a gap
 	behind        atomic.Int64 // of which the engine printed while the queue to the file was full
+	queue         int          // chunks the queue to the file holds: pumpChunks
 }
 
 func openLogSink(path string, head, tail int64) (*logSink, error) {
@@ -82,7 +83,7 @@ func openLogSink(path string, head, tail int64) (*logSink, error) {
 	if tail <= 0 {
 		tail = DefaultLogTail
 	}
-	s := &logSink{path: path, tail: newTailBuffer(tailBytes), head: head, tailMax: tail, headNL: true}
+	s := &logSink{path: path, tail: newTailBuffer(tailBytes), head: head, tailMax: tail, headNL: true, queue: pumpChunks}
 	if path == "" {
 		return s, nil
 	}
@@ -126,7 +127,7 @@ func pump(r io.Reader, s *logSink) {
 		b   []byte
 		gap int64 // bytes dropped just before b
 	}
-	q := make(chan chunk, pumpChunks)
+	q := make(chan chunk, s.queue)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
