@@ -133,13 +133,16 @@ func (e *Engine) Notes() []string {
 		return nil
 	}
 	var notes []string
-	if l := p.log.lost(); l.dropped > 0 || l.withheld > 0 {
+	if l := p.log.lost(); l.dropped > 0 || l.withheld > 0 || l.behind > 0 {
 		n := fmt.Sprintf("engine.log keeps the first %s and the last %s of the engine's output", mib(p.log.head), mib(p.log.tailMax))
 		if l.dropped > 0 {
 			n += fmt.Sprintf("; %s between them dropped", mib(l.dropped))
 		}
-		if l.withheld > 0 {
-			n += fmt.Sprintf("; %s of lines withheld (over %d KiB a line, or printed faster than engine.log could take: %s)", mib(l.withheld), maxPending>>10, mib(l.behind))
+		if l.behind > 0 {
+			n += fmt.Sprintf("; %s printed faster than engine.log could take it (it never makes the engine wait) not written", mib(l.behind))
+		}
+		if over := l.withheld - l.behind; over > 0 {
+			n += fmt.Sprintf("; %s of lines over %d KiB, or cut by the above, withheld", mib(over), maxPending>>10)
 		}
 		notes = append(notes, n+" (so far; engine.log marks where)")
 	}

@@ -73,7 +73,7 @@ type logSink struct {
 	dropped       int64        // bytes of redacted output rotated away
 	withheld      int64        // bytes never written: the rest of over-long lines, of lines cut by a gap
 	behind        atomic.Int64 // of which the engine printed while the queue to the file was full
-	queue         int          // chunks the queue to the file holds: pumpChunks
+	queue         int          // bytes the queue to the file holds: pumpQueue
 }
 
 func openLogSink(path string, head, tail int64) (*logSink, error) {
@@ -83,7 +83,7 @@ func openLogSink(path string, head, tail int64) (*logSink, error) {
 	if tail <= 0 {
 		tail = DefaultLogTail
 	}
-	s := &logSink{path: path, tail: newTailBuffer(tailBytes), head: head, tailMax: tail, headNL: true, queue: pumpChunks}
+	s := &logSink{path: path, tail: newTailBuffer(tailBytes), head: head, tailMax: tail, headNL: true, queue: pumpQueue}
 	if path == "" {
 		return s, nil
 	}
@@ -110,57 +110,79 @@ func (s *logSink) toFile(b []byte) {
 	}
 }
 
-// Bounds of the queue between the engine's pipe and engine.log: what the
-// engine prints while the queue is full is dropped, counted, rather than
-// left to block the engine (a benchmark must not slow the engine it measures
-// because its log is being redacted).
-const (
-	pumpChunk  = 32 << 10
-	pumpChunks = 128 // 4 MiB
-)
+// pumpQueue bounds the queue between the engine's pipe and engine.log
+// (bytes): what the engine prints while it is full is dropped, counted,
+// rather than left to block the engine (a benchmark must not slow the
+// engine it measures because its log is being redacted).
+const pumpQueue = 4 << 20
 
 // pump reads the engine's output from r until its end, as fast as the
 // engine writes it: the in-memory tail takes every byte at once, and
-// engine.log is written by a goroutine of its own through a bounded queue.
+// engine.log is written by a goroutine of its own through a queue of at
+// most s.queue bytes.
 func pump(r io.Reader, s *logSink) {
-	type chunk struct {
-		b   []byte
-		gap int64 // bytes dropped just before b
-	}
-	q := make(chan chunk, s.queue)
-	done := make(chan struct{})
+	var (
+		mu      sync.Mutex
+		queued  []byte
+		gap     int64 // bytes dropped after queued
+		gapAt   int   // where in queued the gap falls
+		eof     bool
+		wake    = make(chan struct{}, 1)
+		written = make(chan struct{})
+	)
 	go func() {
-		defer close(done)
-		for c := range q {
-			if c.gap > 0 {
-				s.gap(c.gap)
+		defer close(written)
+		var batch []byte
+		for {
+			<-wake
+			mu.Lock()
+			batch, queued = append(batch[:0], queued...), queued[:0]
+			g, at, end := gap, gapAt, eof
+			gap, gapAt = 0, 0
+			mu.Unlock()
+			s.toFile(batch[:at])
+			if g > 0 {
+				s.gap(g)
 			}
-			s.toFile(c.b)
+			s.toFile(batch[at:])
+			if end {
+				return
+			}
 		}
 	}()
-	var gap int64
-	buf := make([]byte, pumpChunk)
+	buf := make([]byte, 32<<10)
 	for {
 		n, err := r.Read(buf)
 		if n > 0 {
 			_, _ = s.tail.Write(buf[:n])
-			select {
-			case q <- chunk{b: bytes.Clone(buf[:n]), gap: gap}:
-				gap = 0
-			default:
+			mu.Lock()
+			// Once the queue is full, output is dropped until it is
+			// empty again: one gap, and one note of it, per flood.
+			if gap == 0 && len(queued)+n <= s.queue {
+				queued = append(queued, buf[:n]...)
+			} else {
+				if gap == 0 {
+					gapAt = len(queued)
+				}
 				gap += int64(n)
 				s.behind.Add(int64(n))
 			}
+			mu.Unlock()
+		}
+		if err != nil {
+			mu.Lock()
+			eof = true
+			mu.Unlock()
+		}
+		select {
+		case wake <- struct{}{}:
+		default:
 		}
 		if err != nil {
 			break
 		}
 	}
-	if gap > 0 {
-		q <- chunk{gap: gap}
-	}
-	close(q)
-	<-done
+	<-written
 }
 
 // gap is output dropped before it reached the file: the line it fell in is
