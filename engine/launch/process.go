@@ -117,7 +117,7 @@ func spawn(path string, argv, env []string, dir string, log logSpec, known ...st
 	// finds the group again (KillLeftover). Without it the engine still
 	// runs: a run directory that cannot take it is noted, not fatal.
 	p.group = groupFilePath(logPath)
-	if err := writeGroupFile(p.group, p.pgid); err != nil {
+	if err := writeGroupFile(p.group, p.pgid, p.id); err != nil {
 		sink.note("llmbench: " + err.Error() + "\n")
 		p.group = ""
 	}
