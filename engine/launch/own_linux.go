@@ -173,9 +173,6 @@ func (m member) signal(sig syscall.Signal) {
 	}
 }
 
-// canTrace: this system can tell which process holds a port and whose it is.
-const canTrace = true
-
 // cmdline is a process's argv, nil when it cannot be read.
 func cmdline(pid int) []string {
 	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "cmdline"))
