@@ -119,7 +119,7 @@ const pumpQueue = 4 << 20
 // pump reads the engine's output from r until its end, as fast as the
 // engine writes it: the in-memory tail takes every byte at once, and
 // engine.log is written by a goroutine of its own through a queue of at
-// most s.queue bytes.
+// most s.queue bytes (and the batch it is writing, taken from the queue).
 func pump(r io.Reader, s *logSink) {
 	var (
 		mu      sync.Mutex
