@@ -94,6 +94,9 @@ func launchFaultCases() []faultCase {
 			`setsid env -u LLMBENCH_LAUNCH_ID `+serve+` --model sk-daemon-model-secret >/dev/null 2>&1 & echo $! > "$2"; exit 0`, "", req8),
 			bound: 60 * time.Second, want: failed, errHas: "llmbench does not stop it", after: func(t *testing.T, fr faultRun) {
 				pids := readPIDs(t, fr)
+				if len(pids) == 0 {
+					return
+				}
 				errSays("pid "+strconv.Itoa(pids[0])+" `", "does not carry this launch's id")(t, fr)
 				if strings.Contains(fr.err.Error(), "sk-daemon-model-secret") {
 					t.Errorf("the error quotes a secret of the daemon's command line: %v", fr.err)
