@@ -72,6 +72,9 @@ func spawn(path string, argv, env []string, dir string, log logSpec, known ...st
 	}
 	sink.known = append(redact.Secrets(argv, env), known...)
 	id := newLaunchID()
+	if env == nil { // exec's nil: llmbench's own environment
+		env = os.Environ()
+	}
 	env = append(env[:len(env):len(env)], launchIDEnv+"="+id)
 	// One pipe the engine's group writes and a goroutine of ours reads: exec
 	// copies nothing itself (the child gets the pipe's file), so waiting for
