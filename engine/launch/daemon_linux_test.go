@@ -184,13 +184,14 @@ func TestStopEndsProcessesThatLeftTheGroup(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "escaped.pid")
-	p, err := spawn("/bin/sh", []string{"sh", "-c", `setsid sleep 600 & echo $! > "$0"; exec sleep 600`, pidFile}, os.Environ(), "", logSpec{path: filepath.Join(dir, "engine.log")})
+	p, err := spawn("/bin/sh", []string{"sh", "-c", `setsid sh -c 'echo $$ > "$0"; exec sleep 600' "$0" & exec sleep 600`, pidFile}, os.Environ(), "", logSpec{path: filepath.Join(dir, "engine.log")})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The pid is written once the process has left the group (after setsid).
 	deadline := time.Now().Add(30 * time.Second) // a bound on a hang
 	for {
-		if _, err := os.Stat(pidFile); err == nil {
+		if fi, err := os.Stat(pidFile); err == nil && fi.Size() > 0 { // echo writes it in one write
 			break
 		}
 		if time.Now().After(deadline) {
