@@ -23,6 +23,8 @@ func listeners(int) ([]member, []string, error) {
 	return nil, nil, errors.New("this system cannot tell which process holds a port")
 }
 
+func (m member) alive() bool { return false }
+
 func (m member) signal(syscall.Signal) {}
 
 func cmdline(int) []string { return nil }

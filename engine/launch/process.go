@@ -39,6 +39,11 @@ type process struct {
 	// proves a process outside the group is the engine's.
 	id    string
 	since uint64
+	// strays are the launch's processes found outside its group so far,
+	// followed by pid and start time once found: an exiting process's
+	// environment already reads empty while it still runs.
+	strayMu sync.Mutex
+	strays  map[int]member
 
 	stopMu  sync.Mutex
 	stopped bool
@@ -144,7 +149,7 @@ func (p *process) stop(ctx context.Context) error {
 	p.stopped = true
 
 	exited := p.leaderExited()
-	outside := escaped(p.id, p.pgid, p.since)
+	outside := p.outsiders()
 	// A first process that exited 0 while the engine runs on is a launch
 	// command that put its server in the background, not a crash.
 	daemonized := exited && p.exitedOK() && (len(outside) > 0 || groupAlive(p.pgid))
@@ -181,15 +186,38 @@ func (p *process) stop(ctx context.Context) error {
 // launch outside it.
 func (p *process) signalAll(sig syscall.Signal) {
 	_ = signalGroup(p.pgid, sig)
-	for _, m := range escaped(p.id, p.pgid, p.since) {
+	for _, m := range p.outsiders() {
 		m.signal(sig)
 	}
+}
+
+// outsiders are the launch's live processes outside its group: those
+// found now (escaped) and those found before that still run.
+func (p *process) outsiders() []member {
+	found := escaped(p.id, p.pgid, p.since)
+	p.strayMu.Lock()
+	defer p.strayMu.Unlock()
+	if p.strays == nil {
+		p.strays = map[int]member{}
+	}
+	for _, m := range found {
+		p.strays[m.pid] = m
+	}
+	out := make([]member, 0, len(p.strays))
+	for pid, m := range p.strays {
+		if !m.alive() {
+			delete(p.strays, pid)
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // anyAlive reports whether a process of the engine lives: in its group, or
 // outside it with the launch's id.
 func (p *process) anyAlive() bool {
-	return groupAlive(p.pgid) || len(escaped(p.id, p.pgid, p.since)) > 0
+	return groupAlive(p.pgid) || len(p.outsiders()) > 0
 }
 
 // leaderExited reports whether the engine's first process has exited.
