@@ -33,6 +33,9 @@ func (p *process) daemon(port int) (string, error) {
 	var foreign []string
 	for i := range ms {
 		judge(&ms[i], p.id, p.pgid, p.since)
+		if ms[i].ours == "" && p.seen(ms[i]) {
+			ms[i].ours, ms[i].whyNot = "it carried this launch's id when llmbench first saw it", ""
+		}
 		if ms[i].ours == "" {
 			foreign = append(foreign, fmt.Sprintf("%s: %s", p.describe(ms[i]), ms[i].whyNot))
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -115,29 +116,50 @@ func TestDaemonizingCommandsAreStopped(t *testing.T) {
 	}
 }
 
-// A daemon that clears the launch's id from its environment is not
-// provably the launch's: Start fails naming it (pid, command, port), and it
-// is left running — never killed on a guess.
+// A launch command that exits 0 while a server that is not provably the
+// launch's comes to answer on its port (here one this test starts, as a
+// container daemon would for `docker run -d`): Start fails naming it (pid,
+// command, port), and it is left running — never killed on a guess.
 func TestDaemonNotProvablyOursIsNamedNotKilled(t *testing.T) {
 	t.Parallel()
 	quiet.Busy(t)
-	e := daemonize(t, `setsid env -u LLMBENCH_LAUNCH_ID "$0" serve --addr "$1" --model sk-daemon-secret-123 >/dev/null 2>&1 & echo $! > "$2"; exit 0`)
+	e := daemonize(t, `echo "$1" > "$2.addr"; exit 0`)
+	addrFile := filepath.Join(filepath.Dir(e.cfg.LogPath), "server.pid.addr")
+	foreign := make(chan *exec.Cmd, 1)
+	go func() { // the foreign supervisor: starts the server once asked
+		defer close(foreign)
+		deadline := time.Now().Add(time.Minute) // a bound on a hang
+		for time.Now().Before(deadline) {
+			if b, err := os.ReadFile(addrFile); err == nil && strings.HasSuffix(string(b), "\n") {
+				c := exec.Command(llmbenchBinary(t), "serve", "--addr", strings.TrimSpace(string(b)), "--model", "sk-daemon-secret-123")
+				c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+				if c.Start() == nil {
+					foreign <- c
+				}
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
 	_, err := e.Start(context.Background())
-	pid := readPID(t, filepath.Join(filepath.Dir(e.cfg.LogPath), "server.pid"))
-	defer syscall.Kill(pid, syscall.SIGKILL)
+	c := <-foreign
+	if c == nil {
+		t.Fatalf("the foreign server never started; Start: %v", err)
+	}
+	defer func() { _ = c.Process.Kill(); _ = c.Wait() }()
 	if err == nil {
 		t.Fatal("Start: no error")
 	}
-	for _, want := range []string{"pid " + strconv.Itoa(pid) + " `", "serve --addr", "does not carry this launch's id", "llmbench does not stop it"} {
+	for _, want := range []string{"pid " + strconv.Itoa(c.Process.Pid) + " `", "serve --addr", "does not carry this launch's id", "llmbench does not stop it"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
 	}
 	if strings.Contains(err.Error(), "sk-daemon-secret-123") {
-		t.Errorf("the error quotes the daemon's API key:\n%v", err)
+		t.Errorf("the error quotes the server's secret:\n%v", err)
 	}
-	if processGone(t, pid) {
-		t.Errorf("the server %d, not provably the launch's, was stopped", pid)
+	if processGone(t, c.Process.Pid) {
+		t.Errorf("the server %d, not provably the launch's, was stopped", c.Process.Pid)
 	}
 }
 

@@ -191,6 +191,16 @@ func (p *process) signalAll(sig syscall.Signal) {
 	}
 }
 
+// seen reports whether m was found carrying the launch's id earlier (same
+// pid and start): it is the launch's even if it has since exec'd a program
+// with that id removed from its environment.
+func (p *process) seen(m member) bool {
+	p.strayMu.Lock()
+	defer p.strayMu.Unlock()
+	s, ok := p.strays[m.pid]
+	return ok && s.start == m.start
+}
+
 // outsiders are the launch's live processes outside its group: those
 // found now (escaped) and those found before that still run.
 func (p *process) outsiders() []member {
@@ -254,7 +264,14 @@ func (p *process) lifeline(ctx context.Context) <-chan struct{} {
 		delay := 20 * time.Millisecond
 		t := time.NewTimer(0)
 		defer t.Stop()
-		for p.exitedOK() && p.anyAlive() {
+		// Nothing left three times in a row: a process caught in the middle
+		// of an exec can read as no process of the launch for an instant.
+		for none := 0; p.exitedOK() && none < 3; {
+			if p.anyAlive() {
+				none = 0
+			} else {
+				none++
+			}
 			t.Reset(delay)
 			select {
 			case <-ctx.Done():
@@ -274,9 +291,16 @@ func (p *process) waitGone(ctx context.Context) error {
 	delay := 5 * time.Millisecond
 	t := time.NewTimer(delay)
 	defer t.Stop()
+	// Gone twice in a row: a process caught in the middle of an exec can
+	// read as no process of the launch for an instant.
+	confirmed := 0
 	for {
 		if p.leaderExited() && !p.anyAlive() {
-			return nil
+			if confirmed++; confirmed == 2 {
+				return nil
+			}
+		} else {
+			confirmed = 0
 		}
 		select {
 		case <-ctx.Done():
