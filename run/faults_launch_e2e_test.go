@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -90,8 +91,7 @@ func launchFaultCases() []faultCase {
 			bound: 60 * time.Second, want: completed, records: allOK, after: pidsGone(), check: func(t *testing.T, fr faultRun) {
 				engineNote(t, fr, "the launch command exited with status 0")
 			}},
-		{name: "launch: a daemon that clears the launch's id, named and left alone", scenario: launchYAML(
-			`setsid env -u LLMBENCH_LAUNCH_ID `+serve+` --model sk-daemon-model-secret >/dev/null 2>&1 & echo $! > "$2"; exit 0`, "", req8),
+		{name: "launch: a foreign server answers after the command exits, named and left alone", scenario: foreignServer(),
 			bound: 60 * time.Second, want: failed, errHas: "llmbench does not stop it", after: func(t *testing.T, fr faultRun) {
 				pids := readPIDs(t, fr)
 				if len(pids) == 0 {
@@ -99,7 +99,7 @@ func launchFaultCases() []faultCase {
 				}
 				errSays("pid "+strconv.Itoa(pids[0])+" `", "does not carry this launch's id")(t, fr)
 				if strings.Contains(fr.err.Error(), "sk-daemon-model-secret") {
-					t.Errorf("the error quotes a secret of the daemon's command line: %v", fr.err)
+					t.Errorf("the error quotes a secret of the server's command line: %v", fr.err)
 				}
 				for _, pid := range pids {
 					if !alive(pid) {
@@ -155,6 +155,35 @@ func launchDaemon(name, script, why string) faultCase {
 			engineNote(t, fr, why)
 			logHas("llmbench stops it with the engine")(t, fr)
 		}}
+}
+
+// foreignServer is a scenario whose launch command asks a supervisor that
+// is no process of the launch (as `docker run -d` asks the container daemon)
+// to start the server, and exits 0: the supervisor, a goroutine of this
+// test, starts the engine and writes its pid.
+func foreignServer() func(string) string {
+	pids := newPIDFile()
+	return func(srv string) string {
+		go func() {
+			deadline := time.Now().Add(time.Minute) // a bound on a hang
+			for time.Now().Before(deadline) {
+				b, err := os.ReadFile(pids + ".addr")
+				if err != nil || !strings.HasSuffix(string(b), "\n") {
+					time.Sleep(10 * time.Millisecond)
+					continue
+				}
+				_ = os.Remove(pids + ".addr")
+				c := exec.Command(testBinary[0], "serve", "--addr", strings.TrimSpace(string(b)), "--preset", "tiny", "--model", "sk-daemon-model-secret")
+				c.Env = append(os.Environ(), envAsCLI+"=1")
+				if c.Start() == nil {
+					_ = os.WriteFile(pids, []byte(strconv.Itoa(c.Process.Pid)+"\n"), 0o644)
+					_ = c.Wait() // reaped when the case kills it
+				}
+				return
+			}
+		}()
+		return launchScenario([]string{"sh", "-c", `echo "$1" > "$2.addr"; exit 0`, testBinary[0], "{host}:{port}", pids}, "60s", "", "  requests: 8")
+	}
 }
 
 // launchYAML is a scenario whose engine is `sh -c script`, with $0 this test
