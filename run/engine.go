@@ -101,6 +101,21 @@ func (up *engineUp) readContext(ctx context.Context, sys IO) {
 	up.ep.ContextTokens = n
 }
 
+// lateNotes adds to run.json what a launched engine has to say once the
+// load is over (engine.log's losses, a launch command that daemonized during
+// the run), and prints it.
+func (up *engineUp) lateNotes(meta *runMeta, log io.Writer) {
+	n, ok := up.eng.(interface{ Notes() []string })
+	if !ok {
+		return
+	}
+	notes := n.Notes()
+	for _, note := range notes {
+		fmt.Fprintf(log, "llmbench: engine: %s\n", note)
+	}
+	meta.update(func(m *rundir.RunMeta) { m.Engine.Notes = append(m.Engine.Notes, notes...) })
+}
+
 // stop stops the engine. A real engine may take a while to shut down (vLLM,
 // SGLang); after 30 seconds it is killed.
 func (up *engineUp) stop(log io.Writer) {
@@ -136,6 +151,7 @@ func newEngine(sc scenarios.Scenario, runDir, apiKey string, sys IO) (engine.Eng
 			Kind: l.Kind, Command: l.Command, Model: l.Model, Host: l.Host, Port: l.Port, MetricsPort: l.MetricsPort,
 			Env: l.Env, Extra: l.Extra, Ready: l.ReadyTimeout, ReadyPath: l.ReadyPath, Dir: l.Dir, NoMetrics: l.NoMetrics,
 			Dialect: sc.Engine.Dialect, APIKey: apiKey, LogPath: filepath.Join(runDir, rundir.EngineLogFile),
+			LogHead: int64(l.LogHeadMiB) << 20, LogTail: int64(l.LogTailMiB) << 20,
 		})
 	case scenarios.KindExternal:
 		return engine.External{Endpoint: engine.Endpoint{

@@ -63,6 +63,9 @@ type faultCase struct {
 	// checked). Such cases run one at a time in TestFaultMemory, where no
 	// other test allocates beside them.
 	heap uint64
+	// after checks more whatever the outcome, also of a run that ended
+	// before it had a summary (a launched engine that never started).
+	after func(t *testing.T, fr faultRun)
 }
 
 type faultRun struct {
@@ -561,6 +564,9 @@ func runFault(t *testing.T, tc faultCase) faultRun {
 		t.Errorf("error %v, want it to say %q", err, tc.errHas)
 	}
 	noSecret(t, fr)
+	if tc.after != nil {
+		tc.after(t, fr)
+	}
 	if tc.want == refused {
 		if fr.dir != "" {
 			t.Errorf("a refused scenario made a run directory %s", fr.dir)

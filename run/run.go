@@ -267,6 +267,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	}
 
 	interrupted := closed(cfg.Stop) || ctx.Err() != nil
+	up.lateNotes(meta, sys.Stderr)
 	if err := settle(meta, plan, d, interrupted); err != nil {
 		return res, err
 	}

@@ -206,6 +206,11 @@ type Launch struct {
 	Dir string `yaml:"dir,omitempty"`
 	// NoMetrics says the engine has no /metrics (e.g. Ollama): no scrape.
 	NoMetrics bool `yaml:"no_metrics,omitempty"`
+	// LogHeadMiB and LogTailMiB bound engine.log: it keeps the first and
+	// the last MiB of the engine's output, and notes (in engine.log and
+	// run.json) what it dropped between them. Default 16 and 16.
+	LogHeadMiB int `yaml:"log_head_mib,omitempty"`
+	LogTailMiB int `yaml:"log_tail_mib,omitempty"`
 }
 
 // Workload describes the load and the requests.

@@ -338,6 +338,14 @@ func (l *Launch) validate(d *decoder, path string) {
 	if l.ReadyTimeout < 0 {
 		d.failf(at("ready_timeout"), "want a positive duration, got %s", l.ReadyTimeout)
 	}
+	for _, f := range []struct {
+		name string
+		mib  int
+	}{{"log_head_mib", l.LogHeadMiB}, {"log_tail_mib", l.LogTailMiB}} {
+		if f.mib < 0 || f.mib > 1<<20 {
+			d.failf(at(f.name), "want MiB from 1 to 1048576 (0: the default, 16), got %d", f.mib)
+		}
+	}
 	for i, kv := range l.Env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || !envNamePattern.MatchString(k) {
 			d.failf(fmt.Sprintf("%s[%d]", at("env"), i), "want NAME=value, got %q", kv)

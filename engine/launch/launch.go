@@ -99,6 +99,11 @@ type Config struct {
 	// engine.log in the run directory). "" = none; the last lines are kept
 	// in memory for error messages either way.
 	LogPath string
+	// LogHead and LogTail bound LogPath (bytes): it keeps the first LogHead
+	// bytes of the engine's output and the last LogTail at most (at least
+	// half of it), and notes what it dropped between them. 0 =
+	// DefaultLogHead, DefaultLogTail.
+	LogHead, LogTail int64
 	// Dir is the engine's working directory; "" = llmbench's.
 	Dir string
 	// Dialect overrides the kind's metric dialect ("" = the kind's).
@@ -124,6 +129,7 @@ type Engine struct {
 	state       runState
 	proc        *process
 	startFailed bool
+	daemonNoted bool // Start found the launch command daemonized, and said so
 }
 
 type runState int
@@ -188,6 +194,9 @@ func validate(cfg Config) error {
 	}
 	if cfg.NoMetrics && cfg.MetricsPort != 0 {
 		errs = append(errs, errors.New("metrics_port: set, but no_metrics says there are none"))
+	}
+	if cfg.LogHead < 0 || cfg.LogTail < 0 {
+		errs = append(errs, fmt.Errorf("log bounds %d, %d: want bytes >= 0 (0: the default)", cfg.LogHead, cfg.LogTail))
 	}
 	if cfg.Ready < 0 {
 		errs = append(errs, fmt.Errorf("ready %v: must be >= 0", cfg.Ready))
@@ -268,7 +277,7 @@ func (e *Engine) start(ctx context.Context) (engine.Endpoint, *process, error) {
 	if err != nil {
 		return engine.Endpoint{}, nil, fmt.Errorf("launch %s: %w", kind, err)
 	}
-	p, err := spawn(path, argv, env, e.cfg.Dir, e.cfg.LogPath, e.cfg.APIKey)
+	p, err := spawn(path, argv, env, e.cfg.Dir, logSpec{e.cfg.LogPath, e.cfg.LogHead, e.cfg.LogTail}, e.cfg.APIKey)
 	if err != nil {
 		return engine.Endpoint{}, nil, fmt.Errorf("launch %s: %w", kind, err)
 	}
@@ -282,9 +291,21 @@ func (e *Engine) start(ctx context.Context) (engine.Endpoint, *process, error) {
 
 	ep := e.endpoint(ports)
 	probe := e.url(ports.api, e.spec.readyPath)
-	if err := waitReady(ctx, p.exited, probe, e.cfg.APIKey, e.cfg.Ready); err != nil {
+	watch, unwatch := context.WithCancel(ctx)
+	defer unwatch()
+	if err := waitReady(ctx, p.lifeline(watch), probe, e.cfg.APIKey, e.cfg.Ready); err != nil {
 		var notReady *notReadyError
 		switch {
+		case errors.Is(err, errExited) && e.answersSoon(ctx, p, ports.api):
+			// Nothing of the engine's runs, yet its port answers.
+			if _, err := p.daemon(ports.api); err != nil {
+				return ep, p, &tailError{fmt.Errorf("launch %s: %w", kind, err)}
+			}
+			// Provably the engine's after all, but only once the wait had ended.
+			return ep, p, &tailError{fmt.Errorf("launch %s: engine exited %s, and its server answered on port %d only after llmbench had stopped waiting", kind, p.exitDescription(), ports.api)}
+		case errors.Is(err, errExited) && p.exitedOK():
+			return ep, p, &tailError{fmt.Errorf("launch %s: engine exited %s before it was ready, leaving no process that carries this launch's id (%s) and nothing on port %d (a server the command started in the background without that id in its environment cannot be told from another's: run it in the foreground)",
+				kind, p.exitDescription(), launchIDEnv, ports.api)}
 		case errors.Is(err, errExited):
 			return ep, p, &tailError{fmt.Errorf("launch %s: engine exited %s before it was ready", kind, p.exitDescription())}
 		case errors.As(err, &notReady):
@@ -292,6 +313,17 @@ func (e *Engine) start(ctx context.Context) (engine.Endpoint, *process, error) {
 		default:
 			return ep, p, fmt.Errorf("launch %s: waiting for the engine to be ready: %w", kind, err)
 		}
+	}
+	if p.leaderExited() { // the launch command daemonized
+		note, err := p.daemon(ports.api)
+		if err != nil {
+			return ep, p, fmt.Errorf("launch %s: %w", kind, err)
+		}
+		p.log.note("llmbench: " + note + "\n")
+		ep.Notes = append(ep.Notes, note)
+		e.mu.Lock()
+		e.daemonNoted = true
+		e.mu.Unlock()
 	}
 	if id := firstModelID(ctx, e.url(ports.api, "/v1/models"), e.cfg.APIKey); id != "" {
 		ep.Model = id

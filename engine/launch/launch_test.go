@@ -268,7 +268,7 @@ func TestLookPathUsesTheEnginesPATH(t *testing.T) {
 func TestLogSinkRedacts(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "engine.log")
-	s, err := openLogSink(path)
+	s, err := openLogSink(path, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func freePorts(host string, n int) ([]int, error) {
 func portFree(host string, port int) error {
 	l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 	if err != nil {
-		return fmt.Errorf("port %d on %s is not free (another engine running?): %w", port, host, err)
+		return fmt.Errorf("port %d on %s is not free%s (another engine running? llmbench leaves it alone): %w", port, host, heldBy(port), err)
 	}
 	return l.Close()
 }

@@ -1,11 +1,9 @@
 package launch
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -36,6 +34,16 @@ type process struct {
 	pipe   *os.File      // read end
 	log    *logSink
 	group  string // the GroupFile, "" for none
+	// id is this launch's id (launchIDEnv) and since its first process's
+	// start (clock ticks after boot, Linux; 0 elsewhere or unread): what
+	// proves a process outside the group is the engine's.
+	id    string
+	since uint64
+	// strays are the launch's processes found outside its group so far,
+	// followed by pid and start time once found: an exiting process's
+	// environment already reads empty while it still runs.
+	strayMu sync.Mutex
+	strays  map[int]member
 
 	stopMu  sync.Mutex
 	stopped bool
@@ -54,15 +62,25 @@ type process struct {
 // group, and the GroupFile left in the run directory lets KillLeftover end
 // them later. Elsewhere nothing ends the engine then.
 //
+// Every process of the engine inherits launchIDEnv with this launch's own
+// id, which tells its processes that leave the group (a daemon) from any
+// other (docs/decisions/0852).
+//
 // known are secrets beyond those argv and env name (the API key llmbench
 // sends): engine.log and the tail quoted in errors replace each of them
 // verbatim, wherever the engine prints them.
-func spawn(path string, argv, env []string, dir, logPath string, known ...string) (*process, error) {
-	sink, err := openLogSink(logPath)
+func spawn(path string, argv, env []string, dir string, log logSpec, known ...string) (*process, error) {
+	logPath := log.path
+	sink, err := openLogSink(logPath, log.head, log.tail)
 	if err != nil {
 		return nil, err
 	}
 	sink.known = append(redact.Secrets(argv, env), known...)
+	id := newLaunchID()
+	if env == nil { // exec's nil: llmbench's own environment
+		env = os.Environ()
+	}
+	env = append(env[:len(env):len(env)], launchIDEnv+"="+id)
 	// One pipe the engine's group writes and a goroutine of ours reads: exec
 	// copies nothing itself (the child gets the pipe's file), so waiting for
 	// the leader never waits for a grandchild that still holds the output.
@@ -77,7 +95,7 @@ func spawn(path string, argv, env []string, dir, logPath string, known ...string
 		Stdout: w, Stderr: w,
 		SysProcAttr: sysProcAttr(),
 	}
-	p := &process{exited: make(chan struct{}), logged: make(chan struct{}), pipe: r, log: sink}
+	p := &process{exited: make(chan struct{}), logged: make(chan struct{}), pipe: r, log: sink, id: id}
 	started := make(chan error, 1)
 	go func() {
 		// The parent-death signal (Linux) fires when the thread that forked
@@ -102,24 +120,26 @@ func spawn(path string, argv, env []string, dir, logPath string, known ...string
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
 	p.pgid = cmd.Process.Pid
+	p.since = startTicks(p.pgid)
 	// Should llmbench die before it stops the engine, this file is what
 	// finds the group again (KillLeftover). Without it the engine still
 	// runs: a run directory that cannot take it is noted, not fatal.
 	p.group = groupFilePath(logPath)
-	if err := writeGroupFile(p.group, p.pgid); err != nil {
+	if err := writeGroupFile(p.group, p.pgid, p.id); err != nil {
 		sink.note("llmbench: " + err.Error() + "\n")
 		p.group = ""
 	}
 	go func() {
 		defer close(p.logged)
-		_, _ = io.Copy(sink, r)
+		pump(r, sink)
 	}()
 	return p, nil
 }
 
-// stop ends the process group: SIGTERM, and SIGKILL when ctx ends before the
-// group is gone. It then drains and closes the log. The first call does the
-// work; later calls wait for it and return its result.
+// stop ends the engine: SIGTERM to its process group and to every process
+// of the launch that left it (escaped), and SIGKILL when ctx ends before
+// they are all gone. It then drains and closes the log. The first call does
+// the work; later calls wait for it and return its result.
 func (p *process) stop(ctx context.Context) error {
 	p.stopMu.Lock()
 	defer p.stopMu.Unlock()
@@ -128,18 +148,17 @@ func (p *process) stop(ctx context.Context) error {
 	}
 	p.stopped = true
 
-	crashed := false
-	select {
-	case <-p.exited:
-		crashed = true
-	default:
-	}
+	exited := p.leaderExited()
+	outside := p.outsiders()
+	// A first process that exited 0 while the engine runs on is a launch
+	// command that put its server in the background, not a crash.
+	daemonized := exited && p.exitedOK() && (len(outside) > 0 || groupAlive(p.pgid))
 	// The group may outlive its leader (children it left behind): signal it either way.
-	_ = signalGroup(p.pgid, syscall.SIGTERM)
+	p.signalAll(syscall.SIGTERM)
 	var killed error
 	gone := true
 	if err := p.waitGone(ctx); err != nil {
-		_ = signalGroup(p.pgid, syscall.SIGKILL)
+		p.signalAll(syscall.SIGKILL)
 		killed = fmt.Errorf("engine did not exit within the stop deadline after SIGTERM (%w): killed its process group", err)
 		kctx, cancel := context.WithTimeout(context.Background(), killTimeout)
 		if err := p.waitGone(kctx); err != nil {
@@ -151,8 +170,11 @@ func (p *process) stop(ctx context.Context) error {
 	if gone && p.group != "" {
 		_ = os.Remove(p.group)
 	}
+	if len(outside) > 0 {
+		p.log.note(fmt.Sprintf("llmbench: stopped %s: outside the engine's process group, but carrying this launch's id\n", names(outside)))
+	}
 	p.closeLog()
-	if crashed { // a crash during the run: the run must say so
+	if exited && !daemonized { // a crash during the run: the run must say so
 		p.stopErr = fmt.Errorf("engine had exited on its own %s before it was stopped; %s",
 			p.exitDescription(), p.tailMessage())
 	}
@@ -160,19 +182,125 @@ func (p *process) stop(ctx context.Context) error {
 	return p.stopErr
 }
 
-// waitGone waits until the leader is reaped and no live process is left in
-// the group, or ctx ends.
+// signalAll sends sig to the engine's group and to each process of the
+// launch outside it.
+func (p *process) signalAll(sig syscall.Signal) {
+	_ = signalGroup(p.pgid, sig)
+	for _, m := range p.outsiders() {
+		m.signal(sig)
+	}
+}
+
+// seen reports whether m was found carrying the launch's id earlier (same
+// pid and start): it is the launch's even if it has since exec'd a program
+// with that id removed from its environment.
+func (p *process) seen(m member) bool {
+	p.strayMu.Lock()
+	defer p.strayMu.Unlock()
+	s, ok := p.strays[m.pid]
+	return ok && s.start == m.start
+}
+
+// outsiders are the launch's live processes outside its group: those
+// found now (escaped) and those found before that still run.
+func (p *process) outsiders() []member {
+	found := escaped(p.id, p.pgid, p.since)
+	p.strayMu.Lock()
+	defer p.strayMu.Unlock()
+	if p.strays == nil {
+		p.strays = map[int]member{}
+	}
+	for _, m := range found {
+		p.strays[m.pid] = m
+	}
+	out := make([]member, 0, len(p.strays))
+	for pid, m := range p.strays {
+		if !m.alive() {
+			delete(p.strays, pid)
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// anyAlive reports whether a process of the engine lives: in its group, or
+// outside it with the launch's id.
+func (p *process) anyAlive() bool {
+	return groupAlive(p.pgid) || len(p.outsiders()) > 0
+}
+
+// leaderExited reports whether the engine's first process has exited.
+func (p *process) leaderExited() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// exitedOK reports whether the first process has exited with status 0.
+func (p *process) exitedOK() bool {
+	if !p.leaderExited() {
+		return false
+	}
+	ws, ok := p.state.Sys().(syscall.WaitStatus)
+	return ok && ws.Exited() && ws.ExitStatus() == 0
+}
+
+// lifeline is closed once the engine is gone while Start waits for it: its
+// first process exited with an error, or exited 0 (a launch command that
+// put its server in the background) and no process of the engine is left.
+// It stops watching when ctx ends.
+func (p *process) lifeline(ctx context.Context) <-chan struct{} {
+	gone := make(chan struct{})
+	go func() {
+		select {
+		case <-p.exited:
+		case <-ctx.Done():
+			return
+		}
+		delay := 20 * time.Millisecond
+		t := time.NewTimer(0)
+		defer t.Stop()
+		// Nothing left three times in a row: a process caught in the middle
+		// of an exec can read as no process of the launch for an instant.
+		for none := 0; p.exitedOK() && none < 3; {
+			if p.anyAlive() {
+				none = 0
+			} else {
+				none++
+			}
+			t.Reset(delay)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			delay = min(2*delay, 500*time.Millisecond)
+		}
+		close(gone)
+	}()
+	return gone
+}
+
+// waitGone waits until the leader is reaped and no live process of the
+// engine is left, or ctx ends.
 func (p *process) waitGone(ctx context.Context) error {
 	delay := 5 * time.Millisecond
 	t := time.NewTimer(delay)
 	defer t.Stop()
+	// Gone twice in a row: a process caught in the middle of an exec can
+	// read as no process of the launch for an instant.
+	confirmed := 0
 	for {
-		select {
-		case <-p.exited:
-			if !groupAlive(p.pgid) {
+		if p.leaderExited() && !p.anyAlive() {
+			if confirmed++; confirmed == 2 {
 				return nil
 			}
-		default:
+		} else {
+			confirmed = 0
 		}
 		select {
 		case <-ctx.Done():
@@ -226,90 +354,18 @@ func (p *process) tailMessage() string {
 	if p.log.path != "" {
 		where = p.log.path
 	}
-	lines := p.log.tail.Lines(tailLines, tailWidth)
+	// Whole lines are redacted before they are shortened: a secret cut in
+	// two by the shortening would no longer be recognised.
+	lines := p.log.tail.Lines(tailLines, 0)
 	if len(lines) == 0 {
 		return "no output in " + where
 	}
 	for i, l := range lines {
-		lines[i] = redact.Known(l, p.log.known...) // an error carries them to the screen and run.json
+		l = redact.Known(l, p.log.known...) // an error carries them to the screen and run.json
+		if len(l) > tailWidth {
+			l = shorten(l, tailWidth)
+		}
+		lines[i] = l
 	}
 	return "last lines of " + where + ":\n    " + strings.Join(lines, "\n    ")
-}
-
-// logSink is engine.log and the in-memory tail, written by the engine's
-// output copy and by llmbench's own notes, one write at a time.
-type logSink struct {
-	mu   sync.Mutex
-	path string
-	file *os.File // nil: no file
-	err  error    // the first failed file write; later writes go to the tail only
-	tail *tailBuffer
-	// pending is the engine's last line while it is incomplete: the file
-	// gets whole lines, each redacted (an engine may print its own
-	// arguments, an --api-key among them).
-	pending []byte
-	// known are the secrets the engine was given (redact.Secrets of its
-	// command line and environment, and the API key), replaced verbatim.
-	known []string
-}
-
-// maxPending is the longest incomplete line held back from the file: a
-// progress bar redrawn with \r never ends its line.
-const maxPending = 64 << 10
-
-func openLogSink(path string) (*logSink, error) {
-	s := &logSink{path: path, tail: newTailBuffer(tailBytes)}
-	if path == "" {
-		return s, nil
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("engine log: %w", err)
-	}
-	s.file = f
-	return s, nil
-}
-
-// Write never fails: a full disk must not block the engine on its pipe.
-func (s *logSink) Write(b []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.file != nil && s.err == nil {
-		s.pending = append(s.pending, b...)
-		if i := bytes.LastIndexByte(s.pending, '\n'); i >= 0 {
-			s.flush(i + 1)
-		} else if len(s.pending) > maxPending {
-			s.flush(len(s.pending))
-		}
-	}
-	return s.tail.Write(b)
-}
-
-// flush writes the first n bytes of pending to the file, redacted.
-func (s *logSink) flush(n int) {
-	if s.err == nil && n > 0 {
-		_, s.err = s.file.WriteString(redact.Known(string(s.pending[:n]), s.known...))
-	}
-	s.pending = append(s.pending[:0], s.pending[n:]...)
-}
-
-// note writes llmbench's own line to the file only: the tail quoted in errors
-// is the engine's.
-func (s *logSink) note(line string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.file != nil && s.err == nil {
-		s.flush(len(s.pending)) // the engine's unfinished line, then ours
-		_, s.err = s.file.WriteString(redact.Known(line, s.known...))
-	}
-}
-
-func (s *logSink) close() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.file != nil {
-		s.flush(len(s.pending))
-		_ = s.file.Close()
-		s.file = nil
-	}
 }

@@ -16,8 +16,9 @@ import (
 // Config.LogPath) when the engine starts: its first line is the engine's
 // process group id (so `kill -9 -$(head -1 engine.pgid)` works by hand), then
 // "boot_id …" and "start …" lines that tell that group from a later one given
-// the same number, "command …" (the leader's name) and "owner PID START" (the
-// llmbench that launched it, with its start time). It is removed once a stop
+// the same number, "command …" (the leader's name), "owner PID START" (the
+// llmbench that launched it, with its start time) and "launch_id …" (the id
+// every process of the launch carries, also one that left the group). It is removed once a stop
 // has seen the whole group gone; a GroupFile left behind means llmbench died
 // (kill -9, a crash, a power cut) with the engine possibly still running,
 // and KillLeftover ends it — only once its owner is dead, since a GroupFile
@@ -45,6 +46,9 @@ type leftover struct {
 	// its, whatever else is in the runs directory.
 	owner      int
 	ownerStart string
+	// launchID is the launch's id (launchIDEnv), optional: with it, the
+	// launch's processes that left the group (a daemon) are found too.
+	launchID string
 }
 
 // missing names the identity fields a GroupFile lacks ("" when it has them
@@ -73,12 +77,12 @@ func groupFilePath(logPath string) string {
 }
 
 // writeGroupFile records the engine's group in path (when not "").
-func writeGroupFile(path string, pgid int) error {
+func writeGroupFile(path string, pgid int, launchID string) error {
 	if path == "" {
 		return nil
 	}
 	l := groupIdentity(pgid)
-	b := fmt.Sprintf("%d\nboot_id %s\nstart %s\ncommand %s\nowner %d %s\n", l.pgid, l.bootID, l.start, l.command, l.owner, l.ownerStart)
+	b := fmt.Sprintf("%d\nboot_id %s\nstart %s\ncommand %s\nowner %d %s\nlaunch_id %s\n", l.pgid, l.bootID, l.start, l.command, l.owner, l.ownerStart, launchID)
 	// Atomic: a reaper reading the file while it is written (another run in
 	// the same runs directory) never sees half a group.
 	if err := atomicfile.WriteFile(path, []byte(b)); err != nil {
@@ -108,6 +112,8 @@ func readGroupFile(path string) (leftover, error) {
 			l.start = v
 		case "command":
 			l.command = v
+		case "launch_id":
+			l.launchID = v
 		case "owner":
 			pid, start, _ := strings.Cut(v, " ")
 			if n, err := strconv.Atoi(pid); err == nil && n > 0 {

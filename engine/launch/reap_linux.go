@@ -74,6 +74,15 @@ func killLeftover(l leftover) error {
 	if startTime(l.owner) == l.ownerStart {
 		return errOwnerAlive
 	}
+	// The launch's processes that left the group (a daemonizing launch
+	// command) carry its id: whatever became of the group, they are the
+	// dead llmbench's engine.
+	if l.launchID != "" {
+		since, _ := strconv.ParseUint(l.start, 10, 64)
+		for _, m := range escaped(l.launchID, l.pgid, since) {
+			m.signal(syscall.SIGKILL)
+		}
+	}
 	if !groupAlive(l.pgid) {
 		return errNotOurs
 	}

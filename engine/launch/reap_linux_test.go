@@ -140,7 +140,7 @@ func TestKillLeftoverSparesOthers(t *testing.T) {
 
 	// A stopped engine leaves no GroupFile.
 	dir := t.TempDir()
-	p, err := spawn("/bin/sh", []string{"sh", "-c", "sleep 60 & sleep 60"}, nil, "", filepath.Join(dir, "engine.log"))
+	p, err := spawn("/bin/sh", []string{"sh", "-c", "sleep 60 & sleep 60"}, nil, "", logSpec{path: filepath.Join(dir, "engine.log")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,5 +154,43 @@ func TestKillLeftoverSparesOthers(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, GroupFile)); !os.IsNotExist(err) {
 		t.Errorf("GroupFile still there after a stop: %v", err)
+	}
+}
+
+// A dead llmbench's launch that daemonized left its server outside the
+// engine's group: the reaper finds it by the launch's id and ends it, and
+// spares a process that carries another launch's id.
+func TestKillLeftoverEndsTheLaunchsDaemon(t *testing.T) {
+	t.Parallel()
+	start := func(id string) *exec.Cmd {
+		c := exec.Command("sleep", "60")
+		c.Env = append(os.Environ(), launchIDEnv+"="+id)
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+		return c
+	}
+	id, other := newLaunchID(), newLaunchID()
+	daemon, bystander := start(id), start(other)
+	gone := exec.Command("true") // its number is no group now
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	content := fmt.Sprintf("%d\nboot_id %s\nstart 1\ncommand sh\nowner 2147483647 1\nlaunch_id %s\n", gone.Process.Pid, bootID(), id)
+	if err := os.WriteFile(filepath.Join(dir, GroupFile), []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := KillLeftover(dir); err != nil {
+		t.Fatalf("KillLeftover: %v", err)
+	}
+	_ = daemon.Wait() // reaped here, so that its end can be seen
+	if st := daemon.ProcessState; st == nil || st.Exited() || st.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Errorf("the launch's daemon: %v, want killed", st)
+	}
+	if processGone(t, bystander.Process.Pid) {
+		t.Error("a process of another launch was killed")
 	}
 }

@@ -2,6 +2,7 @@ package launch
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +23,7 @@ func TestEngineLogHidesTheSecretsItWasGiven(t *testing.T) {
 	script := `echo "INFO non-default args: {'api_key': ['$2'], 'hf': '$HF_TOKEN', 'probe': \"$3\"}"; echo "token list [$2|$HF_TOKEN]"; echo "switch $USE_AUTH_TOKEN"`
 	argv := []string{"sh", "-c", script, "x", "--api-key", "k3y-value-one", "probe-key-9"}
 	env := append(os.Environ(), "HF_TOKEN=hf_secretvalue", "USE_AUTH_TOKEN=false")
-	p, err := spawn("/bin/sh", argv, env, "", logPath, "probe-key-9")
+	p, err := spawn("/bin/sh", argv, env, "", logSpec{path: logPath}, "probe-key-9")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,5 +50,24 @@ func TestEngineLogHidesTheSecretsItWasGiven(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "non-default args: {'api_key': ['REDACTED']") {
 		t.Errorf("engine.log does not show where the key was:\n%s", b)
+	}
+}
+
+// The last lines an error quotes are redacted whole before they are
+// shortened: a known secret that the shortening would cut in two (and no
+// pattern recognises) is not quoted in part.
+func TestTailMessageRedactsBeforeShortening(t *testing.T) {
+	t.Parallel()
+	const secret = "Zq9Wx7Pv3Lm2Kd8R"
+	s, err := openLogSink("", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.known = []string{secret}
+	p := &process{log: s}
+	fmt.Fprintf(s, "%s %s\n", strings.Repeat("x", tailWidth-8), secret)
+	got := p.tailMessage()
+	if strings.Contains(got, secret[:4]) || !strings.Contains(got, "xxxx") {
+		t.Errorf("tail message quotes the secret in part, or nothing: %q", got)
 	}
 }

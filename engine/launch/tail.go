@@ -41,8 +41,8 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 
 // Lines returns at most n of the last lines, oldest first. A line cut by the
 // buffer's front is left out; of a line rewritten with carriage returns (a
-// progress bar) only its last state is kept; lines longer than width are
-// shortened, and trailing blank lines dropped.
+// progress bar) only its last state is kept; lines longer than width (when
+// over 0) are shortened, and trailing blank lines dropped.
 func (t *tailBuffer) Lines(n, width int) []string {
 	t.mu.Lock()
 	b := bytes.Clone(t.buf)
@@ -68,7 +68,7 @@ func (t *tailBuffer) Lines(n, width int) []string {
 		if j := strings.LastIndexByte(l, '\r'); j >= 0 {
 			l = l[j+1:]
 		}
-		if len(l) > width {
+		if width > 0 && len(l) > width {
 			l = shorten(l, width)
 		}
 		lines[i] = l
