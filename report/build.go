@@ -720,6 +720,7 @@ func health(meta rundir.RunMeta, records []request, rows []scrape.Row, partialLi
 			h.StreamsWithoutDone++
 		}
 		h.ProtocolViolations = countViolations(h.ProtocolViolations, r.Record)
+		h.Wire = countWire(h.Wire, r.Record)
 	}
 	h.ScheduleLag, h.Connect, h.SendDelay = durationDistOf(lag), durationDistOf(connect), durationDistOf(sendDelay)
 	for _, row := range rows {

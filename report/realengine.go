@@ -151,6 +151,7 @@ func NotesOf(s Summary) Notes {
 	add(&n.Cautions, outputShortWarning(c.Tokens))
 	add(&n.Cautions, streamsNote(s.Health))
 	add(&n.Cautions, violationsNote(s.Health))
+	add(&n.Cautions, wireNote(s.Health))
 	add(&n.Latency, firstTokenNote(c))
 	add(&n.Latency, chunksNote(c.Tokens))
 	add(&n.Tokens, contextNote(c.Tokens))

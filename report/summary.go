@@ -128,8 +128,14 @@ type Health struct {
 	// ProtocolViolations counts the measured requests whose response broke
 	// the protocol, per kind (client.Violation; a request counts once per
 	// kind): absent when none did.
-	ProtocolViolations map[string]int      `json:"protocol_violations,omitempty"`
-	Client             rundir.ClientHealth `json:"client"`
+	ProtocolViolations map[string]int `json:"protocol_violations,omitempty"`
+	// Wire counts the measured requests whose response travelled other than
+	// as plain identity SSE ending with its body (client.Record.Wire), per
+	// word: a content coding added on the way although identity was asked
+	// ("gzip", "br", layers joined by "+"), or "linger" (the connection
+	// stayed open after a complete stream): absent when none did.
+	Wire   map[string]int      `json:"wire,omitempty"`
+	Client rundir.ClientHealth `json:"client"`
 }
 
 // ClientSide is what the client measured over the measured phases.

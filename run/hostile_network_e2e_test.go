@@ -44,11 +44,12 @@ func TestHostileNetworkExample(t *testing.T) {
 		}
 	}
 
-	flagged := 0
+	flagged, ok := 0, 0
 	for _, r := range records {
 		if !r.OK() {
 			continue
 		}
+		ok++
 		if !strings.Contains(r.Wire, "gzip") {
 			t.Errorf("request %s: wire %q, want the proxy's gzip noted", r.ID, r.Wire)
 		}
@@ -61,6 +62,9 @@ func TestHostileNetworkExample(t *testing.T) {
 		} else if r.OutputTokens != r.MaxTokens {
 			t.Errorf("request %s: %d output tokens, want max_tokens %d (ignore_eos)", r.ID, r.OutputTokens, r.MaxTokens)
 		}
+	}
+	if got := sum.Health.Wire["gzip"]; got < ok {
+		t.Errorf("the summary counts %d gzipped responses, want every one of the %d good ones", got, ok)
 	}
 	if got := sum.Health.ProtocolViolations[string(client.ViolationUsageBeyondCap)]; flagged == 0 || got != flagged {
 		t.Errorf("summary counts %d usage_beyond_cap, the records %d (want some: 5%% of requests claim 10^18)", got, flagged)
