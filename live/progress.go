@@ -64,6 +64,9 @@ type Progress struct {
 	ScheduleLagMax     time.Duration // over the window
 
 	Server ServerLive
+	// Engine is the engine's own latency over the window, from its
+	// histograms, for the live table beside the client's (engine.go).
+	Engine EngineLatencies
 	// Client is what the client measured of itself over the last second;
 	// its Delay is set only when two seconds in a row agreed on it.
 	Client         ClientLive
@@ -121,6 +124,7 @@ func plural(n int, one, many string) string {
 // count.
 type Quantiles struct {
 	N      int
+	Mean   time.Duration // 0 without samples
 	Values []time.Duration
 }
 
@@ -152,6 +156,7 @@ type window struct {
 	scrapeOK, scrapeFailed int
 	lastScrapeErr          string
 	outages                outages.Tracker
+	engine                 []engineHist // the window's successful scrapes, latency histograms only
 }
 
 type liveEvent struct {
@@ -222,6 +227,7 @@ func (w *window) addRow(row *scrape.Row) {
 	s.Waiting, s.HasWait = g[scrape.RequestsWaiting]
 	s.KVUsage, s.HasKV = g[scrape.KVCacheUsage]
 	w.server = s
+	w.addEngineRow(row)
 }
 
 // trim drops events older than the window from its front. Re-slicing costs
@@ -298,6 +304,7 @@ func (w *window) progress(now time.Duration) Progress {
 			p.GoodFraction = float64(good) / float64(n)
 		}
 	}
+	p.Engine = w.engineLatencies(w.percentiles)
 	p.TTFT, p.TTFC, p.ITLMean, p.E2E = quantilesOf(ttft, w.percentiles), quantilesOf(ttfc, w.percentiles), quantilesOf(itl, w.percentiles), quantilesOf(e2e, w.percentiles)
 	return p
 }
@@ -310,6 +317,11 @@ func quantilesOf(xs []time.Duration, percentiles []float64) Quantiles {
 	}
 	slices.Sort(xs)
 	q := Quantiles{N: len(xs), Values: make([]time.Duration, len(percentiles))}
+	var sum float64 // float: a window of long E2Es could overflow a Duration sum
+	for _, x := range xs {
+		sum += float64(x)
+	}
+	q.Mean = time.Duration(sum / float64(len(xs)))
 	for k, p := range percentiles {
 		i := int(p/100*float64(len(xs))+0.5) - 1
 		q.Values[k] = xs[max(0, min(i, len(xs)-1))]

@@ -101,8 +101,8 @@ func TestEndQuitsAndIgnoresKeys(t *testing.T) {
 	if calls != 0 {
 		t.Errorf("a key after the end called interrupt %d times", calls)
 	}
-	if got := lastLine(m.render()); got != "live view closed" {
-		t.Errorf("footer = %q, want %q", got, "live view closed")
+	if got := lastLine(m.render()); got != "run done" {
+		t.Errorf("footer = %q, want %q", got, "run done")
 	}
 }
 

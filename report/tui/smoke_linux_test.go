@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/creack/pty"
 	"go.uber.org/goleak"
 	"golang.org/x/sys/unix"
@@ -125,16 +126,28 @@ func TestRunOnPseudoTerminal(t *testing.T) {
 	pts.Close()
 	ptm.Close()
 	<-copied
-	// The last frame stays on the screen: its footer is drawn, and the exit
-	// sequence moves below it before erasing.
+	// Every frame is drawn on the alternate screen, so none reaches the
+	// scrollback; after leaving it, the view prints the last frame once on
+	// the normal screen, saying the run is done and where its report is.
 	out := screen.String()
-	last := strings.LastIndex(out, "live view closed")
-	if last < 0 {
-		t.Fatalf("the last frame was not drawn; the terminal got:\n%q", tail(out, 2000))
+	enter, leave := strings.Index(out, "\x1b[?1049h"), strings.LastIndex(out, "\x1b[?1049l")
+	if enter < 0 || leave < enter {
+		t.Fatalf("the view did not draw on the alternate screen (enter at %d, leave at %d):\n%q", enter, leave, tail(out, 2000))
 	}
-	rest := out[last:]
-	if erase := strings.Index(rest, "\x1b[J"); erase >= 0 && !strings.Contains(rest[:erase], "\n") {
-		t.Errorf("the exit sequence erases the last frame's footer:\n%q", tail(out, 300))
+	if strings.Contains(out[:enter], "smoke-scenario") {
+		t.Errorf("a frame was drawn before entering the alternate screen:\n%q", out[:enter])
+	}
+	final := ansi.Strip(out[leave:])
+	if n := strings.Count(final, "llmbench · smoke-scenario"); n != 1 {
+		t.Errorf("the normal screen got %d frames after the view, want 1:\n%s", n, final)
+	}
+	for _, want := range []string{"phase done", "run done · report runs/smoke/report.html · results in runs/smoke"} {
+		if !strings.Contains(final, want) {
+			t.Errorf("the final frame lacks %q:\n%s", want, final)
+		}
+	}
+	if strings.Contains(final, "running") || strings.Contains(final, "Ctrl-C") {
+		t.Errorf("the final frame still reads as a running view:\n%s", final)
 	}
 }
 

@@ -33,10 +33,10 @@ func TestLiveQuantilesMarkTooFew(t *testing.T) {
 	q := func(n int) live.Quantiles {
 		return live.Quantiles{N: n, Values: []time.Duration{10 * time.Millisecond, 20 * time.Millisecond, 40 * time.Millisecond}}
 	}
-	if row := quantileRow("TTFT", ps, q(50)); !strings.Contains(row, "40.0ms†") || strings.Contains(row, "20.0ms†") {
+	if row := quantileRow("TTFT", "client", ps, q(50)); !strings.Contains(row, "40.0ms†") || strings.Contains(row, "20.0ms†") {
 		t.Errorf("50 samples: %q, want only the p99 marked", row)
 	}
-	if row := quantileRow("TTFT", ps, q(400)); strings.Contains(row, "†") {
+	if row := quantileRow("TTFT", "client", ps, q(400)); strings.Contains(row, "†") {
 		t.Errorf("400 samples: %q, want no mark", row)
 	}
 	for _, c := range []struct {
@@ -45,7 +45,7 @@ func TestLiveQuantilesMarkTooFew(t *testing.T) {
 	}{{50, true}, {400, false}} {
 		m := model{last: live.Progress{Percentiles: ps, TTFT: q(c.n), ITLMean: q(400), E2E: q(c.n)}}
 		var text []string
-		for _, l := range m.latencyRows() {
+		for _, l := range m.latencyRows(true) {
 			text = append(text, l.text)
 		}
 		if got := strings.Contains(strings.Join(text, "\n"), "too few samples"); got != c.legend {

@@ -11,10 +11,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/llmbench-org/llmbench/live"
 )
@@ -57,8 +59,9 @@ type Options struct {
 
 // Run shows the view until ctx is done, sampling progress() at Options.Rate;
 // it restores the terminal before returning. progress is called from one
-// goroutine other than the caller's, so it must be safe for that. When ctx
-// ends, the view draws one last snapshot and leaves it on the screen.
+// goroutine other than the caller's, so it must be safe for that. The view
+// draws on the alternate screen; when ctx ends, it takes one last snapshot
+// and, back on the normal screen, prints it once as the run's final frame.
 func Run(ctx context.Context, h Header, progress func() live.Progress, opts Options) error {
 	if opts.Output == nil {
 		return errors.New("tui: Options.Output is nil")
@@ -86,11 +89,27 @@ func Run(ctx context.Context, h Header, progress func() live.Progress, opts Opti
 	var wg sync.WaitGroup
 	wg.Go(func() { sample(ctx, rate, progress, p.Send, exited) })
 
-	_, err := p.Run()
+	final, err := p.Run()
 	close(exited)
 	wg.Wait()
 	if err != nil {
 		return fmt.Errorf("tui: live view: %w", err)
+	}
+	return printFinal(opts.Output, final)
+}
+
+// printFinal writes the last frame to the normal screen the program has
+// gone back to, once, so the run's result stays in the scrollback; colours
+// are cut to what the terminal supports, as the renderer does.
+func printFinal(out io.Writer, final tea.Model) error {
+	m, ok := final.(model)
+	if !ok {
+		return nil
+	}
+	m.ended = true
+	w := colorprofile.NewWriter(out, os.Environ())
+	if _, err := w.WriteString(m.render() + "\n"); err != nil {
+		return fmt.Errorf("tui: last frame: %w", err)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ import (
 	"github.com/llmbench-org/llmbench/redact"
 	"github.com/llmbench-org/llmbench/report/reconcile"
 	"github.com/llmbench-org/llmbench/rundir"
+	"github.com/llmbench-org/llmbench/scrape"
 )
 
 // Styles are full-colour; bubbletea's renderer downsamples them to what the
@@ -49,15 +51,17 @@ type line struct {
 // wideWidth is the width from which the panes stand in two columns.
 const wideWidth = 120
 
-// View ends the frame with a newline: on exit bubbletea erases the frame's
-// last row, which must then be an empty one, or the footer of the last frame
-// would vanish from the scrollback.
+// View draws on the alternate screen, so no frame ever reaches the
+// scrollback (drawn inline, every key that changed the frame's height left
+// a stale copy there); Run prints the last frame to the normal screen once
+// the program has left it.
 func (m model) View() tea.View {
-	return tea.NewView(m.render() + "\n")
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	return v
 }
 
-// render lays the dashboard out for m.width × m.height, one row kept free
-// for the trailing newline: the header (title, progress, requests), then the
+// render lays the dashboard out for m.width × m.height: the header (title, progress, requests), then the
 // panes — on a narrow terminal the latency table and the pane in focus, on a
 // wide one every pane in two columns — and the footer. Every row is cut to
 // the width, and rows are dropped by priority until they fit.
@@ -90,20 +94,36 @@ func (m model) render() string {
 	switch {
 	case m.help:
 		rows = append(rows, m.helpRows()...)
+	case m.ended:
+		rows = append(rows, m.doneRows()...)
 	case m.width >= wideWidth:
 		rows = append(rows, m.wideRows()...)
 	default:
-		rows = append(rows, m.latencyRows()...)
+		rows = append(rows, m.latencyRows(m.height >= tallHeight)...)
 		add(0, "")
 		add(6, label("engine")+serverGauges(p))
 		add(6, label("findings")+m.findingsSummary())
 		add(0, "")
 		add(4, m.tabs())
-		rows = append(rows, m.paneRows(m.pane, m.width, false)...)
+		rows = append(rows, m.paneRows(m.pane, m.width, 1)...)
 	}
 	add(0, "")
 	add(10, m.footer())
-	return fit(rows, m.width, m.height-1)
+	return fit(rows, m.width, m.height)
+}
+
+// tallHeight is the height from which a narrow terminal has room for the
+// engine's bucket rows.
+const tallHeight = 40
+
+// doneRows are the last frame's body, the one left in the scrollback: the
+// latency table, the engine, and every finding at full width (the keys no
+// longer act, so there are no panes to switch).
+func (m model) doneRows() []line {
+	rows := m.latencyRows(true)
+	rows = append(rows, line{"", 0}, line{label("engine") + serverGauges(m.last), 6})
+	rows = append(rows, line{"", 0}, m.paneTitle(paneFindings))
+	return append(rows, m.findingsRows(true)...)
 }
 
 func label(s string) string { return styleLabel.Render(fmt.Sprintf("%-11s", s)) }
@@ -130,25 +150,23 @@ func streamsRow(p live.Progress) string {
 	return strings.Join(streams, " · ")
 }
 
-// wideRows puts the latency table and the load charts on the left, the
-// findings, phases and engine on the right; the pane in focus is marked.
+// wideRows use a wide terminal's width and height: the latency table
+// beside the engine and the phases, then the load charts at full width and
+// as tall as the rows left over allow, then the findings at full width.
 func (m model) wideRows() []line {
-	lw := max((m.width-3)*11/20, min(72, m.width-3-40)) // the latency table needs 69
-	rw := m.width - 3 - lw
-	left := m.latencyRows()
-	left = append(left, line{"", 0})
-	left = append(left, m.paneTitle(paneLoad))
-	left = append(left, m.paneRows(paneLoad, lw, true)...)
+	lw := labelWidth + whoWidth + cellWidth*(len(m.percentiles())+2)
+	rw := max(0, m.width-3-lw)
+	left := m.latencyRows(true)
 	var right []line
-	for i, pn := range []pane{paneFindings, panePhases, paneEngine} {
+	for i, pn := range []pane{paneEngine, panePhases} {
 		if i > 0 {
 			right = append(right, line{"", 0})
 		}
 		right = append(right, m.paneTitle(pn))
-		right = append(right, m.paneRows(pn, rw, true)...)
+		right = append(right, m.paneRows(pn, rw, 1)...)
 	}
 	n := max(len(left), len(right))
-	out := make([]line, n)
+	out := make([]line, 0, n)
 	sep := styleLabel.Render(" │ ")
 	for i := range n {
 		var l, r line
@@ -158,9 +176,26 @@ func (m model) wideRows() []line {
 		if i < len(right) {
 			r = right[i]
 		}
-		out[i] = line{pad(l.text, lw) + sep + r.text, max(l.keep, r.keep)}
+		out = append(out, line{pad(l.text, lw) + sep + r.text, max(l.keep, r.keep)})
 	}
-	return out
+	findings := append([]line{{"", 0}, m.paneTitle(paneFindings)}, m.findingsRows(true)...)
+	// The header takes about 7 rows and the footer 2: what is left after
+	// the table, the findings and the one-row charts goes to the two charts
+	// of requests in flight, half each.
+	flat := m.paneRows(paneLoad, m.width, 1)
+	spare := m.height - 9 - len(out) - 2 - len(flat) - len(findings)
+	height := max(1, min(8, 1+spare/2))
+	out = append(out, line{"", 0}, m.paneTitle(paneLoad))
+	out = append(out, m.paneRows(paneLoad, m.width, height)...)
+	return append(out, findings...)
+}
+
+// percentiles are the latency table's columns.
+func (m model) percentiles() []float64 {
+	if len(m.last.Percentiles) == 0 {
+		return rundir.DefaultPercentiles
+	}
+	return m.last.Percentiles
 }
 
 // padLeft and padRight fill s with spaces to w cells (styles do not count).
@@ -196,40 +231,47 @@ func (m model) paneTitle(pn pane) line {
 	return line{styleTitle.Render(fmt.Sprintf("%s%d %s", mark, pn+1, pn)), 5}
 }
 
-func (m model) paneRows(pn pane, width int, wide bool) []line {
+// paneRows draws pane pn in width cells; chartHeight is the rows each
+// in-flight chart of the load pane gets.
+func (m model) paneRows(pn pane, width, chartHeight int) []line {
 	switch pn {
 	case paneFindings:
-		return m.findingsRows(wide)
+		return m.findingsRows(chartHeight > 1 || m.width >= wideWidth)
 	case panePhases:
 		return m.phaseRows()
 	case paneEngine:
 		return m.engineRows()
 	}
-	return m.loadRows(width, wide)
+	return m.loadRows(width, chartHeight)
 }
 
-// latencyRows put the client's window quantiles beside the engine's window
-// means, for TTFT, ITL and E2E.
-func (m model) latencyRows() []line {
+// latencyRows put the same statistics of the client and of the engine on
+// two rows, one above the other, for TTFT, ITL and E2E: the mean, the run's
+// percentiles and the count. The engine's come from its histograms' growth
+// over the window, its quantiles interpolated inside a bucket; with
+// buckets (a wide or tall terminal) a third row names each bucket's bounds.
+func (m model) latencyRows(buckets bool) []line {
 	p := m.last
-	eng := engineMeans(p.Findings)
 	if len(p.Percentiles) == 0 { // no progress yet
 		p.Percentiles = rundir.DefaultPercentiles
 	}
-	rows := []line{
-		{styleTitle.Render(fmt.Sprintf("%-*s", labelWidth, "window "+seconds(p.Window))) +
-			styleLabel.Render(quantileHeader(p.Percentiles)+fmt.Sprintf("%7s  %*s", "n",
-				engineWidth, "engine mean")), 7},
-		{quantileRow("TTFT", p.Percentiles, p.TTFT) + engineCell(eng.ttft), 8},
+	head := fmt.Sprintf("%*s", whoWidth, "") + padLeft("mean", cellWidth) + quantileHeader(p.Percentiles) + padLeft("n", cellWidth)
+	rows := []line{{styleTitle.Render(fmt.Sprintf("%-*s", labelWidth, "window "+seconds(p.Window))) + styleLabel.Render(head), 7}}
+	add := func(name, engineName string, q live.Quantiles, e live.EngineLatency, keep int) {
+		rows = append(rows,
+			line{quantileRow(name, "client", p.Percentiles, q), keep + 1},
+			line{engineRow(engineName, p.Percentiles, e), keep})
+		if buckets && e.Has {
+			rows = append(rows, line{styleLabel.Render(bucketRow(e)), 1})
+		}
 	}
+	add("TTFT", "", p.TTFT, p.Engine.TTFT, 7)
 	if p.TTFCDiffers {
-		rows = append(rows, line{quantileRow("TTFC (content)", p.Percentiles, p.TTFC), 6})
+		rows = append(rows, line{quantileRow("TTFC (content)", "client", p.Percentiles, p.TTFC), 6})
 	}
-	rows = append(rows,
-		line{quantileRow("ITL per-req mean", p.Percentiles, p.ITLMean) + engineCell(eng.itl), 7},
-		line{quantileRow("E2E", p.Percentiles, p.E2E) + engineCell(eng.e2e), 7},
-		line{fmt.Sprintf("  %-*s%*s", labelWidth-2, "max schedule lag", valueWidth, latency(p.ScheduleLagMax)), 3},
-	)
+	add("ITL per-req mean", "  per token", p.ITLMean, p.Engine.ITL, 6)
+	add("E2E", "", p.E2E, p.Engine.E2E, 6)
+	rows = append(rows, line{fmt.Sprintf("  %-*s", labelWidth+whoWidth-2, "max schedule lag") + padLeft(latency(p.ScheduleLagMax), cellWidth), 3})
 	if marked(p) {
 		rows = append(rows, line{styleLabel.Render("  " + latencytable.TooFewLegend), 2})
 	}
@@ -253,43 +295,88 @@ func marked(p live.Progress) bool {
 	return false
 }
 
-const engineWidth = 12
+// Columns of the latency table: the metric, who measured it, then one
+// right-aligned cell per statistic (two spaces of each cell are its gap, so
+// a bucket range of up to nine characters still stands apart).
+const (
+	whoWidth  = 8
+	cellWidth = 10
+)
 
-// engineCell is an engine mean in its column; "—" when the window has none
-// (no two scrapes yet, or the engine exposes no such histogram).
-func engineCell(d time.Duration) string {
-	s := "—"
-	if d > 0 {
-		s = latency(d)
-	}
-	return fmt.Sprintf("  %*s", engineWidth, s)
-}
-
-type means struct{ ttft, itl, e2e time.Duration }
-
-// engineMeans reads the engine's window means from the live findings'
-// evidence (its histograms' sum ÷ count over the window): TTFT, ITL, and
-// E2E where Little's law used the engine's e2e histogram.
-func engineMeans(fs []reconcile.Finding) means {
-	var m means
-	sec := func(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
-	for _, f := range fs {
-		switch f.ID {
-		case reconcile.IDTTFTDecomposition:
-			m.ttft = sec(f.Evidence["server_ttft_mean_s"])
-		case reconcile.IDPerTokenLatency:
-			m.itl = sec(f.Evidence["server_itl_mean_s"])
-		case reconcile.IDConcurrency:
-			m.e2e = sec(f.Evidence["server_e2e_mean_s"])
+// engineRow is the engine's side of a latency: "—" in every cell when it
+// has no such histogram, or the window has no two scrapes of it yet.
+func engineRow(name string, percentiles []float64, e live.EngineLatency) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-*s %-*s", labelWidth, name, whoWidth-1, "engine")
+	if !e.Has {
+		for range len(percentiles) + 2 {
+			b.WriteString(padLeft("—", cellWidth))
 		}
+		return b.String()
 	}
-	return m
+	b.WriteString(padLeft(latency(e.Mean), cellWidth))
+	for i := range percentiles {
+		b.WriteString(padLeft(estimateCell(e.Quantiles, i), cellWidth))
+	}
+	b.WriteString(padLeft(number(math.Round(e.N)), cellWidth))
+	return b.String()
 }
+
+// estimateCell is an engine quantile: its interpolated value, or, above the
+// top finite bucket, ">" that bound (all the histogram knows).
+func estimateCell(qs []scrape.Estimate, i int) string {
+	if i >= len(qs) || !qs[i].OK() {
+		return "—"
+	}
+	q := qs[i]
+	if q.AboveTop {
+		return ">" + latency(sec(q.Lower))
+	}
+	return latency(sec(q.Value))
+}
+
+// bucketRow names the bucket each engine quantile was interpolated in.
+func bucketRow(e live.EngineLatency) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-*s %-*s%*s", labelWidth, "", whoWidth-1, "bucket", cellWidth, "")
+	for _, q := range e.Quantiles {
+		cell := "—"
+		switch {
+		case !q.OK():
+		case q.AboveTop:
+			cell = "top"
+		default:
+			cell = bucketRange(q.Lower, q.Upper)
+		}
+		b.WriteString(padLeft(cell, cellWidth))
+	}
+	return b.String()
+}
+
+// bucketRange prints a bucket's bounds in one unit: "50–100ms", "1–2.5s".
+func bucketRange(lo, hi float64) string {
+	if hi < 1 {
+		return fmt.Sprintf("%g–%gms", round3(lo*1000), round3(hi*1000))
+	}
+	return fmt.Sprintf("%g–%gs", round3(lo), round3(hi))
+}
+
+// round3 keeps three significant digits, so float noise in a bound
+// (0.1*1000 = 100.00000000000001) never reaches the screen.
+func round3(v float64) float64 {
+	if v == 0 {
+		return 0
+	}
+	scale := math.Pow(10, 2-math.Floor(math.Log10(math.Abs(v))))
+	return math.Round(v*scale) / scale
+}
+
+func sec(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // loadRows are the rates, the client's requests in flight against the
 // engine's running + waiting on one scale, and the KV cache usage, each with
 // its history at one point a second.
-func (m model) loadRows(width int, wide bool) []line {
+func (m model) loadRows(width, height int) []line {
 	p := m.last
 	const lw, vw = 18, 8
 	spark := max(0, width-lw-vw-3)
@@ -319,10 +406,6 @@ func (m model) loadRows(width int, wide bool) []line {
 		if !math.IsNaN(v) {
 			top = max(top, v)
 		}
-	}
-	height := 1
-	if wide {
-		height = max(1, min(4, (m.height-30)/4+1))
 	}
 	busy := styleLabel.Render("—")
 	switch {
@@ -474,6 +557,8 @@ func (m model) phaseRows() []line {
 	rows := make([]line, len(phases))
 	for i, ph := range phases {
 		switch {
+		case i == cur && m.ended:
+			rows[i] = line{styleLabel.Render("  ✓ " + clean(ph)), 4}
 		case i == cur:
 			rows[i] = line{styleTitle.Render("  ▸ "+clean(ph)) + styleLabel.Render("  running"), 4}
 		case i < cur:
@@ -542,7 +627,10 @@ func (m model) draining() string {
 func (m model) progressRow() string {
 	p := m.last
 	phase := clean(p.Phase)
-	if phase == "" {
+	switch {
+	case m.ended:
+		phase = "done"
+	case phase == "":
 		phase = "starting"
 	}
 	of := ""
@@ -604,10 +692,20 @@ func (m model) sendRate() float64 {
 	return float64(b.sent-a.sent) / (b.at - a.at).Seconds()
 }
 
+// doneLine is the last frame's footer: the run is over, and where its
+// results are.
+func (m model) doneLine() string {
+	if m.header.RunDir == "" {
+		return styleTitle.Render("run done")
+	}
+	return styleTitle.Render("run done") + styleLabel.Render(" · report ") +
+		clean(filepath.Join(m.header.RunDir, rundir.HTMLFile)) + styleLabel.Render(" · results in ") + clean(m.header.RunDir)
+}
+
 func (m model) footer() string {
 	switch {
 	case m.ended:
-		return styleLabel.Render("live view closed")
+		return m.doneLine()
 	case m.interrupts == 1:
 		return styleWarn.Render("draining…") + fmt.Sprintf(" %d in flight · ", m.last.InFlight) +
 			styleLabel.Render("Ctrl-C or q again: abort")
@@ -641,22 +739,28 @@ func fit(rows []line, width, height int) string {
 func quantileHeader(percentiles []float64) string {
 	var b strings.Builder
 	for _, p := range percentiles {
-		fmt.Fprintf(&b, "%*s  ", valueWidth, rundir.PercentileName(p))
+		b.WriteString(padLeft(rundir.PercentileName(p), cellWidth))
 	}
 	return b.String()
 }
 
-func quantileRow(name string, percentiles []float64, q live.Quantiles) string {
+// quantileRow is the client's side of a latency: mean, quantiles, count.
+func quantileRow(name, who string, percentiles []float64, q live.Quantiles) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "  %-*s", labelWidth-2, name)
+	fmt.Fprintf(&b, "  %-*s %-*s", labelWidth-2, name, whoWidth-1, who)
+	mean := "—"
+	if q.N > 0 {
+		mean = latency(q.Mean)
+	}
+	b.WriteString(padLeft(mean, cellWidth))
 	for i, pc := range percentiles {
 		v := "—"
 		if i < len(q.Values) {
 			v = latency(q.Values[i]) + tooFewMark(pc, q.N)
 		}
-		fmt.Fprintf(&b, "%*s  ", valueWidth, v)
+		b.WriteString(padLeft(v, cellWidth))
 	}
-	fmt.Fprintf(&b, "%7d", q.N)
+	b.WriteString(padLeft(fmt.Sprint(q.N), cellWidth))
 	return b.String()
 }
 
