@@ -53,12 +53,18 @@ func (w *window) addEngineRow(row *scrape.Row) {
 	w.engine = w.engine[cut:]
 }
 
-// engineLatencies reads the window's histogram growth at percentiles.
-func (w *window) engineLatencies(percentiles []float64) EngineLatencies {
-	if len(w.engine) < 2 {
+// engineLatencies reads the histograms' growth over the window that ends
+// at now, at percentiles. Scrapes that stopped coming age out here, so a
+// dead endpoint never shows an old window's figures as current.
+func (w *window) engineLatencies(now time.Duration, percentiles []float64) EngineLatencies {
+	held := w.engine
+	for len(held) > 0 && now-held[0].at > w.span {
+		held = held[1:]
+	}
+	if len(held) < 2 {
 		return EngineLatencies{}
 	}
-	d := scrape.Delta(w.engine[0].snap, w.engine[len(w.engine)-1].snap)
+	d := scrape.Delta(held[0].snap, held[len(held)-1].snap)
 	read := func(c scrape.Concept) EngineLatency {
 		h, ok := d.Histograms[c]
 		mean, has := h.Mean()

@@ -304,7 +304,7 @@ func (w *window) progress(now time.Duration) Progress {
 			p.GoodFraction = float64(good) / float64(n)
 		}
 	}
-	p.Engine = w.engineLatencies(w.percentiles)
+	p.Engine = w.engineLatencies(now, w.percentiles)
 	p.TTFT, p.TTFC, p.ITLMean, p.E2E = quantilesOf(ttft, w.percentiles), quantilesOf(ttfc, w.percentiles), quantilesOf(itl, w.percentiles), quantilesOf(e2e, w.percentiles)
 	return p
 }

@@ -637,6 +637,9 @@ func (m model) progressRow() string {
 	if n := len(m.header.Phases); n > 1 {
 		if i := slices.Index(m.header.Phases, p.Phase); i >= 0 {
 			of = fmt.Sprintf(" (%d of %d)", i+1, n)
+			if m.ended {
+				of = fmt.Sprintf(" (last phase %s, %d of %d)", clean(p.Phase), i+1, n)
+			}
 		}
 	}
 	row := styleLabel.Render("phase ") + styleTitle.Render(phase) + styleLabel.Render(of+"   elapsed ") + clock(p.Elapsed)
@@ -646,6 +649,12 @@ func (m model) progressRow() string {
 			drain = styleLabel.Render("arrivals stopped: " + why)
 		}
 		return row + "   " + drain
+	}
+	if m.ended { // no bar or ETA: nothing is left to wait for
+		if m.header.Planned > 0 {
+			row += " / " + clock(m.header.Planned)
+		}
+		return row
 	}
 	var frac float64
 	var eta time.Duration
@@ -678,6 +687,7 @@ func (m model) progressRow() string {
 	return row + "  " + strings.Repeat("█", filled) + styleLabel.Render(strings.Repeat("░", barWidth-filled)) + pct + etaText
 }
 
+
 // sendRate is requests sent per second over the last ten seconds of
 // samples; 0 when unknown.
 func (m model) sendRate() float64 {
@@ -698,8 +708,7 @@ func (m model) doneLine() string {
 	if m.header.RunDir == "" {
 		return styleTitle.Render("run done")
 	}
-	return styleTitle.Render("run done") + styleLabel.Render(" · report ") +
-		clean(filepath.Join(m.header.RunDir, rundir.HTMLFile)) + styleLabel.Render(" · results in ") + clean(m.header.RunDir)
+	return styleTitle.Render("run done") + styleLabel.Render(" · report ") + clean(filepath.Join(m.header.RunDir, rundir.HTMLFile))
 }
 
 func (m model) footer() string {

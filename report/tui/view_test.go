@@ -165,6 +165,15 @@ func TestViewGolden(t *testing.T) {
 			m, _ := step(t, fed(t, newModel(Header{Scenario: "burst", RunDir: "runs/c", Engine: "vllm", PlannedRequests: 2000}, nil), 64), keyPress('3'))
 			return m
 		}},
+		{"done-80x24", func(t *testing.T) model {
+			m, _ := step(t, fed(t, newModel(quickstart, nil), 64), endMsg{})
+			return m
+		}},
+		{"done-160x48", func(t *testing.T) model {
+			m, _ := step(t, fed(t, newModel(Header{Scenario: "quickstart", RunDir: "runs/20260102T150405Z-quickstart", Engine: "sim (sglang) http://127.0.0.1:42837/v1",
+				Planned: 2 * time.Minute, Phases: []string{"warmup", "steady", "cooldown"}}, nil), 64), tea.WindowSizeMsg{Width: 160, Height: 48}, endMsg{})
+			return m
+		}},
 		{"wide-terminal-120x30", func(t *testing.T) model {
 			m, _ := step(t, fed(t, newModel(quickstart, nil), 90), tea.WindowSizeMsg{Width: 120, Height: 30})
 			return m
