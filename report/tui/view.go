@@ -687,7 +687,6 @@ func (m model) progressRow() string {
 	return row + "  " + strings.Repeat("█", filled) + styleLabel.Render(strings.Repeat("░", barWidth-filled)) + pct + etaText
 }
 
-
 // sendRate is requests sent per second over the last ten seconds of
 // samples; 0 when unknown.
 func (m model) sendRate() float64 {
