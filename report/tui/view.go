@@ -37,7 +37,6 @@ var (
 // Column widths of the window section: a label, then right-aligned values.
 const (
 	labelWidth = 18
-	valueWidth = 8
 	maxBar     = 40
 )
 
