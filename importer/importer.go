@@ -8,6 +8,7 @@ package importer
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -69,14 +70,7 @@ func Import(name string, args []string) (Result, error) {
 // stripCommand drops the words of the tool's own command a pasted command
 // line starts with ("vllm bench serve", "python3 -m sglang.bench_serving").
 func stripCommand(t tool, args []string) []string {
-	for len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		known := false
-		for _, p := range t.prefixes {
-			known = known || args[0] == p
-		}
-		if !known {
-			break
-		}
+	for len(args) > 0 && slices.Contains(t.prefixes, args[0]) {
 		args = args[1:]
 	}
 	return args
