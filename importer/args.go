@@ -89,10 +89,6 @@ func lookup(t tool, name string) (option, error) {
 
 // Value parsers for apply funcs.
 
-func setInt(p *int) func(*draft, []string) error {
-	return func(_ *draft, v []string) error { return scanInt(v[0], p) }
-}
-
 func setFloat(p func(*draft) *float64) func(*draft, []string) error {
 	return func(d *draft, v []string) error {
 		_, err := fmt.Sscan(v[0], p(d))

@@ -45,7 +45,7 @@ func newImportCmd(cio *cliIO) *cobra.Command {
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if cmd.ArgsLenAtDash() != 1 {
-				return asUsage(errors.New("give the tool, then -- and its arguments: llmbench import vllm -- --model M ..."))
+				return asUsage(errors.New("give the tool, then -- and its arguments (llmbench import vllm -- --model M)"))
 			}
 			res, err := importer.Import(args[0], args[1:])
 			if err != nil {
