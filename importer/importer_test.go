@@ -232,6 +232,8 @@ func TestImportRefuses(t *testing.T) {
 		{"vllm", []string{"--ignore-eos=1"}, "takes no value"},
 		{"vllm", []string{"--model", "m", "stray"}, `"stray" is not an option`},
 		{"vllm", []string{"--burstiness", "0"}, "above 0"},
+		{"vllm", []string{"--request-rate", "-3"}, "above 0"},
+		{"sglang", []string{"--request-rate", "nan"}, "above 0"},
 		{"vllm", []string{"--goodput", "ttft=5"}, "want ttft, tpot or e2el"},
 		{"vllm", []string{"--header", "novalue"}, "KEY=VALUE"},
 		{"vllm", []string{"--extra-body", "[1]"}, "JSON object"},
@@ -258,5 +260,26 @@ func TestOptionTables(t *testing.T) {
 				t.Errorf("%s: %s not carried over without a why", name, o.name)
 			}
 		}
+	}
+}
+
+// A relative --dataset-path is the working directory's, as the tool reads
+// it, wherever the scenario file is written.
+func TestImportRelativeDataset(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "sg.json"), []byte(`[]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	res, err := Import("vllm", []string{"--dataset-name", "sharegpt", "--dataset-path", "sg.json"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenarios.Parse(filepath.Join(t.TempDir(), "elsewhere.yaml"), res.YAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "sg.json"); sc.Workload.Dataset.Path != want {
+		t.Errorf("dataset path = %q, want %q", sc.Workload.Dataset.Path, want)
 	}
 }

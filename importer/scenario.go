@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -166,7 +167,13 @@ func (d *draft) load(w []kv, notes []Dropped) ([]kv, []Dropped) {
 func (d *draft) data(w []kv, notes []Dropped) ([]kv, []Dropped) {
 	switch {
 	case d.dataset == "sharegpt" && d.datasetPath != "":
-		w = append(w, kv{"dataset", map[string]string{"type": "sharegpt", "path": literal(d.datasetPath)}})
+		// the tool reads it from the working directory; a scenario file's
+		// paths are its own directory's
+		path, err := filepath.Abs(d.datasetPath)
+		if err != nil {
+			path = d.datasetPath
+		}
+		w = append(w, kv{"dataset", map[string]string{"type": "sharegpt", "path": literal(path)}})
 		if d.sharegptOut > 0 {
 			w = append(w, kv{"output_tokens", d.sharegptOut})
 		}

@@ -82,7 +82,7 @@ func sglangOptions() []option {
 		{name: "--random-input-len", arity: 1, apply: intField(func(d *draft) *int { return &d.inputLen })},
 		{name: "--random-output-len", arity: 1, apply: intField(func(d *draft) *int { return &d.outputLen })},
 		{name: "--random-range-ratio", arity: 1, apply: setFloat(func(d *draft) *float64 { return &d.rangeRatio })},
-		{name: "--request-rate", arity: 1, apply: setFloat(func(d *draft) *float64 { return &d.rate })},
+		{name: "--request-rate", arity: 1, apply: positive(func(d *draft) *float64 { return &d.rate })},
 		{name: "--max-concurrency", arity: 1, apply: intField(func(d *draft) *int { return &d.maxConcurrency })},
 		{name: "--disable-stream", apply: switchOn(func(d *draft) *bool { return &d.stream }, false)},
 		{name: "--seed", arity: 1, apply: seed},

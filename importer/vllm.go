@@ -55,7 +55,7 @@ func vllmOptions() []option {
 		{name: "--header", arity: many, apply: headers},
 		{name: "--seed", arity: 1, apply: seed},
 		{name: "--num-prompts", arity: 1, apply: intField(func(d *draft) *int { return &d.numPrompts })},
-		{name: "--request-rate", arity: 1, apply: setFloat(func(d *draft) *float64 { return &d.rate })},
+		{name: "--request-rate", arity: 1, apply: positive(func(d *draft) *float64 { return &d.rate })},
 		{name: "--burstiness", arity: 1, apply: positive(func(d *draft) *float64 { return &d.burstiness })},
 		{name: "--max-concurrency", arity: 1, apply: intField(func(d *draft) *int { return &d.maxConcurrency })},
 		{name: "--num-warmups", arity: 1, apply: intField(func(d *draft) *int { return &d.warmups })},
@@ -138,7 +138,7 @@ func positive(p func(*draft) *float64) func(*draft, []string) error {
 		if err := set(d, v); err != nil {
 			return err
 		}
-		if *p(d) <= 0 {
+		if v := *p(d); !(v > 0) { // NaN too
 			return fmt.Errorf("want a number above 0")
 		}
 		return nil

@@ -54,7 +54,11 @@ func newImportCmd(cio *cliIO) *cobra.Command {
 			for _, d := range res.Dropped {
 				fmt.Fprintf(cio.stderr, "llmbench: not carried over: %s\n", d)
 			}
-			return writeNewScenario(cio, cmp.Or(out, args[0]+"-import.yaml"), res.YAML, force)
+			out = cmp.Or(out, args[0]+"-import.yaml")
+			if _, err := scenarios.Parse(out, res.YAML); err != nil { // never write a file validate refuses
+				return asUsage(fmt.Errorf("the imported scenario: %w", err))
+			}
+			return writeNewScenario(cio, out, res.YAML, force)
 		},
 	}
 	cmd.Flags().StringVarP(&out, "out", "o", "", "the scenario file to write (default TOOL-import.yaml, - stdout)")
