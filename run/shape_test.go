@@ -38,6 +38,10 @@ func forbiddenImports() map[string][]string {
 		// The SLO verdict and the capacity search are pure: the run stage
 		// feeds them, the report recomputes with them.
 		"capacity": {"workload", "report", "run", "engine", "scenarios", "scrape", "live"},
+		// importer reads other tools' command lines into scenario files: it
+		// writes YAML (its tests load it back with scenarios) and needs
+		// nothing of the run.
+		"importer": {"client", "workload", "report", "run", "engine", "scrape", "live"},
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/llmbench-org/llmbench/internal/sigstop"
 	"github.com/llmbench-org/llmbench/internal/version"
 	"github.com/llmbench-org/llmbench/redact"
 	"github.com/llmbench-org/llmbench/run"
@@ -106,7 +107,7 @@ func newRootCmd(cio *cliIO) *cobra.Command {
 	root.SetErr(cio.stderr)
 	// Flag errors are usage errors (exit 2).
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return asUsage(err) })
-	root.AddCommand(newRunCmd(cio), newValidateCmd(), newPlanCmd(), newReportCmd(cio), newCompareCmd(cio), newABCmd(cio), newMergeCmd(cio), newGateCmd(cio), newNoiseCmd(cio), newServeCmd(), newInspectCmd(cio), newVersionCmd(cio))
+	root.AddCommand(newRunCmd(cio), newValidateCmd(), newPlanCmd(), newReportCmd(cio), newCompareCmd(cio), newABCmd(cio), newMergeCmd(cio), newGateCmd(cio), newNoiseCmd(cio), newServeCmd(), newInspectCmd(cio), newInitCmd(cio), newImportCmd(cio), newVersionCmd(cio))
 	typeArgErrors(root)
 	return root
 }
@@ -158,7 +159,7 @@ func execute(ctx context.Context, cio *cliIO, args []string) int {
 	// the others through their context (and, if stuck, the process exits).
 	root.PersistentPreRun = func(cmd *cobra.Command, _ []string) {
 		if !ownsSignals(cmd) && cio.signals != nil {
-			go cio.stopOnSignal(ctx, cancel, done)
+			go sigstop.Watch(ctx, cancel, done, cio.signals, cio.stderr, cio.exit)
 		}
 	}
 	root.SetArgs(args)
