@@ -12,8 +12,10 @@ import "time"
 // before the scraper reads its answer: beside two CPU hogs under the race
 // detector, every 100 ms scrape of the built-in engine timed out, and so did
 // both snapshots of every phase. The cost falls on a target that does not
-// answer at all: each window snapshot waits this long for it.
-const SnapshotTimeout = DefaultTimeout
+// answer at all: each window snapshot waits this long for it, so it is no
+// longer than the wait for the engine to count the phase's requests (run's
+// settle timeout, also 5 s), against DefaultTimeout's 10 s.
+const SnapshotTimeout = 5 * time.Second
 
 // Patienter is a Source whose scrapes can be given a longer timeout.
 type Patienter interface {
