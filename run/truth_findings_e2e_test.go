@@ -66,6 +66,25 @@ func hostNoise(f reconcile.Finding) bool {
 	return f.ID == reconcile.IDScrapeFailures || f.ID == reconcile.IDScrapeDead
 }
 
+// withoutHost drops from fs what the host made, not the engine (each one
+// logged): failed scrapes of a built-in engine (hostNoise), and timing
+// findings on a run whose validity names its host delaying, saturating or
+// throttling the client (s's states). A timing warning on a run that says its
+// host was fine is kept, for the caller's "no warning" to fail on.
+func withoutHost(t *testing.T, s report.Summary, fs []reconcile.Finding) []reconcile.Finding {
+	t.Helper()
+	delayed := hostDelayed(s)
+	return slices.DeleteFunc(slices.Clone(fs), func(f reconcile.Finding) bool {
+		if hostNoise(f) || (delayed && timingFindings[f.ID]) {
+			if f.Severity != reconcile.Info {
+				t.Logf("the host, not the engine: %s %s: %s", f.Severity, f.ID, f.Verdict)
+			}
+			return true
+		}
+		return false
+	})
+}
+
 // timingFindings compare times the client measured with the engine's; a
 // host that delayed the client (the run says so: a host state) moves them
 // whatever the engine did.
