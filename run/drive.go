@@ -60,7 +60,7 @@ func drive(ctx context.Context, cfg Config, sys IO, s driving) (driven, error) {
 	// it, the collection would hold back the first arrivals by milliseconds.
 	restoreGC, quietGC := selfmon.QuietGC(sys.Getenv)
 	var d driven
-	err := waitForStart(ctx, cfg.StartAt, cfg.Stop, sys.Stderr, func() { phases.openFirst(ctx) })
+	err := waitForStart(ctx, cfg.StartAt, cfg.Stop, sys.Stderr, phases.openFirst)
 	if err == nil {
 		d = runLoad(ctx, cfg, sys, driver, s)
 	}

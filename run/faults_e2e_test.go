@@ -74,6 +74,19 @@ type faultRun struct {
 	stdout, stderr string
 	sum            report.Summary
 	records        []client.Record
+	// undecided says why the case's time bound was not decided: the run
+	// overran it while other processes took the machine (the caller skips
+	// the case, saying so, once everything else it checks has passed).
+	undecided string
+}
+
+// skipIfUndecided skips a case whose time bound was undecided, once all its
+// other checks passed: the bound is decided on a quiet machine.
+func (fr faultRun) skipIfUndecided(t *testing.T) {
+	t.Helper()
+	if fr.undecided != "" && !t.Failed() {
+		t.Skip(fr.undecided)
+	}
 }
 
 // simYAML is a short closed-loop run against the built-in engine with the
@@ -471,6 +484,7 @@ func TestFaultMatrix(t *testing.T) {
 			if t.Failed() {
 				t.Logf("stderr:\n%s", fr.stderr)
 			}
+			fr.skipIfUndecided(t)
 		})
 	}
 }
@@ -512,6 +526,7 @@ func TestFaultMemory(t *testing.T) {
 			if t.Failed() {
 				t.Logf("stderr:\n%s", fr.stderr)
 			}
+			fr.skipIfUndecided(t)
 		})
 	}
 }
@@ -548,13 +563,28 @@ func runFault(t *testing.T, tc faultCase) faultRun {
 	if tc.abortAt > 0 {
 		time.AfterFunc(tc.abortAt, cancel)
 	}
+	neighbours := quiet.WatchNeighbours()
 	began := time.Now()
 	res, err := Run(ctx, Config{Scenario: path, RunsDir: t.TempDir(), Stop: stop}, sys)
 	took := time.Since(began)
 	fr := faultRun{dir: res.Dir, err: err, stdout: out.String(), stderr: errb.String(), sum: res.Summary}
 
+	// The bound is on real time: an overrun while other processes took more
+	// than quiet.BusyShare of the machine (beside .ci/busy-test's hogs and
+	// other work, under -race, six cases took 33-75 s against bounds of
+	// 30-40 s; four of them 2-12 s run alone without -race) leaves it
+	// undecided, said so; on a quiet machine, or where the
+	// platform cannot say, it fails. A run that hangs still meets the
+	// context's deadline (the bound and 30 s) and ends wrongly.
 	if took > tc.bound {
-		t.Errorf("the run took %v, more than its bound %v", took, tc.bound)
+		others, measured := neighbours.ShareBesidesChildren()
+		if measured && others > quiet.BusyShare {
+			fr.undecided = fmt.Sprintf("inconclusive: the run took %v, more than its bound %v, while other processes used %.0f%% of the machine (more than %.0f%%): the bound is decided on a quiet machine",
+				took.Round(time.Millisecond), tc.bound, 100*others, 100*quiet.BusyShare)
+			t.Log(fr.undecided)
+		} else {
+			t.Errorf("the run took %v, more than its bound %v (other processes used %.0f%% of the machine)", took, tc.bound, 100*others)
+		}
 	}
 	var ce *ConfigError
 	switch got := outcomeOf(err, &ce); {

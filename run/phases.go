@@ -45,7 +45,11 @@ type opening struct {
 	beforeRows []scrape.Row
 }
 
+// The phases' snapshots wait scrape.SnapshotTimeout at least, not the
+// periodic scrapes' timeout: one lost to a busy host loses the phase's
+// server view.
 func newPhaseBook(plan *workload.Plan, source scrape.Source, start time.Time, rows chan<- scrape.Row, meta *runMeta) *phaseBook {
+	source = scrape.Patient(source, scrape.SnapshotTimeout)
 	return &phaseBook{plan: plan, source: source, start: start, rows: rows, meta: meta, ok: map[string]int{}}
 }
 
@@ -68,9 +72,23 @@ func (b *phaseBook) finished(r *client.Record) {
 // phase. Nothing is sent between it and the first request (the connections
 // were opened before), so the phase's counter deltas still cover its
 // requests and only them.
+//
+// A snapshot that ctx cut short (the start time came first: waitForStart's
+// retake) is dropped when an earlier one stands: its rows say nothing about
+// the target, and the earlier one covers the phase's requests as well.
 func (b *phaseBook) openFirst(ctx context.Context) {
-	before, rows := b.snapshot(ctx)
-	b.opening = &opening{before: before, beforeRows: rows}
+	if b.source == nil {
+		b.opening = &opening{}
+		return
+	}
+	rows := b.source.ScrapeRows(ctx, b.start)
+	if ctx.Err() != nil && b.opening != nil {
+		return
+	}
+	for _, r := range rows {
+		b.rows <- r
+	}
+	b.opening = &opening{before: combine(rows), beforeRows: rows}
 }
 
 // onPhase is the Driver's hook, called synchronously at phase boundaries: the

@@ -27,6 +27,7 @@ import (
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/internal/quiet"
 	"github.com/llmbench-org/llmbench/internal/testkit"
+	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/reconcile"
 	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
@@ -177,31 +178,35 @@ scrape:
   interval: 250ms
 `, dialect, dialect))
 			in := reconcileInput(t, dir)
-			fs := reconcile.Reconcile(in)
+			s, err := report.Build(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
 			// A scrape of this engine (no /metrics fault) fails only when a
-			// busy host held it past its timeout (the interval): the host's
-			// doing, left out of "clean" (it failed here with other test
-			// binaries beside it).
-			fs = slices.DeleteFunc(fs, hostNoise)
+			// busy host held it past its timeout (the interval), and a host
+			// that delayed the client (the run says so) moves the timing
+			// findings: the host's doing, left out of "clean" (both failed
+			// here beside two CPU hogs under -race).
+			fs := withoutHost(t, s, reconcile.Reconcile(in))
 			if reconcile.Worst(fs) != reconcile.Info {
 				t.Errorf("a clean run has warnings:\n%s", dumpFindings(fs))
 			}
-			if live := slices.DeleteFunc(liveFindings(in), hostNoise); reconcile.Worst(live) != reconcile.Info || len(live) < 5 {
+			if live := withoutHost(t, s, liveFindings(in)); reconcile.Worst(live) != reconcile.Info || len(live) < 5 {
 				t.Errorf("the live window of a clean run has warnings or too few findings:\n%s", dumpFindings(live))
 			}
 			wantFinding(t, fs, reconcile.IDRequestConservation, reconcile.Info, "agree: 24 on both sides")
 			wantFinding(t, fs, reconcile.IDForeignTraffic, reconcile.Info, "no foreign traffic")
 			wantFinding(t, fs, reconcile.IDTokenConservation, reconcile.Info, "generation tokens agree (1152)")
-			wantFinding(t, fs, reconcile.IDPerTokenLatency, reconcile.Info, "agrees")
-			wantFinding(t, fs, reconcile.IDConcurrency, reconcile.Info, "they agree")
+			wantTimingFinding(t, s, fs, reconcile.IDPerTokenLatency, reconcile.Info, "agrees")
+			wantTimingFinding(t, s, fs, reconcile.IDConcurrency, reconcile.Info, "they agree")
 			if dialect != sim.DialectSGLang {
 				return
 			}
 			// 48 tokens per request: the last request decodes through at least
 			// one 40-step log after the last prefill log, so the running gauge
 			// freezes at a non-zero value when the load stops.
-			f := wantFinding(t, fs, reconcile.IDGaugeStaleness, reconcile.Info, "--decode-log-interval decode steps (default 40)")
-			if v := f.Evidence["requests_running_idle_value"]; v < 1 {
+			f, ok := wantTimingFinding(t, s, fs, reconcile.IDGaugeStaleness, reconcile.Info, "--decode-log-interval decode steps (default 40)")
+			if v := f.Evidence["requests_running_idle_value"]; ok && v < 1 {
 				t.Errorf("frozen running gauge not reported (idle value %v): %s", v, f.Verdict)
 			}
 		})
@@ -209,10 +214,15 @@ scrape:
 }
 
 // TestReconcileSGLangCadence: scraped faster than SGLang logs its decode
-// stats, the gauges' 40-step cadence is measured, not only stated.
+// stats, the gauges' 40-step cadence is measured, not only stated. The
+// measurement is a real-time one (a scrape every 50 ms, each change seen
+// when a scrape lands between two logs): a miss while other processes took
+// the machine is run again, and one on a quiet machine fails (quiet.Retry).
+// That the finding is there, once, as info, is checked every time.
 func TestReconcileSGLangCadence(t *testing.T) {
 	t.Parallel()
-	dir := runQuick(t, `
+	quiet.Retry{Within: 2 * time.Minute, Children: true}.Run(t, func(int) []string {
+		dir := runQuick(t, `
 name: cadence
 seed: 12
 engine:
@@ -226,12 +236,18 @@ workload:
 scrape:
   interval: 50ms
 `)
-	fs := reconcile.Reconcile(reconcileInput(t, dir))
-	f := wantFinding(t, fs, reconcile.IDGaugeStaleness, reconcile.Info, "the 40-step decode-log cadence")
-	t.Logf("%s", f.Verdict)
-	if steps := f.Evidence["gen_throughput_steps_per_update"]; steps < 26 || steps > 54 {
-		t.Errorf("gen_throughput updates every %.0f decode steps, want about 40", steps)
-	}
+		fs := reconcile.Reconcile(reconcileInput(t, dir))
+		f := wantFinding(t, fs, reconcile.IDGaugeStaleness, reconcile.Info, "measured: ")
+		t.Logf("%s", f.Verdict)
+		var misses []string
+		if !strings.Contains(f.Verdict, "the 40-step decode-log cadence") {
+			misses = append(misses, fmt.Sprintf("the verdict does not name the 40-step decode-log cadence: %s", f.Verdict))
+		}
+		if steps := f.Evidence["gen_throughput_steps_per_update"]; steps < 26 || steps > 54 {
+			misses = append(misses, fmt.Sprintf("gen_throughput updates every %.0f decode steps, want about 40", steps))
+		}
+		return misses
+	})
 }
 
 // TestReconcileForeignTraffic: a second load generator sharing the engine is
@@ -392,8 +408,14 @@ func TestReconcileFastDeployWaterfall(t *testing.T) {
 	}
 	fs := reconcile.Reconcile(in)
 	wantFinding(t, fs, reconcile.IDTraceJoin, reconcile.Info, "joined 24 of 24 requests")
-	if reconcile.Worst(fs) != reconcile.Info {
-		t.Errorf("clean FastDeploy run with traces has warnings:\n%s", dumpFindings(fs))
+	s, err := report.Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What the host made (failed scrapes of this engine; timing findings
+	// of a run that names its host delaying it) is not the engine's.
+	if rest := withoutHost(t, s, fs); reconcile.Worst(rest) != reconcile.Info {
+		t.Errorf("clean FastDeploy run with traces has warnings:\n%s", dumpFindings(rest))
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/llmbench-org/llmbench/internal/quiet"
 	"github.com/llmbench-org/llmbench/internal/realtest"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/report/reconcile"
 	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape/promapi"
 )
@@ -179,7 +180,9 @@ scrape: {interval: 250ms}
 	if s.Engine.Dialect != "vllm" || s.Server == nil || s.Server.Dialect != "vllm" {
 		t.Fatalf("engine dialect %q, server view %+v: want vllm detected", s.Engine.Dialect, s.Server)
 	}
-	for _, f := range s.Findings {
+	// What the host made (a failed scrape of this engine; timing findings
+	// of a run that names its host delaying it) is not the engine's.
+	for _, f := range withoutHost(t, s, s.Findings) {
 		if f.Severity != "info" {
 			t.Errorf("%s %s: %s", f.Severity, f.ID, f.Verdict)
 		}
@@ -229,14 +232,31 @@ scrape: {interval: 250ms}
 // TestShardedRunMerges: three shards of one open-loop run against one engine,
 // merged, are the whole run: every planned request once, the engine's counter
 // deltas over the merged phase equal to all the shards' successes.
+//
+// The shards start together without --start-at, and the shared engine's
+// window opens at the latest shard's opening snapshot (decision 0030): the
+// engine's delta covers all 60 when every shard opened before any request
+// ended, and none as one was read. On a busy machine one shard may start
+// late (beside two CPU hogs under -race one did, and the window held 52):
+// that premise is then the machine's miss, run again while other processes
+// took the machine and failed on a quiet one (quiet.Retry); the merge's
+// exact checks hold every time.
 func TestShardedRunMerges(t *testing.T) {
 	t.Parallel()
 	quiet.Busy(t)
-	_, ep := startSim(t, sim.Config{})
+	quiet.Retry{Within: 2 * time.Minute}.Run(t, func(int) []string {
+		_, ep := startSim(t, sim.Config{})
+		return shardedRunMerges(t, ep.BaseURL, ep.MetricsURL)
+	})
+}
+
+// shardedRunMerges is one attempt of TestShardedRunMerges; its misses are
+// the requests that ended before the merged window opened.
+func shardedRunMerges(t *testing.T, baseURL, metricsURL string) []string {
 	path := writeScenario(t, `
 name: sharded
 model: llmbench-sim
-engine: {kind: external, base_url: `+ep.BaseURL+`, metrics_url: `+ep.MetricsURL+`, dialect: sglang}
+engine: {kind: external, base_url: `+baseURL+`, metrics_url: `+metricsURL+`, dialect: sglang}
 workload: {rate: 30, arrival: constant, requests: 60, prompt_tokens: 16, output_tokens: 8}
 scrape: {interval: 250ms}
 `)
@@ -272,7 +292,8 @@ scrape: {interval: 250ms}
 		t.Errorf("merged requests %+v, want all 60 planned", s.Client.Requests)
 	}
 	idx := map[int]bool{}
-	for _, r := range readJSONL[client.Record](t, filepath.Join(out, rundir.RequestsFile)) {
+	recs := readJSONL[client.Record](t, filepath.Join(out, rundir.RequestsFile))
+	for _, r := range recs {
 		if idx[r.Index] {
 			t.Errorf("request %d sent twice", r.Index)
 		}
@@ -281,9 +302,6 @@ scrape: {interval: 250ms}
 	if len(idx) != 60 {
 		t.Errorf("%d distinct requests, want 60", len(idx))
 	}
-	if s.Server == nil || s.Server.Counters["requests_finished"] != 60 {
-		t.Errorf("server view of the merged run %+v, want Δfinished = 60", s.Server)
-	}
 	if !strings.Contains(stdout.String(), "requests: 60 ok") {
 		t.Errorf("merge printed:\n%s", stdout.String())
 	}
@@ -291,4 +309,30 @@ scrape: {interval: 250ms}
 	if err := rundir.Merge(filepath.Join(t.TempDir(), "m"), dirs[:2]); err == nil || !strings.Contains(err.Error(), "shard 2 of 3 is missing") {
 		t.Errorf("merging 2 of 3 shards: %v", err)
 	}
+
+	meta := readRunMeta(t, out)
+	if len(meta.Phases) != 1 || meta.Phases[0].Before == nil || !meta.Phases[0].Before.OK || s.Server == nil {
+		t.Fatalf("merged phases %+v, server view %v: want one phase with the engine's opening snapshot", meta.Phases, s.Server != nil)
+	}
+	opened, inside := meta.Phases[0].Before.At, 0
+	for _, r := range recs {
+		if r.OK() && r.End > opened {
+			inside++
+		}
+	}
+	finished := s.Server.Counters["requests_finished"]
+	if inside < 60 {
+		return []string{fmt.Sprintf("%d of 60 requests ended before the last shard's opening snapshot (%v into the merged run), outside the engine's window (its Δfinished %v): the shards did not start together",
+			60-inside, opened, finished)}
+	}
+	// A request that ended while that snapshot was read may be counted on
+	// either side of it (the product says how many: edge_ambiguous; one,
+	// beside two CPU hogs, where the engine's Δ was 59).
+	if f := findingIn(s.Findings, reconcile.IDRequestConservation); f != nil && f.Evidence["edge_ambiguous"] > 0 {
+		return []string{fmt.Sprintf("%v requests ended while a boundary snapshot was read (its Δfinished %v): the shards did not start together", f.Evidence["edge_ambiguous"], finished)}
+	}
+	if finished != 60 {
+		t.Errorf("server view of the merged run %+v, want Δfinished = 60", s.Server)
+	}
+	return nil
 }

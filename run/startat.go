@@ -66,15 +66,18 @@ const openingSlack = 50 * time.Millisecond
 // load; each shard's its own), and as late as it safely can, so the phase's
 // counter window holds hardly any of the idle wait: first right away, which
 // tells how long a scrape takes, then again twice that plus openingSlack
-// before at, if that is still ahead. Nothing is sent in between, so the
-// phase's counter deltas still cover its requests and only them.
+// before at, if that is still ahead, cut off at at (open's context): a host
+// that slows the retake past twice the probe leaves the probe's snapshot
+// standing rather than holding the arrivals back. Nothing is sent in
+// between, so the phase's counter deltas still cover its requests and only
+// them.
 //
 // A stop or a cancelled context ends the wait early; the run then goes on
 // to the driver, which sees the stop and sends nothing, so the run is
 // recorded and summarised as interrupted like any other. The error says
 // that the snapshot ended more than StartLateness after at: the run would
 // start after the other shards.
-func waitForStart(ctx context.Context, at time.Time, stop <-chan struct{}, log io.Writer, open func()) error {
+func waitForStart(ctx context.Context, at time.Time, stop <-chan struct{}, log io.Writer, open func(context.Context)) error {
 	if at.IsZero() {
 		return nil
 	}
@@ -83,13 +86,18 @@ func waitForStart(ctx context.Context, at time.Time, stop <-chan struct{}, log i
 			wait.Round(time.Millisecond), at.UTC().Format(time.RFC3339Nano))
 	}
 	began := time.Now()
-	open()
+	open(ctx)
 	took := time.Since(began)
 	if again := at.Add(-2*took - openingSlack); time.Until(again) > 0 {
 		if !sleepUntil(ctx, again, stop, log) {
 			return nil
 		}
-		open()
+		// The retake ends at the start time at the latest: on a host that
+		// slows it past twice the probe, the probe's snapshot stands
+		// rather than the arrivals waiting for it.
+		retake, cancel := context.WithDeadline(ctx, at)
+		open(retake)
+		cancel()
 	}
 	if !sleepUntil(ctx, at, stop, log) {
 		return nil

@@ -154,7 +154,7 @@ func TestWaitForStartTakesTheOpeningSnapshot(t *testing.T) {
 			t.Parallel()
 			opens := 0
 			at := time.Now().Add(tt.ahead)
-			err := waitForStart(ctx, at, never, io.Discard, func() { opens++; time.Sleep(tt.take) })
+			err := waitForStart(ctx, at, never, io.Discard, func(context.Context) { opens++; time.Sleep(tt.take) })
 			if (err != nil) != tt.late {
 				t.Errorf("error %v, want late %v", err, tt.late)
 			}
@@ -167,7 +167,24 @@ func TestWaitForStartTakesTheOpeningSnapshot(t *testing.T) {
 		})
 	}
 	opens := 0
-	if err := waitForStart(ctx, time.Time{}, never, io.Discard, func() { opens++ }); err != nil || opens != 0 {
+	if err := waitForStart(ctx, time.Time{}, never, io.Discard, func(context.Context) { opens++ }); err != nil || opens != 0 {
 		t.Errorf("without a start time: error %v, snapshot taken %d times; want neither", err, opens)
+	}
+
+	// A retake the host slows past twice the probe is cut at the start time
+	// (its context's deadline), not waited for: the probe's snapshot stands.
+	at := time.Now().Add(400 * time.Millisecond)
+	var deadlines []time.Time
+	err := waitForStart(ctx, at, never, io.Discard, func(ctx context.Context) {
+		d, ok := ctx.Deadline()
+		if !ok || d.After(at) {
+			deadlines = append(deadlines, time.Time{})
+			return
+		}
+		deadlines = append(deadlines, d)
+		<-ctx.Done() // slower than anything but the deadline
+	})
+	if err != nil || len(deadlines) != 2 || deadlines[1].IsZero() {
+		t.Errorf("error %v, deadlines %v: want the probe and a retake that ends by the start time %v", err, deadlines, at)
 	}
 }

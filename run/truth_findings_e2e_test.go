@@ -66,6 +66,34 @@ func hostNoise(f reconcile.Finding) bool {
 	return f.ID == reconcile.IDScrapeFailures || f.ID == reconcile.IDScrapeDead
 }
 
+// withoutHost drops from fs what the host made, not the engine (each one
+// logged): failed scrapes of a built-in engine (hostNoise), and timing
+// findings on a run whose validity names its host delaying, saturating or
+// throttling the client (s's states). A timing warning on a run that says its
+// host was fine is kept, for the caller's "no warning" to fail on.
+func withoutHost(t *testing.T, s report.Summary, fs []reconcile.Finding) []reconcile.Finding {
+	t.Helper()
+	delayed := hostDelayed(s)
+	return slices.DeleteFunc(slices.Clone(fs), func(f reconcile.Finding) bool {
+		if f.Severity != reconcile.Info && (hostNoise(f) || (delayed && timingFindings[f.ID])) {
+			t.Logf("the host, not the engine: %s %s: %s", f.Severity, f.ID, f.Verdict)
+			return true
+		}
+		return false
+	})
+}
+
+// wantTimingFinding is wantFinding for a timing finding of fs (withoutHost's
+// result): one that warned on a run whose host delayed it was left out as
+// the host's, and is not checked (ok false).
+func wantTimingFinding(t *testing.T, s report.Summary, fs []reconcile.Finding, id string, sev reconcile.Severity, substr string) (f reconcile.Finding, ok bool) {
+	t.Helper()
+	if findingIn(fs, id) == nil && timingFindings[id] && hostDelayed(s) {
+		return reconcile.Finding{}, false
+	}
+	return wantFinding(t, fs, id, sev, substr), true
+}
+
 // timingFindings compare times the client measured with the engine's; a
 // host that delayed the client (the run says so: a host state) moves them
 // whatever the engine did.

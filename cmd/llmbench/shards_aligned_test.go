@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -202,8 +203,15 @@ scrape: {interval: 250ms}
 			t.Fatalf("round %d: %d of 30 requests ok", round, s.Client.Requests.OK)
 		}
 		countsAgree(t, round, s.Findings)
+		// Exact, but for the requests the product itself names as ending
+		// while a boundary snapshot was read (edge_ambiguous): the engine
+		// may have counted each on either side of it. On a quiet machine
+		// there are none; beside two CPU hogs under -race a scrape took long
+		// enough for one ("the engine finished 28 requests, the client
+		// completed 29: within the 1 that ended as a snapshot was read").
 		f := findingOf(s.Findings, reconcile.IDRequestConservation)
-		if f == nil || f.Evidence["difference"] != 0 || f.Evidence["server_finished_delta"] != f.Evidence["client_ok"] || f.Evidence["client_ok"] == 0 {
+		if f == nil || math.Abs(f.Evidence["difference"]) > f.Evidence["edge_ambiguous"] ||
+			math.Abs(f.Evidence["server_finished_delta"]-f.Evidence["client_ok"]) > f.Evidence["edge_ambiguous"] || f.Evidence["client_ok"] == 0 {
 			t.Errorf("round %d: request conservation %+v", round, f)
 		}
 		if f := findingOf(s.Findings, reconcile.IDForeignTraffic); f == nil || f.Evidence["foreign_requests"] != 0 {

@@ -161,16 +161,25 @@ func analyse(in Input) *analysis {
 }
 
 // straddlingTokens sums the usage tokens of the requests in flight at a
-// paired window's edge: sent before it and ended after it. Those still in
-// flight (inFlight, not yet recorded) count at the mean of the rest.
+// paired window's edge: sent before it and ended after it. The opening
+// snapshot read the counters at some instant of its scrape, so a request
+// sent before the scrape ended and ended after it began may be on either
+// side (a merged run's window opens at the latest shard's opening, with
+// another shard's load under way: beside two CPU hogs under -race that
+// scrape was slow enough for a request sent during it to have its prompt
+// counted there, and the prompt tokens "differed" by that one request's).
+// Those still in flight (inFlight, not yet recorded) count at the mean of
+// the rest.
 func (a *analysis) straddlingTokens(inFlight int) float64 {
 	var tok, n float64
 	for _, pw := range a.windows {
-		edges := []time.Duration{pw.Before.At, pw.After.At + pw.After.Duration}
+		type edge struct{ sentBefore, endedAfter time.Duration }
+		closing := pw.After.At + pw.After.Duration
+		edges := []edge{{pw.Before.At + pw.Before.Duration, pw.Before.At}, {closing, closing}}
 		for j := range a.in.Records {
 			r := &a.in.Records[j]
 			for _, e := range edges {
-				if r.SentOnWire() < e && r.End > e {
+				if r.SentOnWire() < e.sentBefore && r.End > e.endedAfter {
 					tok += float64(r.PromptTokens + r.OutputTokens)
 					n++
 				}

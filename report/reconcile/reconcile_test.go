@@ -447,3 +447,41 @@ func TestFleetGauges(t *testing.T) {
 		t.Errorf("fleet gauge mean %v, want twice one target's %v", two, one)
 	}
 }
+
+// TestRequestSentDuringTheOpeningScrape: an engine that counts a prompt on
+// arrival (FastDeploy) counted, in the opening snapshot, a request sent
+// while that scrape was being read (a slow scrape on a busy host, or a merged
+// run's window opened with another shard's load under way): its prompt may
+// lie on either side of the window, so the tokens still agree within the
+// edges' tolerance. With an instant scrape the same request was sent after
+// the snapshot, and an engine that counted it there is off by its prompt.
+func TestRequestSentDuringTheOpeningScrape(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		scrape time.Duration // how long the opening scrape took
+		sev    Severity
+		want   string
+	}{
+		{10 * time.Millisecond, Info, "prompt tokens agree"},
+		{0, Warn, "prompt tokens differ"},
+	} {
+		in := newWorld("fastdeploy").input()
+		first := in.Records[0]
+		for _, r := range in.Records {
+			if r.SentOnWire() < first.SentOnWire() {
+				first = r
+			}
+		}
+		before := withCounter(in.Windows[0].Before, scrape.PromptTokens, float64(first.PromptTokens))
+		before.Duration = tc.scrape
+		if first.SentOnWire() <= before.At || first.SentOnWire() >= before.At+10*time.Millisecond {
+			t.Fatalf("the first request was sent at %v, not during a 10 ms scrape from %v", first.SentOnWire(), before.At)
+		}
+		in.Windows[0].Before = before
+		in.Rows = []scrape.Row{*before, *in.Windows[0].After}
+		fs := Reconcile(in)
+		if f := only(t, fs, IDTokenConservation); f.Severity != tc.sev || !strings.Contains(f.Verdict, tc.want) {
+			t.Errorf("opening scrape %v: %s %q, want %s with %q\n%s", tc.scrape, f.Severity, f.Verdict, tc.sev, tc.want, dump(fs))
+		}
+	}
+}

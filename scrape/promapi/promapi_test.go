@@ -341,3 +341,19 @@ func TestOwnClientAndGETOnly(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestPatient: a window's snapshot queries wait at least the patient
+// timeout; a longer timeout, and none (scrape.DefaultTimeout), are kept.
+func TestPatient(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ set, want time.Duration }{
+		{250 * time.Millisecond, scrape.SnapshotTimeout},
+		{time.Minute, time.Minute},
+		{0, 0},
+	} {
+		got, ok := scrape.Patient(Source{URL: "http://p", Timeout: tt.set}, scrape.SnapshotTimeout).(Source)
+		if !ok || got.Timeout != tt.want || got.URL != "http://p" {
+			t.Errorf("timeout %v: patient source %+v, want timeout %v", tt.set, got, tt.want)
+		}
+	}
+}

@@ -8,7 +8,20 @@ import (
 	"github.com/llmbench-org/llmbench/scrape"
 )
 
-var _ scrape.Source = Source{}
+var (
+	_ scrape.Source    = Source{}
+	_ scrape.Patienter = Source{}
+)
+
+// Patient returns the source with each query's timeout at least timeout (a
+// window's snapshots: scrape.SnapshotTimeout); one with none already waits
+// scrape.DefaultTimeout.
+func (s Source) Patient(timeout time.Duration) scrape.Source {
+	if s.Timeout > 0 && s.Timeout < timeout {
+		s.Timeout = timeout
+	}
+	return s
+}
 
 // ScrapeRows evaluates the fleet once Prometheus has scraped every replica
 // since the round began (InstantAfter, within FreshWait; a negative
