@@ -36,11 +36,12 @@
 //	 "change": 0.5,                               // value/baseline − 1; for fractions value − baseline
 //	 "change_kind": "ratio" | "difference",
 //	 "interval": [0.31, 0.72], "confidence": 0.95,   // bootstrap interval of change, when computed
-//	 "verdict": "worse" | "better" | "unchanged" | "untested" | "not judged" | "absent",
+//	 "verdict": "worse" | "better" | "unchanged" | "inconclusive" | "untested" | "not judged" | "absent",
 //	 "note": "..."}
 //
 // worse and better are only ever given when the interval excludes zero;
-// unchanged when it includes zero; untested when there is no interval (one
+// unchanged when it includes zero; inconclusive instead of either when a run
+// on either side was delayed by its host (gates.HostDelay); untested when there is no interval (one
 // number per run, such as a throughput, or runs without raw records): the
 // point change is still reported.
 package comparison
@@ -75,7 +76,10 @@ const (
 	NoChange  = "no change beyond noise"
 	Untested  = "untested"   // no interval: the point change alone
 	NotJudged = "not judged" // no better direction
-	Absent    = "absent"     // one of the runs has no value
+	// Inconclusive: the interval is wholly on one side, but a run on either
+	// side was delayed by its host, so the change may be the host's.
+	Inconclusive = "inconclusive"
+	Absent       = "absent" // one of the runs has no value
 )
 
 // Comparison is runs side by side, each against the first.
@@ -375,6 +379,9 @@ func sameLoad(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(math.Ab
 func phaseRun(r gates.Run, ph report.PhaseResult) gates.Run {
 	s := r.Summary
 	view := report.Summary{Schema: s.Schema, Run: s.Run, Engine: s.Engine, Client: ph.Client, Server: ph.Server, Phases: []report.PhaseResult{ph}}
+	// The client's own health is the whole run's: a host that held the
+	// client back did so in every phase (gates.HostDelay reads it).
+	view.Health.Client = s.Health.Client
 	out := gates.Run{ID: r.ID, Summary: view}
 	if r.Records != nil {
 		out.Records = []client.Record{}
@@ -415,6 +422,11 @@ func compareMetrics(o gates.Options, base, cur gates.Side, names []string) []Met
 	out := make([]Metric, 0, len(names))
 	for i, n := range names {
 		m := metricOf(n, results[i], base[0], cur[0], o.Bootstrap)
+		if why := gates.HostDelay(base, cur); why != "" && m.Significant() {
+			// As a regression gate says (decision 0034): a change seen while
+			// the host held the client back may be the host's.
+			m.Verdict, m.Note = Inconclusive, "but "+why
+		}
 		if m.Baseline == nil && m.Value == nil {
 			continue // neither run has it (no slo, no /metrics, not a sweep)
 		}

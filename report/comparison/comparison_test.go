@@ -317,3 +317,23 @@ func TestComparePlannedCounts(t *testing.T) {
 		t.Errorf("the same plan compared with itself: %q", same)
 	}
 }
+
+// TestHostDelayedChangeIsInconclusive: a change wholly beyond the noise is
+// worse or better only when neither run's host held its client back; when
+// one did, the change may be the host's, as a regression gate says
+// (decision 0034).
+func TestHostDelayedChangeIsInconclusive(t *testing.T) {
+	t.Parallel()
+	a, b := twoRuns(t)
+	runs := load(t, a, b)
+	if m := metric(t, Compare(gates.DefaultBootstrap, runs...).Comparisons[0].Phases[1].Metrics, "client.ttft.p50"); m.Verdict != Worse {
+		t.Fatalf("rate-8 TTFT p50 on a quiet host: %+v, want worse", m)
+	}
+	delayed := runs[1]
+	delayed.Gates.Summary.Health.Client.SchedLatencyP99_s = 0.050
+	delayed.Trials = gates.Side{delayed.Gates}
+	m := metric(t, Compare(gates.DefaultBootstrap, runs[0], delayed).Comparisons[0].Phases[1].Metrics, "client.ttft.p50")
+	if m.Verdict != Inconclusive || m.Significant() || !strings.Contains(m.Note, "the host delayed it") {
+		t.Errorf("rate-8 TTFT p50 with a host-delayed run: %+v, want inconclusive naming the delay", m)
+	}
+}

@@ -168,7 +168,7 @@ func (ev *evaluator) contrast(r Result, g Gate, m metric, curPt, basePt float64)
 	case interval.Fail:
 		r.Status = Fail
 		r.Reason = fmt.Sprintf("%s; %s: wholly beyond %s", change, evidence, allowed)
-		if why := hostDelay(ev.cur, ev.base); why != "" {
+		if why := HostDelay(ev.cur, ev.base); why != "" {
 			r.Status = Inconclusive
 			r.Reason += "; but " + why
 			r.ToDecide = "runs on a quieter host (or with cores set aside for llmbench)"
@@ -337,10 +337,10 @@ func (ev *evaluator) toDecide(lo, hi float64, holds func(float64) bool, floor fl
 	return strings.Join(parts, "; or ")
 }
 
-// hostDelay says whether a run on either side was delayed by its host
+// HostDelay says whether a run on either side was delayed by its host
 // (its client's scheduler p99 beyond selfmon's bound): a regression seen
-// then may be the host's.
-func hostDelay(sides ...Side) string {
+// then may be the host's, and so may an improvement ("" when none was).
+func HostDelay(sides ...Side) string {
 	for _, side := range sides {
 		for _, r := range side {
 			c := r.Summary.Health.Client
