@@ -27,6 +27,7 @@ type page struct {
 	Gates     *gatesView // the gates' verdicts, first when the run has gates
 	Health    healthView
 	Tiles     []tile
+	Headline  []tile // the first section's figures (decision 0801)
 	Tokens    []fact
 	Latency   latencyView
 	Timeline  []*chart // charts over the run clock
@@ -87,6 +88,7 @@ func build(in Input) page {
 	}
 	p.CDF, p.CDFNote = cdfCharts(s.Server, samples)
 	p.Sweep = sweepOf(s.Sweep)
+	p.Headline = headlineOf(s, p.Tiles)
 	p.Search = searchOf(s.Search)
 	p.Waterfall = waterfallOf(s.Waterfall)
 	notes := report.NotesOf(s)
@@ -262,7 +264,9 @@ func tilesOf(s report.Summary) []tile {
 		{Label: "throughput", Value: num(c.Throughput.RequestsPerSec), Unit: "req/s", Sub: "successful requests per second"},
 		{Label: "output tokens", Value: num(c.Throughput.OutputTokensPerSec), Unit: "tok/s", Sub: fmt.Sprintf("%s tok/s prompt + output", num(c.Throughput.TotalTokensPerSec))},
 		latencyTile("TTFT", c.Latency.TTFT),
+		latencyTile("ITL", c.Latency.ITL),
 		latencyTile("E2E", c.Latency.E2E),
+		errorTile(c.Requests),
 		{Label: "measured", Value: dur(s.Run.Duration), Sub: fmt.Sprintf("%d phases, %d measured", len(s.Phases), countMeasured(s.Phases))},
 	}
 	if g := c.Goodput; g != nil {
@@ -277,6 +281,24 @@ func tilesOf(s report.Summary) []tile {
 		tiles = slices.Insert(tiles, 2, t)
 	}
 	return tiles
+}
+
+// errorTile is the error rate, Failed ÷ (Sent − Canceled) as the summary
+// defines it, with its 95 % interval: a headline figure, in percent as
+// every share on the page is (decision 0801).
+func errorTile(r report.RequestCounts) tile {
+	t := tile{Label: "error rate", Value: "—", Sub: "no request counted"}
+	if n := r.Sent - r.Canceled; n > 0 {
+		t.Value, t.Unit = strings.TrimSuffix(pct(float64(r.Failed)/float64(n)), " %"), "%"
+		t.Sub = fmt.Sprintf("%s of %s failed", count(r.Failed), count(n))
+		if b := r.FailedCI; b != nil {
+			t.Sub = "(" + pct(b.Lo) + "–" + pct(b.Hi) + ") · " + t.Sub
+		}
+	}
+	if r.Failed > 0 {
+		t.Class = "bad"
+	}
+	return t
 }
 
 // latencyTile is a latency's p50 with, under it, its interval, its p99

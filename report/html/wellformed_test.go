@@ -161,7 +161,7 @@ func TestWellFormedAndSelfContained(t *testing.T) {
 func allCharts(p page) []*chart {
 	out := append(slices.Clone(p.Timeline), p.CDF...)
 	if p.Sweep != nil {
-		out = append(out, p.Sweep.Charts...)
+		out = append(append(out, p.Sweep.Capacity), p.Sweep.Charts...)
 	}
 	if p.Waterfall != nil && p.Waterfall.Bar != nil {
 		out = append(out, p.Waterfall.Bar)
