@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/llmbench-org/llmbench/report/latencytable"
 	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/report/latencytable"
 )
 
 // headlineOf is the figures the page's first section shows beside the

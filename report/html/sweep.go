@@ -18,7 +18,7 @@ type sweepView struct {
 	// drawn in the page's first section (decision 0801), not among Charts.
 	Capacity *chart
 	Charts   []*chart
-	TooFew     bool // a figure is too small a sample for its rank (the legend says what its mark means)
+	TooFew   bool // a figure is too small a sample for its rank (the legend says what its mark means)
 }
 
 type sweepRow struct {
