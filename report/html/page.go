@@ -28,6 +28,8 @@ type page struct {
 	Health    healthView
 	Tiles     []tile
 	Headline  []tile // the first section's figures (decision 0801)
+	Lengths   []*chart    // prompt and output length histograms
+	Spread    []spreadRow // each client latency's min, mean, std and max
 	Tokens    []fact
 	Latency   latencyView
 	Timeline  []*chart // charts over the run clock
@@ -89,6 +91,7 @@ func build(in Input) page {
 	p.CDF, p.CDFNote = cdfCharts(s.Server, samples)
 	p.Sweep = sweepOf(s.Sweep)
 	p.Headline = headlineOf(s, p.Tiles)
+	p.Lengths, p.Spread = lengthCharts(s, records), spreadOf(s, records, in.Digest)
 	p.Search = searchOf(s.Search)
 	p.Waterfall = waterfallOf(s.Waterfall)
 	notes := report.NotesOf(s)

@@ -159,7 +159,7 @@ func TestWellFormedAndSelfContained(t *testing.T) {
 
 // allCharts lists every chart of a page.
 func allCharts(p page) []*chart {
-	out := append(slices.Clone(p.Timeline), p.CDF...)
+	out := append(append(slices.Clone(p.Timeline), p.CDF...), p.Lengths...)
 	if p.Sweep != nil {
 		out = append(append(out, p.Sweep.Capacity), p.Sweep.Charts...)
 	}
