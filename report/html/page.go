@@ -27,7 +27,7 @@ type page struct {
 	Gates     *gatesView // the gates' verdicts, first when the run has gates
 	Health    healthView
 	Tiles     []tile
-	Headline  []tile // the first section's figures (decision 0801)
+	Headline  []tile      // the first section's figures (decision 0801)
 	Lengths   []*chart    // prompt and output length histograms
 	Spread    []spreadRow // each client latency's min, mean, std and max
 	Tokens    []fact
