@@ -15,6 +15,7 @@ import (
 	"github.com/llmbench-org/llmbench/report/reconcile"
 	"github.com/llmbench-org/llmbench/report/validity"
 	"github.com/llmbench-org/llmbench/rundir"
+	"github.com/llmbench-org/llmbench/scrape"
 )
 
 // page is everything report.html shows, computed and formatted: the
@@ -274,7 +275,7 @@ func tilesOf(s report.Summary) []tile {
 	}
 	if g := c.Goodput; g != nil {
 		t := tile{Label: "goodput", Value: num(g.RequestsPerS), Unit: "req/s",
-			Sub: fmt.Sprintf("%.1f%% met %s", 100*g.Fraction, g.SLO)}
+			Sub: fmt.Sprintf("%s met %s", pct(g.Fraction), g.SLO)}
 		if g.Unmeasured > 0 {
 			t.Sub += fmt.Sprintf(" · %s unmeasured, not counted", count(g.Unmeasured))
 		}
@@ -654,7 +655,13 @@ func serverOf(s *report.ServerSide) *serverView {
 		if g.UpdateInterval > 0 {
 			interval = dur(g.UpdateInterval)
 		}
-		v.Gauges = append(v.Gauges, gaugeRow{Name: k, N: count(g.N), Mean: num(g.Mean), Max: num(g.Max), Last: num(g.Last), Interval: interval})
+		// A share is in percent, as its chart and every share on the page
+		// are (decision 0801): not 0.006 here beside 0.6 % there.
+		value := num
+		if scrape.Concept(k).Fraction() {
+			value = pct
+		}
+		v.Gauges = append(v.Gauges, gaugeRow{Name: k, N: count(g.N), Mean: value(g.Mean), Max: value(g.Max), Last: value(g.Last), Interval: interval})
 	}
 	if len(s.Replicas) > 0 {
 		t := &replicaTable{}
