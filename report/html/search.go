@@ -75,7 +75,7 @@ func searchChart(s *report.SearchResult) *chart {
 		bar.moveTo(x.at(p.Load), y.at(100*p.GoodLo))
 		bar.lineTo(x.at(p.Load), y.at(100*p.GoodHi))
 		c.Paths = append(c.Paths, path{Class: "line " + cl, D: bar.String()})
-		c.Points = append(c.Points, point{X: x.at(p.Load), Y: y.at(100*p.GoodFraction), R: 4, Class: cl,
+		c.Points = append(c.Points, point{X: x.at(p.Load), Y: y.at(100 * p.GoodFraction), R: 4, Class: cl,
 			Title: fmt.Sprintf("%s: %s at %s %s, %.1f%% good [%.1f%%, %.1f%%] of %d", p.Phase, p.Verdict, num(p.Load), s.LoadUnit,
 				100*p.GoodFraction, 100*p.GoodLo, 100*p.GoodHi, p.Judged)})
 	}
