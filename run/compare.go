@@ -2,9 +2,11 @@ package run
 
 import (
 	"fmt"
+	"maps"
 
 	"github.com/llmbench-org/llmbench/report/comparison"
 	"github.com/llmbench-org/llmbench/report/gates"
+	reporthtml "github.com/llmbench-org/llmbench/report/html"
 	"github.com/llmbench-org/llmbench/report/noise"
 	"github.com/llmbench-org/llmbench/rundir"
 )
@@ -95,3 +97,16 @@ func compareFloors(path string, required bool, baseline string) (gates.Floors, e
 	}
 	return e.Floors(path), nil
 }
+
+// CompareRenderers are the formats `llmbench compare --format` writes:
+// comparison's text, md and json, and html, the self-contained page with
+// the runs' CDFs overlaid that report/html draws (decision 0802; run
+// joins them because report/comparison cannot import report/html).
+var CompareRenderers = func() map[string]comparison.Renderer {
+	out := maps.Clone(comparison.Renderers)
+	out["html"] = reporthtml.RenderComparison
+	return out
+}()
+
+// CompareFormats names CompareRenderers for a usage message.
+const CompareFormats = "text, md, json or html"

@@ -28,12 +28,12 @@ with them. A change is worse or better only when its 95 % interval excludes zero
 runs, then requests, widened by the metric's noise floor where a side has a single run (--noise, or
 the default noise file; else a default floor); otherwise it is "no change beyond noise"
 (docs/decisions/0034). --format text, md (for a pull-request comment; significant worse changes in
-bold) or json (schema llmbench.compare/v1, documented in package report/comparison).`,
+bold), json (schema llmbench.compare/v1, in package report/comparison) or html (CDFs overlaid).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			render, ok := comparison.Renderers[format]
+			render, ok := run.CompareRenderers[format]
 			if !ok {
-				return asUsage(fmt.Errorf("--format %q: want text, md or json", format))
+				return asUsage(fmt.Errorf("--format %q: want %s", format, run.CompareFormats))
 			}
 			if len(baselines)+len(args) < 2 {
 				return asUsage(errors.New("compare needs two run arguments (or --baseline and one argument)"))
@@ -41,7 +41,7 @@ bold) or json (schema llmbench.compare/v1, documented in package report/comparis
 			return printComparison(cio, render, run.CompareConfig{Runs: args, Baselines: baselines}, noisePath)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "text", "text, md for a pull-request comment or a CI job summary, or json")
+	cmd.Flags().StringVar(&format, "format", "text", "text, md for a pull-request comment or a CI job summary, json, or html")
 	cmd.Flags().StringArrayVar(&baselines, "baseline", nil, "the baseline: a run, a trial set or a directory of runs (repeatable: a history); compared first")
 	cmd.Flags().StringVar(&noisePath, "noise", "", "noise file with the floors learned by llmbench noise (default: $LLMBENCH_NOISE or ~/.config/llmbench/noise.json)")
 	return cmd

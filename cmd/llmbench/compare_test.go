@@ -48,7 +48,7 @@ func TestCompareCommand(t *testing.T) {
 	if !found {
 		t.Errorf("differences %+v lack workload.concurrency 2 vs 4", c.Comparisons[0].Differences)
 	}
-	for format, want := range map[string]string{"text": "WARNING the runs measured different things", "md": "| client.ttft.p99 |"} {
+	for format, want := range map[string]string{"text": "WARNING the runs measured different things", "md": "| client.ttft.p99 |", "html": `<figure class="chart" id="compare-ttft">`} {
 		cio, stdout, stderr := testIO(nil)
 		if code := execute(context.Background(), cio, []string{"compare", "--format", format, dirs[0], dirs[1]}); code != exitOK || !strings.Contains(stdout.String(), want) {
 			t.Errorf("compare --format %s: exit %d, output lacks %q:\n%s%s", format, code, want, stdout.String(), stderr.String())

@@ -89,6 +89,9 @@ type Comparison struct {
 	Resamples   int       `json:"resamples"`
 	Runs        []RunRef  `json:"runs"`
 	Comparisons []Against `json:"comparisons"`
+	// Samples are each run's client latencies (Runs[i]'s), for drawing
+	// (samples.go); not part of the schema.
+	Samples []Samples `json:"-"`
 }
 
 // RunRef identifies one compared run.
@@ -260,6 +263,7 @@ func CompareWith(o gates.Options, runs ...Run) Comparison {
 			ref.States = append(ref.States, st.Name)
 		}
 		c.Runs = append(c.Runs, ref)
+		c.Samples = append(c.Samples, samplesOf(r.Gates))
 	}
 	o.Bootstrap = b
 	for i := 1; i < len(runs); i++ {

@@ -27,7 +27,7 @@ func chromium(t *testing.T, bin, page string, args ...string) (stdout, stderr st
 	defer cancel()
 	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--disable-background-networking",
 		"--disable-component-update", "--disable-sync", "--no-first-run", "--user-data-dir=" + t.TempDir(),
-		"--enable-logging=stderr", "--v=0", "--window-size=1280,4800"}
+		"--enable-logging=stderr", "--v=0", "--window-size=1280,6400"}
 	cmd := exec.CommandContext(ctx, bin, append(append(base, args...), "file://"+page)...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -119,14 +119,15 @@ func TestBrowser(t *testing.T) {
 
 	t.Run("screenshot", func(t *testing.T) {
 		img := screenshot(t, bin, page, "report.png")
-		if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 4800 {
-			t.Fatalf("screenshot is %v, want 1280×4800", b)
+		if b := img.Bounds(); b.Dx() != 1280 || b.Dy() != 6400 {
+			t.Fatalf("screenshot is %v, want 1280×6400", b)
 		}
-		// Count pixels of the series colours: the first 4,800 px hold the
-		// throughput charts (blue requests, teal tokens), below the health
-		// (one line per validity state), the sweep's per-point table and
-		// charts (a sweep leads with them: decision 0039), the overview and
-		// the latency tables.
+		// Count pixels of the series colours: the first 6,400 px hold the
+		// throughput charts (blue requests, teal tokens), below the answer
+		// (verdict, headline figures, capacity chart: decision 0801), the
+		// health (one line per validity state), the run's metadata, the
+		// sweep's per-point table and charts (a sweep leads with them:
+		// decision 0039), the tokens and the latency tables.
 		near := func(r, g, b uint32, want [3]uint32) bool {
 			d := func(a, b uint32) uint32 { return max(a, b) - min(a, b) }
 			return d(r>>8, want[0]) < 24 && d(g>>8, want[1]) < 24 && d(b>>8, want[2]) < 24

@@ -70,7 +70,7 @@ func (in Input) digested() Input {
 	return in
 }
 
-//go:embed assets/report.html.tmpl assets/report.css
+//go:embed assets/report.html.tmpl assets/compare.html.tmpl assets/report.css
 var assets embed.FS
 
 var pageTemplate = template.Must(template.New("report.html.tmpl").Funcs(template.FuncMap{
@@ -83,7 +83,7 @@ var pageTemplate = template.Must(template.New("report.html.tmpl").Funcs(template
 	"sketchLegend":  func() string { return latencytable.SketchLegend },
 	"toofewMark":    func() string { return latencytable.TooFewMark },
 	"pooledHeading": func() string { return report.PooledHeading },
-}).ParseFS(assets, "assets/report.html.tmpl"))
+}).ParseFS(assets, "assets/report.html.tmpl", "assets/compare.html.tmpl"))
 
 var css = func() template.CSS {
 	b, err := assets.ReadFile("assets/report.css")

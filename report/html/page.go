@@ -15,6 +15,7 @@ import (
 	"github.com/llmbench-org/llmbench/report/reconcile"
 	"github.com/llmbench-org/llmbench/report/validity"
 	"github.com/llmbench-org/llmbench/rundir"
+	"github.com/llmbench-org/llmbench/scrape"
 )
 
 // page is everything report.html shows, computed and formatted: the
@@ -27,6 +28,9 @@ type page struct {
 	Gates     *gatesView // the gates' verdicts, first when the run has gates
 	Health    healthView
 	Tiles     []tile
+	Headline  []tile      // the first section's figures (decision 0801)
+	Lengths   []*chart    // prompt and output length histograms
+	Spread    []spreadRow // each client latency's min, mean, std and max
 	Tokens    []fact
 	Latency   latencyView
 	Timeline  []*chart // charts over the run clock
@@ -87,6 +91,8 @@ func build(in Input) page {
 	}
 	p.CDF, p.CDFNote = cdfCharts(s.Server, samples)
 	p.Sweep = sweepOf(s.Sweep)
+	p.Headline = headlineOf(s, p.Tiles)
+	p.Lengths, p.Spread = lengthCharts(s, records), spreadOf(s, records, in.Digest)
 	p.Search = searchOf(s.Search)
 	p.Waterfall = waterfallOf(s.Waterfall)
 	notes := report.NotesOf(s)
@@ -262,12 +268,14 @@ func tilesOf(s report.Summary) []tile {
 		{Label: "throughput", Value: num(c.Throughput.RequestsPerSec), Unit: "req/s", Sub: "successful requests per second"},
 		{Label: "output tokens", Value: num(c.Throughput.OutputTokensPerSec), Unit: "tok/s", Sub: fmt.Sprintf("%s tok/s prompt + output", num(c.Throughput.TotalTokensPerSec))},
 		latencyTile("TTFT", c.Latency.TTFT),
+		latencyTile("ITL", c.Latency.ITL),
 		latencyTile("E2E", c.Latency.E2E),
+		errorTile(c.Requests),
 		{Label: "measured", Value: dur(s.Run.Duration), Sub: fmt.Sprintf("%d phases, %d measured", len(s.Phases), countMeasured(s.Phases))},
 	}
 	if g := c.Goodput; g != nil {
 		t := tile{Label: "goodput", Value: num(g.RequestsPerS), Unit: "req/s",
-			Sub: fmt.Sprintf("%.1f%% met %s", 100*g.Fraction, g.SLO)}
+			Sub: fmt.Sprintf("%s met %s", pct(g.Fraction), g.SLO)}
 		if g.Unmeasured > 0 {
 			t.Sub += fmt.Sprintf(" · %s unmeasured, not counted", count(g.Unmeasured))
 		}
@@ -277,6 +285,24 @@ func tilesOf(s report.Summary) []tile {
 		tiles = slices.Insert(tiles, 2, t)
 	}
 	return tiles
+}
+
+// errorTile is the error rate, Failed ÷ (Sent − Canceled) as the summary
+// defines it, with its 95 % interval: a headline figure, in percent as
+// every share on the page is (decision 0801).
+func errorTile(r report.RequestCounts) tile {
+	t := tile{Label: "error rate", Value: "—", Sub: "no request counted"}
+	if n := r.Sent - r.Canceled; n > 0 {
+		t.Value, t.Unit = strings.TrimSuffix(pct(float64(r.Failed)/float64(n)), " %"), "%"
+		t.Sub = fmt.Sprintf("%s of %s failed", count(r.Failed), count(n))
+		if b := r.FailedCI; b != nil {
+			t.Sub = "(" + pct(b.Lo) + "–" + pct(b.Hi) + ") · " + t.Sub
+		}
+	}
+	if r.Failed > 0 {
+		t.Class = "bad"
+	}
+	return t
 }
 
 // latencyTile is a latency's p50 with, under it, its interval, its p99
@@ -629,7 +655,13 @@ func serverOf(s *report.ServerSide) *serverView {
 		if g.UpdateInterval > 0 {
 			interval = dur(g.UpdateInterval)
 		}
-		v.Gauges = append(v.Gauges, gaugeRow{Name: k, N: count(g.N), Mean: num(g.Mean), Max: num(g.Max), Last: num(g.Last), Interval: interval})
+		// A share is in percent, as its chart and every share on the page
+		// are (decision 0801): not 0.006 here beside 0.6 % there.
+		value := num
+		if scrape.Concept(k).Fraction() {
+			value = pct
+		}
+		v.Gauges = append(v.Gauges, gaugeRow{Name: k, N: count(g.N), Mean: value(g.Mean), Max: value(g.Max), Last: value(g.Last), Interval: interval})
 	}
 	if len(s.Replicas) > 0 {
 		t := &replicaTable{}

@@ -61,20 +61,21 @@ func searchChart(s *report.SearchResult) *chart {
 	}
 	x := valueAxis(0, top*1.05, c.Plot.X, c.Plot.Right(), 6)
 	c.XTicks, c.XTitle = x.tickMarks(), "load ("+s.LoadUnit+")"
-	y := c.valueY(0, 1, "good fraction")
+	// In percent, as the probe table and the rest of the page say shares.
+	y := c.valueY(0, 100, "good (%)")
 	var target pathBuilder
-	target.moveTo(x.at(x.lo), y.at(s.Target))
-	target.lineTo(x.at(x.hi), y.at(s.Target))
+	target.moveTo(x.at(x.lo), y.at(100*s.Target))
+	target.lineTo(x.at(x.hi), y.at(100*s.Target))
 	c.Paths = append(c.Paths, path{Class: "line muted dash", D: target.String(), Title: fmt.Sprintf("target %g%%", 100*s.Target)})
 	c.Legend = append(c.Legend, legend{Class: "muted", Kind: "dash", Label: fmt.Sprintf("target %g%% good", 100*s.Target)})
 	classes := map[string]string{"pass": "c3", "fail": "bad", "inconclusive": "muted"}
 	for _, p := range s.Probes {
 		cl := classes[p.Verdict]
 		var bar pathBuilder
-		bar.moveTo(x.at(p.Load), y.at(p.GoodLo))
-		bar.lineTo(x.at(p.Load), y.at(p.GoodHi))
+		bar.moveTo(x.at(p.Load), y.at(100*p.GoodLo))
+		bar.lineTo(x.at(p.Load), y.at(100*p.GoodHi))
 		c.Paths = append(c.Paths, path{Class: "line " + cl, D: bar.String()})
-		c.Points = append(c.Points, point{X: x.at(p.Load), Y: y.at(p.GoodFraction), R: 4, Class: cl,
+		c.Points = append(c.Points, point{X: x.at(p.Load), Y: y.at(100 * p.GoodFraction), R: 4, Class: cl,
 			Title: fmt.Sprintf("%s: %s at %s %s, %.1f%% good [%.1f%%, %.1f%%] of %d", p.Phase, p.Verdict, num(p.Load), s.LoadUnit,
 				100*p.GoodFraction, 100*p.GoodLo, 100*p.GoodHi, p.Judged)})
 	}

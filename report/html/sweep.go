@@ -14,8 +14,11 @@ type sweepView struct {
 	Saturation string
 	Found      bool
 	Goodput    bool // the points carry goodput (the scenario set an slo)
-	Charts     []*chart
-	TooFew     bool // a figure is too small a sample for its rank (the legend says what its mark means)
+	// Capacity is the achieved-against-offered chart: the sweep's answer,
+	// drawn in the page's first section (decision 0801), not among Charts.
+	Capacity *chart
+	Charts   []*chart
+	TooFew   bool // a figure is too small a sample for its rank (the legend says what its mark means)
 }
 
 type sweepRow struct {
@@ -23,7 +26,7 @@ type sweepRow struct {
 	PerUser                                       string // output tok/s per user
 	N, ITLN                                       string // the samples behind the TTFT and the ITL quantiles
 	TTFTp50, TTFTp99, ITLp50, ITLp99              figure // ms, each with its 95 % interval
-	GoodFraction                                  string // within the SLO, with its 95 % interval
+	GoodFraction                                  figure // within the SLO, with its 95 % interval under it
 	Knee                                          bool
 }
 
@@ -61,7 +64,7 @@ func sweepOf(sw *report.SweepResult) *sweepView {
 	if g := sw.GoodputPeak; g != nil {
 		v.Saturation += " Goodput " + strings.TrimPrefix(g.String(), "goodput ") + "."
 	}
-	v.Charts = []*chart{sweepThroughput(sw), sweepPerUser(sw)}
+	v.Capacity, v.Charts = sweepThroughput(sw), []*chart{sweepPerUser(sw)}
 	for _, l := range sweepLatencies {
 		if c := sweepLatency(sw, l); c != nil {
 			v.Charts = append(v.Charts, c)
@@ -82,15 +85,15 @@ func pointFigure(p report.SweepPoint, latency string, q, v float64) figure {
 
 // goodFraction is a point's share of requests within the SLO with its
 // interval ("—" without an slo).
-func goodFraction(p report.SweepPoint) string {
+func goodFraction(p report.SweepPoint) figure {
 	if p.GoodFraction == nil {
-		return "—"
+		return figure{V: "—"}
 	}
-	out := pct(*p.GoodFraction)
+	f := figure{V: pct(*p.GoodFraction)}
 	if b := p.GoodFractionCI; b != nil {
-		out += " (" + pct(b.Lo) + "–" + pct(b.Hi) + ")"
+		f.CI = pct(b.Lo) + "–" + pct(b.Hi)
 	}
-	return out
+	return f
 }
 
 // sweepLatency is one client latency the sweep charts against offered load.

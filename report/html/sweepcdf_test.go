@@ -103,13 +103,14 @@ func TestSweepCharts(t *testing.T) {
 	}
 	v := sweepOf(sw)
 	var ids []string
-	for _, c := range v.Charts {
+	charts := append([]*chart{v.Capacity}, v.Charts...) // the capacity chart is drawn in the page's first section
+	for _, c := range charts {
 		ids = append(ids, c.ID)
 	}
 	if want := []string{"sweep-throughput", "sweep-per-user", "sweep-ttft", "sweep-itl", "sweep-tpot", "sweep-e2e"}; !slices.Equal(ids, want) {
 		t.Fatalf("sweep charts %v, want %v", ids, want)
 	}
-	for _, c := range v.Charts {
+	for _, c := range charts {
 		var titled, knee int
 		for _, p := range c.Points {
 			if p.Title == "" {

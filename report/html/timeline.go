@@ -279,11 +279,11 @@ func kvChart(rows []scrape.Row, span float64, phases []phaseSpan, failed []faile
 		return c, nil
 	}
 	var notes []string
-	top := 100.0
+	peak := 0.0
 	for i := range series {
 		for j := range series[i].pts {
 			series[i].pts[j].Y *= 100
-			top = math.Max(top, series[i].pts[j].Y)
+			peak = math.Max(peak, series[i].pts[j].Y)
 		}
 		if idx := lttbIndices(series[i].pts, maxLinePoints); len(idx) < len(series[i].pts) {
 			notes = append(notes, fmt.Sprintf("KV cache usage of %s: %s scrapes reduced to %s points (largest-triangle-three-buckets).",
@@ -291,7 +291,7 @@ func kvChart(rows []scrape.Row, span float64, phases []phaseSpan, failed []faile
 			series[i].pts = pick(series[i].pts, idx)
 		}
 	}
-	x, y := c.timeX(span), c.valueY(0, top, "KV cache used (%)")
+	x, y := c.timeX(span), c.valueY(0, gaugeTop(peak, 100), "KV cache used (%)")
 	c.phaseBands(x, phases)
 	for i, s := range series {
 		class := fmt.Sprintf("c%d", 1+i%8)
@@ -307,6 +307,20 @@ func kvChart(rows []scrape.Row, span float64, phases []phaseSpan, failed []faile
 	}
 	c.Caption = "The engine's KV-cache usage gauge (kv_cache_usage, as a percentage of its blocks) at each scrape." + bandsCaption
 	return c, notes
+}
+
+// gaugeTop is the top of a gauge's axis: its peak with a quarter of
+// headroom, so a 0.6 % signal fills the chart instead of hugging the floor
+// of a 0–100 % one (decision 0801); never above the gauge's full scale
+// unless the peak itself is, and never zero.
+func gaugeTop(peak, full float64) float64 {
+	switch {
+	case peak >= full:
+		return peak
+	case peak <= 0 || math.IsNaN(peak):
+		return full / 100
+	}
+	return math.Min(full, peak*1.25)
 }
 
 // failedRules marks failed scrapes on a run-clock chart, at most one per two

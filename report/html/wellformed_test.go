@@ -159,9 +159,9 @@ func TestWellFormedAndSelfContained(t *testing.T) {
 
 // allCharts lists every chart of a page.
 func allCharts(p page) []*chart {
-	out := append(slices.Clone(p.Timeline), p.CDF...)
+	out := append(append(slices.Clone(p.Timeline), p.CDF...), p.Lengths...)
 	if p.Sweep != nil {
-		out = append(out, p.Sweep.Charts...)
+		out = append(append(out, p.Sweep.Capacity), p.Sweep.Charts...)
 	}
 	if p.Waterfall != nil && p.Waterfall.Bar != nil {
 		out = append(out, p.Waterfall.Bar)
