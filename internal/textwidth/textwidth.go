@@ -33,8 +33,11 @@ func Cut(s string, width int) string {
 // Wrap breaks line into lines of at most width columns at spaces. The
 // first keeps line's own leading spaces; each continuation is indented two
 // columns deeper (a hanging indent), so a wrapped paragraph reads as one
-// item. A word longer than a line is broken inside. A width below 1, or one
-// that leaves no room after the indent, returns line whole.
+// item. It breaks after a clause (a word ending in , ; or :) when one ends
+// in the line's last half, so a figure and its words stay together
+// ("client CPU 95% of 2 cores"). A word longer than a line is broken
+// inside. A width below 1, or one that leaves no room after the indent,
+// returns line whole.
 func Wrap(line string, width int) []string {
 	if width < 1 || Len(line) <= width {
 		return []string{line}
@@ -45,44 +48,57 @@ func Wrap(line string, width int) []string {
 		return []string{line}
 	}
 	var out []string
-	cur, curLen := lead, Len(lead)
-	empty := true // cur holds no word yet
-	flush := func() {
-		out = append(out, strings.TrimRight(cur, " "))
-		cur, curLen, empty = hang, Len(hang), true
+	indent := lead
+	var cur []string // the words of the line being filled
+	size := func(words []string) int {
+		n := Len(indent)
+		for i, w := range words {
+			n += Len(w)
+			if i > 0 {
+				n++
+			}
+		}
+		return n
+	}
+	emit := func(words []string) {
+		out = append(out, indent+strings.Join(words, " "))
+		indent = hang
 	}
 	for _, word := range strings.Fields(line) {
-		wl := Len(word)
-		if !empty && curLen+1+wl > width {
-			flush()
-		}
-		for curLen+wl+boolInt(!empty) > width { // a word longer than the room: break it
-			room := width - curLen - boolInt(!empty)
-			r := []rune(word)
-			if !empty {
-				cur += " "
+		if len(cur) > 0 && size(append(cur, word)) > width {
+			keep := clauseEnd(cur, size, width)
+			emit(cur[:keep])
+			cur = append([]string(nil), cur[keep:]...)
+			if len(cur) > 0 && size(append(cur, word)) > width {
+				emit(cur)
+				cur = nil
 			}
-			cur += string(r[:room])
-			word, wl = string(r[room:]), len(r)-room
-			flush()
 		}
-		if !empty {
-			cur += " "
-			curLen++
+		for len(cur) == 0 && size([]string{word}) > width { // longer than a line: break it
+			r := []rune(word)
+			room := width - Len(indent)
+			emit([]string{string(r[:room])})
+			word = string(r[room:])
 		}
-		cur += word
-		curLen += wl
-		empty = false
+		cur = append(cur, word)
 	}
-	if !empty {
-		out = append(out, cur)
+	if len(cur) > 0 {
+		emit(cur)
 	}
 	return out
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
+// clauseEnd is how many of words to keep on a full line: up to the last
+// word that ends a clause, if that ends past half the width; all of them
+// otherwise.
+func clauseEnd(words []string, size func([]string) int, width int) int {
+	for i := len(words) - 1; i > 0; i-- {
+		if size(words[:i]) <= width/2 {
+			break
+		}
+		if strings.ContainsAny(words[i-1][len(words[i-1])-1:], ",;:") {
+			return i
+		}
 	}
-	return 0
+	return len(words)
 }

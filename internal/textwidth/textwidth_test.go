@@ -40,6 +40,10 @@ func TestWrap(t *testing.T) {
 		{"abcdefghijklmnopqrstuvwxyz tail", 12, []string{"abcdefghijkl", "  mnopqrstuv", "  wxyz tail"}},
 		{"x " + strings.Repeat("y", 30), 12, []string{"x", "  yyyyyyyyyy", "  yyyyyyyyyy", "  yyyyyyyyyy"}}, // a long word starts its own line
 		{"one two", 0, []string{"one two"}},
+		// A clause ending past half the line is where it breaks.
+		{"health: lag 1 ms, client CPU 95% of 2 cores", 30, []string{"health: lag 1 ms,", "  client CPU 95% of 2 cores"}},
+		// One ending before half is not: the line is filled.
+		{"a: bbbbbbbb cccccccc dddddddd eeee", 24, []string{"a: bbbbbbbb cccccccc", "  dddddddd eeee"}},
 	} {
 		got := Wrap(c.in, c.width)
 		if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
