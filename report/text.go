@@ -337,7 +337,7 @@ func (t *textRun) warnings() {
 // its report.html, last, where a reader looks for them.
 func (t *textRun) tail() {
 	if !t.o.Verbose && (t.cut || len(t.s.Findings) > 0) {
-		t.ew.Printf("(each check and warning in one line: --verbose, report.md and report.html have them whole, with their evidence)\n")
+		t.ew.Printf("(one line per warning and check: --verbose, report.md and report.html have each whole, with its evidence)\n")
 	}
 	if d := t.o.RunDir; d != "" {
 		t.ew.Printf("report: %s\n", filepath.Join(d, rundir.HTMLFile))

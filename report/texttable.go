@@ -46,16 +46,7 @@ func fitTable(t textTable, width int) []string {
 	for i := range key {
 		keys = append(keys, i)
 	}
-	var blocks [][]int
-	cur := append([]int(nil), keys...)
-	for c := key; c < ncol; c++ {
-		if len(cur) > key && width > 0 && span(append(cur, c)) > width {
-			blocks = append(blocks, cur)
-			cur = append([]int(nil), keys...)
-		}
-		cur = append(cur, c)
-	}
-	blocks = append(blocks, cur)
+	blocks := columnBlocks(keys, key, ncol, func(cols []int) bool { return width <= 0 || span(cols) <= width })
 	var out []string
 	for bi, cols := range blocks {
 		if bi > 0 {
@@ -77,4 +68,38 @@ func fitTable(t textTable, width int) []string {
 		}
 	}
 	return out
+}
+
+// columnBlocks splits the columns after the keys into as few blocks as fit
+// (each with the keys in front), and among those splits the one with the
+// columns shared out evenly when that fits too: two blocks of three
+// columns read better than one of five and one of one.
+func columnBlocks(keys []int, key, ncol int, fits func([]int) bool) [][]int {
+	greedy := [][]int{}
+	cur := append([]int(nil), keys...)
+	for c := key; c < ncol; c++ {
+		if len(cur) > key && !fits(append(append([]int(nil), cur...), c)) {
+			greedy = append(greedy, cur)
+			cur = append([]int(nil), keys...)
+		}
+		cur = append(cur, c)
+	}
+	greedy = append(greedy, cur)
+	k, m := len(greedy), ncol-key
+	if k < 2 {
+		return greedy
+	}
+	per := (m + k - 1) / k
+	var even [][]int
+	for c := key; c < ncol; c += per {
+		b := append([]int(nil), keys...)
+		for j := c; j < min(c+per, ncol); j++ {
+			b = append(b, j)
+		}
+		if !fits(b) {
+			return greedy
+		}
+		even = append(even, b)
+	}
+	return even
 }
