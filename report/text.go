@@ -337,7 +337,7 @@ func (t *textRun) warnings() {
 // its report.html, last, where a reader looks for them.
 func (t *textRun) tail() {
 	if !t.o.Verbose && (t.cut || len(t.s.Findings) > 0) {
-		t.ew.Printf("(one line per warning and check: --verbose, report.md and report.html have each whole, with its evidence)\n")
+		t.ew.Printf("(one line each: --verbose, report.md and report.html have them whole, with evidence)\n")
 	}
 	if d := t.o.RunDir; d != "" {
 		t.ew.Printf("report: %s\n", filepath.Join(d, rundir.HTMLFile))
@@ -369,7 +369,11 @@ func sweepText(t *textRun) error {
 	t.ew.Printf("\nper point (each load on its own; 95 %% intervals):\n")
 	t.table(sweepTable(sw))
 	if sweepTooFew(sw) {
-		t.ew.Printf("  %s\n", latencytable.TooFewLegend)
+		legend := latencytable.TooFewLegend
+		if !t.o.Verbose {
+			legend = tooFewBrief
+		}
+		t.ew.Printf("  %s\n", legend)
 	}
 	if sw.Saturation.Found {
 		t.ew.Printf("saturation: capacity %.2f requests/s, knee at %s (%s)\n", sw.Saturation.Capacity, sw.Saturation.Phase, sw.Saturation.Reason)
@@ -484,9 +488,31 @@ func (t *textRun) latencyTable(lt latencytable.Table) {
 		}
 	}
 	t.table(tab)
+	if !t.o.Verbose {
+		t.ew.Printf("  %s\n", briefLegend(lt))
+		return
+	}
 	for _, l := range latencyLegend(lt) {
 		t.ew.Printf("  %s\n", l)
 	}
+}
+
+// tooFewBrief is latencytable.TooFewLegend in brief.
+const tooFewBrief = latencytable.TooFewMark + " too few samples for this percentile's rank (a side open, ∞)"
+
+// briefLegend is latencyLegend in one line, for the brief summary: the
+// marks named, --verbose and the reports say the rest.
+func briefLegend(lt latencytable.Table) string {
+	parts := []string{"value (95 % interval)"}
+	for _, l := range latencyLegend(lt)[1:] {
+		switch l {
+		case latencytable.TooFewLegend:
+			parts = append(parts, tooFewBrief)
+		case latencytable.SketchLegend:
+			parts = append(parts, "ITL's intervals read from a sketch")
+		}
+	}
+	return strings.Join(parts, "; ") + " (--verbose explains)"
 }
 
 // latencyLegend are the lines that read the table's marks: the intervals,

@@ -121,7 +121,7 @@ func TestTextFoldsQuietChecks(t *testing.T) {
 			warning = l
 		}
 	}
-	if !strings.HasSuffix(warning, "…") || !hasText(b, "--verbose, report.md and report.html have each whole") {
+	if !strings.HasSuffix(warning, "…") || !hasText(b, "--verbose, report.md and report.html have them whole") {
 		t.Errorf("warning line %q: want it cut with an ellipsis, and the note where it is whole:\n%s", warning, b)
 	}
 	whole := "latencies cover every successful request, 4 of them shorter than planned [lengths_short]"
