@@ -170,7 +170,7 @@ func PrintProgress(ctx context.Context, w io.Writer, every time.Duration, progre
 	defer t.Stop()
 	var steady steadyFindings
 	var pp plainPrinter
-	print := func() {
+	show := func() {
 		for _, l := range pp.lines(steady.filter(progress())) {
 			fmt.Fprintln(w, l)
 		}
@@ -178,10 +178,10 @@ func PrintProgress(ctx context.Context, w io.Writer, every time.Duration, progre
 	for {
 		select {
 		case <-ctx.Done():
-			print()
+			show()
 			return
 		case <-t.C:
-			print()
+			show()
 		}
 	}
 }
