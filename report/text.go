@@ -303,17 +303,19 @@ func (t *textRun) health() {
 	}
 }
 
-// warnings writes each validity state and each finding that is not INFO
-// on one line (whole, with its evidence, when verbose), then the checks
-// that agree in one line.
+// warnings writes each validity state whole, each finding that is not
+// INFO on one line (whole, with its evidence, when verbose), then the
+// checks without a warning in one line.
 func (t *textRun) warnings() {
 	ew, s := t.ew, t.s
 	for _, st := range s.Health.States {
-		if st.Severity != validity.Warning { // a reason the run is not valid: whole
-			ew.Printf("NOT VALID: %s\n", validity.Line(st))
-			continue
+		// A validity state is the verdict's reason, and says what the
+		// latencies cover: whole (wrapped), where a finding gets one line.
+		label := "NOT VALID"
+		if st.Severity == validity.Warning {
+			label = "WARNING"
 		}
-		t.oneLine("WARNING: " + validity.Line(st))
+		ew.Printf("%s: %s\n", label, validity.Line(st))
 	}
 	var agree []string
 	for _, f := range s.Findings {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/llmbench-org/llmbench/internal/textwidth"
+	"github.com/llmbench-org/llmbench/report/reconcile"
 )
 
 // widthCases are the summaries the width goldens show: a quickstart's
@@ -99,11 +100,14 @@ func TestTextFitsItsWidth(t *testing.T) {
 }
 
 // TestTextFoldsQuietChecks: the checks that raise no warning share one
-// line; each warning has its own, cut to the width with an ellipsis and the
-// note that says where it is whole; --verbose prints it whole.
+// line; each warning finding has its own, cut to the width with an ellipsis
+// and the note that says where it is whole; --verbose prints it whole. A
+// validity state, the verdict's reason, is whole either way.
 func TestTextFoldsQuietChecks(t *testing.T) {
 	t.Parallel()
 	s := widthCases()["failures"]
+	long := strings.TrimSpace(strings.Repeat("the engine ran fewer requests at once than the client kept in flight ", 3))
+	s.Findings = append(s.Findings, Finding{ID: "concurrency_gap", Severity: reconcile.Warn, Verdict: long})
 	var brief, verbose bytes.Buffer
 	if err := RenderTextWith(&brief, s, TextOptions{Width: 80}); err != nil {
 		t.Fatal(err)
@@ -117,16 +121,19 @@ func TestTextFoldsQuietChecks(t *testing.T) {
 	}
 	var warning string
 	for _, l := range strings.Split(b, "\n") {
-		if strings.HasPrefix(l, "WARNING: ") {
+		if strings.HasPrefix(l, "WARN concurrency_gap: ") {
 			warning = l
 		}
 	}
 	if !strings.HasSuffix(warning, "…") || !hasText(b, "--verbose, report.md and report.html have them whole") {
 		t.Errorf("warning line %q: want it cut with an ellipsis, and the note where it is whole:\n%s", warning, b)
 	}
-	whole := "latencies cover every successful request, 4 of them shorter than planned [lengths_short]"
-	if hasText(b, whole) || !hasText(verbose.String(), whole) {
-		t.Errorf("want the warning whole in the verbose summary only:\n%s", verbose.String())
+	if hasText(b, long) || !hasText(verbose.String(), "WARN concurrency_gap: "+long) {
+		t.Errorf("want the finding whole in the verbose summary only:\n%s", verbose.String())
+	}
+	state := "latencies cover every successful request, 4 of them shorter than planned [lengths_short]"
+	if !hasText(b, state) || !hasText(verbose.String(), state) {
+		t.Errorf("want the validity state whole in both:\n%s", b)
 	}
 	if !strings.Contains(verbose.String(), "INFO token_conservation: ") {
 		t.Errorf("the verbose summary lacks a quiet check whole:\n%s", verbose.String())
