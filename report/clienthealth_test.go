@@ -52,7 +52,7 @@ func TestClientHealthVerdicts(t *testing.T) {
 				if err := render(&buf, s); err != nil {
 					t.Fatal(err)
 				}
-				if name == "text" && !strings.Contains(buf.String(), tc.text) {
+				if name == "text" && !hasText(buf.String(), tc.text) {
 					t.Errorf("text summary lacks %q:\n%s", tc.text, buf.String())
 				}
 				if tc.client.Throttled_s > 0 && !strings.Contains(buf.String(), "stopped") {

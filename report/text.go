@@ -1,13 +1,15 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/llmbench-org/llmbench/internal/errwriter"
+	"github.com/llmbench-org/llmbench/internal/textwidth"
 	"github.com/llmbench-org/llmbench/redact"
 	"github.com/llmbench-org/llmbench/report/latencytable"
 	"github.com/llmbench-org/llmbench/report/reconcile"
@@ -23,26 +25,94 @@ var (
 	_ Renderer = RenderJSON
 )
 
-// RenderText writes the short terminal summary: outcome, throughput, and the
-// client's latency quantiles beside the engine's, each server quantile with
-// the histogram bucket that bounds it.
+// RenderText writes the short terminal summary at DefaultTextWidth: the
+// answer first (verdict, headline figures), then throughput, the client's
+// latency quantiles beside the engine's, health, one line per warning and
+// one for the checks that agree.
 //
 // Text that came from outside (model ids, error samples, the scenario's
 // description, URLs) is printed through Printable: no control character or
 // escape sequence reaches the terminal.
-func RenderText(w io.Writer, s Summary) error { return renderText(w, s, false) }
+func RenderText(w io.Writer, s Summary) error { return RenderTextWith(w, s, TextOptions{}) }
 
 // RenderTextVerbose is RenderText with each finding whole: its full verdict
 // and its evidence (the reports always carry both).
-func RenderTextVerbose(w io.Writer, s Summary) error { return renderText(w, s, true) }
+func RenderTextVerbose(w io.Writer, s Summary) error {
+	return RenderTextWith(w, s, TextOptions{Verbose: true})
+}
 
-// briefVerdict is how much of a finding's verdict the brief summary prints.
-const briefVerdict = 96
+// DefaultTextWidth is the text summary's width in columns when the
+// options name none: what a terminal of 100 columns or more shows without
+// wrapping, and what a CI log shows in full (docs/decisions/0050).
+const DefaultTextWidth = 100
 
-func renderText(w io.Writer, s Summary, verbose bool) error {
-	ew := &errwriter.Writer{W: redact.PrintableWriter(w)}
-	c := s.Client
+// TextOptions shape the text summary.
+type TextOptions struct {
+	// Width is the most columns a line takes (0: DefaultTextWidth): a
+	// longer paragraph wraps with a hanging indent, a table too wide goes
+	// in blocks of columns, and a warning is cut to one line.
+	Width int
+	// Verbose prints every finding and warning whole (wrapped), with the
+	// findings' evidence, instead of one cut line each.
+	Verbose bool
+	// RunDir, when set, is printed last with the path of its report.html:
+	// where the whole report is.
+	RunDir string
+}
+
+// RenderTextWith writes the text summary as o says.
+func RenderTextWith(w io.Writer, s Summary, o TextOptions) error {
+	if o.Width <= 0 {
+		o.Width = DefaultTextWidth
+	}
+	// Sanitize first, then fit: an escaped control character is wider than
+	// the byte it replaced.
+	var body bytes.Buffer
+	ew := &errwriter.Writer{W: redact.PrintableWriter(&body)}
+	t := textRun{ew: ew, s: s, o: o}
+	t.render()
+	if ew.Err != nil {
+		return ew.Err
+	}
+	out := &errwriter.Writer{W: w}
+	for _, line := range strings.Split(strings.TrimSuffix(body.String(), "\n"), "\n") {
+		for _, l := range textwidth.Wrap(strings.TrimRight(line, " "), o.Width) {
+			out.Printf("%s\n", l)
+		}
+	}
+	return out.Err
+}
+
+// textRun is one rendering of the text summary.
+type textRun struct {
+	ew  *errwriter.Writer
+	s   Summary
+	o   TextOptions
+	cut bool // a line was cut to the width: the tail says where it is whole
+}
+
+// table writes t fitted to the width.
+func (t *textRun) table(tt textTable) {
+	for _, l := range fitTable(tt, t.o.Width) {
+		t.ew.Printf("%s\n", l)
+	}
+}
+
+// oneLine writes a line cut to the width (whole, to be wrapped, when
+// verbose).
+func (t *textRun) oneLine(line string) {
+	indent := line[:len(line)-len(strings.TrimLeft(line, " "))]
+	line = indent + strings.Join(strings.Fields(line), " ")
+	if !t.o.Verbose && textwidth.Len(line) > t.o.Width {
+		line, t.cut = textwidth.Cut(line, t.o.Width), true
+	}
+	t.ew.Printf("%s\n", line)
+}
+
+func (t *textRun) render() {
+	ew, s, c := t.ew, t.s, t.s.Client
 	ew.Printf("llmbench %s — %s (seed %d), %.1f s measured\n", s.Run.Scenario, s.Run.ID, s.Run.Seed, s.Run.Duration)
+	t.answer()
 	if d := s.Run.Description; d != "" {
 		ew.Printf("%s\n", oneLine(d, 200))
 	}
@@ -51,8 +121,9 @@ func renderText(w io.Writer, s Summary, verbose bool) error {
 		ew.Printf("  %s\n", n)
 	}
 	for _, lead := range leadText {
-		if err := lead(ew, s); err != nil {
-			return err
+		if err := lead(t); err != nil {
+			ew.Err = cmpErr(ew.Err, err)
+			return
 		}
 	}
 	if s.Sweep != nil {
@@ -60,7 +131,7 @@ func renderText(w io.Writer, s Summary, verbose bool) error {
 	}
 	ew.Printf("requests: %d ok, %d failed%s%s%s\n", c.Requests.OK, c.Requests.Failed, errorList(c.Requests.Errors), canceledNote(c.Requests), failedRate(c.Requests))
 	for _, class := range sortedKeys(c.Requests.ErrorSamples) {
-		ew.Printf("  %s, e.g.: %s\n", class, oneLine(c.Requests.ErrorSamples[class], 160))
+		t.oneLine(fmt.Sprintf("  %s, e.g.: %s", class, c.Requests.ErrorSamples[class]))
 	}
 	ew.Printf("throughput: %.1f output tokens/s, %.2f requests/s (tokens from %s)",
 		c.Throughput.OutputTokensPerSec, c.Throughput.RequestsPerSec, c.Tokens.Source)
@@ -72,6 +143,98 @@ func renderText(w io.Writer, s Summary, verbose bool) error {
 		ew.Printf("goodput: %s\n", goodputLine(g, c.Requests.Sent))
 	}
 	outagesText(ew, s.Outages)
+	t.tokens()
+	t.latency()
+	t.health()
+	if w := s.Waterfall; w != nil {
+		t.waterfall(w)
+	}
+	t.warnings()
+	t.tail()
+}
+
+// cmpErr is the first error of two.
+func cmpErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// answer writes what a reader came for, under the header: the verdict
+// (with the gates' when the run has gates) and the headline figures, or a
+// sweep's or a search's capacity.
+func (t *textRun) answer() {
+	h, s := t.s.Health, t.s
+	warnings := 0
+	for _, st := range h.States {
+		if st.Severity == validity.Warning {
+			warnings++
+		}
+	}
+	for _, f := range s.Findings {
+		if f.Severity != reconcile.Info {
+			warnings++
+		}
+	}
+	verdict := "valid"
+	if !h.Valid {
+		verdict = fmt.Sprintf("NOT VALID (%d %s below)", len(h.Problems), plural(len(h.Problems), "reason", "reasons"))
+	}
+	if warnings > 0 {
+		verdict += fmt.Sprintf(", %d %s below", warnings, plural(warnings, "warning", "warnings"))
+	}
+	if g := s.Gates; g != nil {
+		state := "passed"
+		if !g.Passed {
+			state = "FAILED"
+		}
+		verdict += fmt.Sprintf("; gates %s (%d pass, %d fail)", state, g.Pass, g.Fail)
+	}
+	t.oneLine("verdict: " + verdict)
+	switch {
+	case s.Search != nil:
+		t.ew.Printf("answer: %s\n", s.Search.String())
+	case s.Sweep != nil && s.Sweep.Saturation.Found:
+		t.ew.Printf("answer: capacity %.2f requests/s, knee at %s\n", s.Sweep.Saturation.Capacity, s.Sweep.Saturation.Phase)
+	default:
+		c := s.Client
+		line := fmt.Sprintf("answer: %.2f requests/s, %.1f output tokens/s", c.Throughput.RequestsPerSec, c.Throughput.OutputTokensPerSec)
+		for _, q := range headlineQuantiles(LatencyTable(s)) {
+			line += "; " + q
+		}
+		t.ew.Printf("%s\n", line)
+	}
+}
+
+// headlineQuantiles are TTFT's and ITL's first and last quantiles in ms
+// ("TTFT p50 20.5 p99 23.0 ms"), those with samples.
+func headlineQuantiles(tab latencytable.Table) []string {
+	var out []string
+	for _, r := range tab.Rows {
+		if (r.Name != "TTFT" && r.Name != "ITL") || r.Client.N == 0 || len(r.Client.Quantiles) == 0 {
+			continue
+		}
+		idx := []int{0, len(r.Client.Quantiles) - 1}
+		if idx[1] == 0 {
+			idx = idx[:1]
+		}
+		parts := []string{r.Name}
+		for _, i := range idx {
+			if q := r.Client.Quantiles[i]; q.OK && i < len(tab.Percentiles) {
+				parts = append(parts, rundir.PercentileName(tab.Percentiles[i])+" "+ms(q.V))
+			}
+		}
+		if len(parts) > 1 {
+			out = append(out, strings.Join(parts, " ")+" ms")
+		}
+	}
+	return out
+}
+
+// tokens writes the token counts and what to make of them.
+func (t *textRun) tokens() {
+	ew, c := t.ew, t.s.Client
 	ew.Printf("tokens: prompt %d (the plan aimed for %d), output %d (max_tokens %d), cached %d",
 		c.Tokens.Prompt, c.Tokens.PromptTarget, c.Tokens.Output, c.Tokens.OutputTarget, c.Tokens.Cached)
 	if c.Tokens.Reasoning > 0 {
@@ -90,31 +253,36 @@ func renderText(w io.Writer, s Summary, verbose bool) error {
 	if n := contextNote(c.Tokens); n != "" {
 		ew.Printf("  %s\n", n)
 	}
+}
 
-	if err := renderLatencyText(ew, LatencyTable(s)); err != nil {
-		return err
-	}
+// latency writes the latency table, its legend and notes, and the
+// engine's own timings.
+func (t *textRun) latency() {
+	ew, s, c := t.ew, t.s, t.s.Client
+	t.latencyTable(LatencyTable(s))
 	ew.Printf("%s\n", firstTokenNote(c))
 	if n := chunksNote(c.Tokens); n != "" {
 		ew.Printf("%s\n", n)
 	}
 	if st := c.ServerTimings; st != nil {
-		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "llama.cpp timings (%d requests), ms\tn\tp50\tp99\n", st.Requests)
+		tab := textTable{keyCols: 1}
+		tab.add(fmt.Sprintf("llama.cpp timings (%d requests), ms", st.Requests), "n", "p50", "p99")
 		for _, r := range serverTimingRows(st) {
 			n, p50, p99 := distCols(r.d)
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", r.name, n, p50, p99)
+			tab.add("  "+r.name, n, p50, p99)
 		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+		t.table(tab)
 	}
 	if s.Server != nil {
 		ew.Printf("server means are exact (sum ÷ count); server quantiles are interpolated inside histogram buckets [low–high ms]; %s\n", serverNote(s.Server))
 	} else {
 		ew.Printf("server: no /metrics view\n")
 	}
-	h := s.Health
+}
+
+// health writes the client's health line and what was dropped.
+func (t *textRun) health() {
+	ew, h := t.ew, t.s.Health
 	ew.Printf("health: schedule lag p99 %s ms, send delay p99 %s ms, %d retries, %d scrapes ok / %d failed, client CPU %.0f%% of %d cores, %d GCs",
 		ms(h.ScheduleLag.P99), ms(h.SendDelay.P99), h.Retries, h.ScrapeOK, h.ScrapeFailures, 100*h.Client.CPUUtilization, h.Client.CPUCores, h.Client.GCCycles)
 	if h.Client.SchedLatencyP99_s > 0 {
@@ -133,30 +301,50 @@ func renderText(w io.Writer, s Summary, verbose bool) error {
 	if n := recordsNote(h); n != "" {
 		ew.Printf("records: %s\n", n)
 	}
-	for _, st := range h.States {
+}
+
+// warnings writes each validity state whole, each finding that is not
+// INFO on one line (whole, with its evidence, when verbose), then the
+// checks without a warning in one line.
+func (t *textRun) warnings() {
+	ew, s := t.ew, t.s
+	for _, st := range s.Health.States {
+		// A validity state is the verdict's reason, and says what the
+		// latencies cover: whole (wrapped), where a finding gets one line.
 		label := "NOT VALID"
 		if st.Severity == validity.Warning {
 			label = "WARNING"
 		}
 		ew.Printf("%s: %s\n", label, validity.Line(st))
 	}
-	if w := s.Waterfall; w != nil {
-		renderWaterfall(ew, w)
-	}
+	var agree []string
 	for _, f := range s.Findings {
-		if !verbose {
-			ew.Printf("%-4s %s: %s\n", strings.ToUpper(string(f.Severity)), f.ID, oneLine(f.Verdict, briefVerdict))
+		if f.Severity == reconcile.Info && !t.o.Verbose {
+			agree = append(agree, f.ID)
 			continue
 		}
-		ew.Printf("%-4s %s: %s\n", strings.ToUpper(string(f.Severity)), f.ID, f.Verdict)
-		for _, k := range sortedKeys(f.Evidence) {
-			ew.Printf("       %s = %.6g\n", k, f.Evidence[k])
+		t.oneLine(fmt.Sprintf("%s %s: %s", strings.ToUpper(string(f.Severity)), f.ID, f.Verdict))
+		if t.o.Verbose {
+			for _, k := range sortedKeys(f.Evidence) {
+				ew.Printf("       %s = %.6g\n", k, f.Evidence[k])
+			}
 		}
 	}
-	if !verbose && len(s.Findings) > 0 {
-		ew.Printf("(findings in brief: --verbose, report.md and report.html have them whole, with their evidence)\n")
+	if len(agree) > 0 {
+		ew.Printf("checks without a warning: %s\n", strings.Join(agree, ", "))
 	}
-	return ew.Err
+}
+
+// tail says where the rest is: the whole findings, the run directory and
+// its report.html, last, where a reader looks for them.
+func (t *textRun) tail() {
+	if !t.o.Verbose && (t.cut || len(t.s.Findings) > 0) {
+		t.ew.Printf("(one line each: --verbose, report.md and report.html have them whole, with evidence)\n")
+	}
+	if d := t.o.RunDir; d != "" {
+		t.ew.Printf("report: %s\n", filepath.Join(d, rundir.HTMLFile))
+		t.ew.Printf("run directory: %s\n", d)
+	}
 }
 
 // PooledHeading introduces, in a sweep's reports, the figures pooled over
@@ -168,71 +356,78 @@ const PooledHeading = "all points (pooled: no single load produced these)"
 // header: the per-load answer a reader came for, before any figure pooled
 // over loads. Each writes nothing when the run has nothing of it; a new
 // answer-first section (a capacity search's probe table) is added here.
-var leadText = []func(*errwriter.Writer, Summary) error{
-	func(ew *errwriter.Writer, s Summary) error { return renderSearch(ew, s.Search) },
+var leadText = []func(*textRun) error{
+	func(t *textRun) error { return renderSearch(t.ew, t.s.Search) },
 	sweepText,
 }
 
 // sweepText writes a sweep's per-point table, its capacity and knee and its
 // goodput peak.
-func sweepText(ew *errwriter.Writer, s Summary) error {
-	if s.Sweep == nil {
+func sweepText(t *textRun) error {
+	sw := t.s.Sweep
+	if sw == nil {
 		return nil
 	}
-	ew.Printf("\nper point (each load on its own; 95 %% intervals):\n")
-	if err := renderSweep(ew, s.Sweep); err != nil {
-		return err
+	t.ew.Printf("\nper point (each load on its own; 95 %% intervals):\n")
+	t.table(sweepTable(sw))
+	if sweepTooFew(sw) {
+		legend := latencytable.TooFewLegend
+		if !t.o.Verbose {
+			legend = tooFewBrief
+		}
+		t.ew.Printf("  %s\n", legend)
 	}
-	return ew.Err
+	if sw.Saturation.Found {
+		t.ew.Printf("saturation: capacity %.2f requests/s, knee at %s (%s)\n", sw.Saturation.Capacity, sw.Saturation.Phase, sw.Saturation.Reason)
+	} else {
+		t.ew.Printf("saturation: not reached (%s)\n", sw.Saturation.Reason)
+	}
+	if g := sw.GoodputPeak; g != nil {
+		t.ew.Printf("%s\n", g)
+	}
+	return t.ew.Err
 }
 
-func renderSweep(w io.Writer, sw *SweepResult) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+// sweepTable is a sweep's per-point table, keyed by phase.
+func sweepTable(sw *SweepResult) textTable {
+	tab := textTable{keyCols: 1}
 	goodput := len(sw.Points) > 0 && sw.Points[0].GoodputPerS != nil
-	head := "sweep phase\toffered\tachieved req/s\toutput tok/s\tn\tTTFT p50 ms\tTTFT p99 ms\tITL n\tITL p50 ms\tITL p99 ms"
+	head := []string{"sweep phase", "offered", "achieved req/s", "output tok/s", "n", "TTFT p50 ms", "TTFT p99 ms", "ITL n", "ITL p50 ms", "ITL p99 ms"}
 	if goodput {
-		head += "\tgoodput req/s\twithin SLO"
+		head = append(head, "goodput req/s", "within SLO")
 	}
-	fmt.Fprintln(tw, head+"\tserver queue")
-	tooFew := false
+	tab.add(append(head, "server queue")...)
 	for _, p := range sw.Points {
-		row := fmt.Sprintf("%s\t%.4g %s\t%.2f\t%.0f\t%d\t%s\t%s\t%d\t%s\t%s", p.Phase, p.Load, p.LoadUnit, p.RequestsPerS, p.OutputTokPerS,
-			p.N["ttft"], pointFigure(p, "ttft", 50, p.TTFTp50), pointFigure(p, "ttft", 99, p.TTFTp99),
-			p.N["itl"], pointFigure(p, "itl", 50, p.ITLp50), pointFigure(p, "itl", 99, p.ITLp99))
+		row := []string{p.Phase, fmt.Sprintf("%.4g %s", p.Load, p.LoadUnit), fmt.Sprintf("%.2f", p.RequestsPerS), fmt.Sprintf("%.0f", p.OutputTokPerS),
+			fmt.Sprint(p.N["ttft"]), pointFigure(p, "ttft", 50, p.TTFTp50), pointFigure(p, "ttft", 99, p.TTFTp99),
+			fmt.Sprint(p.N["itl"]), pointFigure(p, "itl", 50, p.ITLp50), pointFigure(p, "itl", 99, p.ITLp99)}
 		if goodput {
 			g := "—"
 			if p.GoodputPerS != nil {
 				g = fmt.Sprintf("%.2f", *p.GoodputPerS)
 			}
-			row += "\t" + g + "\t" + goodFraction(p)
+			row = append(row, g, goodFraction(p))
 		}
 		queue := "absent"
 		if p.QueueMean >= 0 {
 			queue = fmt.Sprintf("%.1f", p.QueueMean)
 		}
-		mark := ""
 		if sw.Saturation.Found && p.Phase == sw.Saturation.Phase {
-			mark = "  ← knee"
+			queue += "  ← knee"
 		}
-		fmt.Fprintf(tw, "%s\t%s%s\n", row, queue, mark)
-		tooFew = tooFew || len(p.TooFew) > 0
+		tab.add(append(row, queue)...)
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	return tab
+}
+
+// sweepTooFew reports whether a point's figure is marked too few samples.
+func sweepTooFew(sw *SweepResult) bool {
+	for _, p := range sw.Points {
+		if len(p.TooFew) > 0 {
+			return true
+		}
 	}
-	var err error
-	if tooFew {
-		_, err = fmt.Fprintf(w, "  %s\n", latencytable.TooFewLegend)
-	}
-	if err == nil && sw.Saturation.Found {
-		_, err = fmt.Fprintf(w, "saturation: capacity %.2f requests/s, knee at %s (%s)\n", sw.Saturation.Capacity, sw.Saturation.Phase, sw.Saturation.Reason)
-	} else if err == nil {
-		_, err = fmt.Fprintf(w, "saturation: not reached (%s)\n", sw.Saturation.Reason)
-	}
-	if g := sw.GoodputPeak; g != nil && err == nil {
-		_, err = fmt.Fprintf(w, "%s\n", g)
-	}
-	return err
+	return false
 }
 
 // pointFigure is a sweep point's quantile in ms with its interval and
@@ -267,31 +462,59 @@ func failedRate(r RequestCounts) string {
 	return fmt.Sprintf("; error rate %.1f%%%s", 100*float64(r.Failed)/float64(r.Sent-r.Canceled), percentCI(r.FailedCI))
 }
 
-// renderLatencyText writes the latency table as aligned columns, in ms:
-// each latency's client row (n, mean and quantiles, each with its 95 %
-// interval, a figure too small a sample for its rank marked) and under it
-// the engine's row (each quantile with its histogram bucket), so both
-// sides' figures of one quantile share a column.
-func renderLatencyText(w io.Writer, t latencytable.Table) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	names := make([]string, len(t.Percentiles))
-	for i, p := range t.Percentiles {
-		names[i] = rundir.PercentileName(p)
+// renderLatencyText writes the latency table at DefaultTextWidth.
+func renderLatencyText(w io.Writer, tab latencytable.Table) error {
+	ew := &errwriter.Writer{W: w}
+	t := textRun{ew: ew, o: TextOptions{Width: DefaultTextWidth}}
+	t.latencyTable(tab)
+	return ew.Err
+}
+
+// latencyTable writes the latency table as aligned columns, in ms: each
+// latency's client row (n, mean and quantiles, each with its 95 % interval,
+// a figure too small a sample for its rank marked) and under it the
+// engine's row (each quantile with its histogram bucket), so both sides'
+// figures of one quantile share a column. Too wide for the width, its
+// columns go in blocks (fitTable).
+func (t *textRun) latencyTable(lt latencytable.Table) {
+	tab := textTable{keyCols: 1}
+	head := []string{"latency (ms)", "n", "mean"}
+	for _, p := range lt.Percentiles {
+		head = append(head, rundir.PercentileName(p))
 	}
-	fmt.Fprintln(tw, "latency (ms)\tn\tmean\t"+strings.Join(names, "\t"))
-	for _, r := range t.Rows {
-		fmt.Fprintf(tw, "%s\t%s\n", r.Name, clientCols(r.Client, "\t"))
-		if !t.NoServer {
-			fmt.Fprintf(tw, "  engine\t%s\n", serverCols(r.Server, len(t.Percentiles), "\t"))
+	tab.add(head...)
+	for _, r := range lt.Rows {
+		tab.add(append([]string{r.Name}, strings.Split(clientCols(r.Client, "\t"), "\t")...)...)
+		if !lt.NoServer {
+			tab.add(append([]string{"  engine"}, strings.Split(serverCols(r.Server, len(lt.Percentiles), "\t"), "\t")...)...)
 		}
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	t.table(tab)
+	if !t.o.Verbose {
+		t.ew.Printf("  %s\n", briefLegend(lt))
+		return
 	}
-	for _, l := range latencyLegend(t) {
-		fmt.Fprintf(w, "  %s\n", l)
+	for _, l := range latencyLegend(lt) {
+		t.ew.Printf("  %s\n", l)
 	}
-	return nil
+}
+
+// tooFewBrief is latencytable.TooFewLegend in brief.
+const tooFewBrief = latencytable.TooFewMark + " too few samples for this percentile's rank (a side open, ∞)"
+
+// briefLegend is latencyLegend in one line, for the brief summary: the
+// marks named, --verbose and the reports say the rest.
+func briefLegend(lt latencytable.Table) string {
+	parts := []string{"value (95 % interval)"}
+	for _, l := range latencyLegend(lt)[1:] {
+		switch l {
+		case latencytable.TooFewLegend:
+			parts = append(parts, tooFewBrief)
+		case latencytable.SketchLegend:
+			parts = append(parts, "ITL's intervals read from a sketch")
+		}
+	}
+	return strings.Join(parts, "; ") + " (--verbose explains)"
 }
 
 // latencyLegend are the lines that read the table's marks: the intervals,
@@ -459,15 +682,15 @@ func recordsNote(h Health) string {
 	return fmt.Sprintf("%d read, ", h.Records) + strings.Join(parts, ", ")
 }
 
-// renderWaterfall prints where requests' time went, phase by phase, from the
+// waterfall writes where requests' time went, phase by phase, from the
 // engine's trace joined to the client's records.
-func renderWaterfall(ew *errwriter.Writer, w *reconcile.WaterfallSummary) {
-	ew.Printf("waterfall: %d of %d requests joined to the engine's trace (%d add up to their E2E within %s ms)\n",
+func (t *textRun) waterfall(w *reconcile.WaterfallSummary) {
+	t.ew.Printf("waterfall: %d of %d requests joined to the engine's trace (%d add up to their E2E within %s ms)\n",
 		w.Joined, w.Requests, w.WithinTolerance, ms(w.Tolerance))
-	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  phase\tmean ms\tp50\tp99\tshare")
+	tab := textTable{keyCols: 1}
+	tab.add("  phase", "mean ms", "p50", "p99", "share")
 	for _, p := range w.Phases {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%.0f%%\n", p.Name, ms(p.Mean), ms(p.P50), ms(p.P99), 100*p.Share)
+		tab.add("  "+p.Name, ms(p.Mean), ms(p.P50), ms(p.P99), fmt.Sprintf("%.0f%%", 100*p.Share))
 	}
-	tw.Flush()
+	t.table(tab)
 }

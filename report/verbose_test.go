@@ -28,7 +28,7 @@ func TestFindingsBriefAndVerbose(t *testing.T) {
 			t.Errorf("a brief finding line of %d characters: %q", len([]rune(l)), l)
 		}
 	}
-	if !strings.Contains(verbose.String(), strings.TrimSpace(long)) || !strings.Contains(verbose.String(), "client_prompt_tokens = 220") {
+	if !hasText(verbose.String(), long) || !strings.Contains(verbose.String(), "client_prompt_tokens = 220") {
 		t.Errorf("verbose summary lacks the whole verdict or its evidence:\n%s", verbose.String())
 	}
 }

@@ -80,11 +80,9 @@ func finalize(dir string, text io.Writer, verbose bool) (Finalized, error) {
 		return fin, err
 	}
 	if text != nil {
-		render := report.RenderText
-		if verbose {
-			render = report.RenderTextVerbose
-		}
-		if err := render(text, s); err != nil {
+		// The summary ends with the run directory and its report.html: where
+		// the whole report is.
+		if err := report.RenderTextWith(text, s, report.TextOptions{Width: summaryWidth(text), Verbose: verbose, RunDir: dir}); err != nil {
 			return fin, err
 		}
 	}

@@ -20,10 +20,7 @@ func Merge(out string, shards []string, w io.Writer) error {
 	if err := rundir.Merge(out, shards); err != nil {
 		return configError(err)
 	}
-	if _, err := Finalize(out, w); err != nil {
-		return err
-	}
-	_, err := fmt.Fprintf(w, "run directory: %s\n", out)
+	_, err := Finalize(out, w) // its text ends with the run directory
 	return err
 }
 

@@ -67,8 +67,8 @@ func reportRun(dir string, o ReportOptions, w io.Writer) (report.Summary, error)
 		_, err := fmt.Fprintln(w, filepath.Join(dir, reporthtml.FileName))
 		return fin.Summary, err
 	}
-	if o.Format == "text" && o.Verbose {
-		render = report.RenderTextVerbose
+	if o.Format == "text" {
+		return fin.Summary, report.RenderTextWith(w, fin.Summary, report.TextOptions{Width: summaryWidth(w), Verbose: o.Verbose, RunDir: dir})
 	}
 	return fin.Summary, render(w, fin.Summary)
 }

@@ -275,8 +275,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	res.Summary = fin.Summary
-	fmt.Fprintf(sys.Stdout, "run directory: %s\n", res.Dir)
+	res.Summary = fin.Summary // its text ended with the run directory
 	res.Gates, err = gate(cfg, sys, res.Dir, fin, d, interrupted)
 	return res, err
 }
