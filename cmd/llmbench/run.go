@@ -156,7 +156,7 @@ func progressView(cio *cliIO, opts runOpts, tuiOn bool, interrupt func()) run.Vi
 		}
 	}
 	return func(ctx context.Context, l run.Live) {
-		fmt.Fprintf(cio.stderr, "llmbench: running %s against %s, writing %s\n", l.Name(), l.Engine, l.RunDir)
+		fmt.Fprintf(cio.stderr, "llmbench: running %s against %s\n  writing %s\n", l.Name(), l.Engine, l.RunDir)
 		live.PrintProgress(ctx, cio.stderr, opts.every, l.Progress)
 	}
 }
