@@ -326,13 +326,15 @@ scrape: {interval: 250ms}
 			60-inside, opened, finished)}
 	}
 	// A request that ended while that snapshot was read may be counted on
-	// either side of it (the product says how many: edge_ambiguous; one,
-	// beside two CPU hogs, where the engine's Δ was 59).
-	if f := findingIn(s.Findings, reconcile.IDRequestConservation); f != nil && f.Evidence["edge_ambiguous"] > 0 {
-		return []string{fmt.Sprintf("%v requests ended while a boundary snapshot was read (its Δfinished %v): the shards did not start together", f.Evidence["edge_ambiguous"], finished)}
+	// either side of it, and the product says how many (edge_ambiguous; one,
+	// beside two CPU hogs, where the engine's Δ was 59; one on a quiet CI
+	// machine, where it was 60): the count is exact but for those.
+	ambiguous := 0.0
+	if f := findingIn(s.Findings, reconcile.IDRequestConservation); f != nil {
+		ambiguous = f.Evidence["edge_ambiguous"]
 	}
-	if finished != 60 {
-		t.Errorf("server view of the merged run %+v, want Δfinished = 60", s.Server)
+	if finished > 60 || finished < 60-ambiguous {
+		t.Errorf("server view of the merged run %+v, want Δfinished = 60 (%v of them may fall either side of a boundary snapshot)", s.Server, ambiguous)
 	}
 	return nil
 }
