@@ -161,15 +161,16 @@ func dur(d time.Duration) string {
 // PrintProgress writes the progress of progress() on w every interval
 // until ctx is done, then a last time: the live view of a run whose output
 // is not a terminal. Each warning is printed once, when it has held for two
-// looks (steadyFindings); the progress lines count those active.
-func PrintProgress(ctx context.Context, w io.Writer, every time.Duration, progress func() Progress) {
+// looks (steadyFindings); the progress lines count those active. No line
+// is wider than width columns (0: DefaultWidth).
+func PrintProgress(ctx context.Context, w io.Writer, every time.Duration, width int, progress func() Progress) {
 	if every <= 0 {
 		every = 2 * time.Second
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
 	var steady steadyFindings
-	var pp plainPrinter
+	pp := plainPrinter{width: width}
 	show := func() {
 		for _, l := range pp.lines(steady.filter(progress())) {
 			fmt.Fprintln(w, l)

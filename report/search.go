@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/llmbench-org/llmbench/capacity"
 	"github.com/llmbench-org/llmbench/internal/interval"
@@ -133,18 +132,22 @@ func hiText(hi *float64) string {
 func num4(v float64) string { return fmt.Sprintf("%.4g", v) }
 
 // renderSearch is the text summary's probe table and answer.
-func renderSearch(w io.Writer, s *SearchResult) error {
+// A table wider than width (0: no limit) is split into blocks of columns,
+// each repeating the probe and its load (fitTable), never word-wrapped.
+func renderSearch(w io.Writer, s *SearchResult, width int) error {
 	if s == nil {
 		return nil
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "search probe\t%s\tverdict\tgood\t95%% interval\treq/s\tTTFT p99 ms\tTPOT p99 ms\n", s.LoadUnit)
+	t := textTable{keyCols: 2}
+	t.add("search probe", s.LoadUnit, "verdict", "good", "95% interval", "req/s", "TTFT p99 ms", "TPOT p99 ms")
 	for _, p := range s.Probes {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d/%d %.1f%%\t[%.1f%%, %.1f%%]\t%.2f\t%s\t%s\n", p.Phase, num4(p.Load), p.Verdict,
-			p.Good, p.Judged, 100*p.GoodFraction, 100*p.GoodLo, 100*p.GoodHi, p.RequestsPerS, ms(p.TTFTp99), ms(p.TPOTp99))
+		t.add(p.Phase, num4(p.Load), p.Verdict, fmt.Sprintf("%d/%d %.1f%%", p.Good, p.Judged, 100*p.GoodFraction),
+			fmt.Sprintf("[%.1f%%, %.1f%%]", 100*p.GoodLo, 100*p.GoodHi), fmt.Sprintf("%.2f", p.RequestsPerS), ms(p.TTFTp99), ms(p.TPOTp99))
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	for _, l := range fitTable(t, width) {
+		if _, err := fmt.Fprintln(w, l); err != nil {
+			return err
+		}
 	}
 	_, err := fmt.Fprintf(w, "%s\n", s.String())
 	return err

@@ -2,11 +2,13 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/internal/textwidth"
 	"github.com/llmbench-org/llmbench/rundir"
 )
 
@@ -54,7 +56,7 @@ func TestSearchOf(t *testing.T) {
 		t.Errorf("probe %+v: want 40 of 100 good, its interval around 40 %%", p)
 	}
 	var text, md bytes.Buffer
-	if err := renderSearch(&text, s); err != nil {
+	if err := renderSearch(&text, s, 0); err != nil {
 		t.Fatal(err)
 	}
 	markdownSearch(&md, s)
@@ -94,5 +96,43 @@ func TestSLOVerdictOf(t *testing.T) {
 	}
 	if sloVerdictOf(nil, true, nil) != nil || sloVerdictOf(slo, false, nil) != nil {
 		t.Error("a verdict without an slo, or for a phase that is not measured")
+	}
+}
+
+// A probe table wider than the text is split into blocks of columns, each
+// repeating the probe and its load, never word-wrapped: every table line
+// fits, and every probe's name starts a line in each block.
+func TestSearchTableFitsInBlocks(t *testing.T) {
+	t.Parallel()
+	hi := 64.0
+	s := &SearchResult{LoadUnit: "requests/s", Status: "bracketed", Capacity: 32, CapacityLo: 32, CapacityHi: &hi, ProbesUsed: 2, MaxProbes: 8, Target: 0.9, SLO: "TTFT ≤ 100ms"}
+	for _, load := range []float64{32, 64} {
+		s.Probes = append(s.Probes, SearchProbe{Phase: fmt.Sprintf("search-rate-%g-with-a-long-phase-name", load), Load: load, Verdict: "inconclusive",
+			Judged: 123456, Good: 12345, GoodFraction: 0.1, GoodLo: 0.09, GoodHi: 0.11, RequestsPerS: 12345.67, TTFTp99: 123456.7, TPOTp99: 1234.5})
+	}
+	var whole, narrow bytes.Buffer
+	if err := renderSearch(&whole, s, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := renderSearch(&narrow, s, 80); err != nil {
+		t.Fatal(err)
+	}
+	wholeLines := strings.Split(strings.TrimSuffix(whole.String(), "\n"), "\n")
+	if w := textwidth.Len(wholeLines[0]); w <= 80 {
+		t.Fatalf("the unlimited table is %d columns: the case does not test a split", w)
+	}
+	lines := strings.Split(strings.TrimSuffix(narrow.String(), "\n"), "\n")
+	table := lines[:len(lines)-1] // the answer line after it is wrapped by the text summary
+	starts := 0
+	for _, l := range table {
+		if textwidth.Len(l) > 80 {
+			t.Errorf("a table line of %d columns at width 80: %q", textwidth.Len(l), l)
+		}
+		if strings.HasPrefix(l, s.Probes[1].Phase+"  64") {
+			starts++
+		}
+	}
+	if starts < 2 {
+		t.Errorf("the second probe starts %d lines, want one in each of at least 2 blocks:\n%s", starts, narrow.String())
 	}
 }

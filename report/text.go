@@ -357,7 +357,7 @@ const PooledHeading = "all points (pooled: no single load produced these)"
 // over loads. Each writes nothing when the run has nothing of it; a new
 // answer-first section (a capacity search's probe table) is added here.
 var leadText = []func(*textRun) error{
-	func(t *textRun) error { return renderSearch(t.ew, t.s.Search) },
+	func(t *textRun) error { return renderSearch(t.ew, t.s.Search, t.o.Width) },
 	sweepText,
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmbench-org/llmbench/internal/textwidth"
+	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/rundir"
 )
 
@@ -64,15 +66,19 @@ func TestInspectRefuses(t *testing.T) {
 func TestReportRefuses(t *testing.T) {
 	t.Parallel()
 	set := fakeTrialSet(t, 2)
-	for _, tt := range []struct{ dir, format, want string }{
-		{t.TempDir(), "text", "is not a run directory"},
-		{filepath.Join(set, "trial-1"), "xml", `--format must be text, json, md, csv, html or parquet, not "xml"`},
-		{set, "xml", `--format must be text, json, md, csv, html or parquet, not "xml"`},
-		{set, "json", "is a trial set of 2 trials (trial-1, trial-2): --format json describes one run; give one trial, e.g. llmbench report " + filepath.Join(set, "trial-1") + " --format json"},
-		{set, "csv", "--format csv describes one run"},
+	for _, tt := range []struct {
+		dir, format, want string
+		width             int
+	}{
+		{t.TempDir(), "text", "is not a run directory", 0},
+		{filepath.Join(set, "trial-1"), "text", "--width 59: at least 60 columns", 59},
+		{filepath.Join(set, "trial-1"), "xml", `--format must be text, json, md, csv, html or parquet, not "xml"`, 0},
+		{set, "xml", `--format must be text, json, md, csv, html or parquet, not "xml"`, 0},
+		{set, "json", "is a trial set of 2 trials (trial-1, trial-2): --format json describes one run; give one trial, e.g. llmbench report " + filepath.Join(set, "trial-1") + " --format json", 0},
+		{set, "csv", "--format csv describes one run", 0},
 	} {
 		var out strings.Builder
-		err := Report(tt.dir, ReportOptions{Format: tt.format}, &out)
+		err := Report(tt.dir, ReportOptions{Format: tt.format, Width: tt.width}, &out)
 		if !isConfigError(err) || !strings.Contains(err.Error(), tt.want) || out.Len() > 0 {
 			t.Errorf("Report(%s, %s): %v, printed %q; want a *ConfigError with %q and nothing printed", tt.dir, tt.format, err, out.String(), tt.want)
 		}
@@ -170,6 +176,36 @@ func TestLearnNoiseRefuses(t *testing.T) {
 		_, err := LearnNoise(context.Background(), tt.cfg, IO{Stdout: &out})
 		if !isConfigError(err) || !strings.Contains(err.Error(), tt.want) || out.Len() > 0 {
 			t.Errorf("%+v: %v, printed %q; want a *ConfigError with %q", tt.cfg, err, out.String(), tt.want)
+		}
+	}
+}
+
+// --width sets the text's width: a real run's summary (report/testdata/v1-run)
+// has lines wider than 80 columns at the default width, and none at 80 or at
+// the narrowest width allowed.
+func TestReportWidth(t *testing.T) {
+	t.Parallel()
+	widest := func(width int) int {
+		dir := t.TempDir()
+		if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "report", "testdata", "v1-run"))); err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		if err := Report(dir, ReportOptions{Format: "text", Width: width}, &out); err != nil {
+			t.Fatal(err)
+		}
+		w := 0
+		for _, l := range strings.Split(out.String(), "\n") {
+			w = max(w, textwidth.Len(l))
+		}
+		return w
+	}
+	if w := widest(0); w <= 80 || w > report.DefaultTextWidth {
+		t.Errorf("default width: widest line %d columns, want 81..%d", w, report.DefaultTextWidth)
+	}
+	for _, width := range []int{80, minTextWidth} {
+		if w := widest(width); w > width {
+			t.Errorf("--width %d: a line of %d columns", width, w)
 		}
 	}
 }

@@ -33,10 +33,11 @@ type Finalized struct {
 // none). It is the one way a run directory is finalized, whether it comes
 // from a run, a rebuilt report or merged shards, so all three write the same
 // files.
-func Finalize(dir string, text io.Writer) (Finalized, error) { return finalize(dir, text, false) }
+func Finalize(dir string, text io.Writer) (Finalized, error) { return finalize(dir, text, false, 0) }
 
-// finalize is Finalize; verbose prints the findings whole.
-func finalize(dir string, text io.Writer, verbose bool) (Finalized, error) {
+// finalize is Finalize; verbose prints the findings whole, width (0: the
+// terminal's) is the text's width in columns.
+func finalize(dir string, text io.Writer, verbose bool, width int) (Finalized, error) {
 	// A large run's report holds every request (without its chunks): a
 	// soft memory limit makes the collector work harder near it rather
 	// than let the heap double past it. One set from outside (GOMEMLIMIT)
@@ -82,7 +83,7 @@ func finalize(dir string, text io.Writer, verbose bool) (Finalized, error) {
 	if text != nil {
 		// The summary ends with the run directory and its report.html: where
 		// the whole report is.
-		if err := report.RenderTextWith(text, s, report.TextOptions{Width: summaryWidth(text), Verbose: verbose, RunDir: dir}); err != nil {
+		if err := report.RenderTextWith(text, s, report.TextOptions{Width: summaryWidth(text, width), Verbose: verbose, RunDir: dir}); err != nil {
 			return fin, err
 		}
 	}

@@ -48,7 +48,7 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 			}
 		}
 	}()
-	plain := func(ctx context.Context, l Live) { live.PrintProgress(ctx, cio.io.Stderr, opts.every, l.Progress) }
+	plain := func(ctx context.Context, l Live) { live.PrintProgress(ctx, cio.io.Stderr, opts.every, 0, l.Progress) }
 	res, err := Run(ctx, Config{Scenario: opts.scenario, RunsDir: opts.runsDir, Shard: opts.shard, Stop: stop, Views: []View{plain}}, cio.io)
 	return res.Dir, err
 }

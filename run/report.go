@@ -22,6 +22,7 @@ type ReportOptions struct {
 	// parquet (write requests.parquet and print its path).
 	Format  string
 	Verbose bool // text: every finding whole, with its evidence
+	Width   int  // text: the width in columns (0: the terminal's, at most 100); CheckWidth
 	Chunks  bool // parquet: also chunks.parquet, one row per output chunk
 }
 
@@ -29,6 +30,9 @@ type ReportOptions struct {
 // (Finalize) and prints it on w in o.Format: `llmbench report`. A path that
 // is neither, or a format that does not fit it, is a *ConfigError.
 func Report(dir string, o ReportOptions, w io.Writer) error {
+	if err := CheckWidth(o.Width); err != nil {
+		return err
+	}
 	if fileExists(filepath.Join(dir, rundir.TrialsFile)) {
 		return reportTrials(dir, o, w)
 	}
@@ -68,7 +72,7 @@ func reportRun(dir string, o ReportOptions, w io.Writer) (report.Summary, error)
 		return fin.Summary, err
 	}
 	if o.Format == "text" {
-		return fin.Summary, report.RenderTextWith(w, fin.Summary, report.TextOptions{Width: summaryWidth(w), Verbose: o.Verbose, RunDir: dir})
+		return fin.Summary, report.RenderTextWith(w, fin.Summary, report.TextOptions{Width: summaryWidth(w, o.Width), Verbose: o.Verbose, RunDir: dir})
 	}
 	return fin.Summary, render(w, fin.Summary)
 }

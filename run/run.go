@@ -67,6 +67,9 @@ type Config struct {
 	// Verbose prints the findings whole in the text summary (the reports
 	// always have them whole).
 	Verbose bool
+	// Width is the text summary's width in columns (0: the terminal's, at
+	// most 100; CheckWidth).
+	Width int
 	// MetricsAddr, when set, serves llmbench's own Prometheus /metrics there
 	// during the run (package selfmetrics; "127.0.0.1:0" picks a port).
 	MetricsAddr string
@@ -213,6 +216,9 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	outs := newOutputs(cfg.Sinks...)
 	defer outs.close()
 
+	if err := CheckWidth(cfg.Width); err != nil {
+		return Result{}, err
+	}
 	ld, err := loadRun(cfg, sys)
 	if err != nil {
 		return Result{}, err
@@ -271,7 +277,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	if err := settle(meta, plan, d, interrupted); err != nil {
 		return res, err
 	}
-	fin, err := finalize(res.Dir, sys.Stdout, cfg.Verbose)
+	fin, err := finalize(res.Dir, sys.Stdout, cfg.Verbose, cfg.Width)
 	if err != nil {
 		return res, err
 	}

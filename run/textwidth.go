@@ -1,6 +1,7 @@
 package run
 
 import (
+	"fmt"
 	"io"
 	"os"
 
@@ -8,6 +9,15 @@ import (
 
 	"github.com/llmbench-org/llmbench/report"
 )
+
+// CheckWidth checks a width the user asked for (--width): 0 (the
+// terminal's, at most report.DefaultTextWidth) or at least minTextWidth.
+func CheckWidth(cols int) error {
+	if cols != 0 && cols < minTextWidth {
+		return configError(fmt.Errorf("--width %d: at least %d columns (0: the terminal's, at most %d)", cols, minTextWidth, report.DefaultTextWidth))
+	}
+	return nil
+}
 
 // minTextWidth is the narrowest a terminal makes the text summary: below
 // it a hanging indent leaves too little room to read (docs/decisions/0050).
@@ -18,7 +28,12 @@ const minTextWidth = 60
 // minTextWidth), else report.DefaultTextWidth: a wider terminal gets no
 // wider lines (they read worse), and a file or a pipe gets the width the
 // goldens hold (docs/decisions/0050).
-func summaryWidth(w io.Writer) int {
+// A width the user asked for (--width) wins; it is at least minTextWidth
+// (CheckWidth).
+func summaryWidth(w io.Writer, asked int) int {
+	if asked > 0 {
+		return asked
+	}
 	f, ok := w.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) {
 		return report.DefaultTextWidth

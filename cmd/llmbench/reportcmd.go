@@ -19,6 +19,7 @@ the trials' headline figures); json and csv describe one run, so they want one t
 		RunE: func(cmd *cobra.Command, args []string) error { return run.Report(args[0], o, cio.stdout) },
 	}
 	cmd.Flags().BoolVarP(&o.Verbose, "verbose", "v", false, "text: print every finding whole, with its evidence")
+	cmd.Flags().IntVar(&o.Width, "width", 0, "text: the width in columns, at least 60 (default: the terminal's, at most 100)")
 	cmd.Flags().BoolVar(&o.Chunks, "chunks", false, "parquet: also write chunks.parquet, one row per output chunk")
 	cmd.Flags().StringVar(&o.Format, "format", "text", "what to print: text, json or md (the summary), csv (one line per request), html (the path of the rebuilt report.html), or parquet (write requests.parquet, one row per request, into the run directory and print its path)")
 	return cmd

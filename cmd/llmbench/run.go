@@ -27,6 +27,7 @@ type runOpts struct {
 	sets       []string         // --set FIELD=VALUE overrides of the scenario
 	metrics    string           // serve llmbench's own /metrics here during the run
 	verbose    bool             // the findings whole in the text summary
+	width      int              // the text's columns (0: the terminal's, at most 100)
 	repeat     int              // trials of the scenario (0 or 1: a single run, no trial set)
 }
 
@@ -78,6 +79,7 @@ load); the run directory keeps it as scenario.yaml, and the run ends with the co
 	cmd.Flags().StringVar(&opts.startAt, "start-at", "", "RFC 3339 time (e.g. 2026-12-02T10:00:00Z): start the load then, with the engine up and connections open; give every shard the same time so they start together")
 	cmd.Flags().StringVar(&opts.junit, "junit", "", "write the gates' JUnit report here (default: junit.xml in the run directory)")
 	cmd.Flags().BoolVarP(&opts.verbose, "verbose", "v", false, "print every finding whole, with its evidence (report.md and report.html always have them)")
+	cmd.Flags().IntVar(&opts.width, "width", 0, "the text summary's and progress lines' width in columns, at least 60 (default: the terminal's, at most 100)")
 	cmd.Flags().StringVar(&opts.metrics, "metrics-addr", "", "serve llmbench's own Prometheus /metrics at HOST:PORT during the run (deploy/grafana has a dashboard)")
 	addSetFlag(cmd, &opts.sets)
 	return cmd
@@ -115,7 +117,7 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 	cfg := run.Config{
 		Scenario: opts.scenario, Flags: opts.flags, Sets: opts.sets, RunsDir: opts.runsDir,
 		Baseline: opts.baseline, Thresholds: opts.thresholds, JUnit: opts.junit, Shard: opts.shard, StartAt: startAt,
-		Stop: stop, Views: []run.View{view}, MetricsAddr: opts.metrics, Verbose: opts.verbose,
+		Stop: stop, Views: []run.View{view}, MetricsAddr: opts.metrics, Verbose: opts.verbose, Width: opts.width,
 	}
 	res, err := run.Repeat(ctx, cfg, max(opts.repeat, 1), cio.runIO())
 	return res.Dir, err
@@ -157,7 +159,7 @@ func progressView(cio *cliIO, opts runOpts, tuiOn bool, interrupt func()) run.Vi
 	}
 	return func(ctx context.Context, l run.Live) {
 		fmt.Fprintf(cio.stderr, "llmbench: running %s against %s\n  writing %s\n", l.Name(), l.Engine, l.RunDir)
-		live.PrintProgress(ctx, cio.stderr, opts.every, l.Progress)
+		live.PrintProgress(ctx, cio.stderr, opts.every, opts.width, l.Progress)
 	}
 }
 
