@@ -28,7 +28,7 @@ var aiperfTool = tool{
 			baseURL: "localhost:8000", backend: "chat", numPrompts: 10, rate: math.Inf(1), burstiness: 1,
 			dataset: "random", inputLen: 550, lengths: func(n int, _ float64, _ bool) (int, int) { return n, n },
 			backendAPI: aiperfAPI, portFor: func(string) int { return 8000 },
-			peer: peer{backendFlag: "--endpoint-type", given: map[string]bool{}},
+			peer: peer{backendFlag: "--endpoint-type", endpointFlag: "--endpoint"},
 		}
 	},
 	options: aiperfOptions(),
@@ -46,10 +46,10 @@ func aiperfAPI(kind string) (string, string) {
 	return endpoints.Chat, "llmbench measures generation over the OpenAI chat or completions API; chat instead"
 }
 
-// given records an option by its canonical name, for the rules that span options.
+// given keeps an option's values under a name (draft.keep), then applies it.
 func given(name string, apply func(*draft, []string) error) func(*draft, []string) error {
 	return func(d *draft, v []string) error {
-		d.given[name] = true
+		d.keep(name, v)
 		return apply(d, v)
 	}
 }
@@ -145,10 +145,10 @@ func aiperfDropped() []option {
 // validators do: a duration or a count, never both; no rate is a burst of
 // --concurrency users (default 1); a rate with --concurrency caps it.
 func aiperfFinish(d *draft) ([]Dropped, error) {
-	if d.given["duration"] && d.given["count"] {
+	if d.has("duration") && d.has("count") {
 		return nil, fmt.Errorf("--request-count and --benchmark-duration cannot be used together")
 	}
-	if d.given["duration"] {
+	if d.has("duration") {
 		d.numPrompts = 0
 	}
 	switch d.arrival {
@@ -174,7 +174,7 @@ func aiperfFinish(d *draft) ([]Dropped, error) {
 	}
 	d.prompt = normal(d.inputLen, d.promptStd)
 	switch {
-	case d.given["osl"]:
+	case d.has("osl"):
 		d.output = normal(d.outputLen, d.outputStd)
 	case d.outputLen == 0:
 		// no max_tokens: the engine stops at its end of sequence
@@ -194,7 +194,7 @@ func aiperfData(d *draft, notes *[]Dropped) error {
 		// AIPerf prepends one of pool-size prefixes, drawn at random, to each
 		// of its --conversation-num prompts; llmbench's groups are even
 		d.promptsPerGroup = max(1, cmp.Or(d.promptsPerGroup, 100)/d.prefixGroups)
-	} else if d.given["conversations"] {
+	} else if d.has("conversations") {
 		*notes = append(*notes, Dropped{Option: "--conversation-num " + strconv.Itoa(d.promptsPerGroup),
 			Why: "AIPerf reuses that many prompts; llmbench's synthetic prompts are each distinct"})
 	}
@@ -203,7 +203,7 @@ func aiperfData(d *draft, notes *[]Dropped) error {
 		return nil
 	case custom == "mooncake_trace" && file != "":
 		d.trace, d.numPrompts = file, 0
-		if d.given["duration"] {
+		if d.has("duration") {
 			*notes = append(*notes, Dropped{Option: "--benchmark-duration", Why: "a trace replay ends with its trace"})
 			d.duration = 0
 		}

@@ -43,7 +43,7 @@ type tool struct {
 	finish func(d *draft) ([]Dropped, error)
 }
 
-var tools = map[string]tool{"vllm": vllmTool, "sglang": sglangTool, "aiperf": aiperfTool}
+var tools = map[string]tool{"vllm": vllmTool, "sglang": sglangTool, "aiperf": aiperfTool, "guidellm": guidellmTool}
 
 // Tools lists the tools Import reads, sorted.
 func Tools() []string {

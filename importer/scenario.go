@@ -70,15 +70,16 @@ type peer struct {
 	timeout         time.Duration // one request's bound; 0: llmbench's default
 	abortErrors     int
 	abortErrorRate  float64
-	trace           string // a mooncake trace file replayed (its timestamps pace it)
-	prefixGroups    int    // shared-prefix dataset: groups (prefixes) …
-	prefixTokens    int    // … of this many tokens …
-	promptsPerGroup int    // … each with this many distinct prompts
+	trace           string  // a mooncake trace file replayed (its timestamps pace it)
+	prefixGroups    int     // shared-prefix dataset: groups (prefixes) …
+	prefixTokens    int     // … of this many tokens …
+	promptsPerGroup int     // … each with this many distinct prompts
 	promptStd       float64 // a normal length's standard deviation; 0: fixed
 	outputStd       float64
-	backendFlag     string          // the option that picks the API, for notes; "": --backend
-	given           map[string]bool // options given, for the rules that span options
-	notes           []Dropped       // what options said that the scenario cannot
+	backendFlag     string              // the option that picks the API, for notes; "": --backend
+	endpointFlag    string              // the option that names the API's path, for notes; "": backendFlag
+	raw             map[string][]string // options kept as given (every value), for the rules that span options
+	notes           []Dropped           // what options said that the scenario cannot
 }
 
 // scenarioDoc is the scenario file an import writes, in the scenario's
@@ -116,7 +117,11 @@ func (d *draft) scenario(tool string) (scenarioDoc, []Dropped) {
 
 	endpoint, why := d.api()
 	if why != "" {
-		note(cmp.Or(d.backendFlag, "--backend")+" "+d.backend, why)
+		opt := cmp.Or(d.backendFlag, "--backend") + " " + d.backend
+		if d.endpointFlag != "" && d.endpoint != "" && endpoint != "" && !strings.HasSuffix(d.endpoint, "/completions") {
+			opt = d.endpointFlag + " " + d.endpoint
+		}
+		note(opt, why)
 	}
 	doc.Request = map[string]any{"endpoint": endpoint}
 	if !d.stream {
@@ -168,8 +173,11 @@ func (d *draft) load(w []kv, notes []Dropped) ([]kv, []Dropped) {
 	}
 	if d.sweep != nil {
 		w = append(w, kv{"sweep", d.sweep})
-		if d.arrival != "" {
+		if d.arrival != "" { // an open-loop sweep
 			w = append(w, kv{"arrival", d.arrival})
+			if d.maxConcurrency > 0 {
+				w = append(w, kv{"max_concurrency", d.maxConcurrency}, kv{"when_capped", "wait"})
+			}
 		}
 		return w, notes
 	}
@@ -426,9 +434,7 @@ func (d *draft) bodyMember(opt, k string, v any) error {
 			return fmt.Errorf("%s: want a whole number above 0", k)
 		}
 		d.outputLen, d.outputStd, d.output = n, 0, nil
-		if d.given != nil {
-			d.given["osl"] = true
-		}
+		d.keep("osl", nil)
 	case "min_tokens", "model", "messages", "prompt", "input":
 		d.notes = append(d.notes, Dropped{Option: fmt.Sprintf("%s %s:%v", opt, k, v),
 			Why: "llmbench sets " + k + " itself (min_tokens: the output length, with workload.ignore_eos)"})
@@ -439,4 +445,18 @@ func (d *draft) bodyMember(opt, k string, v any) error {
 		d.extraBody[k] = v
 	}
 	return nil
+}
+
+// keep records an option's values under a name, for finish's rules that span options.
+func (d *draft) keep(name string, vals []string) {
+	if d.raw == nil {
+		d.raw = map[string][]string{}
+	}
+	d.raw[name] = append(d.raw[name], vals...) // the key is there even without values
+}
+
+// has reports whether an option kept under name was given.
+func (d *draft) has(name string) bool {
+	_, ok := d.raw[name]
+	return ok
 }
