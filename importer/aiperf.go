@@ -243,7 +243,7 @@ func aiperfModels(d *draft, v []string) error {
 func apiKey(name string) func(*draft, []string) error {
 	return func(d *draft, _ []string) error {
 		d.notes = append(d.notes, Dropped{Option: name + " …",
-			Why: "a key is not written into a scenario: export OPENAI_API_KEY (engine.api_key_env), which llmbench sends as a bearer token"})
+			Why: "a key is not written into a scenario: export OPENAI_API_KEY (engine.api_key_env), which llmbench sends in the Authorization header"})
 		return nil
 	}
 }

@@ -248,7 +248,7 @@ func (d *draft) guidellmProfile(profile string, note func(opt, why string)) erro
 		}
 		node := ordered([]kv{{"points", size - 2}, {"probe_concurrency", guidellmMaxConcurrency}})
 		node.Style = yaml.FlowStyle
-		d.sweep = map[string]any{"auto": node}
+		d.sweep = ordered([]kv{{"auto", node}})
 		d.arrival, d.maxConcurrency = "constant", guidellmMaxConcurrency
 	default:
 		return fmt.Errorf("--profile %s: want synchronous, concurrent, throughput, async, constant, poisson or sweep", profile)
