@@ -190,6 +190,9 @@ func aiperfFinish(d *draft) ([]Dropped, error) {
 func aiperfData(d *draft, notes *[]Dropped) error {
 	custom, file := d.dataset, d.datasetPath
 	d.dataset, d.datasetPath = "random", ""
+	if d.prefixTokens == 0 {
+		d.prefixGroups = 0 // empty prefixes
+	}
 	if d.prefixGroups > 0 {
 		// AIPerf prepends one of pool-size prefixes, drawn at random, to each
 		// of its --conversation-num prompts; llmbench's groups are even
@@ -199,6 +202,8 @@ func aiperfData(d *draft, notes *[]Dropped) error {
 			Why: "AIPerf reuses that many prompts; llmbench's synthetic prompts are each distinct"})
 	}
 	switch {
+	case d.has("fixed-schedule") && file == "":
+		return fmt.Errorf("--fixed-schedule needs --input-file")
 	case custom == "random" && file == "":
 		return nil
 	case custom == "mooncake_trace" && file != "":

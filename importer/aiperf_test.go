@@ -155,6 +155,7 @@ func TestImportAIPerfRefuses(t *testing.T) {
 		{[]string{"-m", "m", "--goodput", "ttft"}, "want METRIC:VALUE"},
 		{[]string{"-m", "m", "--custom-dataset-type", "single_turn"}, "needs --input-file"},
 		{[]string{"-m", "m", "--streaming=true"}, "takes no value"},
+		{[]string{"-m", "m", "--fixed-schedule"}, "needs --input-file"},
 	} {
 		_, err := Import("aiperf", c.args)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -90,10 +91,10 @@ func guidellmOptions() []option {
 
 // requestFormat: an API path or GuideLLM's alias for one.
 func requestFormat(d *draft, v []string) error {
-	aliases := map[string]string{"text_completions": "/v1/completions", "chat_completions": "/v1/chat/completions",
+	paths := map[string]string{"text_completions": "/v1/completions", "chat_completions": "/v1/chat/completions",
 		"audio_transcriptions": "/v1/audio/transcriptions", "audio_translations": "/v1/audio/translations"}
 	d.endpoint = v[0]
-	if p, ok := aliases[v[0]]; ok {
+	if p, ok := paths[v[0]]; ok {
 		d.endpoint = p
 	}
 	return nil
@@ -127,7 +128,7 @@ func (d *draft) last(name string) string {
 func guidellmFinish(d *draft) ([]Dropped, error) {
 	notes := []Dropped(nil)
 	note := func(opt, why string) { notes = append(notes, Dropped{Option: opt, Why: why}) }
-	profile, data := cmpOr(d.last("profile"), "sweep"), d.raw["data"]
+	profile, data := cmp.Or(d.last("profile"), "sweep"), d.raw["data"]
 	switch sc := d.last("scenario"); {
 	case sc == "":
 	case guidellmScenarios[sc] != "":
@@ -164,13 +165,6 @@ func guidellmFinish(d *draft) ([]Dropped, error) {
 		note("--rampup "+r, "a ramp is workload.stages (targets over durations); the load starts at once here")
 	}
 	return append(d.notes, notes...), nil
-}
-
-func cmpOr(s, dflt string) string {
-	if s == "" {
-		return dflt
-	}
-	return s
 }
 
 // guidellmScenarios are the data of GuideLLM's built-in scenarios (both
