@@ -151,6 +151,7 @@ func aiperfFinish(d *draft) ([]Dropped, error) {
 	if d.has("duration") {
 		d.numPrompts = 0
 	}
+	d.arrival, d.backend = strings.ToLower(d.arrival), strings.ToLower(d.backend) // AIPerf's enums ignore case
 	switch d.arrival {
 	case "", "poisson", "constant":
 	case "concurrency_burst":

@@ -54,7 +54,7 @@ func TestImportAIPerf(t *testing.T) {
 				l.concurrency, l.rate, l.arrival, l.requests, l.stream, l.output = 0, 32, "poisson", 64, true, "50"
 			}},
 		{name: "a constant rate capped by concurrency, for a duration",
-			args: []string{"-m", "m", "--request-rate", "5", "--request-rate-mode", "constant", "--concurrency", "3",
+			args: []string{"-m", "m", "--request-rate", "5", "--request-rate-mode", "CONSTANT", "--concurrency", "3",
 				"--benchmark-duration", "90", "--osl", "64"},
 			want: func(l *loaded) {
 				l.concurrency, l.rate, l.arrival, l.maxConc, l.whenCapped = 0, 5, "constant", 3, "wait"

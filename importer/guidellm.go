@@ -141,6 +141,9 @@ func guidellmFinish(d *draft) ([]Dropped, error) {
 	default:
 		note("--scenario "+sc, "a GuideLLM scenario file is not read: give its settings as options")
 	}
+	if d.backend != "openai_http" && d.backend != "vllm_python" {
+		return nil, fmt.Errorf("--backend %s: want openai_http or vllm_python", d.backend)
+	}
 	if d.has("backend-kwargs") {
 		if err := d.backendKwargs(d.last("backend-kwargs"), note); err != nil {
 			return nil, fmt.Errorf("--backend-kwargs: %w", err)

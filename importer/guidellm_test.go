@@ -142,6 +142,8 @@ func TestImportGuideLLM(t *testing.T) {
 					t.Errorf("abort = %+v", sc.Workload.Abort)
 				}
 			}},
+		{name: "the in-process vLLM backend", args: with("--backend", "vllm_python", "--max-seconds", "30"),
+			want: func(*loaded) {}, dropped: []string{"--backend vllm_python"}},
 		{name: "a dataset file is not read", args: []string{"--target", "http://localhost:8000", "--data", "path/to/data.json",
 			"--request-type", "chat_completions", "--max-requests", "10", "--profile", "synchronous"},
 			want: func(l *loaded) {
@@ -170,6 +172,7 @@ func TestImportGuideLLMRefuses(t *testing.T) {
 		{append(base, "--max-seconds", "5", "--warmup", "mode=sometimes"), "mode sometimes"},
 		{append(base, "--max-seconds", "5", "--max-error-rate", "2"), "fraction"},
 		{append(base, "--max-sec", "5"), "has no option --max-sec"}, // click takes whole names
+		{append(base, "--max-seconds", "5", "--backend", "tgi"), "want openai_http or vllm_python"},
 		{[]string{"--target", "http://h", "--data", "prompt_tokens=8,output_tokens=x", "--max-seconds", "5"}, "want a whole number"},
 		{[]string{"--target", "http://h", "--data", "prompt_tokens=8,output_tokens_min=2", "--max-seconds", "5"}, "required"},
 	} {
