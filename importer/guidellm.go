@@ -314,10 +314,9 @@ func (d *draft) guidellmLimits() error {
 	d.warmupFor, d.warmups = warm.dur, warm.req
 	d.cooldownFor, d.cooldown = cool.dur, cool.req
 	d.duration = time.Duration(maxSec*float64(time.Second)) - warm.dur - cool.dur
-	if d.numPrompts > 0 {
-		d.numPrompts -= warm.req + cool.req
-	}
-	if maxSec > 0 && d.duration <= 0 || d.numPrompts < 0 || maxSec == 0 && d.numPrompts == 0 {
+	byRequests := d.numPrompts > 0
+	d.numPrompts -= warm.req + cool.req
+	if maxSec > 0 && d.duration <= 0 || byRequests && d.numPrompts <= 0 {
 		return fmt.Errorf("--warmup and --cooldown leave nothing to measure")
 	}
 	return nil
@@ -589,7 +588,10 @@ func (d *draft) backendKwargs(spec string, note func(opt, why string)) error {
 			}
 			if k == "stream" {
 				d.stream = b
-			} else if d.keep("verify", []string{strconv.FormatBool(b)}); !b {
+				break
+			}
+			d.keep("verify", []string{strconv.FormatBool(b)})
+			if !b {
 				note(opt, "TLS is always verified: add the server's CA to the system's trust store")
 			}
 		case "timeout":

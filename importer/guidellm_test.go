@@ -142,6 +142,18 @@ func TestImportGuideLLM(t *testing.T) {
 					t.Errorf("abort = %+v", sc.Workload.Abort)
 				}
 			}},
+		{name: "https: GuideLLM verifies no certificate unless told", args: []string{"--target", "https://api.example.com/v1",
+			"--data", "prompt_tokens=256,output_tokens=128", "--max-seconds", "30", "--backend-kwargs", "timeout=5,follow_redirects=false"},
+			want: func(l *loaded) { l.base = "https://api.example.com/v1" },
+			check: func(t *testing.T, sc scenarios.Scenario) {
+				if sc.Workload.Timeout != 5*time.Second {
+					t.Errorf("timeout = %v", sc.Workload.Timeout)
+				}
+			},
+			dropped: []string{"--backend-kwargs follow_redirects=false", "--backend-kwargs verify (not true)"}},
+		{name: "https with verify", args: []string{"--target", "https://api.example.com", "--data", "prompt_tokens=256,output_tokens=128",
+			"--max-seconds", "30", "--backend-kwargs", `{"verify": true}`},
+			want: func(l *loaded) { l.base = "https://api.example.com/v1" }},
 		{name: "the in-process vLLM backend", args: with("--backend", "vllm_python", "--max-seconds", "30"),
 			want: func(*loaded) {}, dropped: []string{"--backend vllm_python"}},
 		{name: "a dataset file is not read", args: []string{"--target", "http://localhost:8000", "--data", "path/to/data.json",
@@ -170,6 +182,8 @@ func TestImportGuideLLMRefuses(t *testing.T) {
 		{append(base, "--max-seconds", "5", "--rate", "x"), "want numbers above 0"},
 		{append(base, "--max-seconds", "5", "--warmup", "3", "--cooldown", "2"), "leave nothing to measure"},
 		{append(base, "--max-seconds", "5", "--warmup", "mode=sometimes"), "mode sometimes"},
+		{append(base, "--max-requests", "10", "--warmup", `{"value": 4, "mode": "requests"}`, "--cooldown", "6"), "leave nothing to measure"},
+		{append(base, "--max-seconds", "30", "--backend-kwargs", "stream=maybe"), "want true or false"},
 		{append(base, "--max-seconds", "5", "--max-error-rate", "2"), "fraction"},
 		{append(base, "--max-sec", "5"), "has no option --max-sec"}, // click takes whole names
 		{append(base, "--max-seconds", "5", "--backend", "tgi"), "want openai_http or vllm_python"},
