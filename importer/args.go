@@ -2,6 +2,7 @@ package importer
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -25,7 +26,7 @@ func parseArgs(t tool, args []string, d *draft) ([]Dropped, error) {
 	var dropped []Dropped
 	for i := 0; i < len(args); i++ {
 		arg := args[i]
-		if !strings.HasPrefix(arg, "--") {
+		if !isOption(t, arg) {
 			return nil, fmt.Errorf("%s: %q is not an option (options start with --)", t.command, arg)
 		}
 		name, inline, hasInline := strings.Cut(arg, "=")
@@ -46,7 +47,7 @@ func parseArgs(t tool, args []string, d *draft) ([]Dropped, error) {
 			i++
 			vals = []string{args[i]}
 		case o.arity == many:
-			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "--") {
+			for i+1 < len(args) && !isOption(t, args[i+1]) {
 				i++
 				vals = append(vals, args[i])
 			}
@@ -62,15 +63,26 @@ func parseArgs(t tool, args []string, d *draft) ([]Dropped, error) {
 	return dropped, nil
 }
 
+// isOption reports whether arg names an option: it starts with --, or it is
+// one of the tool's own short names (AIPerf's -m, GuideLLM's -c), so a value
+// such as -1 still reads as a value.
+func isOption(t tool, arg string) bool {
+	if strings.HasPrefix(arg, "--") {
+		return true
+	}
+	name, _, _ := strings.Cut(arg, "=")
+	return slices.ContainsFunc(t.options, func(o option) bool { return o.name == name })
+}
+
 // lookup finds an option by its name or, as argparse does, by a prefix of
-// exactly one name.
+// exactly one name (not for a tool whose parser takes whole names only).
 func lookup(t tool, name string) (option, error) {
 	var match []option
 	for _, o := range t.options {
 		if o.name == name {
 			return o, nil
 		}
-		if strings.HasPrefix(o.name, name) {
+		if !t.exact && strings.HasPrefix(o.name, name) {
 			match = append(match, o)
 		}
 	}

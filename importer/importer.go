@@ -1,9 +1,10 @@
 // Package importer turns the command line of another benchmark tool (vLLM's
-// `vllm bench serve`, SGLang's `python -m sglang.bench_serving`) into the
+// `vllm bench serve`, SGLang's `python -m sglang.bench_serving`, `aiperf
+// profile`, `guidellm benchmark`) into the
 // llmbench scenario that sends the same load, and lists every option it
 // could not carry over, each with why: nothing is dropped silently
-// (docs/decisions/0056). Each tool's options are a table in its own file,
-// read from that tool's argparse definitions.
+// (docs/decisions/0056, 1000). Each tool's options are a table in its own
+// file, read from that tool's own parser definitions.
 package importer
 
 import (
@@ -34,9 +35,15 @@ type tool struct {
 	prefixes []string // words of the command itself a pasted line may start with
 	options  []option
 	defaults func() *draft // the tool's defaults, before its options apply
+	// exact: the parser takes whole option names only (click, cyclopts);
+	// argparse's also take a unique prefix.
+	exact bool
+	// finish checks and completes the draft once every option applied
+	// (options whose meaning depends on others); nil: nothing to do.
+	finish func(d *draft) ([]Dropped, error)
 }
 
-var tools = map[string]tool{"vllm": vllmTool, "sglang": sglangTool}
+var tools = map[string]tool{"vllm": vllmTool, "sglang": sglangTool, "aiperf": aiperfTool, "guidellm": guidellmTool}
 
 // Tools lists the tools Import reads, sorted.
 func Tools() []string {
@@ -60,6 +67,13 @@ func Import(name string, args []string) (Result, error) {
 	dropped, err := parseArgs(t, stripCommand(t, args), d)
 	if err != nil {
 		return Result{}, err
+	}
+	if t.finish != nil {
+		notes, err := t.finish(d)
+		if err != nil {
+			return Result{}, fmt.Errorf("%s: %w", t.command, err)
+		}
+		dropped = append(dropped, notes...)
 	}
 	doc, notes := d.scenario(name)
 	dropped = append(dropped, notes...)

@@ -20,7 +20,8 @@ type loaded struct {
 	seed                                       int64
 	concurrency, maxConc, requests, warmup     int
 	rate, cv                                   float64
-	prompt, output                             string // "N" or "lo..hi"
+	duration                                   time.Duration
+	prompt, output                             string // "N", "lo..hi" or "mean±stddev[lo..hi]"
 	ignoreEOS, stream                          bool
 	dataset                                    string
 }
@@ -33,15 +34,22 @@ func load(t *testing.T, data []byte, dir string) (loaded, scenarios.Scenario) {
 	}
 	w := sc.Workload
 	length := func(l scenarios.Length) string {
-		if l.Dist == scenarios.DistUniform {
+		switch l.Dist {
+		case scenarios.DistUniform:
 			return fmt.Sprintf("%d..%d", l.Min, l.Max)
+		case scenarios.DistNormal:
+			s := fmt.Sprintf("%g±%g", l.Mean, l.StdDev)
+			if l.Min != 1 || l.Max != 0 {
+				s += fmt.Sprintf("[%d..%d]", l.Min, l.Max)
+			}
+			return s
 		}
 		return fmt.Sprint(l.Value)
 	}
 	l := loaded{
 		base: sc.Engine.BaseURL, endpoint: sc.Request.Endpoint, model: sc.Model, seed: sc.Seed,
 		concurrency: w.Concurrency, rate: w.Rate, arrival: w.Arrival, cv: math.Round(w.CV*1000) / 1000,
-		maxConc: w.MaxConcurrency, whenCapped: w.WhenCapped, requests: w.Requests,
+		maxConc: w.MaxConcurrency, whenCapped: w.WhenCapped, requests: w.Requests, duration: w.Duration,
 		prompt: length(w.Prompt), output: length(w.Output), ignoreEOS: *w.IgnoreEOS,
 		stream: sc.Request.Streamed(), dataset: w.Dataset.Type,
 	}
@@ -238,7 +246,7 @@ func TestImportRefuses(t *testing.T) {
 		{"vllm", []string{"--header", "novalue"}, "KEY=VALUE"},
 		{"vllm", []string{"--extra-body", "[1]"}, "JSON object"},
 		{"sglang", []string{"--burstiness", "2"}, "has no option --burstiness"},
-		{"aiperf", nil, "want sglang or vllm"},
+		{"k6", nil, "want aiperf or guidellm or sglang or vllm"},
 	} {
 		_, err := Import(c.tool, c.args)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -2,6 +2,7 @@ package importer
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -51,6 +52,34 @@ type draft struct {
 	// (when port is 0).
 	backendAPI func(backend string) (endpoint string, note string)
 	portFor    func(backend string) int
+
+	peer // what AIPerf's and GuideLLM's command lines add
+}
+
+// peer is what the tools beyond vLLM's and SGLang's say that theirs do not:
+// a duration, a sweep, length distributions, transient phases, stop rules.
+// Zero values write nothing, so the argparse tools' scenarios stay as they were.
+type peer struct {
+	duration        time.Duration // each phase (each sweep point); 0: by requests alone
+	arrival         string        // the open loop's process; "": poisson
+	sweep           any           // workload.sweep; nil: one load
+	prompt, output  any           // a length distribution that overrides inputLen/outputLen
+	warmupFor       time.Duration // a warmup by time (warmups counts requests)
+	cooldown        int           // cooldown requests
+	cooldownFor     time.Duration
+	timeout         time.Duration // one request's bound; 0: llmbench's default
+	abortErrors     int
+	abortErrorRate  float64
+	trace           string  // a mooncake trace file replayed (its timestamps pace it)
+	prefixGroups    int     // shared-prefix dataset: groups (prefixes) …
+	prefixTokens    int     // … of this many tokens …
+	promptsPerGroup int     // … each with this many distinct prompts
+	promptStd       float64 // a normal length's standard deviation; 0: fixed
+	outputStd       float64
+	backendFlag     string              // the option that picks the API, for notes; "": --backend
+	endpointFlag    string              // the option that names the API's path, for notes; "": backendFlag
+	raw             map[string][]string // options kept as given (every value), for the rules that span options
+	notes           []Dropped           // what options said that the scenario cannot
 }
 
 // scenarioDoc is the scenario file an import writes, in the scenario's
@@ -88,7 +117,11 @@ func (d *draft) scenario(tool string) (scenarioDoc, []Dropped) {
 
 	endpoint, why := d.api()
 	if why != "" {
-		note("--backend "+d.backend, why)
+		opt := cmp.Or(d.backendFlag, "--backend") + " " + d.backend
+		if d.endpointFlag != "" && d.endpoint != "" && endpoint != "" && !strings.HasSuffix(d.endpoint, "/completions") {
+			opt = d.endpointFlag + " " + d.endpoint
+		}
+		note(opt, why)
 	}
 	doc.Request = map[string]any{"endpoint": endpoint}
 	if !d.stream {
@@ -108,10 +141,7 @@ func (d *draft) scenario(tool string) (scenarioDoc, []Dropped) {
 	}
 	var w []kv
 	w, notes = d.load(w, notes)
-	w = append(w, kv{"requests", d.numPrompts})
-	if d.warmups > 0 {
-		w = append(w, kv{"warmup", map[string]int{"requests": d.warmups}})
-	}
+	w = d.limits(w)
 	w, notes = d.data(w, notes)
 	w = append(w, kv{"ignore_eos", d.ignoreEOS})
 	doc.Workload = ordered(w)
@@ -138,6 +168,19 @@ func (d *draft) api() (string, string) {
 // load is the arrival process: what the tool does at an infinite rate (all
 // at once, behind the concurrency cap if any) is a closed loop.
 func (d *draft) load(w []kv, notes []Dropped) ([]kv, []Dropped) {
+	if d.trace != "" { // the trace's timestamps are the load
+		return w, notes
+	}
+	if d.sweep != nil {
+		w = append(w, kv{"sweep", d.sweep})
+		if d.arrival != "" { // an open-loop sweep
+			w = append(w, kv{"arrival", d.arrival})
+			if d.maxConcurrency > 0 {
+				w = append(w, kv{"max_concurrency", d.maxConcurrency}, kv{"when_capped", "wait"})
+			}
+		}
+		return w, notes
+	}
 	if math.IsInf(d.rate, 1) {
 		users := d.maxConcurrency
 		if users == 0 {
@@ -152,7 +195,7 @@ func (d *draft) load(w []kv, notes []Dropped) ([]kv, []Dropped) {
 	}
 	w = append(w, kv{"rate", d.rate})
 	if d.burstiness == 1 {
-		w = append(w, kv{"arrival", "poisson"})
+		w = append(w, kv{"arrival", cmp.Or(d.arrival, "poisson")})
 	} else {
 		// vLLM's gamma gaps have shape burstiness: CV = 1/sqrt(shape)
 		w = append(w, kv{"arrival", "gamma"}, kv{"cv", 1 / math.Sqrt(d.burstiness)})
@@ -163,17 +206,70 @@ func (d *draft) load(w []kv, notes []Dropped) ([]kv, []Dropped) {
 	return w, notes
 }
 
+// limits end the main phase (each sweep point), then come the phases
+// around it and the rules that stop a run early.
+func (d *draft) limits(w []kv) []kv {
+	if d.duration > 0 {
+		w = append(w, kv{"duration", d.duration.String()})
+	}
+	if d.numPrompts > 0 {
+		w = append(w, kv{"requests", d.numPrompts})
+	}
+	if p := phase(d.warmups, d.warmupFor); p != nil {
+		w = append(w, kv{"warmup", p})
+	}
+	if p := phase(d.cooldown, d.cooldownFor); p != nil {
+		w = append(w, kv{"cooldown", p})
+	}
+	if d.timeout > 0 {
+		w = append(w, kv{"timeout", d.timeout.String()})
+	}
+	if d.abortErrors > 0 || d.abortErrorRate > 0 {
+		var a []kv
+		if d.abortErrors > 0 {
+			a = append(a, kv{"errors", d.abortErrors})
+		}
+		if d.abortErrorRate > 0 {
+			a = append(a, kv{"error_rate", d.abortErrorRate})
+		}
+		node := ordered(a)
+		node.Style = yaml.FlowStyle
+		w = append(w, kv{"abort", node})
+	}
+	return w
+}
+
+// phase is a warmup or cooldown of so many requests and/or so long; nil: none.
+func phase(requests int, dur time.Duration) any {
+	switch {
+	case requests > 0 && dur > 0:
+		node := ordered([]kv{{"duration", dur.String()}, {"requests", requests}})
+		node.Style = yaml.FlowStyle
+		return node
+	case dur > 0:
+		return map[string]string{"duration": dur.String()}
+	case requests > 0:
+		return map[string]int{"requests": requests}
+	}
+	return nil
+}
+
 // data is where prompts come from and their lengths.
 func (d *draft) data(w []kv, notes []Dropped) ([]kv, []Dropped) {
+	if d.trace != "" {
+		node := ordered([]kv{{"format", "mooncake"}, {"path", literal(absolute(d.trace))}})
+		node.Style = yaml.FlowStyle
+		return append(w, kv{"trace", node}), notes
+	}
+	if d.prefixGroups > 0 {
+		node := ordered([]kv{{"type", "shared_prefix"}, {"groups", d.prefixGroups},
+			{"prompts_per_group", d.promptsPerGroup}, {"prefix_tokens", d.prefixTokens}})
+		node.Style = yaml.FlowStyle
+		w = append(w, kv{"dataset", node})
+	}
 	switch {
 	case d.dataset == "sharegpt" && d.datasetPath != "":
-		// the tool reads it from the working directory; a scenario file's
-		// paths are its own directory's
-		path, err := filepath.Abs(d.datasetPath)
-		if err != nil {
-			path = d.datasetPath
-		}
-		w = append(w, kv{"dataset", map[string]string{"type": "sharegpt", "path": literal(path)}})
+		w = append(w, kv{"dataset", map[string]string{"type": "sharegpt", "path": literal(absolute(d.datasetPath))}})
 		if d.sharegptOut > 0 {
 			w = append(w, kv{"output_tokens", d.sharegptOut})
 		}
@@ -186,8 +282,24 @@ func (d *draft) data(w []kv, notes []Dropped) ([]kv, []Dropped) {
 	if d.datasetPath != "" && d.dataset != "sharegpt" {
 		notes = append(notes, Dropped{Option: "--dataset-path " + d.datasetPath, Why: "only a ShareGPT file is carried over"})
 	}
-	w = append(w, kv{"prompt_tokens", d.length(d.inputLen, false)}, kv{"output_tokens", d.length(d.outputLen, true)})
+	prompt, output := d.prompt, d.output
+	if prompt == nil {
+		prompt = d.length(d.inputLen, false)
+	}
+	if output == nil {
+		output = d.length(d.outputLen, true)
+	}
+	w = append(w, kv{"prompt_tokens", prompt}, kv{"output_tokens", output})
 	return w, notes
+}
+
+// absolute is a path the tool reads from the working directory, for a
+// scenario file whose paths are its own directory's.
+func absolute(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }
 
 func (d *draft) length(n int, output bool) any {
@@ -294,4 +406,57 @@ func bodyField(key string, integer bool) func(*draft, []string) error {
 		d.extraBody[key] = v
 		return nil
 	}
+}
+
+// bodyMember puts one member into every request's body, as the tool's
+// option (opt) does; the members llmbench sets itself are the scenario's
+// own settings instead (ignore_eos, the output length, stream), or a note.
+func (d *draft) bodyMember(opt, k string, v any) error {
+	n, isInt := v.(int)
+	if f, ok := v.(float64); ok && f == math.Trunc(f) && math.Abs(f) < 1<<31 {
+		n, isInt = int(f), true // a JSON number
+	}
+	switch k {
+	case "ignore_eos":
+		b, ok := v.(bool)
+		if !ok {
+			return fmt.Errorf("ignore_eos: want true or false")
+		}
+		d.ignoreEOS = b
+	case "stream":
+		b, ok := v.(bool)
+		if !ok {
+			return fmt.Errorf("stream: want true or false")
+		}
+		d.stream = b
+	case "max_tokens", "max_completion_tokens":
+		if !isInt || n < 1 {
+			return fmt.Errorf("%s: want a whole number above 0", k)
+		}
+		d.outputLen, d.outputStd, d.output = n, 0, nil
+		d.keep("osl", nil)
+	case "min_tokens", "model", "messages", "prompt", "input":
+		d.notes = append(d.notes, Dropped{Option: fmt.Sprintf("%s %s:%v", opt, k, v),
+			Why: "llmbench sets " + k + " itself (min_tokens: the output length, with workload.ignore_eos)"})
+	default:
+		if d.extraBody == nil {
+			d.extraBody = map[string]any{}
+		}
+		d.extraBody[k] = v
+	}
+	return nil
+}
+
+// keep records an option's values under a name, for finish's rules that span options.
+func (d *draft) keep(name string, vals []string) {
+	if d.raw == nil {
+		d.raw = map[string][]string{}
+	}
+	d.raw[name] = append(d.raw[name], vals...) // the key is there even without values
+}
+
+// has reports whether an option kept under name was given.
+func (d *draft) has(name string) bool {
+	_, ok := d.raw[name]
+	return ok
 }

@@ -40,7 +40,7 @@ func newImportCmd(cio *cliIO) *cobra.Command {
 	var force bool
 	cmd := &cobra.Command{
 		Use:     "import " + strings.Join(importer.Tools(), "|") + " [-o FILE] -- ARGS...",
-		Short:   "Write the scenario of a vllm bench serve (vllm) or sglang.bench_serving (sglang) command line; list what it left out",
+		Short:   "Write the scenario of a vllm bench serve, sglang.bench_serving, aiperf profile or guidellm benchmark command line; list what it left out",
 		Example: "  llmbench import vllm -- --model Qwen/Qwen2.5-7B --request-rate 8 --num-prompts 500 --random-input-len 512",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
