@@ -343,6 +343,7 @@ func (ev *respEvents) tokens(dst []byte, a *answer, from, to int, last bool) []b
 	if from < a.reasoning {
 		if from == 0 {
 			dst = ev.itemAdded(dst, 0, func(dst []byte) []byte { return ev.reasoningItem(dst, a, 0, "in_progress") })
+			dst = ev.partEvent(dst, "response.content_part.added", true, a, 0, 0)
 		}
 		r := min(to, a.reasoning)
 		dst = ev.delta(dst, "response.reasoning_text.delta", ev.reasoningID(), 0, a, from, r, "", "")
@@ -358,7 +359,7 @@ func (ev *respEvents) tokens(dst []byte, a *answer, from, to int, last bool) []b
 		}
 		dst = ev.itemAdded(dst, k, func(dst []byte) []byte { return ev.answerItem(dst, a, 0, 0, "in_progress") })
 		if ev.tool == "" {
-			dst = ev.partEvent(dst, "response.content_part.added", a, 0, 0)
+			dst = ev.partEvent(dst, "response.content_part.added", false, a, 0, 0)
 		}
 	}
 	if ev.tool == "" {
@@ -398,8 +399,15 @@ func (ev *respEvents) delta(dst []byte, typ, itemID string, index int, a *answer
 	return closeEvent(append(dst, '"'))
 }
 
-// partEvent appends content_part.added or .done of the text [from, to).
-func (ev *respEvents) partEvent(dst []byte, typ string, a *answer, from, to int) []byte {
+// partEvent appends content_part.added or .done of the message's text
+// [from, to), or with reasoning of the reasoning item's.
+func (ev *respEvents) partEvent(dst []byte, typ string, reasoning bool, a *answer, from, to int) []byte {
+	if reasoning {
+		dst = itemRef(ev.open(dst, typ), ev.reasoningID(), 0)
+		dst = append(dst, `,"content_index":0,"part":{"type":"reasoning_text","text":"`...)
+		dst = a.appendWords(dst, from, to)
+		return closeEvent(append(dst, `"}`...))
+	}
 	dst = itemRef(ev.open(dst, typ), ev.messageID(), ev.outputIndex())
 	dst = append(dst, `,"content_index":0,"part":{"type":"output_text","text":"`...)
 	dst = a.appendWords(dst, from, to)
@@ -412,6 +420,7 @@ func (ev *respEvents) reasoningDone(dst []byte, a *answer, r int) []byte {
 	dst = append(dst, `,"content_index":0,"text":"`...)
 	dst = a.appendWords(dst, 0, r)
 	dst = closeEvent(append(dst, '"'))
+	dst = ev.partEvent(dst, "response.content_part.done", true, a, 0, r)
 	dst = append(ev.open(dst, "response.output_item.done"), `,"output_index":0,"item":`...)
 	return closeEvent(ev.reasoningItem(dst, a, r, "completed"))
 }
@@ -432,7 +441,7 @@ func (ev *respEvents) end(dst []byte, a *answer, reason string, n int, u []byte,
 		dst = append(dst, `,"content_index":0,"text":"`...)
 		dst = a.appendWords(dst, r, n)
 		dst = closeEvent(append(dst, `","logprobs":[]`...))
-		dst = ev.partEvent(dst, "response.content_part.done", a, r, n)
+		dst = ev.partEvent(dst, "response.content_part.done", false, a, r, n)
 		dst = strconv.AppendInt(append(ev.open(dst, "response.output_item.done"), `,"output_index":`...), int64(k), 10)
 		dst = closeEvent(ev.answerItem(append(dst, `,"item":`...), a, r, n, "completed"))
 	default:
