@@ -13,6 +13,10 @@ import (
 // builds, and what it reads of the typed events that answer it
 // (docs/decisions/1200-responses-decoder.md).
 
+// EndpointResponses is the Responses endpoint Config.Endpoint accepts:
+// POST {BaseURL}/responses.
+const EndpointResponses = endpoints.Responses
+
 // responsesBody is a Responses request: the messages go as the input list
 // of {"role","content"} items (the API's "easy input messages"); extras
 // follow as for the other kinds.

@@ -1,6 +1,9 @@
 package client
 
-import "bytes"
+import (
+	"bytes"
+	"unicode/utf8"
+)
 
 // The Responses API's stream is typed events, each a JSON object with its
 // "type" and "sequence_number" (docs/decisions/1200-responses-decoder.md).
@@ -84,6 +87,9 @@ type respView struct {
 	// not null, or the whole object (respDecode).
 	err    []byte
 	topErr []byte // an event's own "error"
+	// message and detail: the object's own "message" or "detail" is there
+	// and not null (respDecode then may take it for an error).
+	message, detail bool
 	// content, reasoning and tool: the response's output items carried
 	// text, reasoning text or a function call (a whole response, and the
 	// response of a terminal event).
@@ -122,7 +128,7 @@ type respView struct {
 func (d *chunkDecoder) respDecode(data []byte, whole bool) (respView, error) {
 	d.b, d.i = data, 0
 	d.usageBad = false
-	d.errObject, d.errWords = false, false
+	d.errObject = false
 	var v respView
 	d.ws()
 	if !d.is('{') {
@@ -153,8 +159,10 @@ func (d *chunkDecoder) respDecode(data []byte, whole bool) (respView, error) {
 			return d.object(2, func(key []byte) error { return d.respMember(&v, key, 2) })
 		case bytes.EqualFold(key, []byte("error")):
 			return d.respError(&v.topErr, 1)
-		case bytes.EqualFold(key, []byte("message")), bytes.EqualFold(key, []byte("detail")):
-			return d.errWordsValue()
+		case bytes.EqualFold(key, []byte("message")):
+			return d.present(&v.message)
+		case bytes.EqualFold(key, []byte("detail")):
+			return d.present(&v.detail)
 		}
 		return d.skip(2)
 	})
@@ -171,10 +179,11 @@ func (d *chunkDecoder) respDecode(data []byte, whole bool) (respView, error) {
 	if v.topErr != nil {
 		v.err = v.topErr
 	}
+	words := v.message || v.detail
 	switch {
 	case v.err != nil:
-	case whole && (d.errObject || d.errWords && v.status == nil && !v.hasUsage),
-		!whole && d.errWords && !v.hasTyp:
+	case whole && (d.errObject || words && v.status == nil && !v.hasUsage),
+		!whole && words && !v.hasTyp:
 		v.err = d.b
 	}
 	return v, nil
@@ -193,14 +202,27 @@ func (d *chunkDecoder) respError(dst *[]byte, depth int) error {
 	return err
 }
 
-// errWordsValue reads a "message" or "detail" member: one that is not
-// null may make the object an error (respDecode).
-func (d *chunkDecoder) errWordsValue() error {
-	d.errWords = !d.null()
-	if d.errWords {
+// present reads a member at depth 1 ("message", "detail"), setting has
+// when it is not null.
+func (d *chunkDecoder) present(has *bool) error {
+	*has = !d.null()
+	if *has {
 		return d.skip(2)
 	}
 	return nil
+}
+
+// match is a raw JSON string's value for comparing: its bytes when it
+// holds no escape (what servers send: nothing allocated), else decoded.
+func (d *chunkDecoder) match(raw []byte) []byte {
+	inner := raw[1 : len(raw)-1]
+	switch {
+	case bytes.IndexByte(inner, '\\') < 0:
+		return inner
+	case len(inner) <= keyBufLen-utf8.UTFMax:
+		return d.unescapeKey(inner)
+	}
+	return []byte(unquote(raw)) // an escaped string this long is no type: rare, so allocating is fine
 }
 
 // respType reads "type": a string, matched after decoding its escapes.
@@ -211,11 +233,7 @@ func (d *chunkDecoder) respType(v *respView) error {
 		return err
 	}
 	v.hasTyp = true
-	inner := raw[1 : len(raw)-1]
-	if bytes.IndexByte(inner, '\\') >= 0 {
-		inner = d.unescapeKey(inner)
-	}
-	v.typ = classifyResp(inner)
+	v.typ = classifyResp(d.match(raw))
 	return nil
 }
 
@@ -256,8 +274,10 @@ func (d *chunkDecoder) respMember(v *respView, key []byte, depth int) error {
 		err := d.skip(2)
 		d.errObject = string(d.b[start:d.i]) == `"error"`
 		return err
-	case depth == 1 && (bytes.EqualFold(key, []byte("message")) || bytes.EqualFold(key, []byte("detail"))):
-		return d.errWordsValue()
+	case depth == 1 && bytes.EqualFold(key, []byte("message")):
+		return d.present(&v.message)
+	case depth == 1 && bytes.EqualFold(key, []byte("detail")):
+		return d.present(&v.detail)
 	case bytes.EqualFold(key, []byte("usage")):
 		return d.respUsage(v, depth+1)
 	case bytes.EqualFold(key, []byte("output")):
@@ -301,11 +321,7 @@ func (d *chunkDecoder) respItem(v *respView, depth int) error {
 		return d.skip(depth + 1)
 	})
 	if typ != nil {
-		name := typ[1 : len(typ)-1]
-		if bytes.IndexByte(name, '\\') >= 0 {
-			name = d.unescapeKey(name)
-		}
-		switch string(name) { // compared only: no allocation
+		switch string(d.match(typ)) { // compared only: no allocation
 		case "message":
 			v.content = v.content || text
 		case "reasoning":
