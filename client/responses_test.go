@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/llmbench-org/llmbench/internal/race"
 )
 
 // Responses API streams as OpenAI and vLLM send them: `event: <type>` and
@@ -242,5 +244,41 @@ func TestResponsesWhole(t *testing.T) {
 	wantClass(t, rec, ErrStreamBroken)
 	if !strings.Contains(rec.Error, "no such model") {
 		t.Errorf("error %q", rec.Error)
+	}
+}
+
+// TestResponsesPerChunkAllocatesNothing: a Responses stream's events, like
+// chat's chunks, cost no allocation each (decision 0204).
+func TestResponsesPerChunkAllocatesNothing(t *testing.T) {
+	if race.Enabled {
+		t.Skip("allocation counts under -race do not describe the product (perchunk_test.go)")
+	}
+	body := func(n int) []byte {
+		var b strings.Builder
+		for i := range n {
+			b.WriteString(textDelta(i+2, fmt.Sprintf("tok%d ", i)))
+		}
+		evs := respStream([]string{b.String()}, "response.incomplete", "incomplete", `{"reason":"max_output_tokens"}`,
+			fmt.Sprintf(`{"input_tokens":11,"output_tokens":%d}`, n))
+		return []byte(strings.Join(evs, ""))
+	}
+	allocs := func(body []byte) float64 {
+		c := newTestClient(t, "http://engine.test", func(cfg *Config) {
+			cfg.Endpoint = EndpointResponses
+			cfg.HTTPClient = &http.Client{Transport: bodyTransport(body)}
+		})
+		r := request("alloc")
+		r.MaxTokens = 1024
+		var rec Record
+		n := testing.AllocsPerRun(20, func() { rec = c.Do(t.Context(), r) })
+		if !rec.OK() || rec.FinishReason != "length" {
+			t.Fatalf("%s: %s (finish %q)", rec.ErrorClass, rec.Error, rec.FinishReason)
+		}
+		return n
+	}
+	short, long := allocs(body(16)), allocs(body(1024))
+	if long > short {
+		t.Errorf("a stream of 1024 events allocates %.0f times, one of 16 %.0f: %.3f allocations per event, want 0",
+			long, short, (long-short)/(1024-16))
 	}
 }
