@@ -220,11 +220,7 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 		e.reject(w, &t, http.StatusRequestEntityTooLarge, errBodyTooLarge.Error())
 		return
 	}
-	parse := parseChatRequest
-	if ep.Kind == endpoints.KindResponses {
-		parse = parseResponsesRequest // responses.go
-	}
-	req, err := parse(body, completions)
+	req, err := parserOf(ep.Kind)(body, completions)
 	if err == nil {
 		err = req.checkN(&e.cfg.Faults.Payload)
 	}
@@ -248,10 +244,7 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 		e.rejectFault(w, &t, faults.errStatus, fmt.Sprintf("injected fault: %d %s", faults.errStatus, http.StatusText(faults.errStatus)))
 		return
 	}
-	pd := payloadDraw{} // none on the Responses API's events
-	if ep.Kind != endpoints.KindResponses {
-		pd = e.payloadDraw(&t, req.Stream, completions)
-	}
+	pd := e.payloadDrawOf(ep.Kind, &t, req.Stream, completions)
 
 	s := newStream()
 	s.id, s.chunkID = t.ID, t.ChunkID
@@ -278,9 +271,7 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 			s.ans.tool = name
 			s.ans.toolID = "call_" + hex.EncodeToString(binary.LittleEndian.AppendUint64(nil, batch.Mix64(s.wordBase^0x746f6f6c)))
 		}
-		if ep.Kind == endpoints.KindResponses {
-			e.asResponses(&t, s) // responses.go
-		}
+		e.renderAs(ep.Kind, &t, s)
 	}
 	t.PromptTokens = prompt
 	if prompt == 0 {

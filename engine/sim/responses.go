@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/llmbench-org/llmbench/endpoints"
 	"github.com/llmbench-org/llmbench/engine/sim/batch"
 )
 
@@ -509,10 +510,32 @@ func (sw *sseWriter) respEnd(buf []byte, reason string, written int) []byte {
 	return sw.s.ans.events.end(buf, &sw.s.ans, reason, written, u, sw.faults.missingDone)
 }
 
-// asResponses makes a chat request's stream a Responses one: its id
-// resp_…, one output sequence (no choices, no content parts: payload
-// faults do not apply), the answer rendered as events.
-func (e *Engine) asResponses(t *RequestTruth, s *stream) {
+// parserOf is the body parser of an endpoint kind: the Responses API's
+// body is read into the chat request the handler serves.
+func parserOf(kind endpoints.Kind) func(body []byte, completions bool) (*chatRequest, error) {
+	if kind == endpoints.KindResponses {
+		return parseResponsesRequest
+	}
+	return parseChatRequest
+}
+
+// payloadDrawOf is payloadDraw for a request of kind: none on the
+// Responses API's events (its content is no parts array, it has no
+// choices, its usage comes once).
+func (e *Engine) payloadDrawOf(kind endpoints.Kind, t *RequestTruth, stream, completions bool) payloadDraw {
+	if kind == endpoints.KindResponses {
+		return payloadDraw{}
+	}
+	return e.payloadDraw(t, stream, completions)
+}
+
+// renderAs makes a chat request's stream one of kind: for the Responses
+// API its id resp_…, one output sequence (no choices, no content parts),
+// the answer rendered as events. Other kinds are left as they are.
+func (e *Engine) renderAs(kind endpoints.Kind, t *RequestTruth, s *stream) {
+	if kind != endpoints.KindResponses {
+		return
+	}
 	t.ChunkID = responsesID(t.ChunkID)
 	s.chunkID = t.ChunkID
 	s.ans.choices, s.ans.parts = 0, false
