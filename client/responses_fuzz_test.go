@@ -313,3 +313,29 @@ func TestResponsesDecodeAllocs(t *testing.T) {
 		t.Errorf("%v allocations per decode of %d events, want 0", allocs, len(lines))
 	}
 }
+
+// BenchmarkResponsesDecode is BenchmarkChunkDecode for a Responses
+// output_text.delta event as vLLM writes it (event: line, type, sequence
+// number, item id, indices, delta, logprobs).
+func BenchmarkResponsesDecode(b *testing.B) {
+	event := []byte(textDeltaBench)
+	r := bytes.NewReader(event)
+	sr := newSSEReader(r)
+	var dec chunkDecoder
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Reset(event)
+		sr.r, sr.w, sr.rerr = 0, 0, nil
+		ev, err := sr.next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		v, err := dec.respDecode(ev.data, false)
+		if err != nil || v.typ != respText || !v.delta {
+			b.Fatal("not a text delta", err)
+		}
+	}
+}
+
+const textDeltaBench = "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\":12," +
+	"\"item_id\":\"msg_0123456789abcdef0123456789abcdef\",\"output_index\":1,\"content_index\":0,\"delta\":\" tok\",\"logprobs\":[]}\n\n"

@@ -187,9 +187,10 @@ func responsesID(chunkID string) string {
 // numbering them; it is made once per request.
 type respEvents struct {
 	head    []byte // {"id":…,"object":"response","created_at":…,"model":…
-	id      string
-	seq     int  // the next sequence_number
-	begun   bool // response.created went out
+	rsID    string // the reasoning item's id
+	msgID   string // the message item's id
+	seq     int    // the next sequence_number
+	begun   bool   // response.created went out
 	tool    string
 	toolID  string
 	callID  string
@@ -197,7 +198,7 @@ type respEvents struct {
 }
 
 func newRespEvents(id, model string, a *answer) *respEvents {
-	ev := &respEvents{id: id, reasons: a.reasoning, tool: a.tool}
+	ev := &respEvents{rsID: "rs_" + id, msgID: "msg_" + id, reasons: a.reasoning, tool: a.tool}
 	h := append([]byte(`{"id":`), appendJSONString(nil, id)...)
 	h = append(h, `,"object":"response","created_at":`...)
 	h = strconv.AppendInt(h, time.Now().Unix(), 10)
@@ -209,10 +210,6 @@ func newRespEvents(id, model string, a *answer) *respEvents {
 	}
 	return ev
 }
-
-// The output items' ids.
-func (ev *respEvents) reasoningID() string { return "rs_" + ev.id }
-func (ev *respEvents) messageID() string   { return "msg_" + ev.id }
 
 // outputIndex is the index of the item after the reasoning.
 func (ev *respEvents) outputIndex() int {
@@ -286,7 +283,7 @@ func (ev *respEvents) items(dst []byte, a *answer, n int) []byte {
 // reasoningItem appends the reasoning item of r tokens.
 func (ev *respEvents) reasoningItem(dst []byte, a *answer, r int, status string) []byte {
 	dst = append(dst, `{"id":`...)
-	dst = appendJSONString(dst, ev.reasoningID())
+	dst = appendJSONString(dst, ev.rsID)
 	dst = append(dst, `,"type":"reasoning","summary":[],"content":[`...)
 	if r > 0 {
 		dst = append(dst, `{"type":"reasoning_text","text":"`...)
@@ -303,7 +300,7 @@ func (ev *respEvents) reasoningItem(dst []byte, a *answer, r int, status string)
 func (ev *respEvents) answerItem(dst []byte, a *answer, from, to int, status string) []byte {
 	if ev.tool == "" {
 		dst = append(dst, `{"id":`...)
-		dst = appendJSONString(dst, ev.messageID())
+		dst = appendJSONString(dst, ev.msgID)
 		dst = append(dst, `,"type":"message","role":"assistant","status":"`...)
 		dst = append(dst, status...)
 		dst = append(dst, `","content":[`...)
@@ -347,7 +344,7 @@ func (ev *respEvents) tokens(dst []byte, a *answer, from, to int, last bool) []b
 			dst = ev.partEvent(dst, "response.content_part.added", true, a, 0, 0)
 		}
 		r := min(to, a.reasoning)
-		dst = ev.delta(dst, "response.reasoning_text.delta", ev.reasoningID(), 0, a, from, r, "", "")
+		dst = ev.delta(dst, "response.reasoning_text.delta", ev.rsID, 0, a, from, r, "", "")
 		from = r
 	}
 	if from >= to {
@@ -364,7 +361,7 @@ func (ev *respEvents) tokens(dst []byte, a *answer, from, to int, last bool) []b
 		}
 	}
 	if ev.tool == "" {
-		return ev.delta(dst, "response.output_text.delta", ev.messageID(), k, a, from, to, "", "")
+		return ev.delta(dst, "response.output_text.delta", ev.msgID, k, a, from, to, "", "")
 	}
 	open, closing := "", ""
 	if from == a.reasoning {
@@ -404,12 +401,12 @@ func (ev *respEvents) delta(dst []byte, typ, itemID string, index int, a *answer
 // [from, to), or with reasoning of the reasoning item's.
 func (ev *respEvents) partEvent(dst []byte, typ string, reasoning bool, a *answer, from, to int) []byte {
 	if reasoning {
-		dst = itemRef(ev.open(dst, typ), ev.reasoningID(), 0)
+		dst = itemRef(ev.open(dst, typ), ev.rsID, 0)
 		dst = append(dst, `,"content_index":0,"part":{"type":"reasoning_text","text":"`...)
 		dst = a.appendWords(dst, from, to)
 		return closeEvent(append(dst, `"}`...))
 	}
-	dst = itemRef(ev.open(dst, typ), ev.messageID(), ev.outputIndex())
+	dst = itemRef(ev.open(dst, typ), ev.msgID, ev.outputIndex())
 	dst = append(dst, `,"content_index":0,"part":{"type":"output_text","text":"`...)
 	dst = a.appendWords(dst, from, to)
 	return closeEvent(append(dst, `","annotations":[]}`...))
@@ -417,7 +414,7 @@ func (ev *respEvents) partEvent(dst []byte, typ string, reasoning bool, a *answe
 
 // reasoningDone appends the reasoning's done events, r tokens long.
 func (ev *respEvents) reasoningDone(dst []byte, a *answer, r int) []byte {
-	dst = itemRef(ev.open(dst, "response.reasoning_text.done"), ev.reasoningID(), 0)
+	dst = itemRef(ev.open(dst, "response.reasoning_text.done"), ev.rsID, 0)
 	dst = append(dst, `,"content_index":0,"text":"`...)
 	dst = a.appendWords(dst, 0, r)
 	dst = closeEvent(append(dst, '"'))
@@ -438,7 +435,7 @@ func (ev *respEvents) end(dst []byte, a *answer, reason string, n int, u []byte,
 	case n <= r: // the answer ended within the reasoning, or with it
 		dst = ev.reasoningDone(dst, a, r)
 	case ev.tool == "":
-		dst = itemRef(ev.open(dst, "response.output_text.done"), ev.messageID(), k)
+		dst = itemRef(ev.open(dst, "response.output_text.done"), ev.msgID, k)
 		dst = append(dst, `,"content_index":0,"text":"`...)
 		dst = a.appendWords(dst, r, n)
 		dst = closeEvent(append(dst, `","logprobs":[]`...))

@@ -223,3 +223,17 @@ func TestResponsesErrors(t *testing.T) {
 		t.Errorf("last event %v", last)
 	}
 }
+
+// BenchmarkResponsesEventEncode is BenchmarkChunkEncode for the Responses
+// API's output_text.delta events: the per-token rendering cost.
+func BenchmarkResponsesEventEncode(b *testing.B) {
+	enc := newEncoder("0123456789abcdef0123456789abcdef", "llmbench-sim", 1700000000, false, false, true)
+	a := answer{base: 42}
+	a.events = newRespEvents("resp_0123456789abcdef0123456789abcdef", "llmbench-sim", &a)
+	buf := make([]byte, 0, 4096)
+	buf = enc.tokens(buf[:0], &a, 0, 0, 1, false, nil) // the response's first events
+	b.ReportAllocs()
+	for i := 1; b.Loop(); i++ {
+		buf = enc.tokens(buf[:0], &a, 0, i, i+1, false, nil)
+	}
+}
