@@ -64,7 +64,7 @@ type respState struct {
 	terminal bool // response.completed or response.incomplete came
 }
 
-// respFinishes maps the end of a response to the finish reason a Record
+// respFinish maps the end of a response to the finish reason a Record
 // keeps, in chat's words: completed is stop (tool_calls when the response
 // called a function), incomplete is length when max_output_tokens cut it,
 // else its reason as it came (content_filter), or "incomplete".
@@ -169,17 +169,15 @@ func (cl *call) respTake(v *respView, at time.Duration) {
 		cl.resp.tool = true
 	}
 	if v.typ.output() && v.delta {
-		if cl.finished != 0 {
-			cl.flag(ViolationChunkAfterFinish)
-		} else {
-			rec.Chunks = append(rec.Chunks, Chunk{At: at, Tokens: 1})
-			cl.seen |= 1
-			if rec.FirstToken == 0 {
-				rec.FirstToken = at
-			}
-			if v.typ == respText && rec.FirstContent == 0 {
-				rec.FirstContent = at
-			}
+		// Nothing is read after the terminal event, so no output can
+		// follow the finish.
+		rec.Chunks = append(rec.Chunks, Chunk{At: at, Tokens: 1})
+		cl.seen |= 1
+		if rec.FirstToken == 0 {
+			rec.FirstToken = at
+		}
+		if v.typ == respText && rec.FirstContent == 0 {
+			rec.FirstContent = at
 		}
 		cl.allUsage = false // no running usage: the final one is spread
 	}
