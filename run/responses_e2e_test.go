@@ -97,3 +97,68 @@ func TestResponsesScenarioAgainstGroundTruth(t *testing.T) {
 		return nil
 	})
 }
+
+// TestResponsesUnderFaults: Responses streams framed as gateways frame
+// them (mixed line ends, data over several lines, extra fields, gzip) are
+// read exactly; streams the engine breaks (an error event mid-way, no
+// terminal event, a reset, a malformed event) fail as such, each where
+// the truth says it was broken, and the rest are exact.
+func TestResponsesUnderFaults(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs scenarios against the built-in engine")
+	}
+	for _, c := range []struct {
+		name, faults string
+		broken       map[string]client.ErrorClass // a fault in the truth → the record's class
+	}{
+		{"framing", "wire: {line_ending: mixed, multiline_data: true, extra_fields: true, content_encoding: gzip}", nil},
+		{"broken streams", "stream_error_rate: 0.2, missing_done_rate: 0.2, reset_rate: 0.2, malformed_rate: 0.2, after_tokens: 3",
+			map[string]client.ErrorClass{sim.FaultStreamError: client.ErrStreamBroken, sim.FaultMissingDone: client.ErrStreamBroken,
+				sim.FaultReset: client.ErrStreamBroken, sim.FaultMalformed: client.ErrMalformedChunk}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := runQuick(t, fmt.Sprintf(`
+name: responses-faults
+engine:
+  kind: sim
+  dialect: vllm
+  preset: tiny
+  process: inline
+  sim: {reasoning_tokens: 3}
+  faults: {%s}
+workload: {concurrency: 4, requests: 40, prompt_tokens: 16, output_tokens: 12}
+request: {endpoint: responses}
+scrape: {interval: 300ms}
+`, c.faults))
+			byID := map[string]sim.RequestTruth{}
+			for _, tr := range readJSONL[sim.RequestTruth](t, filepath.Join(dir, rundir.TruthFile)) {
+				byID[tr.ID] = tr
+			}
+			broken := 0
+			for _, r := range readJSONL[client.Record](t, filepath.Join(dir, rundir.RequestsFile)) {
+				tr := byID[r.ID]
+				var want client.ErrorClass
+				for _, f := range tr.Faults {
+					if cl, ok := c.broken[f]; ok && want == "" {
+						want = cl
+					}
+				}
+				switch {
+				case want != "":
+					broken++
+					if r.ErrorClass != want {
+						t.Errorf("%s: faults %v, record %s %q, want %s", r.ID, tr.Faults, r.ErrorClass, r.Error, want)
+					}
+				case !r.OK():
+					t.Errorf("%s: %s %q (faults %v)", r.ID, r.ErrorClass, r.Error, tr.Faults)
+				case r.OutputTokens != tr.OutputTokens || r.ReasoningTokens != tr.ReasoningTokens || r.PromptTokens != tr.PromptTokens ||
+					r.FinishReason != tr.FinishReason || len(r.Chunks) != len(tr.ChunkTokens):
+					t.Errorf("%s: client %+v\ntruth %+v", r.ID, r, tr)
+				}
+			}
+			if c.broken != nil && broken == 0 {
+				t.Error("no stream was broken: the faults did not strike")
+			}
+		})
+	}
+}
