@@ -144,7 +144,7 @@ func (cfg Config) validate() (Config, error) {
 		return cfg, fmt.Errorf("calibrate: %w", err)
 	}
 	switch ep.Kind { // the kinds the counters count
-	case endpoints.KindChat, endpoints.KindCompletion:
+	case endpoints.KindChat, endpoints.KindCompletion, endpoints.KindResponses:
 	default:
 		return cfg, fmt.Errorf("calibrate: endpoint %q: no way to count a request of kind %q", ep.Name, ep.Kind)
 	}

@@ -289,8 +289,8 @@ func TestProbeNothingAnswers(t *testing.T) {
 	if _, err := Probe(context.Background(), Config{}); err == nil {
 		t.Error("no BaseURL: want an error")
 	}
-	if _, err := Probe(context.Background(), Config{BaseURL: "http://x/v1", Endpoint: "responses"}); err == nil {
-		t.Error("unknown endpoint: want an error")
+	if _, err := Probe(context.Background(), Config{BaseURL: "http://x/v1", Endpoint: "nonesuch"}); err == nil || !strings.Contains(err.Error(), "unknown endpoint") {
+		t.Errorf("unknown endpoint: %v, want an error naming it unknown", err)
 	}
 }
 

@@ -53,7 +53,7 @@ func (c *Client) readLimits(members map[string]json.RawMessage) error {
 		}
 		c.choices = n
 	}
-	for _, k := range []string{"max_tokens", "max_completion_tokens"} {
+	for _, k := range []string{"max_tokens", "max_completion_tokens", "max_output_tokens"} {
 		var m int
 		if raw, ok := members[k]; ok && json.Unmarshal(raw, &m) == nil && m > 0 {
 			c.extraMaxTokens = max(c.extraMaxTokens, m)

@@ -309,7 +309,7 @@ func TestNewRejectsBadExtras(t *testing.T) {
 		{"extra prompt for completions", func(c *Config) { c.Endpoint = EndpointCompletions; c.ExtraBody = map[string]any{"prompt": "x"} }, `"prompt"`},
 		{"stream_options not an object", func(c *Config) { c.ExtraBody = map[string]any{"stream_options": true} }, "stream_options"},
 		{"extra that does not marshal", func(c *Config) { c.ExtraBody = map[string]any{"f": func() {}} }, "extra body"},
-		{"unknown endpoint", func(c *Config) { c.Endpoint = "responses" }, "unknown endpoint"},
+		{"unknown endpoint", func(c *Config) { c.Endpoint = "nonesuch" }, "unknown endpoint"},
 		{"header name with a space", func(c *Config) { c.Headers = map[string]string{"X Tenant": "a"} }, "header name"},
 		{"header value with a newline", func(c *Config) { c.Headers = map[string]string{"X-Tenant": "a\r\nX-Evil: 1"} }, "line break"},
 	}

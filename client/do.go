@@ -64,6 +64,7 @@ type call struct {
 	others    int            // events of other types than message and error
 	otherType string         // the first of them
 	claims                   // choices, violations and the usage caps (claims.go)
+	resp      respState      // a Responses stream's (responses.go)
 	// stall is what the stall watchdog reads (stall.go).
 	stall stallState
 }
@@ -148,6 +149,8 @@ func (c *Client) post(ctx context.Context, cl *call, r Request) error {
 	url := c.url
 	if c.endpoint.Kind == endpoints.KindCompletion {
 		v = completionBody{Model: c.cfg.Model, Prompt: prompt(r), Stream: !c.cfg.NoStream}
+	} else if c.endpoint.Kind == endpoints.KindResponses {
+		v = newResponsesBody(c.cfg.Model, r, !c.cfg.NoStream)
 	} else { // endpoints.KindChat (New refuses any other kind)
 		msgs := r.Messages
 		if msgs == nil {
@@ -269,7 +272,7 @@ func (c *Client) extras(r Request) []byte {
 		b = append(append(b, `,"stream_options":`...), c.streamOptions...)
 	}
 	if r.MaxTokens > 0 {
-		b = strconv.AppendInt(append(b, `,"max_tokens":`...), int64(r.MaxTokens), 10)
+		b = c.appendMaxTokens(b, r.MaxTokens)
 	}
 	if r.MinTokens > 0 {
 		b = strconv.AppendInt(append(b, `,"min_tokens":`...), int64(r.MinTokens), 10)
@@ -284,7 +287,7 @@ func (c *Client) extras(r Request) []byte {
 	}
 	for _, m := range c.extraBody {
 		switch {
-		case m.key == "max_tokens" && r.MaxTokens > 0,
+		case m.key == c.maxTokensKey() && r.MaxTokens > 0,
 			m.key == "min_tokens" && r.MinTokens > 0,
 			m.key == "ignore_eos" && r.IgnoreEOS,
 			m.key == c.idField && sendsID:
@@ -419,6 +422,9 @@ func (cl *call) takeChoices(v *chunkView, at time.Duration) {
 // whose JSON is valid (a JSON object cut short never is), or an error; one
 // cut mid-way is ignored, the stream being cut (decision 0209).
 func (cl *call) event(dec *chunkDecoder, ev *sseEvent, at time.Duration, tail bool, cancel context.CancelCauseFunc) bool {
+	if cl.c.endpoint.Kind == endpoints.KindResponses {
+		return cl.responsesEvent(dec, ev, at, tail, cancel)
+	}
 	rec := cl.rec
 	switch {
 	case ev.bare:
@@ -617,6 +623,10 @@ func (cl *call) readWhole(cancel context.CancelCauseFunc) {
 	case cl.decoders == nil && bytes.HasPrefix(body, gzipMagic):
 		rec.ErrorClass = ErrContentEncoding
 		rec.Error = errUnlabelledGzip.Error()
+		return
+	}
+	if cl.c.endpoint.Kind == endpoints.KindResponses {
+		cl.responsesWhole(body, cancel)
 		return
 	}
 	var dec chunkDecoder

@@ -30,10 +30,14 @@ const (
 	// KindCompletion: the body carries "prompt", the messages' contents
 	// joined by newlines, with no template; choices carry text.
 	KindCompletion Kind = "completion"
+	// KindResponses: OpenAI's Responses API (responses.go): the body
+	// carries "input" and the chat template applies; a stream is typed
+	// events with no [DONE].
+	KindResponses Kind = "responses"
 )
 
 // Kinds lists every kind.
-var Kinds = []Kind{KindChat, KindCompletion}
+var Kinds = []Kind{KindChat, KindCompletion, KindResponses}
 
 // APIRoot is the OpenAI-compatible API's root path on an engine: a
 // client's BaseURL ends with it, and engines' metrics label requests with
@@ -65,10 +69,10 @@ func (e Endpoint) ServerPath() string { return APIRoot + e.Path }
 
 // Template reports whether the engine applies its chat template to the
 // request's messages (what calibration measures).
-func (e Endpoint) Template() bool { return e.Kind == KindChat }
+func (e Endpoint) Template() bool { return e.Kind == KindChat || e.Kind == KindResponses }
 
 // builtin is the endpoints llmbench ships; the first is the default.
-var builtin = []Endpoint{chat, completions}
+var builtin = []Endpoint{chat, completions, responses}
 
 // The built-in endpoints' names and paths.
 const (

@@ -50,7 +50,7 @@ func (f *Flags) Bind(fs *flag.FlagSet) {
 	fs.IntVar(&f.PromptTokens, "prompt-tokens", 0, with(fmt.Sprintf("prompt length in tokens (default %d)", DefaultPromptTokens)))
 	fs.IntVar(&f.OutputTokens, "output-tokens", 0, with(fmt.Sprintf("output length in tokens, sent as max_tokens (default %d)", DefaultOutputTokens)))
 	fs.StringVar(&f.Dataset, "dataset", "", with(`prompts from a file: .jsonl ({"prompt": …} or {"messages": […]} per line) or a ShareGPT .json`))
-	fs.StringVar(&f.Endpoint, "endpoint", "", with("chat (default) or completions"))
+	fs.StringVar(&f.Endpoint, "endpoint", "", with(strings.Join(endpoints.Names(), ", ")+" (default "+endpoints.Default+")"))
 	fs.Int64Var(&f.Seed, "seed", 0, with(fmt.Sprintf("the seed of every random choice (default %d)", DefaultSeed)))
 }
 

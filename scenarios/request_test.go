@@ -50,8 +50,8 @@ request:
 func TestRequestAndDialectErrors(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct{ name, yaml, want string }{
-		{"endpoint", head + "workload: {concurrency: 1, duration: 1s}\nrequest: {endpoint: embeddings}\n",
-			`f.yaml:4:21: request.endpoint: want chat or completions, got "embeddings"`},
+		{"endpoint", head + "workload: {concurrency: 1, duration: 1s}\nrequest: {endpoint: nonesuch}\n",
+			`f.yaml:4:21: request.endpoint: want chat, completions or responses, got "nonesuch"`},
 		{"a field the plan sets", head + "workload: {concurrency: 1, duration: 1s}\nrequest: {extra_body: {max_tokens: 9}}\n",
 			`request.extra_body.max_tokens: llmbench sets max_tokens itself`},
 		{"duplicate header", head + "workload: {concurrency: 1, duration: 1s}\nrequest: {headers: {A: x, A: y}}\n",
@@ -68,5 +68,19 @@ func TestRequestAndDialectErrors(t *testing.T) {
 				t.Errorf("error %v, want it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestResponsesOutputLengthReserved: the responses endpoint's output
+// length, like max_tokens, is the plan's to set.
+func TestResponsesOutputLengthReserved(t *testing.T) {
+	t.Parallel()
+	yaml := "name: x\nengine: {kind: sim}\nworkload: {concurrency: 1, duration: 1s}\nrequest: {endpoint: responses, extra_body: {max_output_tokens: 9}}\n"
+	if _, err := parseIn("f.yaml", []byte(yaml), noEnv); err == nil || !strings.Contains(err.Error(), "request.extra_body.max_output_tokens: llmbench sets max_output_tokens itself") {
+		t.Errorf("error %v", err)
+	}
+	yaml = "name: x\nengine: {kind: sim}\nworkload: {concurrency: 1, duration: 1s}\nrequest: {endpoint: responses, extra_body: {input: x}}\n"
+	if _, err := parseIn("f.yaml", []byte(yaml), noEnv); err == nil || !strings.Contains(err.Error(), "request.extra_body.input") {
+		t.Errorf("error %v", err)
 	}
 }

@@ -447,6 +447,8 @@ var reservedBody = map[string]string{
 	"stream":     "use request.stream",
 	"max_tokens": "the plan sets it from workload.output_tokens", "max_completion_tokens": "the plan sets max_tokens from workload.output_tokens",
 	"min_tokens": "the plan sets it with workload.ignore_eos", "ignore_eos": "use workload.ignore_eos",
+	// The responses endpoint's max_tokens.
+	"max_output_tokens": "the plan sets it from workload.output_tokens",
 }
 
 func (r *Request) validate(d *decoder) {

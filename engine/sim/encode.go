@@ -15,6 +15,9 @@ type answer struct {
 	toolID    string
 	parts     bool // content as an array of parts (faults.payload.content_parts)
 	choices   int  // choices sent (faults.payload.choices); 0 = one
+	// events, when set, renders the answer as the Responses API's events
+	// (responses.go).
+	events *respEvents
 }
 
 // choiceCount is how many choices the answer is sent in.
@@ -45,6 +48,9 @@ func (a *answer) calls(n int) bool { return a.tool != "" && n > a.reasoning }
 // finishReason is what the client is told when the engine ended the
 // answer of n tokens with reason.
 func (a *answer) finishReason(reason string, n int) string {
+	if a.events != nil {
+		return a.events.finishReason(a, reason, n)
+	}
 	if a.calls(n) {
 		return finishToolCalls
 	}
@@ -266,6 +272,9 @@ func (c *encoder) role(dst []byte, index int, u []byte) []byte {
 // tokens appends a chunk carrying tokens [from, to) of the answer, for
 // choice index.
 func (c *encoder) tokens(dst []byte, a *answer, index, from, to int, last bool, u []byte) []byte {
+	if a.events != nil {
+		return a.events.tokens(dst, a, from, to, last)
+	}
 	dst = append(dst, c.head...)
 	dst = c.choiceOpen(dst, index, "")
 	if c.completions {

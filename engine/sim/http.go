@@ -220,7 +220,7 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 		e.reject(w, &t, http.StatusRequestEntityTooLarge, errBodyTooLarge.Error())
 		return
 	}
-	req, err := parseChatRequest(body, completions)
+	req, err := parserOf(ep.Kind)(body, completions)
 	if err == nil {
 		err = req.checkN(&e.cfg.Faults.Payload)
 	}
@@ -244,7 +244,7 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 		e.rejectFault(w, &t, faults.errStatus, fmt.Sprintf("injected fault: %d %s", faults.errStatus, http.StatusText(faults.errStatus)))
 		return
 	}
-	pd := e.payloadDraw(&t, req.Stream, completions)
+	pd := e.payloadDrawOf(ep.Kind, &t, req.Stream, completions)
 
 	s := newStream()
 	s.id, s.chunkID = t.ID, t.ChunkID
@@ -271,6 +271,7 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 			s.ans.tool = name
 			s.ans.toolID = "call_" + hex.EncodeToString(binary.LittleEndian.AppendUint64(nil, batch.Mix64(s.wordBase^0x746f6f6c)))
 		}
+		e.renderAs(ep.Kind, &t, s)
 	}
 	t.PromptTokens = prompt
 	if prompt == 0 {
@@ -581,7 +582,7 @@ func (sw *sseWriter) emit(last bool) bool {
 		}
 	}
 	buf := sw.buf[:0]
-	if sw.written == 0 && !sw.completions {
+	if sw.written == 0 && !sw.completions && s.ans.events == nil {
 		buf = sw.ping(buf)
 		for i := range s.ans.choiceCount() {
 			buf = sw.enc.role(buf, i, sw.usageNow(0))
@@ -676,7 +677,7 @@ func (sw *sseWriter) end(final string) {
 	switch {
 	case sw.faults.missingDone:
 		t.Faults = append(t.Faults, FaultMissingDone)
-	case e.cfg.Params.NoDone:
+	case e.cfg.Params.NoDone, s.ans.events != nil: // the Responses API has no [DONE]
 	default:
 		buf = sw.ping(buf)
 		buf = append(buf, sseDone...)
@@ -744,10 +745,14 @@ func (e *Engine) streamError(w http.ResponseWriter, rc *http.ResponseController,
 	ep := e.settle.enter()
 	msg := "injected fault: error event mid-stream"
 	buf := ping(nil)
-	buf = append(buf, "data: "...)
-	buf = append(buf, errorEvent(e.cfg.Faults.Payload.ErrorShape, e.cfg.Dialect == DialectLlamaCpp, http.StatusInternalServerError, msg)...)
-	buf = append(buf, "\n\n"...)
-	t.ErrorShape = e.cfg.Faults.Payload.ErrorShape
+	if s.ans.events != nil {
+		buf = s.ans.events.errorEvent(buf, msg) // responses.go: the API's own shape
+	} else {
+		buf = append(buf, "data: "...)
+		buf = append(buf, errorEvent(e.cfg.Faults.Payload.ErrorShape, e.cfg.Dialect == DialectLlamaCpp, http.StatusInternalServerError, msg)...)
+		buf = append(buf, "\n\n"...)
+		t.ErrorShape = e.cfg.Faults.Payload.ErrorShape
+	}
 	_, werr := w.Write(buf)
 	if werr == nil {
 		werr = rc.Flush()
@@ -803,6 +808,9 @@ func (e *Engine) serveWhole(w http.ResponseWriter, r *http.Request, s *stream, t
 	}
 	enc := newEncoder(s.chunkID, e.cfg.Model, time.Now().Unix(), llama, completions, false)
 	body := enc.whole(nil, &s.ans, n, s.ans.choiceCount(), s.ans.finishReason(final, n), e.usageOf(s, n).appendJSON(nil), timings)
+	if s.ans.events != nil {
+		body = s.ans.events.whole(nil, &s.ans, s.ans.finishReason(final, n), n, e.usageOf(s, n).responsesJSON(nil))
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, werr := w.Write(body)

@@ -283,6 +283,9 @@ func (e *Engine) payloadDraw(t *RequestTruth, stream, completions bool) payloadD
 // request asked for usage or a usage claim is made. llama.cpp ends a
 // completion with the usage and timings in the finish chunk.
 func (sw *sseWriter) appendEnd(buf []byte, reason string, written int, timings []byte) []byte {
+	if sw.s.ans.events != nil {
+		return sw.respEnd(buf, reason, written)
+	}
 	e, s, pd := sw.e, sw.s, sw.pd
 	final := e.usageOf(s, written)
 	if pd.claim != "" {
