@@ -155,7 +155,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("client: %w", err)
 	}
 	switch endpoint.Kind { // the kinds post builds a body for
-	case endpoints.KindChat, endpoints.KindCompletion:
+	case endpoints.KindChat, endpoints.KindCompletion, endpoints.KindMessages:
 	default:
 		return nil, fmt.Errorf("client: endpoint %q: the client builds no request of kind %q", endpoint.Name, endpoint.Kind)
 	}
@@ -220,7 +220,7 @@ func (c *Client) renderExtraBody() error {
 			return fmt.Errorf("client: extra body: stream_options is not an object: %s", o)
 		}
 	}
-	if c.cfg.IncludeUsage {
+	if c.cfg.IncludeUsage && c.endpoint.Kind != endpoints.KindMessages { // the Messages API always sends usage, and takes no stream_options
 		opts["include_usage"] = json.RawMessage("true")
 	}
 	if len(opts) > 0 && !c.cfg.NoStream {

@@ -148,6 +148,8 @@ func (c *Client) post(ctx context.Context, cl *call, r Request) error {
 	url := c.url
 	if c.endpoint.Kind == endpoints.KindCompletion {
 		v = completionBody{Model: c.cfg.Model, Prompt: prompt(r), Stream: !c.cfg.NoStream}
+	} else if c.endpoint.Kind == endpoints.KindMessages {
+		v = newMessagesBody(c.cfg.Model, r, !c.cfg.NoStream)
 	} else { // endpoints.KindChat (New refuses any other kind)
 		msgs := r.Messages
 		if msgs == nil {
@@ -179,6 +181,9 @@ func (c *Client) post(ctx context.Context, cl *call, r Request) error {
 	}
 	if c.cfg.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+	if c.endpoint.Kind == endpoints.KindMessages {
+		SetMessagesHeaders(req, c.cfg.APIKey)
 	}
 	resp, err := c.sender.send(req, cl, body)
 	if err != nil {
@@ -419,6 +424,9 @@ func (cl *call) takeChoices(v *chunkView, at time.Duration) {
 // whose JSON is valid (a JSON object cut short never is), or an error; one
 // cut mid-way is ignored, the stream being cut (decision 0209).
 func (cl *call) event(dec *chunkDecoder, ev *sseEvent, at time.Duration, tail bool, cancel context.CancelCauseFunc) bool {
+	if cl.c.endpoint.Kind == endpoints.KindMessages {
+		return cl.messagesEvent(dec, ev, at, tail, cancel) // typed events (messages.go)
+	}
 	rec := cl.rec
 	switch {
 	case ev.bare:
@@ -620,7 +628,15 @@ func (cl *call) readWhole(cancel context.CancelCauseFunc) {
 		return
 	}
 	var dec chunkDecoder
-	v, err := dec.decode(body)
+	var v chunkView
+	switch cl.c.endpoint.Kind {
+	case endpoints.KindMessages:
+		var m messagesView
+		m, err = dec.decodeMessages(body)
+		v = m.v
+	default:
+		v, err = dec.decode(body)
+	}
 	if err != nil {
 		rec.ErrorClass = ErrMalformedChunk
 		rec.Error = fmt.Sprintf("response: %v: %.200q", err, body)

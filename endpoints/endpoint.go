@@ -30,10 +30,15 @@ const (
 	// KindCompletion: the body carries "prompt", the messages' contents
 	// joined by newlines, with no template; choices carry text.
 	KindCompletion Kind = "completion"
+	// KindMessages: Anthropic's Messages API: the body carries "messages"
+	// (a system message as "system") and max_tokens, and the engine applies
+	// its chat template; answers are typed events or a message object
+	// with content blocks (decision 1300).
+	KindMessages Kind = "messages"
 )
 
 // Kinds lists every kind.
-var Kinds = []Kind{KindChat, KindCompletion}
+var Kinds = []Kind{KindChat, KindCompletion, KindMessages}
 
 // APIRoot is the OpenAI-compatible API's root path on an engine: a
 // client's BaseURL ends with it, and engines' metrics label requests with
@@ -65,10 +70,10 @@ func (e Endpoint) ServerPath() string { return APIRoot + e.Path }
 
 // Template reports whether the engine applies its chat template to the
 // request's messages (what calibration measures).
-func (e Endpoint) Template() bool { return e.Kind == KindChat }
+func (e Endpoint) Template() bool { return e.Kind == KindChat || e.Kind == KindMessages }
 
 // builtin is the endpoints llmbench ships; the first is the default.
-var builtin = []Endpoint{chat, completions}
+var builtin = []Endpoint{chat, completions, messages}
 
 // The built-in endpoints' names and paths.
 const (

@@ -8,7 +8,7 @@ import (
 
 func TestBuiltins(t *testing.T) {
 	t.Parallel()
-	if got := Names(); !slices.Equal(got, []string{Chat, Completions}) {
+	if got := Names(); !slices.Equal(got, []string{Chat, Completions, Messages}) {
 		t.Errorf("Names() = %v", got)
 	}
 	for _, c := range []struct {
@@ -19,6 +19,7 @@ func TestBuiltins(t *testing.T) {
 		{"", "/v1/chat/completions", "messages", KindChat, true}, // "" is the default
 		{Chat, "/v1/chat/completions", "messages", KindChat, true},
 		{Completions, "/v1/completions", "prompt", KindCompletion, false},
+		{Messages, "/v1/messages", "messages", KindMessages, true},
 	} {
 		e, err := Lookup(c.name)
 		if err != nil {
@@ -34,7 +35,7 @@ func TestBuiltins(t *testing.T) {
 	if IsServerPath("/v1/models") || IsServerPath("/chat/completions") {
 		t.Error("IsServerPath takes a path no endpoint serves")
 	}
-	if _, err := Lookup("responses"); err == nil || !strings.Contains(err.Error(), "chat, completions") {
+	if _, err := Lookup("responses"); err == nil || !strings.Contains(err.Error(), "chat, completions, messages") {
 		t.Errorf("Lookup(responses) = %v, want an error naming the known", err)
 	}
 }
