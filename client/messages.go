@@ -153,8 +153,7 @@ func (d *chunkDecoder) decodeMessages(data []byte) (messagesView, error) {
 	d.cs = d.cs[:0]
 	d.usageBad = false
 	var m messagesView
-	var c choiceView
-	var stop []byte
+	var st messagesState
 	d.ws()
 	if !d.is('{') {
 		return messagesView{}, d.fail("want a JSON object")
@@ -172,11 +171,14 @@ func (d *chunkDecoder) decodeMessages(data []byte) (messagesView, error) {
 			if !d.is('{') {
 				return d.fail("message is not an object")
 			}
-			return d.object(2, func(key []byte) error { return d.messageMember(key, 2, &m.v, &c, &stop) })
+			return d.object(2, func(key []byte) error { return d.messageMember(key, 2, &m.v, &st.msgContent, &st.stop) })
 		case bytes.EqualFold(key, []byte("content_block")):
-			return d.block(2, &c)
+			if d.null() {
+				return nil
+			}
+			return d.block(2, &st.block)
 		case bytes.EqualFold(key, []byte("delta")):
-			return d.messagesDelta(&c, &stop)
+			return d.messagesDelta(&st.delta, &st.stop)
 		case bytes.EqualFold(key, []byte("error")):
 			start := d.i
 			m.v.err = nil
@@ -187,7 +189,7 @@ func (d *chunkDecoder) decodeMessages(data []byte) (messagesView, error) {
 			m.v.err = d.b[start:d.i]
 			return err
 		}
-		return d.messageMember(key, 1, &m.v, &c, &stop)
+		return d.messageMember(key, 1, &m.v, &st.content, &st.stop)
 	})
 	if err != nil {
 		return messagesView{}, err
@@ -196,9 +198,7 @@ func (d *chunkDecoder) decodeMessages(data []byte) (messagesView, error) {
 	if d.i != len(d.b) {
 		return messagesView{}, d.fail("data after the object")
 	}
-	if nonEmptyString(stop) {
-		c.finish = finishOf(stop)
-	}
+	c := st.choice()
 	if c.output() || c.finish != nil {
 		d.cs = append(d.cs, c)
 	}
@@ -211,10 +211,48 @@ func (d *chunkDecoder) decodeMessages(data []byte) (messagesView, error) {
 	return m, nil
 }
 
+// messagesState is what one event's members said so far, each source
+// apart, so that a repeated member replaces or merges as encoding/json's
+// would.
+type messagesState struct {
+	block               messagesBlock // content_block (a repeated one merges)
+	delta               messagesBlock // delta's text, thinking and partial_json
+	content, msgContent messagesBlock // the content arrays' (a repeated one replaces), top-level and message's
+	stop                []byte        // the last stop_reason, wherever it was
+}
+
+// messagesBlock is which output a block (or a delta, or a content array)
+// holds.
+type messagesBlock struct {
+	text, thinking, tool bool
+	data                 bool   // a non-empty "data" (redacted_thinking's)
+	typ                  []byte // the raw "type"
+}
+
+// thinks reports thinking output: thinking text, or a redacted_thinking
+// block's data.
+func (b *messagesBlock) thinks() bool {
+	return b.thinking || b.data && unquote(b.typ) == "redacted_thinking"
+}
+
+// choice is the event as the one choice of a chunk.
+func (st *messagesState) choice() choiceView {
+	var c choiceView
+	for _, b := range []*messagesBlock{&st.block, &st.delta, &st.content, &st.msgContent} {
+		c.content = c.content || b.text
+		c.reasoning = c.reasoning || b.thinks()
+		c.tool = c.tool || b.tool
+	}
+	if nonEmptyString(st.stop) {
+		c.finish = finishOf(st.stop)
+	}
+	return c
+}
+
 // messageMember reads a member a message object has (id, stop_reason,
 // content, usage), at depth (1 at the top, 2 in message_start's message);
 // any other is skipped.
-func (d *chunkDecoder) messageMember(key []byte, depth int, v *chunkView, c *choiceView, stop *[]byte) error {
+func (d *chunkDecoder) messageMember(key []byte, depth int, v *chunkView, content *messagesBlock, stop *[]byte) error {
 	switch {
 	case bytes.EqualFold(key, []byte("id")):
 		raw, err := d.stringOrNull("id")
@@ -228,90 +266,85 @@ func (d *chunkDecoder) messageMember(key []byte, depth int, v *chunkView, c *cho
 		*stop = raw
 		return err
 	case bytes.EqualFold(key, []byte("content")):
+		// A repeated content replaces the earlier; null empties it.
+		*content = messagesBlock{}
 		if d.null() {
 			return nil
 		}
 		if !d.is('[') {
 			return d.fail("content is not an array")
 		}
-		// A repeated content replaces the earlier: its blocks' output
-		// only (a delta's or content_block's stays).
-		var blocks choiceView
-		err := d.array(depth+1, func() error { return d.block(depth+2, &blocks) })
-		c.content, c.reasoning, c.tool = c.content || blocks.content, c.reasoning || blocks.reasoning, c.tool || blocks.tool
-		return err
+		return d.array(depth+1, func() error {
+			var b messagesBlock
+			if d.null() {
+				return nil
+			}
+			err := d.block(depth+2, &b)
+			content.text, content.thinking, content.tool = content.text || b.text, content.thinking || b.thinks(), content.tool || b.tool
+			return err
+		})
 	case bytes.EqualFold(key, []byte("usage")):
 		return d.messagesUsage(v, depth+1)
 	}
 	return d.skip(depth + 1)
 }
 
-// block reads a content block (or null) that opens container number depth,
-// adding its output to c.
-func (d *chunkDecoder) block(depth int, c *choiceView) error {
-	if d.null() {
-		return nil
-	}
+// block reads a content block that opens container number depth into b,
+// merging with what b holds: a key's last value wins.
+func (d *chunkDecoder) block(depth int, b *messagesBlock) error {
 	if !d.is('{') {
 		return d.fail("a content block is not an object")
 	}
-	var typ []byte
-	var text, thinking, data, input bool
-	err := d.object(depth, func(key []byte) error {
+	return d.object(depth, func(key []byte) error {
+		var dst *bool
 		switch {
 		case bytes.EqualFold(key, []byte("type")):
 			raw, err := d.stringOrNull("a block's type")
-			typ = raw
+			b.typ = raw
 			return err
 		case bytes.EqualFold(key, []byte("text")):
-			raw, err := d.stringOrNull("a block's text")
-			text = nonEmptyString(raw)
-			return err
+			dst = &b.text
 		case bytes.EqualFold(key, []byte("thinking")):
-			raw, err := d.stringOrNull("a block's thinking")
-			thinking = nonEmptyString(raw)
-			return err
+			dst = &b.thinking
 		case bytes.EqualFold(key, []byte("data")):
-			raw, err := d.stringOrNull("a block's data")
-			data = nonEmptyString(raw)
-			return err
+			dst = &b.data
 		case bytes.EqualFold(key, []byte("input")):
-			input = false
+			b.tool = false
 			if !d.is('{') {
 				return d.skip(depth + 1)
 			}
 			return d.object(depth+1, func([]byte) error {
-				input = true
+				b.tool = true
 				return d.skip(depth + 2)
 			})
+		default:
+			return d.skip(depth + 1)
 		}
-		return d.skip(depth + 1)
+		raw, err := d.stringOrNull("a block's text")
+		*dst = nonEmptyString(raw)
+		return err
 	})
-	c.content = c.content || text
-	c.reasoning = c.reasoning || thinking || data && string(typ) == `"redacted_thinking"`
-	c.tool = c.tool || input
-	return err
 }
 
 // messagesDelta reads a content_block_delta's or message_delta's delta at
-// depth 2. As in encoding/json, a repeated delta merges into the earlier.
-func (d *chunkDecoder) messagesDelta(c *choiceView, stop *[]byte) error {
+// depth 2 into b. As in encoding/json, a repeated delta merges into the
+// earlier, null leaves it.
+func (d *chunkDecoder) messagesDelta(b *messagesBlock, stop *[]byte) error {
 	if d.null() {
 		return nil
 	}
 	if !d.is('{') {
 		return d.fail("delta is not an object")
 	}
-	var text, thinking, input bool
-	err := d.object(2, func(key []byte) error {
+	return d.object(2, func(key []byte) error {
 		var dst *bool
 		switch {
 		case bytes.EqualFold(key, []byte("text")):
-			dst = &text
+			dst = &b.text
 		case bytes.EqualFold(key, []byte("thinking")):
-			dst = &thinking
+			dst = &b.thinking
 		case bytes.EqualFold(key, []byte("partial_json")):
-			dst = &input
+			dst = &b.tool
 		case bytes.EqualFold(key, []byte("stop_reason")):
 			raw, err := d.stringOrNull("stop_reason")
 			*stop = raw
@@ -323,8 +356,6 @@ func (d *chunkDecoder) messagesDelta(c *choiceView, stop *[]byte) error {
 		*dst = nonEmptyString(raw)
 		return err
 	})
-	c.content, c.reasoning, c.tool = c.content || text, c.reasoning || thinking, c.tool || input
-	return err
 }
 
 // messagesUsage reads a usage object (or null) that opens container number
