@@ -95,6 +95,7 @@ type Client struct {
 const (
 	EndpointChat        = endpoints.Chat        // POST {BaseURL}/chat/completions
 	EndpointCompletions = endpoints.Completions // POST {BaseURL}/completions
+	EndpointMessages    = endpoints.Messages    // POST {BaseURL}/messages: Anthropic's Messages API (messages.go)
 )
 
 // extraMember is one Config.ExtraBody member, rendered `,"key":value`.

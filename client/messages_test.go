@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"strings"
@@ -251,5 +252,27 @@ func TestMessagesPerChunkAllocatesNothing(t *testing.T) {
 	}
 	if short, long := allocs(16), allocs(1024); long > short {
 		t.Errorf("a stream of 1024 deltas allocates %.0f times, one of 16 %.0f: %.3f allocations per event, want 0", long, short, (long-short)/(1024-16))
+	}
+}
+
+// BenchmarkMessagesDecode is BenchmarkChunkDecode for a Messages API
+// text_delta event, as vLLM frames it: the event read and decoded.
+func BenchmarkMessagesDecode(b *testing.B) {
+	event := []byte(msgDelta(1, `{"type":"text_delta","text":"tok "}`))
+	r := bytes.NewReader(event)
+	sr := newSSEReader(r)
+	var dec chunkDecoder
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Reset(event)
+		sr.r, sr.w, sr.rerr = 0, 0, nil
+		ev, err := sr.next()
+		if err != nil || string(ev.typ) != evContentBlockDelta {
+			b.Fatal("not a content_block_delta event", err)
+		}
+		m, err := dec.decodeMessages(ev.data)
+		if err != nil || !m.v.content {
+			b.Fatal("not a text delta", err)
+		}
 	}
 }
