@@ -126,3 +126,26 @@ func TestMessagesExample(t *testing.T) {
 		t.Errorf("%d records, %d cached tokens, %d tool calls: want 32, some, some", len(records), cached, tools)
 	}
 }
+
+// TestMessagesFaults: the engine's failures reach a Messages record as the
+// API sends them: an error event mid-stream (after the tokens already
+// received), and an error status with the API's error body, its message
+// kept.
+func TestMessagesFaults(t *testing.T) {
+	t.Parallel()
+	const request = "request: {endpoint: messages}"
+	records, truth, _ := realRunErr(t, "  sim: {sse_ping: true}\n  faults: {stream_error_rate: 1, after_tokens: 3}", request, 6, true)
+	for _, r := range records {
+		tr := truth[r.ID]
+		if r.OK() || r.ErrorClass != client.ErrStreamBroken || tr.Error == "" || !strings.Contains(r.Error, tr.Error) || len(r.Chunks) != 3 {
+			t.Errorf("stream error: %s: %s %q with %d chunks; the engine sent %q after 3 tokens", r.ID, r.ErrorClass, r.Error, len(r.Chunks), tr.Error)
+		}
+	}
+	records, truth, _ = realRunErr(t, "  faults: {error_rate: 1, error_statuses: [503]}", request, 6, true)
+	for _, r := range records {
+		tr := truth[r.ID]
+		if r.ErrorClass != client.ErrHTTPStatus || r.Status != 503 || !strings.Contains(r.Error, tr.Error) {
+			t.Errorf("error status: %s: %s %d %q; the engine answered %d %q", r.ID, r.ErrorClass, r.Status, r.Error, tr.Status, tr.Error)
+		}
+	}
+}

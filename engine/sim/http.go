@@ -221,11 +221,7 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 		e.reject(w, &t, http.StatusRequestEntityTooLarge, errBodyTooLarge.Error())
 		return
 	}
-	parse := parseChatRequest
-	if ep.Kind == endpoints.KindMessages {
-		parse = parseMessagesRequest // the chat request it means (messages.go)
-	}
-	req, err := parse(body, completions)
+	req, err := parseRequest(ep.Kind, body, completions)
 	if err == nil {
 		err = req.checkN(&e.cfg.Faults.Payload)
 	}
@@ -257,10 +253,7 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 	s.streaming = req.Stream
 	s.wordBase = batch.HashString(t.ID)
 	s.ans.base = s.wordBase
-	s.ans.parts, s.ans.choices = pd.parts, e.cfg.Faults.Payload.Choices
-	if ep.Kind == endpoints.KindMessages {
-		s.ans.choices = 0 // one message: n is OpenAI's
-	}
+	s.ans.parts, s.ans.choices = pd.parts, choicesOf(ep.Kind, e.cfg.Faults.Payload.Choices)
 	p := e.cfg.Params
 	h := batch.NewHasher(p.KVBlockSize)
 	prompt := 0
@@ -753,9 +746,13 @@ func (e *Engine) streamError(w http.ResponseWriter, rc *http.ResponseController,
 	ep := e.settle.enter()
 	msg := "injected fault: error event mid-stream"
 	buf := ping(nil)
-	buf = append(buf, "data: "...)
-	buf = append(buf, errorEvent(e.cfg.Faults.Payload.ErrorShape, e.cfg.Dialect == DialectLlamaCpp, http.StatusInternalServerError, msg)...)
-	buf = append(buf, "\n\n"...)
+	if t.Endpoint == EndpointMessages && e.cfg.Faults.Payload.ErrorShape == "" {
+		buf = appendMessagesError(buf, msg) // the API's error event (messages.go)
+	} else {
+		buf = append(buf, "data: "...)
+		buf = append(buf, errorEvent(e.cfg.Faults.Payload.ErrorShape, e.cfg.Dialect == DialectLlamaCpp, http.StatusInternalServerError, msg)...)
+		buf = append(buf, "\n\n"...)
+	}
 	t.ErrorShape = e.cfg.Faults.Payload.ErrorShape
 	_, werr := w.Write(buf)
 	if werr == nil {

@@ -49,12 +49,30 @@ type messagesMessage struct {
 	Content json.RawMessage `json:"content"`
 }
 
+// parseRequest reads a body sent to an endpoint of kind as the chat
+// request it means.
+func parseRequest(kind endpoints.Kind, body []byte, completions bool) (*chatRequest, error) {
+	if kind == endpoints.KindMessages {
+		return parseMessagesRequest(body)
+	}
+	return parseChatRequest(body, completions)
+}
+
+// choicesOf is the choices an answer to kind is sent in, choices being
+// faults.payload.choices: one message for the Messages API (n is OpenAI's).
+func choicesOf(kind endpoints.Kind, choices int) int {
+	if kind == endpoints.KindMessages {
+		return 0
+	}
+	return choices
+}
+
 // parseMessagesRequest reads a Messages API body as the chat request it
 // means: the system prompt (a string or text blocks) as a system message
 // first, each message's text blocks as text parts (tool results as their
 // text; images and other blocks are refused, as chat's parts are), the
 // tools by name. max_tokens is required, as the API requires it.
-func parseMessagesRequest(body []byte, _ bool) (*chatRequest, error) {
+func parseMessagesRequest(body []byte) (*chatRequest, error) {
 	var m messagesRequest
 	if err := json.Unmarshal(body, &m); err != nil {
 		return nil, badf("invalid JSON body: %v", err)
@@ -360,6 +378,14 @@ func messagesErrorJSON(status int, msg string) []byte {
 	b := append([]byte(`{"type":"error","error":{"type":"`), messagesErrorType(status)...)
 	b = appendJSONString(append(b, `","message":`...), msg)
 	return append(b, "}}\n"...)
+}
+
+// appendMessagesError appends the API's error event mid-stream (an
+// api_error: the engine's own failure).
+func appendMessagesError(dst []byte, msg string) []byte {
+	b := messagesErrorJSON(http.StatusInternalServerError, msg)
+	dst = append(dst, "event: error\ndata: "...)
+	return append(append(dst, b[:len(b)-1]...), "\n\n"...)
 }
 
 // writeErrorFor answers an error in the shape of the endpoint the request

@@ -198,3 +198,19 @@ func TestMessagesErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestMessagesStreamError: an error mid-stream is the API's error event.
+func TestMessagesStreamError(t *testing.T) {
+	t.Parallel()
+	_, ep := startEngine(t, Config{Faults: Faults{StreamErrorRate: 1, AfterTokens: 2}})
+	resp := postMessages(t, ep.BaseURL, map[string]any{"max_tokens": 6, "stream": true, "ignore_eos": true,
+		"messages": []map[string]any{{"role": "user", "content": "a b c"}}})
+	names, datas := sseEvents(t, resp.Body)
+	last := len(names) - 1
+	if last < 0 || names[last] != "error" || slices.Contains(names, "message_stop") {
+		t.Fatalf("events %v", names)
+	}
+	if e := datas[last]["error"].(map[string]any); e["type"] != "api_error" || !strings.Contains(e["message"].(string), "injected fault") {
+		t.Errorf("error event %v", datas[last])
+	}
+}
