@@ -1,5 +1,6 @@
 // Package endpoints is the registry of the generation endpoints llmbench
-// sends requests to (one entry per endpoint: chat.go, completions.go).
+// sends requests to (one entry per endpoint: chat.go, completions.go,
+// messages.go).
 // Every component reads its endpoint here: the client builds the request
 // its Kind says, the calibration counts the prompt the way the endpoint
 // sends it, the built-in engine serves it, scrape counts it in the engine's
