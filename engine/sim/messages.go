@@ -188,11 +188,20 @@ func (e *Engine) newMessagesEncoder(t *RequestTruth, s *stream) *messagesEncoder
 		usage: func(n int) usage { return e.usageOf(s, n) }, open: -1}
 }
 
-// event appends an SSE event of type name whose data is JSON that begins
-// with {"type":name and goes on with body (which closes the object).
-func appendEvent(dst []byte, name, body string) []byte {
-	dst = append(dst, "event: "+name+"\ndata: {\"type\":\""+name+"\""...)
-	return append(dst, body...)
+// appendEvent appends the head of an SSE event of type name: the event
+// line and its data up to {"type":name and, for index ≥ 0, ,"index":index;
+// endEvent closes the data's object and the event. Plain appends: nothing
+// per event allocates.
+func appendEvent(dst []byte, name string, index int) []byte {
+	dst = append(dst, "event: "...)
+	dst = append(dst, name...)
+	dst = append(dst, "\ndata: {\"type\":\""...)
+	dst = append(dst, name...)
+	dst = append(dst, '"')
+	if index >= 0 {
+		dst = strconv.AppendInt(append(dst, `,"index":`...), int64(index), 10)
+	}
+	return dst
 }
 
 func endEvent(dst []byte) []byte { return append(dst, "}\n\n"...) }
@@ -202,7 +211,7 @@ func endEvent(dst []byte) []byte { return append(dst, "}\n\n"...) }
 // the cached as cache_read_input_tokens) and output_tokens 1, as the API
 // sends it with the first token.
 func (m *messagesEncoder) start(dst []byte) []byte {
-	dst = appendEvent(dst, "message_start", `,"message":{"id":`)
+	dst = append(appendEvent(dst, "message_start", -1), `,"message":{"id":`...)
 	dst = append(dst, m.id...)
 	dst = append(dst, `,"type":"message","role":"assistant","model":`...)
 	dst = append(dst, m.model...)
@@ -222,9 +231,12 @@ func (m *messagesEncoder) appendUsage(dst []byte, u usage, output int) []byte {
 	return append(dst, '}')
 }
 
-// signature is the thinking block's signature (the API's is opaque).
-func (m *messagesEncoder) signature() string {
-	return hex.EncodeToString(binary.LittleEndian.AppendUint64(nil, batch.Mix64(m.ans.base^0x7369676e)))
+// appendSignature appends the thinking block's signature (the API's is
+// opaque): hex of a hash of the answer.
+func (m *messagesEncoder) appendSignature(dst []byte) []byte {
+	var h [8]byte
+	binary.LittleEndian.PutUint64(h[:], batch.Mix64(m.ans.base^0x7369676e))
+	return hex.AppendEncode(dst, h[:])
 }
 
 // stop closes the open block (a thinking block gets its signature first).
@@ -233,20 +245,37 @@ func (m *messagesEncoder) stop(dst []byte) []byte {
 		return dst
 	}
 	if m.thinking {
-		dst = appendEvent(dst, "content_block_delta", `,"index":`+strconv.Itoa(m.open)+`,"delta":{"type":"signature_delta","signature":"`+m.signature()+`"}`)
-		dst = endEvent(dst)
+		dst = append(appendEvent(dst, "content_block_delta", m.open), `,"delta":{"type":"signature_delta","signature":"`...)
+		dst = endEvent(append(m.appendSignature(dst), `"}`...))
 	}
-	dst = endEvent(appendEvent(dst, "content_block_stop", `,"index":`+strconv.Itoa(m.open)))
+	dst = endEvent(appendEvent(dst, "content_block_stop", m.open))
 	m.open, m.thinking = -1, false
 	return dst
 }
 
-// begin opens the next block, of the JSON content_block given.
-func (m *messagesEncoder) begin(dst []byte, block string, thinking bool) []byte {
+// Block kinds begin opens.
+const (
+	blockThinking = iota
+	blockText
+	blockToolUse
+)
+
+// begin opens the next block, of kind.
+func (m *messagesEncoder) begin(dst []byte, kind int) []byte {
 	dst = m.stop(dst)
-	m.open, m.thinking = m.next, thinking
+	m.open, m.thinking = m.next, kind == blockThinking
 	m.next++
-	dst = appendEvent(dst, "content_block_start", `,"index":`+strconv.Itoa(m.open)+`,"content_block":`+block)
+	dst = append(appendEvent(dst, "content_block_start", m.open), `,"content_block":`...)
+	switch kind {
+	case blockThinking:
+		dst = append(dst, `{"type":"thinking","thinking":"","signature":""}`...)
+	case blockText:
+		dst = append(dst, `{"type":"text","text":""}`...)
+	default:
+		dst = appendJSONString(append(dst, `{"type":"tool_use","id":`...), m.ans.toolID)
+		dst = appendJSONString(append(dst, `,"name":`...), m.ans.tool)
+		dst = append(dst, `,"input":{}}`...)
+	}
 	return endEvent(dst)
 }
 
@@ -260,9 +289,9 @@ func (m *messagesEncoder) tokens(dst []byte, from, to int, last bool) []byte {
 	if from < a.reasoning {
 		r := min(to, a.reasoning)
 		if from == 0 {
-			dst = m.begin(dst, `{"type":"thinking","thinking":"","signature":""}`, true)
+			dst = m.begin(dst, blockThinking)
 		}
-		dst = appendEvent(dst, "content_block_delta", `,"index":`+strconv.Itoa(m.open)+`,"delta":{"type":"thinking_delta","thinking":"`)
+		dst = append(appendEvent(dst, "content_block_delta", m.open), `,"delta":{"type":"thinking_delta","thinking":"`...)
 		dst = endEvent(append(a.appendWords(dst, from, r), `"}`...))
 		from = r
 	}
@@ -270,19 +299,17 @@ func (m *messagesEncoder) tokens(dst []byte, from, to int, last bool) []byte {
 		return dst
 	}
 	if m.open < 0 || m.thinking { // the text or tool_use block opens
-		if a.tool == "" {
-			dst = m.begin(dst, `{"type":"text","text":""}`, false)
-		} else {
-			block := append(append([]byte(`{"type":"tool_use","id":`), appendJSONString(nil, a.toolID)...), `,"name":`...)
-			block = append(appendJSONString(block, a.tool), `,"input":{}}`...)
-			dst = m.begin(dst, string(block), false)
+		kind := blockText
+		if a.tool != "" {
+			kind = blockToolUse
 		}
+		dst = m.begin(dst, kind)
 	}
 	if a.tool == "" {
-		dst = appendEvent(dst, "content_block_delta", `,"index":`+strconv.Itoa(m.open)+`,"delta":{"type":"text_delta","text":"`)
+		dst = append(appendEvent(dst, "content_block_delta", m.open), `,"delta":{"type":"text_delta","text":"`...)
 		return endEvent(append(a.appendWords(dst, from, to), `"}`...))
 	}
-	dst = appendEvent(dst, "content_block_delta", `,"index":`+strconv.Itoa(m.open)+`,"delta":{"type":"input_json_delta","partial_json":"`)
+	dst = append(appendEvent(dst, "content_block_delta", m.open), `,"delta":{"type":"input_json_delta","partial_json":"`...)
 	if from == a.reasoning {
 		dst = append(dst, toolArgsOpen...)
 	}
@@ -308,8 +335,8 @@ func stopReason(reason string) string {
 // message_delta: the stop reason and the output count (usage is
 // cumulative in the API; the input counts came in message_start).
 func (m *messagesEncoder) finish(dst []byte, reason string) []byte {
-	dst = m.stop(dst)
-	dst = appendEvent(dst, "message_delta", `,"delta":{"stop_reason":"`+stopReason(reason)+`","stop_sequence":null},"usage":{"output_tokens":`)
+	dst = append(appendEvent(m.stop(dst), "message_delta", -1), `,"delta":{"stop_reason":"`...)
+	dst = append(append(dst, stopReason(reason)...), `","stop_sequence":null},"usage":{"output_tokens":`...)
 	dst = strconv.AppendInt(dst, int64(m.sent), 10)
 	return endEvent(append(dst, '}'))
 }
@@ -328,7 +355,8 @@ func (m *messagesEncoder) whole(dst []byte, n int, reason string) []byte {
 	dst = append(dst, `,"content":[`...)
 	if r > 0 {
 		dst = append(dst, `{"type":"thinking","thinking":"`...)
-		dst = append(a.appendWords(dst, 0, r), `","signature":"`+m.signature()+`"}`...)
+		dst = append(a.appendWords(dst, 0, r), `","signature":"`...)
+		dst = append(m.appendSignature(dst), `"}`...)
 		if n > r {
 			dst = append(dst, ',')
 		}
@@ -346,7 +374,7 @@ func (m *messagesEncoder) whole(dst []byte, n int, reason string) []byte {
 		dst = append(dst, `{"type":"text","text":"`...)
 		dst = append(a.appendWords(dst, r, n), `"}`...)
 	}
-	dst = append(dst, `],"stop_reason":"`+stopReason(reason)+`","stop_sequence":null,"usage":`...)
+	dst = append(append(append(dst, `],"stop_reason":"`...), stopReason(reason)...), `","stop_sequence":null,"usage":`...)
 	dst = m.appendUsage(dst, m.usage(n), n)
 	return append(dst, "}\n"...)
 }

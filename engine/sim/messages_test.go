@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/llmbench-org/llmbench/internal/race"
 )
 
 // sseEvents reads a text/event-stream body as (event, data) pairs.
@@ -212,5 +214,35 @@ func TestMessagesStreamError(t *testing.T) {
 	}
 	if e := datas[last]["error"].(map[string]any); e["type"] != "api_error" || !strings.Contains(e["message"].(string), "injected fault") {
 		t.Errorf("error event %v", datas[last])
+	}
+}
+
+// TestMessagesEncodeAllocatesNothing: rendering a token's event allocates
+// nothing (the engine's per-token path, as BenchmarkChunkEncode's).
+func TestMessagesEncodeAllocatesNothing(t *testing.T) {
+	if race.Enabled {
+		t.Skip("allocation counts under -race do not describe the product")
+	}
+	for _, a := range []answer{{base: 42, reasoning: 8}, {base: 7, tool: "f", toolID: "call_1"}} {
+		m := &messagesEncoder{id: []byte(`"msg"`), model: []byte(`"m"`), ans: &a, open: -1}
+		buf := m.tokens(make([]byte, 0, 1024), 0, 1, false)
+		i := 1
+		if n := testing.AllocsPerRun(200, func() {
+			buf = m.tokens(buf[:0], i, i+1, false)
+			i++
+		}); n != 0 {
+			t.Errorf("%+v: %.1f allocations per token event", a, n)
+		}
+	}
+}
+
+// BenchmarkMessagesEncode is BenchmarkChunkEncode for the Messages API's
+// text_delta events.
+func BenchmarkMessagesEncode(b *testing.B) {
+	a := answer{base: 42}
+	m := &messagesEncoder{id: []byte(`"msg_0123456789abcdef"`), model: []byte(`"llmbench-sim"`), ans: &a, open: -1}
+	buf := m.tokens(make([]byte, 0, 512), 0, 1, false)
+	for i := 1; b.Loop(); i++ {
+		buf = m.tokens(buf[:0], i, i+1, false)
 	}
 }
