@@ -73,6 +73,11 @@ func TestMessagesStream(t *testing.T) {
 		t.Fatalf("%s: %s", resp.Status, b)
 	}
 	names, datas := sseEvents(t, resp.Body)
+	// The dialect's metrics count it as any request.
+	fams := scrape(t, ep.MetricsURL)
+	if ok, gen := value(t, fams, "vllm:request_success_total"), value(t, fams, "vllm:generation_tokens_total"); ok != 1 || gen != 7 {
+		t.Errorf("vllm metrics: %v successes, %v generation tokens; want 1, 7", ok, gen)
+	}
 	// Tokens 0 (sent at once), 1-2 (thinking, then the call), 3-4, 5-6:
 	// two thinking deltas and the signature, then three input deltas.
 	want := []string{"message_start", "content_block_start", "content_block_delta", "content_block_delta", "content_block_delta", "content_block_stop",
