@@ -144,7 +144,7 @@ func (cfg Config) validate() (Config, error) {
 		return cfg, fmt.Errorf("calibrate: %w", err)
 	}
 	switch ep.Kind { // the kinds the counters count
-	case endpoints.KindChat, endpoints.KindCompletion, endpoints.KindResponses:
+	case endpoints.KindChat, endpoints.KindCompletion, endpoints.KindResponses, endpoints.KindMessages:
 	default:
 		return cfg, fmt.Errorf("calibrate: endpoint %q: no way to count a request of kind %q", ep.Name, ep.Kind)
 	}
@@ -203,7 +203,7 @@ func Probe(ctx context.Context, cfg Config) (Result, error) {
 	p := newPoster(cfg)
 	res := Result{Method: MethodNone, Endpoint: cfg.Endpoint}
 	_, base := roots(cfg.BaseURL)
-	cands := append(counters(cfg, p), newProbe(cfg, p, base))
+	cands := asSent(cfg, append(counters(cfg, p), newProbe(cfg, p, base)))
 	for _, c := range cands {
 		r, err := measure(ctx, c)
 		if err == nil {

@@ -48,7 +48,7 @@ func Count(ctx context.Context, cfg Config, prompts [][]workload.Message) (Count
 	}
 	p := newPoster(cfg)
 	var use *counter
-	for _, c := range counters(cfg, p) {
+	for _, c := range asSent(cfg, counters(cfg, p)) {
 		n, err := c.request(ctx, prompts[0])
 		if err == nil {
 			use = c

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/endpoints"
 )
 
 // defaultTimeout bounds one calibration request when Config.HTTPClient is nil.
@@ -57,6 +58,9 @@ func refused(err error) bool {
 type poster struct {
 	hc     *http.Client
 	apiKey string
+	// messages: the calibrated endpoint is the Messages API, whose headers
+	// every request carries (messages.go).
+	messages bool
 }
 
 func newPoster(cfg Config) poster {
@@ -64,7 +68,7 @@ func newPoster(cfg Config) poster {
 	if hc == nil {
 		hc = client.NewHTTPClient(defaultTimeout)
 	}
-	return poster{hc: hc, apiKey: cfg.APIKey}
+	return poster{hc: hc, apiKey: cfg.APIKey, messages: cfg.ep.Kind == endpoints.KindMessages}
 }
 
 // post sends body as JSON to url and decodes a 2xx answer into out.
@@ -89,6 +93,9 @@ func (p poster) postID(ctx context.Context, url, id string, body, out any) error
 	}
 	if p.apiKey != "" {
 		req.Header.Set("Authorization", "Bearer "+p.apiKey)
+	}
+	if p.messages {
+		client.SetMessagesHeaders(req, p.apiKey)
 	}
 	resp, err := p.hc.Do(req)
 	if err != nil {

@@ -204,6 +204,9 @@ func newProbe(cfg Config, p poster, base string) *counter {
 	if cfg.ep.Kind == endpoints.KindResponses {
 		return newResponsesProbe(cfg, p, base) // responses.go
 	}
+	if cfg.ep.Kind == endpoints.KindMessages {
+		return newMessagesProbe(cfg, p, base) // the API's request and usage (messages.go)
+	}
 	url := endpoints.URL(base, cfg.ep.Path)
 	c := &counter{family: familyUsage, method: MethodProbe, source: "POST " + url + " (max_tokens 1, usage.prompt_tokens)"}
 	// Probes carry ids of their own, so that an engine's trace log tells

@@ -119,6 +119,7 @@ type chunkDecoder struct {
 	errObject, errWords bool
 	cs                  []choiceView    // the choices of the chunk, reused (grows once to the most a chunk held)
 	keyBuf              [keyBufLen]byte // an escaped key, decoded
+	msgs                messagesUsage   // the Messages API's counts so far in the stream (messages.go)
 }
 
 // keyBufLen bounds the decoded escaped keys the decoder compares; a longer

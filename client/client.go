@@ -95,6 +95,7 @@ type Client struct {
 const (
 	EndpointChat        = endpoints.Chat        // POST {BaseURL}/chat/completions
 	EndpointCompletions = endpoints.Completions // POST {BaseURL}/completions
+	EndpointMessages    = endpoints.Messages    // POST {BaseURL}/messages: Anthropic's Messages API (messages.go)
 )
 
 // extraMember is one Config.ExtraBody member, rendered `,"key":value`.
@@ -155,7 +156,7 @@ func New(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("client: %w", err)
 	}
 	switch endpoint.Kind { // the kinds post builds a body for
-	case endpoints.KindChat, endpoints.KindCompletion, endpoints.KindResponses:
+	case endpoints.KindChat, endpoints.KindCompletion, endpoints.KindResponses, endpoints.KindMessages:
 	default:
 		return nil, fmt.Errorf("client: endpoint %q: the client builds no request of kind %q", endpoint.Name, endpoint.Kind)
 	}

@@ -151,6 +151,8 @@ func (c *Client) post(ctx context.Context, cl *call, r Request) error {
 		v = completionBody{Model: c.cfg.Model, Prompt: prompt(r), Stream: !c.cfg.NoStream}
 	} else if c.endpoint.Kind == endpoints.KindResponses {
 		v = newResponsesBody(c.cfg.Model, r, !c.cfg.NoStream)
+	} else if c.endpoint.Kind == endpoints.KindMessages {
+		v = newMessagesBody(c.cfg.Model, r, !c.cfg.NoStream)
 	} else { // endpoints.KindChat (New refuses any other kind)
 		msgs := r.Messages
 		if msgs == nil {
@@ -182,6 +184,9 @@ func (c *Client) post(ctx context.Context, cl *call, r Request) error {
 	}
 	if c.cfg.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+	if c.endpoint.Kind == endpoints.KindMessages {
+		SetMessagesHeaders(req, c.cfg.APIKey)
 	}
 	resp, err := c.sender.send(req, cl, body)
 	if err != nil {
@@ -425,6 +430,9 @@ func (cl *call) event(dec *chunkDecoder, ev *sseEvent, at time.Duration, tail bo
 	if cl.c.endpoint.Kind == endpoints.KindResponses {
 		return cl.responsesEvent(dec, ev, at, tail, cancel)
 	}
+	if cl.c.endpoint.Kind == endpoints.KindMessages {
+		return cl.messagesEvent(dec, ev, at, tail, cancel) // typed events (messages.go)
+	}
 	rec := cl.rec
 	switch {
 	case ev.bare:
@@ -630,7 +638,15 @@ func (cl *call) readWhole(cancel context.CancelCauseFunc) {
 		return
 	}
 	var dec chunkDecoder
-	v, err := dec.decode(body)
+	var v chunkView
+	switch cl.c.endpoint.Kind {
+	case endpoints.KindMessages:
+		var m messagesView
+		m, err = dec.decodeMessages(body)
+		v = m.v
+	default:
+		v, err = dec.decode(body)
+	}
 	if err != nil {
 		rec.ErrorClass = ErrMalformedChunk
 		rec.Error = fmt.Sprintf("response: %v: %.200q", err, body)

@@ -56,7 +56,9 @@ func (c *Client) maxTokensKey() string {
 
 // asksUsage reports whether include_usage is the way to ask for usage:
 // the Responses API always sends it at completion and has no such option.
-func (c *Client) asksUsage() bool { return c.endpoint.Kind != endpoints.KindResponses }
+func (c *Client) asksUsage() bool {
+	return c.endpoint.Kind != endpoints.KindResponses && c.endpoint.Kind != endpoints.KindMessages // the Messages API always sends usage too
+}
 
 // respState is what a call tracks of a Responses stream.
 type respState struct {
@@ -79,13 +81,10 @@ func respFinish(typ respType, status, reason []byte, tool bool) []byte {
 		}
 		return []byte(`"incomplete"`)
 	case tool:
-		return []byte(`"` + finishToolCalls + `"`)
+		return finishToolCalls // messages.go: chat's word, shared
 	}
 	return []byte(`"stop"`)
 }
-
-// finishToolCalls is chat's finish reason for an answer that called a tool.
-const finishToolCalls = "tool_calls"
 
 // responsesEvent handles one event (or bare line) of a Responses stream
 // that arrived at at, as event does for the other kinds; it reports whether

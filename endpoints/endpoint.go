@@ -1,5 +1,6 @@
 // Package endpoints is the registry of the generation endpoints llmbench
-// sends requests to (one entry per endpoint: chat.go, completions.go).
+// sends requests to (one entry per endpoint: chat.go, completions.go,
+// messages.go).
 // Every component reads its endpoint here: the client builds the request
 // its Kind says, the calibration counts the prompt the way the endpoint
 // sends it, the built-in engine serves it, scrape counts it in the engine's
@@ -34,10 +35,15 @@ const (
 	// carries "input" and the chat template applies; a stream is typed
 	// events with no [DONE].
 	KindResponses Kind = "responses"
+	// KindMessages: Anthropic's Messages API: the body carries "messages"
+	// (a system message as "system") and max_tokens, and the engine applies
+	// its chat template; answers are typed events or a message object
+	// with content blocks (decision 1300).
+	KindMessages Kind = "messages"
 )
 
 // Kinds lists every kind.
-var Kinds = []Kind{KindChat, KindCompletion, KindResponses}
+var Kinds = []Kind{KindChat, KindCompletion, KindResponses, KindMessages}
 
 // APIRoot is the OpenAI-compatible API's root path on an engine: a
 // client's BaseURL ends with it, and engines' metrics label requests with
@@ -69,10 +75,12 @@ func (e Endpoint) ServerPath() string { return APIRoot + e.Path }
 
 // Template reports whether the engine applies its chat template to the
 // request's messages (what calibration measures).
-func (e Endpoint) Template() bool { return e.Kind == KindChat || e.Kind == KindResponses }
+func (e Endpoint) Template() bool {
+	return e.Kind == KindChat || e.Kind == KindResponses || e.Kind == KindMessages
+}
 
 // builtin is the endpoints llmbench ships; the first is the default.
-var builtin = []Endpoint{chat, completions, responses}
+var builtin = []Endpoint{chat, completions, responses, messages}
 
 // The built-in endpoints' names and paths.
 const (

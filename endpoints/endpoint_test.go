@@ -8,7 +8,7 @@ import (
 
 func TestBuiltins(t *testing.T) {
 	t.Parallel()
-	if got := Names(); !slices.Equal(got, []string{Chat, Completions, Responses}) {
+	if got := Names(); !slices.Equal(got, []string{Chat, Completions, Responses, Messages}) {
 		t.Errorf("Names() = %v", got)
 	}
 	for _, c := range []struct {
@@ -20,6 +20,7 @@ func TestBuiltins(t *testing.T) {
 		{Chat, "/v1/chat/completions", "messages", KindChat, true},
 		{Completions, "/v1/completions", "prompt", KindCompletion, false},
 		{Responses, "/v1/responses", "input", KindResponses, true}, // the chat template applies to its input
+		{Messages, "/v1/messages", "messages", KindMessages, true},
 	} {
 		e, err := Lookup(c.name)
 		if err != nil {
@@ -35,7 +36,7 @@ func TestBuiltins(t *testing.T) {
 	if IsServerPath("/v1/models") || IsServerPath("/chat/completions") {
 		t.Error("IsServerPath takes a path no endpoint serves")
 	}
-	if _, err := Lookup("nonesuch"); err == nil || !strings.Contains(err.Error(), "chat, completions, responses") {
+	if _, err := Lookup("nonesuch"); err == nil || !strings.Contains(err.Error(), "chat, completions, responses, messages") {
 		t.Errorf("Lookup(nonesuch) = %v, want an error naming the known", err)
 	}
 }

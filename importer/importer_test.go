@@ -103,6 +103,8 @@ func TestImportVLLM(t *testing.T) {
 			want: func(l *loaded) { l.prompt, l.output = "300", "30" }},
 		{name: "base url and chat endpoint", args: []string{"--base-url", "http://gpu:9000", "--endpoint", "/v1/chat/completions", "--backend", "openai-chat"},
 			want: func(l *loaded) { l.base, l.endpoint = "http://gpu:9000/v1", "chat" }},
+		{name: "the Messages endpoint", args: []string{"--base-url", "http://gpu:9000", "--endpoint", "/v1/messages"},
+			want: func(l *loaded) { l.base, l.endpoint = "http://gpu:9000/v1", "messages" }},
 		{name: "host and port", args: []string{"--host", "10.1.2.3", "--port", "9001"},
 			want: func(l *loaded) { l.base = "http://10.1.2.3:9001/v1" }},
 		{name: "an endpoint llmbench does not send", args: []string{"--endpoint", "/v1/embeddings"}, want: func(*loaded) {},

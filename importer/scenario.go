@@ -159,6 +159,8 @@ func (d *draft) api() (string, string) {
 		ep = endpoints.Chat
 	case strings.HasSuffix(d.endpoint, "/completions"):
 		ep = endpoints.Completions
+	case strings.HasSuffix(d.endpoint, endpoints.MessagesPath):
+		ep = endpoints.Messages
 	default:
 		why = "requests to " + d.endpoint + ": llmbench sends the OpenAI chat or completions API; " + ep + " instead"
 	}

@@ -85,6 +85,7 @@ func (s Scenario) Percentiles() []float64 {
 const (
 	EndpointChat        = endpoints.Chat        // /v1/chat/completions (the default)
 	EndpointCompletions = endpoints.Completions // /v1/completions: the messages' text as one prompt, no chat template
+	EndpointMessages    = endpoints.Messages    // /v1/messages: Anthropic's Messages API
 )
 
 // Request shapes every request sent.

@@ -148,6 +148,9 @@ type encoder struct {
 	completions bool   // /v1/completions: choices carry text, no role chunk
 	head        []byte // up to and including `"choices":[`
 	tail        []byte // from the choices' closing `]` to before usage
+
+	// msgs is set for the Messages API, which renders every event itself (messages.go).
+	msgs *messagesEncoder
 }
 
 func newEncoder(id, model string, created int64, llama, completions, stream bool) encoder {
@@ -258,6 +261,9 @@ func (c *encoder) end(dst []byte, u, timings []byte, stream bool) []byte {
 // role appends the first chunk of a chat stream's choice: the assistant
 // role.
 func (c *encoder) role(dst []byte, index int, u []byte) []byte {
+	if c.msgs != nil {
+		return c.msgs.start(dst)
+	}
 	dst = append(dst, c.head...)
 	dst = c.choiceOpen(dst, index, "")
 	if c.llama {
@@ -275,6 +281,9 @@ func (c *encoder) tokens(dst []byte, a *answer, index, from, to int, last bool, 
 	if a.events != nil {
 		return a.events.tokens(dst, a, from, to, last)
 	}
+	if c.msgs != nil {
+		return c.msgs.tokens(dst, from, to, last)
+	}
 	dst = append(dst, c.head...)
 	dst = c.choiceOpen(dst, index, "")
 	if c.completions {
@@ -291,6 +300,9 @@ func (c *encoder) tokens(dst []byte, a *answer, index, from, to int, last bool, 
 
 // finish appends the chunk with choice index's finish reason.
 func (c *encoder) finish(dst []byte, index int, reason string, u, timings []byte) []byte {
+	if c.msgs != nil {
+		return c.msgs.finish(dst, reason)
+	}
 	dst = append(dst, c.head...)
 	dst = c.choiceOpen(dst, index, reason)
 	if c.completions {
@@ -304,6 +316,9 @@ func (c *encoder) finish(dst []byte, index int, reason string, u, timings []byte
 
 // usage appends the usage chunk (no choices).
 func (c *encoder) usage(dst []byte, u, timings []byte) []byte {
+	if c.msgs != nil {
+		return dst // the Messages API's usage is in message_start and message_delta
+	}
 	dst = append(dst, c.head...)
 	return c.end(dst, u, timings, true)
 }
@@ -311,6 +326,9 @@ func (c *encoder) usage(dst []byte, u, timings []byte) []byte {
 // whole appends a non-streamed response of an answer of n tokens, in
 // each of choices.
 func (c *encoder) whole(dst []byte, a *answer, n, choices int, reason string, u, timings []byte) []byte {
+	if c.msgs != nil {
+		return c.msgs.whole(dst, n, reason)
+	}
 	dst = append(dst, c.head...)
 	for i := range max(choices, 1) {
 		if i > 0 {
@@ -328,6 +346,14 @@ func (c *encoder) whole(dst []byte, a *answer, n, choices int, reason string, u,
 		dst = c.choiceClose(dst, i, reason)
 	}
 	return c.end(dst, u, timings, false)
+}
+
+// done is the stream's last event: [DONE], or the Messages API's message_stop.
+func (c *encoder) done() []byte {
+	if c.msgs != nil {
+		return messageStop
+	}
+	return sseDone
 }
 
 var (

@@ -156,7 +156,7 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 // reject answers with an error before any generation and records it.
 func (e *Engine) reject(w http.ResponseWriter, t *RequestTruth, status int, msg string) {
 	defer e.settle.exit(e.settle.enter())
-	writeError(w, status, msg)
+	writeErrorFor(w, t.Endpoint, status, msg)
 	t.Status = status
 	t.Outcome = OutcomeRejected
 	t.Error = msg
@@ -174,6 +174,7 @@ func (e *Engine) generateHandler(ep endpoints.Endpoint) http.HandlerFunc {
 const (
 	EndpointChat        = endpoints.APIRoot + endpoints.ChatPath
 	EndpointCompletions = endpoints.APIRoot + endpoints.CompletionsPath
+	// EndpointMessages is in messages.go.
 )
 
 // respOpts is what a request asked of its response.
@@ -220,7 +221,7 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 		e.reject(w, &t, http.StatusRequestEntityTooLarge, errBodyTooLarge.Error())
 		return
 	}
-	req, err := parserOf(ep.Kind)(body, completions)
+	req, err := parseRequest(ep.Kind, body, completions)
 	if err == nil {
 		err = req.checkN(&e.cfg.Faults.Payload)
 	}
@@ -252,7 +253,7 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 	s.streaming = req.Stream
 	s.wordBase = batch.HashString(t.ID)
 	s.ans.base = s.wordBase
-	s.ans.parts, s.ans.choices = pd.parts, e.cfg.Faults.Payload.Choices
+	s.ans.parts, s.ans.choices = pd.parts, choicesOf(ep.Kind, e.cfg.Faults.Payload.Choices)
 	p := e.cfg.Params
 	h := batch.NewHasher(p.KVBlockSize)
 	prompt := 0
@@ -500,6 +501,7 @@ func (e *Engine) serveStream(w http.ResponseWriter, r *http.Request, s *stream, 
 	sw := &sseWriter{e: e, w: w, rc: rc, r: r, s: s, t: t, opts: opts, faults: faults, pd: pd, completions: completions, llama: llama,
 		enc: newEncoder(s.chunkID, e.cfg.Model, time.Now().Unix(), llama, completions, true),
 		buf: make([]byte, 0, 1024), interval: max(e.cfg.Params.StreamInterval, 1)}
+	sw.enc.msgs = e.newMessagesEncoder(t, s)
 	if err := rc.Flush(); err != nil {
 		sw.fail(OutcomeAborted, fmt.Sprintf("flush headers: %v", err))
 		return
@@ -680,7 +682,7 @@ func (sw *sseWriter) end(final string) {
 	case e.cfg.Params.NoDone, s.ans.events != nil: // the Responses API has no [DONE]
 	default:
 		buf = sw.ping(buf)
-		buf = append(buf, sseDone...)
+		buf = append(buf, sw.enc.done()...)
 		t.Done = true
 	}
 	_, werr := sw.w.Write(buf)
@@ -745,9 +747,12 @@ func (e *Engine) streamError(w http.ResponseWriter, rc *http.ResponseController,
 	ep := e.settle.enter()
 	msg := "injected fault: error event mid-stream"
 	buf := ping(nil)
-	if s.ans.events != nil {
+	switch {
+	case s.ans.events != nil:
 		buf = s.ans.events.errorEvent(buf, msg) // responses.go: the API's own shape
-	} else {
+	case t.Endpoint == EndpointMessages && e.cfg.Faults.Payload.ErrorShape == "":
+		buf = appendMessagesError(buf, msg) // the API's error event (messages.go)
+	default:
 		buf = append(buf, "data: "...)
 		buf = append(buf, errorEvent(e.cfg.Faults.Payload.ErrorShape, e.cfg.Dialect == DialectLlamaCpp, http.StatusInternalServerError, msg)...)
 		buf = append(buf, "\n\n"...)
@@ -807,6 +812,7 @@ func (e *Engine) serveWhole(w http.ResponseWriter, r *http.Request, s *stream, t
 		timings = timingsOf(s)
 	}
 	enc := newEncoder(s.chunkID, e.cfg.Model, time.Now().Unix(), llama, completions, false)
+	enc.msgs = e.newMessagesEncoder(t, s)
 	body := enc.whole(nil, &s.ans, n, s.ans.choiceCount(), s.ans.finishReason(final, n), e.usageOf(s, n).appendJSON(nil), timings)
 	if s.ans.events != nil {
 		body = s.ans.events.whole(nil, &s.ans, s.ans.finishReason(final, n), n, e.usageOf(s, n).responsesJSON(nil))

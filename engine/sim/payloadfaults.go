@@ -249,6 +249,9 @@ func (e *Engine) rejectFault(w http.ResponseWriter, t *RequestTruth, status int,
 	defer e.settle.exit(e.settle.enter())
 	shape := e.cfg.Faults.Payload.ErrorShape
 	ct, body := errorBody(shape, status, msg)
+	if shape == "" && t.Endpoint == EndpointMessages {
+		body = messagesErrorJSON(status, msg)
+	}
 	w.Header().Set("Content-Type", ct)
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
@@ -270,6 +273,9 @@ func (e *Engine) payloadDraw(t *RequestTruth, stream, completions bool) payloadD
 	}
 	d := e.cfg.Faults.Payload.draw(seed, t.ID)
 	d.parts = d.parts && !completions
+	if t.Endpoint == EndpointMessages {
+		d.parts, d.claim = false, "" // OpenAI's shapes: the Messages API has no content parts and no usage chunk
+	}
 	if !stream {
 		d.claim, d.afterFinish = "", 0
 	}

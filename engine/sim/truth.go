@@ -17,7 +17,7 @@ type RequestTruth struct {
 	ChunkID  string `json:"chunk_id"`            // the id the engine put in the chunks' "id"
 	HeaderID string `json:"header_id,omitempty"` // the X-Request-Id header, when sent
 	Stream   bool   `json:"stream"`
-	Endpoint string `json:"endpoint"` // EndpointChat, EndpointCompletions or EndpointResponses (any registered endpoint's ServerPath)
+	Endpoint string `json:"endpoint"` // the endpoint's ServerPath: EndpointChat, EndpointCompletions, EndpointResponses, EndpointMessages…
 	// ConnRequest is the request's rank on its connection (1 = the
 	// connection's first), and ConnClosed says the engine closed the
 	// connection after this response, ConnClose why: ConnCloseMax
