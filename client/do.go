@@ -72,8 +72,8 @@ type call struct {
 // failure is a Record with an ErrorClass, holding whatever arrived before it.
 func (c *Client) Do(ctx context.Context, r Request) Record {
 	rec := Record{ID: r.ID, Index: r.Index, Phase: r.Phase, Intended: r.Intended,
-		TargetPromptTokens: r.PromptTokens, MaxTokens: r.MaxTokens, NoStream: c.cfg.NoStream}
-	if r.MaxTokens > 0 && !c.cfg.NoStream {
+		TargetPromptTokens: r.PromptTokens, MaxTokens: r.MaxTokens, NoStream: c.cfg.NoStream, Endpoint: c.recordEndpoint()}
+	if r.MaxTokens > 0 && !c.whole() {
 		rec.Chunks = make([]Chunk, 0, min(r.MaxTokens*max(c.choices, 1), maxChunkPrealloc))
 	}
 	reqCtx, cancel := context.WithCancelCause(ctx)
@@ -94,7 +94,7 @@ func (c *Client) Do(ctx context.Context, r Request) Record {
 	switch {
 	case err != nil:
 		cl.failOpen(err)
-	case c.cfg.NoStream:
+	case c.whole():
 		cl.readWhole(cancel)
 	default:
 		cl.streamed = true
@@ -144,18 +144,21 @@ func prompt(r Request) string {
 // leaves a 2xx response's body in cl. A non-2xx answer becomes a
 // statusError.
 func (c *Client) post(ctx context.Context, cl *call, r Request) error {
-	var v any
 	url := c.url
-	if c.endpoint.Kind == endpoints.KindCompletion {
-		v = completionBody{Model: c.cfg.Model, Prompt: prompt(r), Stream: !c.cfg.NoStream}
-	} else { // endpoints.KindChat (New refuses any other kind)
+	var body []byte
+	var err error
+	switch c.endpoint.Kind {
+	case endpoints.KindEmbeddings, endpoints.KindRerank:
+		body, cl.rec.Inputs, err = c.poolingBody(r) // pooling.go
+	case endpoints.KindCompletion:
+		body, err = json.Marshal(completionBody{Model: c.cfg.Model, Prompt: prompt(r), Stream: !c.cfg.NoStream})
+	default: // endpoints.KindChat (New refuses any other kind)
 		msgs := r.Messages
 		if msgs == nil {
 			msgs = []Message{}
 		}
-		v = chatBody{Model: c.cfg.Model, Messages: msgs, Stream: !c.cfg.NoStream}
+		body, err = json.Marshal(chatBody{Model: c.cfg.Model, Messages: msgs, Stream: !c.cfg.NoStream})
 	}
-	body, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("client: marshal request: %w", err)
 	}
@@ -171,7 +174,7 @@ func (c *Client) post(ctx context.Context, cl *call, r Request) error {
 	// Said, not left out: no Accept-Encoding means any coding will do
 	// (encoding.go).
 	req.Header.Set("Accept-Encoding", "identity")
-	if c.cfg.NoStream {
+	if c.whole() {
 		req.Header.Set("Accept", "application/json")
 	} else {
 		req.Header.Set("Accept", "text/event-stream")
@@ -264,6 +267,9 @@ func (e *statusError) Error() string {
 // max_tokens whatever the model is called (Ollama, for one, ignores
 // max_completion_tokens).
 func (c *Client) extras(r Request) []byte {
+	if c.endpoint.Pooling() {
+		return c.poolingExtras(r)
+	}
 	b := make([]byte, 0, 96+c.extraLen)
 	if c.streamOptions != nil {
 		b = append(append(b, `,"stream_options":`...), c.streamOptions...)
@@ -617,6 +623,10 @@ func (cl *call) readWhole(cancel context.CancelCauseFunc) {
 	case cl.decoders == nil && bytes.HasPrefix(body, gzipMagic):
 		rec.ErrorClass = ErrContentEncoding
 		rec.Error = errUnlabelledGzip.Error()
+		return
+	}
+	if cl.c.endpoint.Pooling() {
+		cl.takePooled(body, cancel) // pooling.go
 		return
 	}
 	var dec chunkDecoder
