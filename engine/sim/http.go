@@ -35,7 +35,9 @@ func (e *Engine) routes() http.Handler {
 	case DialectLlamaCpp:
 		// llama.cpp serves the OpenAI routes without /v1 too.
 		for _, ep := range eps {
-			mux.HandleFunc(ep.Path, e.generateHandler(ep))
+			if !endpoints.IsServerPath(ep.Path) { // TEI's /rerank is one already
+				mux.HandleFunc(ep.Path, e.generateHandler(ep))
+			}
 		}
 		mux.HandleFunc("/tokenize", e.handleTokenizeLlama)
 		mux.HandleFunc("/apply-template", e.handleApplyTemplate)
@@ -218,6 +220,10 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 	}
 	if len(body) > maxBody {
 		e.reject(w, &t, http.StatusRequestEntityTooLarge, errBodyTooLarge.Error())
+		return
+	}
+	if ep.Pooling() {
+		e.servePooling(w, r, &t, body, ep) // pooling.go
 		return
 	}
 	req, err := parseChatRequest(body, completions)
