@@ -220,3 +220,10 @@ func appendPooling(b []byte, r *Record) []byte {
 	b = appendInt(b, `,"inputs":`, r.Inputs)
 	return appendInt(b, `,"results":`, r.Results)
 }
+
+// EngineRequests is how many requests the engine's own counters count for
+// this one: one per input for a pooling request (vLLM and SGLang split a
+// batch of inputs, and a rerank's documents, into one engine request each),
+// one otherwise. Reconciliation and the closing snapshot's settling count
+// requests in these units (decision 1402).
+func (r *Record) EngineRequests() int { return max(r.Inputs, 1) }

@@ -17,6 +17,10 @@ type clientStats struct {
 	itl *struct{ ITL, Gaps chunkdigest.Sketch }
 
 	sent, ok, failed int
+	// engineOK and engineReached are ok and reached in the units of the
+	// engine's finished-request counter (client.Record.EngineRequests: one
+	// per input of a pooling request).
+	engineOK, engineReached int
 	// reached counts the records whose request may have reached the engine:
 	// every one except those that never connected.
 	reached int
@@ -74,6 +78,7 @@ func newClientStats(records []*client.Record, chunks []chunkdigest.Request, itl 
 		c.sent++
 		if r.ErrorClass != client.ErrConnect {
 			c.reached++
+			c.engineReached += r.EngineRequests()
 			if d := r.E2E(); d > 0 {
 				c.busySum += d.Seconds()
 			}
@@ -100,6 +105,7 @@ func newClientStats(records []*client.Record, chunks []chunkdigest.Request, itl 
 			continue
 		}
 		c.ok++
+		c.engineOK += r.EngineRequests()
 		c.prompt += float64(r.PromptTokens)
 		c.output += float64(r.OutputTokens)
 		c.cached += float64(r.CachedTokens)
