@@ -34,7 +34,7 @@ type clientStats struct {
 
 	ttftSum float64
 	ttftN   int
-	e2eSum  float64 // OK records
+	e2eSum  float64 // OK records, each EngineRequests times
 	// busySum is Σ(end − send on the wire) over every record that reached
 	// the engine, failed ones included for the time they were in flight:
 	// what occupied the engine, by Little's law its mean in-flight count
@@ -80,7 +80,9 @@ func newClientStats(records []*client.Record, chunks []chunkdigest.Request, itl 
 			c.reached++
 			c.engineReached += r.EngineRequests()
 			if d := r.E2E(); d > 0 {
-				c.busySum += d.Seconds()
+				// A pooling request's inputs are each an engine request
+				// in flight with it (EngineRequests).
+				c.busySum += d.Seconds() * float64(r.EngineRequests())
 			}
 		}
 		if r.FirstToken > 0 {
@@ -116,7 +118,7 @@ func newClientStats(records []*client.Record, chunks []chunkdigest.Request, itl 
 			c.ttftSum += d.Seconds()
 			c.ttftN++
 		}
-		c.e2eSum += r.E2E().Seconds()
+		c.e2eSum += r.E2E().Seconds() * float64(r.EngineRequests())
 		if ch := chunks[i]; ch.Chunks > 1 {
 			c.gapSum += (ch.Last - ch.First).Seconds()
 			c.chunkGaps += int(ch.Chunks) - 1
