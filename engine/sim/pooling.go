@@ -252,6 +252,7 @@ func (e *Engine) poolingAnswer(ep endpoints.Endpoint, t *RequestTruth, req *pool
 	if ep.Kind == endpoints.KindEmbeddings {
 		b := fmt.Appendf(nil, `{"id":%s,"object":"list","created":%d,"model":%s,"data":[`, id, time.Now().Unix(), model)
 		dims := e.embeddingDimensions(req)
+		t.Results = len(req.texts)
 		for i, text := range req.texts {
 			if i > 0 {
 				b = append(b, ',')

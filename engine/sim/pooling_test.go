@@ -137,7 +137,7 @@ func TestPoolingServed(t *testing.T) {
 	want := []struct {
 		endpoint               string
 		inputs, results, tokens int
-	}{{"/v1/embeddings", 3, 0, 6}, {"/v1/embeddings", 1, 0, 2}, {"/v1/rerank", 4, 2, 15}, {"/rerank", 4, 4, 15}}
+	}{{"/v1/embeddings", 3, 3, 6}, {"/v1/embeddings", 1, 1, 2}, {"/v1/rerank", 4, 2, 15}, {"/rerank", 4, 4, 15}}
 	if len(truth) != len(want) {
 		t.Fatalf("truth holds %d requests, want %d", len(truth), len(want))
 	}
