@@ -135,7 +135,7 @@ func TestPoolingServed(t *testing.T) {
 
 	truth := e.Truth()
 	want := []struct {
-		endpoint               string
+		endpoint                string
 		inputs, results, tokens int
 	}{{"/v1/embeddings", 3, 3, 6}, {"/v1/embeddings", 1, 1, 2}, {"/v1/rerank", 4, 2, 15}, {"/rerank", 4, 4, 15}}
 	if len(truth) != len(want) {
