@@ -213,13 +213,8 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 		e.reject(w, &t, http.StatusServiceUnavailable, "engine is restarting")
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil {
-		e.reject(w, &t, http.StatusBadRequest, fmt.Sprintf("read body: %v", err))
-		return
-	}
-	if len(body) > maxBody {
-		e.reject(w, &t, http.StatusRequestEntityTooLarge, errBodyTooLarge.Error())
+	body, ok := e.readBody(w, r, &t)
+	if !ok {
 		return
 	}
 	if ep.Pooling() {
@@ -334,6 +329,21 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 	} else {
 		e.serveWhole(w, r, s, &t, completions)
 	}
+}
+
+// readBody reads a request's body, at most maxBody bytes; false when it
+// could not (the request is then rejected and recorded).
+func (e *Engine) readBody(w http.ResponseWriter, r *http.Request, t *RequestTruth) ([]byte, bool) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		e.reject(w, t, http.StatusBadRequest, fmt.Sprintf("read body: %v", err))
+		return nil, false
+	}
+	if len(body) > maxBody {
+		e.reject(w, t, http.StatusRequestEntityTooLarge, errBodyTooLarge.Error())
+		return nil, false
+	}
+	return body, true
 }
 
 // drawToolCall decides whether a request offering tools gets a tool call.
