@@ -25,7 +25,7 @@ func (p *Plan) batchInputs(s scenarios.Scenario) {
 	if rerank {
 		what = fmt.Sprintf("a query and %d documents", texts-1)
 	}
-	p.dataDesc += "; " + what + " a request"
+	p.dataDesc += "; " + what + " a request, nothing generated (no max_tokens sent)"
 }
 
 // batched is a dataset whose requests each carry texts of inner's.
