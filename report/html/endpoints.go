@@ -7,6 +7,22 @@ import (
 	"github.com/llmbench-org/llmbench/report"
 )
 
+// withEndpointTiles is tiles with the per-endpoint ones after them, and,
+// when every request went to a pooling endpoint, the TTFT and ITL tiles
+// saying they do not apply rather than showing no figure.
+func withEndpointTiles(tiles []tile, c report.ClientSide) []tile {
+	pooling := len(c.Endpoints) > 0
+	for _, e := range c.Endpoints {
+		pooling = pooling && len(e.NotApplicable) > 0
+	}
+	for i, t := range tiles {
+		if pooling && (t.Label == "TTFT p50" || t.Label == "ITL p50") {
+			tiles[i] = tile{Label: strings.TrimSuffix(t.Label, " p50"), Value: "n/a", Sub: "does not apply: nothing is generated (embeddings, rerank); latency is E2E"}
+		}
+	}
+	return append(tiles, endpointTiles(c)...)
+}
+
 // endpointTiles are the per-endpoint figures (report.EndpointSide,
 // decision 1403) as tiles: each endpoint's throughput in its inputs (or
 // requests) with requests/s and input tokens/s under it, its E2E with
