@@ -145,6 +145,7 @@ func (cfg Config) validate() (Config, error) {
 	}
 	switch ep.Kind { // the kinds the counters count
 	case endpoints.KindChat, endpoints.KindCompletion, endpoints.KindResponses, endpoints.KindMessages:
+	case endpoints.KindEmbeddings, endpoints.KindRerank: // pooling.go: nothing to fit
 	default:
 		return cfg, fmt.Errorf("calibrate: endpoint %q: no way to count a request of kind %q", ep.Name, ep.Kind)
 	}
@@ -199,6 +200,9 @@ func Probe(ctx context.Context, cfg Config) (Result, error) {
 	cfg, err := cfg.validate()
 	if err != nil {
 		return Result{Method: MethodNone, Notes: []string{err.Error()}}, err
+	}
+	if cfg.ep.Pooling() {
+		return poolingResult(cfg), nil // pooling.go
 	}
 	p := newPoster(cfg)
 	res := Result{Method: MethodNone, Endpoint: cfg.Endpoint}

@@ -157,6 +157,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	switch endpoint.Kind { // the kinds post builds a body for
 	case endpoints.KindChat, endpoints.KindCompletion, endpoints.KindResponses, endpoints.KindMessages:
+	case endpoints.KindEmbeddings, endpoints.KindRerank: // pooling.go
 	default:
 		return nil, fmt.Errorf("client: endpoint %q: the client builds no request of kind %q", endpoint.Name, endpoint.Kind)
 	}
@@ -185,7 +186,7 @@ func New(cfg Config) (*Client, error) {
 		idField:  idField,
 		models:   endpoints.URL(cfg.BaseURL, "/models"),
 		endpoint: endpoint,
-		url:      endpoints.URL(cfg.BaseURL, endpoint.Path),
+		url:      endpoint.URL(cfg.BaseURL),
 	}
 	if err := c.renderExtraBody(); err != nil {
 		return nil, err

@@ -73,8 +73,8 @@ type call struct {
 // failure is a Record with an ErrorClass, holding whatever arrived before it.
 func (c *Client) Do(ctx context.Context, r Request) Record {
 	rec := Record{ID: r.ID, Index: r.Index, Phase: r.Phase, Intended: r.Intended,
-		TargetPromptTokens: r.PromptTokens, MaxTokens: r.MaxTokens, NoStream: c.cfg.NoStream}
-	if r.MaxTokens > 0 && !c.cfg.NoStream {
+		TargetPromptTokens: r.PromptTokens, MaxTokens: r.MaxTokens, NoStream: c.cfg.NoStream, Endpoint: c.recordEndpoint()}
+	if r.MaxTokens > 0 && !c.whole() {
 		rec.Chunks = make([]Chunk, 0, min(r.MaxTokens*max(c.choices, 1), maxChunkPrealloc))
 	}
 	reqCtx, cancel := context.WithCancelCause(ctx)
@@ -95,7 +95,7 @@ func (c *Client) Do(ctx context.Context, r Request) Record {
 	switch {
 	case err != nil:
 		cl.failOpen(err)
-	case c.cfg.NoStream:
+	case c.whole():
 		cl.readWhole(cancel)
 	default:
 		cl.streamed = true
@@ -145,22 +145,25 @@ func prompt(r Request) string {
 // leaves a 2xx response's body in cl. A non-2xx answer becomes a
 // statusError.
 func (c *Client) post(ctx context.Context, cl *call, r Request) error {
-	var v any
 	url := c.url
-	if c.endpoint.Kind == endpoints.KindCompletion {
-		v = completionBody{Model: c.cfg.Model, Prompt: prompt(r), Stream: !c.cfg.NoStream}
-	} else if c.endpoint.Kind == endpoints.KindResponses {
-		v = newResponsesBody(c.cfg.Model, r, !c.cfg.NoStream)
-	} else if c.endpoint.Kind == endpoints.KindMessages {
-		v = newMessagesBody(c.cfg.Model, r, !c.cfg.NoStream)
-	} else { // endpoints.KindChat (New refuses any other kind)
+	var body []byte
+	var err error
+	switch c.endpoint.Kind {
+	case endpoints.KindEmbeddings, endpoints.KindRerank:
+		body, cl.rec.Inputs, err = c.poolingBody(r) // pooling.go
+	case endpoints.KindCompletion:
+		body, err = json.Marshal(completionBody{Model: c.cfg.Model, Prompt: prompt(r), Stream: !c.cfg.NoStream})
+	case endpoints.KindResponses:
+		body, err = json.Marshal(newResponsesBody(c.cfg.Model, r, !c.cfg.NoStream)) // responses.go
+	case endpoints.KindMessages:
+		body, err = json.Marshal(newMessagesBody(c.cfg.Model, r, !c.cfg.NoStream)) // messages.go
+	default: // endpoints.KindChat (New refuses any other kind)
 		msgs := r.Messages
 		if msgs == nil {
 			msgs = []Message{}
 		}
-		v = chatBody{Model: c.cfg.Model, Messages: msgs, Stream: !c.cfg.NoStream}
+		body, err = json.Marshal(chatBody{Model: c.cfg.Model, Messages: msgs, Stream: !c.cfg.NoStream})
 	}
-	body, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("client: marshal request: %w", err)
 	}
@@ -176,7 +179,7 @@ func (c *Client) post(ctx context.Context, cl *call, r Request) error {
 	// Said, not left out: no Accept-Encoding means any coding will do
 	// (encoding.go).
 	req.Header.Set("Accept-Encoding", "identity")
-	if c.cfg.NoStream {
+	if c.whole() {
 		req.Header.Set("Accept", "application/json")
 	} else {
 		req.Header.Set("Accept", "text/event-stream")
@@ -272,6 +275,9 @@ func (e *statusError) Error() string {
 // max_tokens whatever the model is called (Ollama, for one, ignores
 // max_completion_tokens).
 func (c *Client) extras(r Request) []byte {
+	if c.endpoint.Pooling() {
+		return c.poolingExtras(r)
+	}
 	b := make([]byte, 0, 96+c.extraLen)
 	if c.streamOptions != nil {
 		b = append(append(b, `,"stream_options":`...), c.streamOptions...)
@@ -635,6 +641,10 @@ func (cl *call) readWhole(cancel context.CancelCauseFunc) {
 	}
 	if cl.c.endpoint.Kind == endpoints.KindResponses {
 		cl.responsesWhole(body, cancel)
+		return
+	}
+	if cl.c.endpoint.Pooling() {
+		cl.takePooled(body, cancel) // pooling.go
 		return
 	}
 	var dec chunkDecoder

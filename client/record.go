@@ -196,7 +196,21 @@ type Record struct {
 	// Violations are the protocol violations the response committed, each
 	// kind once: what they concern was not used (see Violation).
 	Violations []Violation `json:"violations,omitempty"`
+	// Endpoint is the endpoint the request went to (package endpoints),
+	// empty for the default (chat), as in records written before it.
+	Endpoint string `json:"endpoint,omitempty"`
+	// Inputs is how many inputs a pooling request carried (embeddings'
+	// inputs, rerank's documents), set exactly on those: they generate
+	// nothing, so TTFT, TTFC, ITL and TPOT do not apply to them (Pooling),
+	// and their latency is E2E. Results is how many of them the answer
+	// gave back (vectors; rerank results, fewer with top_n).
+	Inputs  int `json:"inputs,omitempty"`
+	Results int `json:"results,omitempty"`
 }
+
+// Pooling reports whether the request went to a pooling endpoint
+// (embeddings, rerank): no output, no token timeline; latency is E2E.
+func (r *Record) Pooling() bool { return r.Inputs > 0 }
 
 // HasViolation reports whether the record lists v.
 func (r *Record) HasViolation(v Violation) bool {

@@ -150,6 +150,7 @@ func (r *Record) AppendJSON(dst []byte) []byte {
 		b = appendString(append(b, `,"wire":`...), r.Wire)
 	}
 	b = appendInt(b, `,"choices":`, r.Choices)
+	b = appendPooling(b, r)
 	if r.Violations != nil {
 		b = append(b, `,"violations":[`...)
 		for i, v := range r.Violations {
@@ -867,6 +868,12 @@ func (d *recordDecoder) object() bool {
 				ok = d.string(&r.Wire, prev.Wire)
 			case "choices":
 				ok = d.int(&r.Choices)
+			case "endpoint":
+				ok = d.string(&r.Endpoint, prev.Endpoint)
+			case "inputs":
+				ok = d.int(&r.Inputs)
+			case "results":
+				ok = d.int(&r.Results)
 			default:
 				return false
 			}

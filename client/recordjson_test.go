@@ -85,6 +85,8 @@ func variedRecords() []Record {
 			Timings: &Timings{CacheN: 1, PromptN: 2, PromptMS: 3.25, PredictedPerSecond: 1e-7, DraftN: 5, DraftNAccepted: 4}},
 		{},
 		choices,
+		// A pooling request (embeddings): its endpoint, inputs and results.
+		{ID: "e-1", Sent: 2, End: 7, Status: 200, PromptTokens: 48, TokenSource: TokensFromUsage, Endpoint: "embeddings", Inputs: 8, Results: 8},
 	}
 }
 

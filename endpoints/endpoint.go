@@ -40,10 +40,14 @@ const (
 	// its chat template; answers are typed events or a message object
 	// with content blocks (decision 1300).
 	KindMessages Kind = "messages"
+	// KindEmbeddings and KindRerank are the pooling kinds (pooling.go):
+	// answered whole, never streamed, generating nothing.
+	KindEmbeddings Kind = "embeddings"
+	KindRerank     Kind = "rerank"
 )
 
 // Kinds lists every kind.
-var Kinds = []Kind{KindChat, KindCompletion, KindResponses, KindMessages}
+var Kinds = []Kind{KindChat, KindCompletion, KindResponses, KindMessages, KindEmbeddings, KindRerank}
 
 // APIRoot is the OpenAI-compatible API's root path on an engine: a
 // client's BaseURL ends with it, and engines' metrics label requests with
@@ -67,11 +71,28 @@ type Endpoint struct {
 	// stream goes through the client's one chunk decoder, which reads
 	// delta, message and text alike, so nothing per chunk depends on it).
 	Keeps string
+	// AtServerRoot: Path is under the server's root, not the API root
+	// (TEI's /rerank): the client posts to the base URL less its /v1.
+	AtServerRoot bool
 }
 
 // ServerPath is the path the engine serves it at and labels its requests
 // with (vLLM's http_requests_total{handler}).
-func (e Endpoint) ServerPath() string { return APIRoot + e.Path }
+func (e Endpoint) ServerPath() string {
+	if e.AtServerRoot {
+		return e.Path
+	}
+	return APIRoot + e.Path
+}
+
+// URL is where a client whose API root is base posts to it (base's query
+// kept, see URL).
+func (e Endpoint) URL(base string) string {
+	if e.AtServerRoot {
+		return URL(ServerRoot(base), e.Path)
+	}
+	return URL(base, e.Path)
+}
 
 // Template reports whether the engine applies its chat template to the
 // request's messages (what calibration measures).
@@ -80,7 +101,7 @@ func (e Endpoint) Template() bool {
 }
 
 // builtin is the endpoints llmbench ships; the first is the default.
-var builtin = []Endpoint{chat, completions, responses, messages}
+var builtin = []Endpoint{chat, completions, responses, messages, embeddings, rerank, teiRerank}
 
 // The built-in endpoints' names and paths.
 const (
@@ -167,7 +188,7 @@ func Register(e Endpoint) (unregister func(), err error) {
 	registry.Lock()
 	defer registry.Unlock()
 	for _, o := range registry.endpoints {
-		if o.Name == e.Name || o.Path == e.Path {
+		if o.Name == e.Name || o.ServerPath() == e.ServerPath() {
 			return nil, fmt.Errorf("endpoints: %q at %s: name or path already registered", e.Name, e.Path)
 		}
 	}

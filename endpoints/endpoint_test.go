@@ -8,7 +8,7 @@ import (
 
 func TestBuiltins(t *testing.T) {
 	t.Parallel()
-	if got := Names(); !slices.Equal(got, []string{Chat, Completions, Responses, Messages}) {
+	if got := Names(); !slices.Equal(got, []string{Chat, Completions, Responses, Messages, Embeddings, Rerank, TEIRerank}) {
 		t.Errorf("Names() = %v", got)
 	}
 	for _, c := range []struct {

@@ -118,7 +118,7 @@ func activeWarnings(p Progress) int {
 // optionalSegments are the progress line's other figures, most wanted
 // first; each is shown when it fits.
 func optionalSegments(p Progress) []string {
-	var out []string
+	out := poolingSegments(p) // pooling.go
 	if p.TTFT.N > 0 {
 		out = append(out, "TTFT "+liveQuantiles(p.Percentiles, p.TTFT))
 	}

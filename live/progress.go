@@ -62,6 +62,9 @@ type Progress struct {
 	NotStreamed        int
 	StreamsWithoutDone int
 	ScheduleLagMax     time.Duration // over the window
+	// Pooling is the window's pooling requests (embeddings, rerank): their
+	// inputs and input tokens per second (pooling.go).
+	Pooling PoolingLive
 
 	Server ServerLive
 	// Engine is the engine's own latency over the window, from its
@@ -172,6 +175,7 @@ type liveEvent struct {
 	itlMean time.Duration // the request's mean ITL (-1 when fewer than two chunks)
 	good    bool          // within the rundir.SLO
 	unmeas  bool          // could not be measured against the rundir.SLO
+	pooled  pooledEvent   // a pooling request's inputs (pooling.go)
 }
 
 func newWindow(span time.Duration) window {
@@ -210,6 +214,7 @@ func (w *window) addRecord(r *client.Record, now time.Duration) {
 	if w.slo != nil {
 		ev.good, ev.unmeas = w.slo.Judge(r)
 	}
+	ev.pooled = pooledOf(r)
 	w.events = append(w.events, ev)
 	w.trim(now)
 }
@@ -304,6 +309,7 @@ func (w *window) progress(now time.Duration) Progress {
 			p.GoodFraction = float64(good) / float64(n)
 		}
 	}
+	p.Pooling = pooledRates(w.events, span) // pooling.go
 	p.Engine = w.engineLatencies(now, w.percentiles)
 	p.TTFT, p.TTFC, p.ITLMean, p.E2E = quantilesOf(ttft, w.percentiles), quantilesOf(ttfc, w.percentiles), quantilesOf(itl, w.percentiles), quantilesOf(e2e, w.percentiles)
 	return p

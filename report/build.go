@@ -460,6 +460,7 @@ func clientSide(records []request, digest *chunkdigest.Phase, dur time.Duration,
 	}
 	c.Latency = Latencies{TTFT: durationDist(ttft, ps), TTFC: durationDist(ttfc, ps), ITL: sketchDist(&digest.ITL, ps), TPOT: durationDist(tpot, ps), E2E: durationDist(e2e, ps)}
 	c.Throughput.PeakOutputTokensPerSec, c.PeakConcurrency = peaks(records, &digest.Arrivals)
+	c.Endpoints = endpointSides(records, dur, ps) // endpoints.go
 	return c
 }
 
@@ -485,6 +486,9 @@ var notStreamed = map[string]string{"ttft": "not streamed", "ttfc": "not streame
 func unmeasured(r *client.Record, itls int) map[string]string {
 	if r.NoStream {
 		return notStreamed
+	}
+	if r.Pooling() {
+		return poolingUnmeasured // endpoints.go
 	}
 	var out map[string]string
 	set := func(latency, why string) {

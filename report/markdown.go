@@ -113,6 +113,7 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 var leadMarkdown = []func(*errwriter.Writer, Summary){
 	func(ew *errwriter.Writer, s Summary) { markdownSearch(ew, s.Search) },
 	sweepMarkdown,
+	endpointsMarkdown, // endpoints.go
 }
 
 // sweepMarkdown writes a sweep's per-point table with its intervals, its

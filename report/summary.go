@@ -160,6 +160,10 @@ type ClientSide struct {
 	// ServerTimings compares llama.cpp's own per-request timings with the
 	// client's (absent when no record carries timings).
 	ServerTimings *ServerTimings `json:"server_timings,omitempty"`
+	// Endpoints are the figures per endpoint (endpoints.go), present when a
+	// request went to an endpoint other than chat and completions, or the
+	// requests went to more than one.
+	Endpoints []EndpointSide `json:"endpoints,omitempty"`
 }
 
 // ServerTimings sets llama.cpp's per-request server-side timings

@@ -142,6 +142,7 @@ func (t *textRun) render() {
 	if g := c.Goodput; g != nil {
 		ew.Printf("goodput: %s\n", goodputLine(g, c.Requests.Sent))
 	}
+	endpointsText(ew, c.Endpoints) // endpoints.go
 	outagesText(ew, s.Outages)
 	t.tokens()
 	t.latency()
@@ -203,7 +204,7 @@ func (t *textRun) answer() {
 		for _, q := range headlineQuantiles(LatencyTable(s)) {
 			line += "; " + q
 		}
-		t.ew.Printf("%s\n", line)
+		t.ew.Printf("%s\n", endpointsAnswer(c, line))
 	}
 }
 

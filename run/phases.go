@@ -36,7 +36,7 @@ type phaseBook struct {
 	opening *opening
 
 	mu sync.Mutex
-	ok map[string]int // successful requests per phase, to settle the closing snapshot on
+	ok map[string]int // successful requests per phase in the engine's units (Record.EngineRequests), to settle the closing snapshot on
 }
 
 // opening is a phase's opening snapshot taken ahead of its start.
@@ -60,7 +60,7 @@ func (b *phaseBook) finished(r *client.Record) {
 		return
 	}
 	b.mu.Lock()
-	b.ok[r.Phase]++
+	b.ok[r.Phase] += r.EngineRequests()
 	b.mu.Unlock()
 }
 

@@ -143,7 +143,7 @@ func TestFlagsErrors(t *testing.T) {
 		{"dataset of no known kind", with(func(f *Flags) { f.Dataset = "prompts.txt" }), []string{"--dataset prompts.txt: want a .jsonl file"}},
 		{"missing dataset", with(func(f *Flags) { f.Dataset = filepath.Join(t.TempDir(), "none.json") }), []string{"llmbench run: --dataset (workload.dataset.path): cannot read"}},
 		{"prompt length with a dataset", with(func(f *Flags) { f.Dataset = "x.jsonl"; f.PromptTokens = 5 }), []string{"--prompt-tokens (workload.prompt_tokens): not with dataset jsonl"}},
-		{"unknown endpoint", with(func(f *Flags) { f.Endpoint = "nonesuch" }), []string{`--endpoint (request.endpoint): want chat, completions, responses or messages, got "nonesuch"`}},
+		{"unknown endpoint", with(func(f *Flags) { f.Endpoint = "moderations" }), []string{`--endpoint (request.endpoint): want chat, completions, responses, messages, embeddings, rerank or tei-rerank, got "moderations"`}},
 		{"bad api key variable", with(func(f *Flags) { f.APIKeyEnv = "not a name" }), []string{"--api-key-env (engine.api_key_env)"}},
 	} {
 		_, err := FromFlags(tt.f, noEnv)

@@ -50,8 +50,8 @@ request:
 func TestRequestAndDialectErrors(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct{ name, yaml, want string }{
-		{"endpoint", head + "workload: {concurrency: 1, duration: 1s}\nrequest: {endpoint: nonesuch}\n",
-			`f.yaml:4:21: request.endpoint: want chat, completions, responses or messages, got "nonesuch"`},
+		{"endpoint", head + "workload: {concurrency: 1, duration: 1s}\nrequest: {endpoint: moderations}\n",
+			`f.yaml:4:21: request.endpoint: want chat, completions, responses, messages, embeddings, rerank or tei-rerank, got "moderations"`},
 		{"a field the plan sets", head + "workload: {concurrency: 1, duration: 1s}\nrequest: {extra_body: {max_tokens: 9}}\n",
 			`request.extra_body.max_tokens: llmbench sets max_tokens itself`},
 		{"duplicate header", head + "workload: {concurrency: 1, duration: 1s}\nrequest: {headers: {A: x, A: y}}\n",

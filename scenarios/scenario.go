@@ -106,6 +106,10 @@ type Request struct {
 	// Headers are sent with every request (e.g. a routing key); ${VAR}
 	// values are expanded and never written back into reports.
 	Headers map[string]string `yaml:"headers,omitempty"`
+	// Inputs is how many texts a request of a pooling endpoint carries
+	// (embeddings' inputs, rerank's documents beside the query), each of
+	// workload.prompt_tokens (the query too); default 1. Only for those.
+	Inputs int `yaml:"inputs,omitempty"`
 	// Calibrate: true (default) asks the engine, before the measured phase,
 	// how many tokens its chat template adds (its tokenize endpoints, or a
 	// few one-token probe requests) and fits the synthetic prompts so that

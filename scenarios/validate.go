@@ -199,6 +199,7 @@ func (s *Scenario) validate(d *decoder) {
 	s.SLO.validate(d)
 	s.validateDecisions(d)
 	s.Request.validate(d)
+	s.validatePooling(d) // pooling.go
 	if s.Report == nil {
 		s.Report = &ReportSettings{} // its defaults filled below: the resolved scenario shows them
 	}

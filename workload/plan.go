@@ -91,6 +91,7 @@ func NewPlan(s scenarios.Scenario) (*Plan, error) {
 	if err := p.buildDataset(s); err != nil {
 		return nil, fmt.Errorf("plan %s: %w", s.Name, err)
 	}
+	p.batchInputs(s) // inputs.go
 	if err := p.buildPhases(s); err != nil {
 		return nil, fmt.Errorf("plan %s: %w", s.Name, err)
 	}

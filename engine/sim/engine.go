@@ -200,6 +200,7 @@ func New(cfg Config) (*Engine, error) {
 	for _, ep := range endpoints.All() {
 		switch ep.Kind { // the kinds handleGenerate answers
 		case endpoints.KindChat, endpoints.KindCompletion, endpoints.KindResponses, endpoints.KindMessages:
+		case endpoints.KindEmbeddings, endpoints.KindRerank: // pooling.go
 		default:
 			_ = e.trace.close()
 			return nil, fmt.Errorf("sim engine: endpoint %q: no handler for kind %q", ep.Name, ep.Kind)

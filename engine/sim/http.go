@@ -35,7 +35,9 @@ func (e *Engine) routes() http.Handler {
 	case DialectLlamaCpp:
 		// llama.cpp serves the OpenAI routes without /v1 too.
 		for _, ep := range eps {
-			mux.HandleFunc(ep.Path, e.generateHandler(ep))
+			if !endpoints.IsServerPath(ep.Path) { // TEI's /rerank is one already
+				mux.HandleFunc(ep.Path, e.generateHandler(ep))
+			}
 		}
 		mux.HandleFunc("/tokenize", e.handleTokenizeLlama)
 		mux.HandleFunc("/apply-template", e.handleApplyTemplate)
@@ -212,13 +214,12 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 		e.reject(w, &t, http.StatusServiceUnavailable, "engine is restarting")
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil {
-		e.reject(w, &t, http.StatusBadRequest, fmt.Sprintf("read body: %v", err))
+	body, ok := e.readBody(w, r, &t)
+	if !ok {
 		return
 	}
-	if len(body) > maxBody {
-		e.reject(w, &t, http.StatusRequestEntityTooLarge, errBodyTooLarge.Error())
+	if ep.Pooling() {
+		e.servePooling(w, r, &t, body, ep) // pooling.go
 		return
 	}
 	req, err := parseRequest(ep.Kind, body, completions)
@@ -330,6 +331,21 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 	} else {
 		e.serveWhole(w, r, s, &t, completions)
 	}
+}
+
+// readBody reads a request's body, at most maxBody bytes; false when it
+// could not (the request is then rejected and recorded).
+func (e *Engine) readBody(w http.ResponseWriter, r *http.Request, t *RequestTruth) ([]byte, bool) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		e.reject(w, t, http.StatusBadRequest, fmt.Sprintf("read body: %v", err))
+		return nil, false
+	}
+	if len(body) > maxBody {
+		e.reject(w, t, http.StatusRequestEntityTooLarge, errBodyTooLarge.Error())
+		return nil, false
+	}
+	return body, true
 }
 
 // drawToolCall decides whether a request offering tools gets a tool call.

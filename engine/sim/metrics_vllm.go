@@ -147,6 +147,9 @@ func (m *vllmMetrics) passed(b *batch.Batch, sch *batch.Scheduler, _ time.Durati
 }
 
 func (m *vllmMetrics) delivered(s *stream, n int, at time.Duration) {
+	if s.pooling { // vLLM's pooling requests generate nothing: prefill is their output
+		n = 0
+	}
 	m.generationTokens.Add(float64(n))
 	if s.delivered == 0 {
 		m.ttft.Observe(seconds(at - s.arrival))
@@ -158,7 +161,7 @@ func (m *vllmMetrics) delivered(s *stream, n int, at time.Duration) {
 }
 
 func (m *vllmMetrics) finished(s *stream, at time.Duration) {
-	m.success.WithLabelValues(s.seq.FinishReason).Inc()
+	m.success.WithLabelValues(finishedReason(s)).Inc()
 	m.e2e.Observe(seconds(at - s.arrival))
 	m.queue.Observe(seconds(s.queueLeave - s.queueEnter))
 	first := s.firstDelivery
@@ -175,7 +178,7 @@ func (m *vllmMetrics) finished(s *stream, at time.Duration) {
 		m.tpot.Observe(0)
 	}
 	m.reqPrompt.Observe(float64(s.seq.PromptLen))
-	m.reqGeneration.Observe(float64(s.seq.Output))
+	m.reqGeneration.Observe(float64(generated(s)))
 	m.reqMaxGen.Observe(float64(s.seq.MaxTokens))
 	if s.maxParam > 0 {
 		m.reqMaxTok.Observe(float64(s.maxParam))

@@ -20,6 +20,9 @@ type stream struct {
 	maxParam  int // the max_tokens the client asked for (0 = none)
 	streaming bool
 	ans       answer // how the generated tokens are rendered
+	// pooling: one input of an embeddings or rerank request (pooling.go):
+	// prefill only, nothing generated.
+	pooling bool
 
 	// Loop-owned until final.
 	queueEnter, queueLeave   time.Duration

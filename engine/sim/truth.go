@@ -51,6 +51,11 @@ type RequestTruth struct {
 	DecodeEnd time.Duration `json:"decode_end_ns,omitempty"`
 
 	PromptTokens int `json:"prompt_tokens"`
+	// Inputs is how many inputs an embeddings or rerank request carried
+	// (each one engine request, pooling.go), Results how many the answer
+	// gave back; 0 for generation.
+	Inputs       int `json:"inputs,omitempty"`
+	Results      int `json:"results,omitempty"`
 	OutputTokens int `json:"output_tokens"` // tokens sent to the client
 	// GeneratedTokens is the tokens the engine generated for the request:
 	// OutputTokens, unless the stream ended early (an error event mid-stream

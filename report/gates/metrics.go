@@ -304,6 +304,7 @@ func buildVocabulary() map[string]metric {
 	v.clientRequests()
 	v.clientTokens()
 	v.clientLatencies()
+	v.clientEndpoints() // endpoints.go
 	v.serverHistograms()
 	v.serverCounters()
 	v.serverGauges()

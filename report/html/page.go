@@ -273,6 +273,7 @@ func tilesOf(s report.Summary) []tile {
 		errorTile(c.Requests),
 		{Label: "measured", Value: dur(s.Run.Duration), Sub: fmt.Sprintf("%d phases, %d measured", len(s.Phases), countMeasured(s.Phases))},
 	}
+	tiles = withEndpointTiles(tiles, c) // endpoints.go
 	if g := c.Goodput; g != nil {
 		t := tile{Label: "goodput", Value: num(g.RequestsPerS), Unit: "req/s",
 			Sub: fmt.Sprintf("%s met %s", pct(g.Fraction), g.SLO)}

@@ -17,6 +17,10 @@ type clientStats struct {
 	itl *struct{ ITL, Gaps chunkdigest.Sketch }
 
 	sent, ok, failed int
+	// engineOK and engineReached are ok and reached in the units of the
+	// engine's finished-request counter (client.Record.EngineRequests: one
+	// per input of a pooling request).
+	engineOK, engineReached int
 	// reached counts the records whose request may have reached the engine:
 	// every one except those that never connected.
 	reached int
@@ -30,7 +34,7 @@ type clientStats struct {
 
 	ttftSum float64
 	ttftN   int
-	e2eSum  float64 // OK records
+	e2eSum  float64 // OK records, each EngineRequests times
 	// busySum is Σ(end − send on the wire) over every record that reached
 	// the engine, failed ones included for the time they were in flight:
 	// what occupied the engine, by Little's law its mean in-flight count
@@ -74,8 +78,11 @@ func newClientStats(records []*client.Record, chunks []chunkdigest.Request, itl 
 		c.sent++
 		if r.ErrorClass != client.ErrConnect {
 			c.reached++
+			c.engineReached += r.EngineRequests()
 			if d := r.E2E(); d > 0 {
-				c.busySum += d.Seconds()
+				// A pooling request's inputs are each an engine request
+				// in flight with it (EngineRequests).
+				c.busySum += d.Seconds() * float64(r.EngineRequests())
 			}
 		}
 		if r.FirstToken > 0 {
@@ -100,6 +107,7 @@ func newClientStats(records []*client.Record, chunks []chunkdigest.Request, itl 
 			continue
 		}
 		c.ok++
+		c.engineOK += r.EngineRequests()
 		c.prompt += float64(r.PromptTokens)
 		c.output += float64(r.OutputTokens)
 		c.cached += float64(r.CachedTokens)
@@ -110,7 +118,7 @@ func newClientStats(records []*client.Record, chunks []chunkdigest.Request, itl 
 			c.ttftSum += d.Seconds()
 			c.ttftN++
 		}
-		c.e2eSum += r.E2E().Seconds()
+		c.e2eSum += r.E2E().Seconds() * float64(r.EngineRequests())
 		if ch := chunks[i]; ch.Chunks > 1 {
 			c.gapSum += (ch.Last - ch.First).Seconds()
 			c.chunkGaps += int(ch.Chunks) - 1

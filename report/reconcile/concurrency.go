@@ -72,7 +72,7 @@ func (a *analysis) concurrency() (f Finding) {
 	if h, ok := a.server.Histograms[scrape.E2E]; ok && h.Count > 0 {
 		serverL, basis = h.Sum/T, "its e2e histogram"
 		ev.set("server_e2e_mean_s", h.Sum/h.Count)
-		if successesOnly(h.Count, a.client.ok, a.client.reached) {
+		if successesOnly(h.Count, a.client.engineOK, a.client.engineReached) {
 			clientL = okL
 			who = fmt.Sprintf(" (its %d successful requests: the engine's e2e histogram counts %s, as many as succeeded)", a.client.ok, count(h.Count))
 		}

@@ -125,10 +125,10 @@ func (a *analysis) requestExcess() (fc foreignCount, ok bool) {
 func (a *analysis) oursCountedBy(c scrape.Concept) (ours float64, exact bool) {
 	amb := float64(a.ambiguous)
 	if c == scrape.RequestsFinished && a.sem.AbandonedNotFinished {
-		return float64(a.client.ok) + amb, a.ambiguous == 0
+		return float64(a.client.engineOK) + amb, a.ambiguous == 0
 	}
 	if c == scrape.RequestsFinished {
-		return float64(a.client.reached) + amb, a.ambiguous == 0 && a.client.reached == a.client.ok
+		return float64(a.client.engineReached) + amb, a.ambiguous == 0 && a.client.reached == a.client.ok
 	}
 	return float64(a.client.reached) + amb, a.ambiguous == 0
 }
@@ -157,7 +157,11 @@ func (a *analysis) requestConservation() (f Finding) {
 		return f
 	}
 	ev.set("server_finished_delta", fin)
-	ok := float64(a.client.ok)
+	ok := float64(a.client.engineOK)
+	if a.client.engineOK != a.client.ok {
+		// Pooling requests: the engine counts one request per input.
+		ev.set("client_ok_engine_requests", ok)
+	}
 	diff := fin - ok
 	ev.set("difference", diff)
 	if a.reset(scrape.RequestsFinished) {
@@ -250,7 +254,7 @@ func (a *analysis) foreignTraffic() (f Finding) {
 		f.Verdict = "no foreign traffic: the engine counted no request beyond those llmbench sent"
 		return f
 	}
-	share := excess / math.Max(1, float64(a.client.reached))
+	share := excess / math.Max(1, float64(a.client.engineReached))
 	ev.set(shareKey, share)
 	f.Verdict = fmt.Sprintf("the engine served %s%s requests llmbench did not send (%s of ours, counted by its %s counter%s): other clients share it, so its latency histograms, gauges and token counters include their traffic",
 		atLeast, count(excess), pct(share), counter, bound)

@@ -139,7 +139,7 @@ func requestsRow(p live.Progress) string {
 }
 
 func streamsRow(p live.Progress) string {
-	var streams []string
+	streams := poolingNotes(p) // pooling.go
 	if p.NotStreamed > 0 {
 		streams = append(streams, fmt.Sprintf("%d not streamed (no TTFT or ITL)", p.NotStreamed))
 	}

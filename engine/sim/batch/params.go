@@ -97,6 +97,9 @@ type Params struct {
 	// first offered tool (or the one tool_choice names): delta.tool_calls
 	// with the arguments streamed in pieces, finish_reason "tool_calls".
 	ToolCallRate float64 `yaml:"tool_call_rate"`
+	// EmbeddingDimensions is the length of the vectors /v1/embeddings
+	// answers with when the request names no "dimensions" (0: 16).
+	EmbeddingDimensions int `yaml:"embedding_dimensions"`
 
 	// StreamInterval coalesces tokens into SSE chunks as SGLang's and vLLM's
 	// --stream-interval do: after the first token (sent at once), a chunk is
@@ -174,6 +177,7 @@ func (p Params) Validate() error {
 	}{
 		{"chat_template_tokens", p.ChatTemplateTokens}, {"chat_template_message_tokens", p.ChatTemplateMessageTokens},
 		{"reasoning_tokens", p.ReasoningTokens}, {"stream_interval", p.StreamInterval}, {"keep_alive_max", p.KeepAliveMax},
+		{"embedding_dimensions", p.EmbeddingDimensions},
 	} {
 		if f.v < 0 {
 			errs = append(errs, fmt.Errorf("%s must be >= 0, got %d", f.name, f.v))
