@@ -83,11 +83,11 @@ func cacheFindings(phases []PhaseResult) []Finding {
 		switch {
 		case c.FirstRequestCached > 0:
 			out = append(out, Finding{ID: IDColdCacheHits, Severity: reconcile.Warn,
-				Verdict: fmt.Sprintf("phase %s was meant to start cold, yet its first request had %d cached prompt tokens: the cache was not empty (another client's traffic, or a reset the engine ignored)", ph.Name, c.FirstRequestCached),
+				Verdict:  fmt.Sprintf("phase %s was meant to start cold, yet its first request had %d cached prompt tokens: the cache was not empty (another client's traffic, or a reset the engine ignored)", ph.Name, c.FirstRequestCached),
 				Evidence: map[string]float64{"first_request_cached_tokens": float64(c.FirstRequestCached), "cached_tokens": float64(c.CachedTokens), "server_cached_tokens": server}})
 		case c.CachedTokens > 0 || server > 0:
 			out = append(out, Finding{ID: IDColdCacheHits, Severity: reconcile.Info,
-				Verdict: fmt.Sprintf("phase %s started cold, and its requests then hit prompts its own earlier requests had computed (%d cached tokens by usage, %.0f by the engine's counter): shared prefixes, not carried over", ph.Name, c.CachedTokens, server),
+				Verdict:  fmt.Sprintf("phase %s started cold, and its requests then hit prompts its own earlier requests had computed (%d cached tokens by usage, %.0f by the engine's counter): shared prefixes, not carried over", ph.Name, c.CachedTokens, server),
 				Evidence: map[string]float64{"cached_tokens": float64(c.CachedTokens), "server_cached_tokens": server}})
 		}
 	}

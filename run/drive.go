@@ -29,8 +29,8 @@ type driving struct {
 	rec         *recording // the run directory and the live view
 	outs        *outputs   // every sink, rec among them
 	live        Live
-	decisions   *decisions    // the search stage (nil: nothing to decide)
-	stall       time.Duration // workload.stall_timeout (0: none)
+	decisions   *decisions     // the search stage (nil: nothing to decide)
+	stall       time.Duration  // workload.stall_timeout (0: none)
 	between     *betweenPhases // cache resets and GPU telemetry at phase boundaries
 }
 
