@@ -67,6 +67,8 @@ func formatJoules(v float64) string {
 	switch a := math.Abs(v); {
 	case a >= 1e4:
 		return fmt.Sprintf("%.2fkJ", v/1e3)
+	case a >= 100:
+		return fmt.Sprintf("%.0fJ", v)
 	case a >= 1 || a == 0:
 		return fmt.Sprintf("%.3gJ", v)
 	default:
