@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -228,5 +229,18 @@ workload: {concurrency: 2, requests: 6, prompt_tokens: 32, output_tokens: 4, cac
 	}
 	if !strings.Contains(stdout, "cold ") || !strings.Contains(stdout, "warm ") {
 		t.Errorf("text:\n%s", stdout)
+	}
+}
+
+// TestInspectDCGM: `llmbench inspect --dialect dcgm FILE` and detection
+// both read an exposition as dcgm-exporter writes it.
+func TestInspectDCGM(t *testing.T) {
+	t.Parallel()
+	file := filepath.Join("..", "scrape", "testdata", "dcgm-exporter.txt")
+	for _, dialect := range []string{"", scrape.DCGM} {
+		rep, err := Inspect(t.Context(), file, dialect, io.Discard)
+		if err != nil || rep.Dialect != scrape.DCGM || rep.Snapshot.Gauges[scrape.GPUCount] != 2 || rep.Snapshot.Counters[scrape.GPUEnergy] <= 0 {
+			t.Errorf("dialect %q: %v %+v", dialect, err, rep.Snapshot)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package scrape
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -139,8 +140,8 @@ func deriveGPUs(ix familyIndex, s *Snapshot) {
 		}
 		for _, m := range f.GetMetric() {
 			v, ok := scalarValue(m)
-			if !ok {
-				continue
+			if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+				continue // unusable, and never encodable: left out
 			}
 			id := gpuIdentity(m)
 			key := id.Host + "\xff" + id.UUID + "\xff" + id.GPU

@@ -3,6 +3,7 @@ package scrape
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -136,5 +137,22 @@ func TestWindowEnergy(t *testing.T) {
 				t.Errorf("WindowEnergy = %+v, %v; want %v J by %q, %v W", e, ok, tt.want, tt.method, tt.meanPowerW)
 			}
 		})
+	}
+}
+
+// A GPU value that is NaN or infinite is left out of its reading (the
+// snapshot must encode), and its concept is unusable with the reason.
+func TestDCGMNonFinite(t *testing.T) {
+	t.Parallel()
+	fams, _, err := parse([]byte("# TYPE DCGM_FI_DEV_POWER_USAGE gauge\nDCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-a\"} NaN\nDCGM_FI_DEV_GPU_TEMP{gpu=\"0\",UUID=\"GPU-a\"} 40\n"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := dcgm.Map(fams)
+	if _, err := json.Marshal(s); err != nil {
+		t.Fatalf("snapshot does not encode: %v", err)
+	}
+	if _, ok := s.Gauges[GPUPower]; ok || s.Invalid[GPUPower] == "" || len(s.GPUs) != 1 || s.GPUs[0].Values[DCGMGPUTemp] != 40 {
+		t.Errorf("snapshot %+v", s)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCacheResetEndpoints: in each dialect that offers a reset, the same
@@ -98,5 +99,39 @@ func expectStatus(t *testing.T, c *http.Client, method, url string, want int) {
 	resp.Body.Close()
 	if resp.StatusCode != want {
 		t.Fatalf("%s %s: %d %s, want %d", method, url, resp.StatusCode, body, want)
+	}
+}
+
+// TestSGLangFlushRefusedWhileBusy: SGLang flushes nothing while a request
+// runs (400), and flushes once the engine is idle.
+func TestSGLangFlushRefusedWhileBusy(t *testing.T) {
+	t.Parallel()
+	p, err := Preset("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.DecodeBase = 20 * time.Millisecond // a request that runs a while
+	e, ep := startEngine(t, Config{Dialect: DialectSGLang, Params: p})
+	root := strings.TrimSuffix(ep.BaseURL, "/v1")
+	c := newClient()
+	resp := rawPost(t, c, ep.BaseURL+"/chat/completions", map[string]any{"model": DefaultModel, "stream": true, "max_tokens": 50,
+		"ignore_eos": true, "messages": []map[string]string{{"role": "user", "content": words("w", 40)}}})
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	buf := make([]byte, 1)
+	if _, err := resp.Body.Read(buf); err != nil { // the stream has begun: the request is in the engine
+		t.Fatal(err)
+	}
+	expectStatus(t, c, http.MethodPost, root+"/flush_cache", http.StatusBadRequest)
+	if e.CacheResets() != 0 {
+		t.Fatal("flushed while a request ran")
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	e.Truth() // waits until the request's end is recorded: the engine is idle
+	expectStatus(t, c, http.MethodPost, root+"/flush_cache", http.StatusOK)
+	if e.CacheResets() != 1 {
+		t.Fatalf("%d resets", e.CacheResets())
 	}
 }
