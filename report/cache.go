@@ -13,6 +13,8 @@ import (
 // it then saw (docs/decisions/1702).
 type CacheResult struct {
 	Mode string `json:"mode"` // cold | warm
+	// Default says the scenario named no cache (warm by default).
+	Default bool `json:"default,omitempty"`
 	// Reset is, for cold, "ok" or why the cache could not be emptied.
 	Reset string `json:"reset,omitempty"`
 	// CachedTokens is the prompt tokens the engine reported as prefix-cache
@@ -40,7 +42,7 @@ func cacheOf(ph rundir.PhaseMeta, pr PhaseResult, records []client.Record) *Cach
 	if ph.Cache == nil {
 		return nil
 	}
-	c := &CacheResult{Mode: ph.Cache.Mode, Reset: ph.Cache.Reset, CachedTokens: pr.Client.Tokens.Cached}
+	c := &CacheResult{Mode: ph.Cache.Mode, Default: ph.Cache.Default, Reset: ph.Cache.Reset, CachedTokens: pr.Client.Tokens.Cached}
 	if sv := pr.Server; sv != nil {
 		for _, name := range []scrape.Concept{scrape.CachedTokens, scrape.PrefixHits} {
 			if v, ok := sv.Counters[string(name)]; ok {

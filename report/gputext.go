@@ -20,12 +20,15 @@ func gpuCacheText(t *textRun) error {
 	tab.add("phase", "cache", "cached tokens", "energy/token", "energy/request", "GPU util", "power")
 	rows := 0
 	for _, ph := range s.Phases {
-		if !ph.Measured || (ph.GPU == nil && ph.Cache == nil) {
-			continue
+		if !ph.Measured || (ph.GPU == nil && (ph.Cache == nil || ph.Cache.Default)) {
+			continue // a run that said nothing of either: nothing to show
 		}
 		cache, cached := "—", "—"
 		if c := ph.Cache; c != nil {
 			cache = c.Mode
+			if c.Default {
+				cache += " (default)"
+			}
 			if c.Mode == "cold" && c.Reset != "ok" {
 				cache = "cold (not reset)"
 			}

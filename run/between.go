@@ -114,7 +114,7 @@ func (b *betweenPhases) prepareCache(ctx context.Context, phase string, measured
 	if !measured && !b.sc.ColdAnywhere() {
 		return nil // nothing asked of the cache: run.json stays as it was
 	}
-	pc := &rundir.PhaseCache{Mode: mode}
+	pc := &rundir.PhaseCache{Mode: mode, Default: !b.sc.CacheNamed()}
 	if mode != scenarios.CacheCold {
 		return pc
 	}

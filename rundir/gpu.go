@@ -21,6 +21,8 @@ const GPUFile = "gpu.jsonl"
 // warm) and, for cold, how the reset went.
 type PhaseCache struct {
 	Mode string `json:"mode"` // cold | warm
+	// Default says the scenario named no cache: warm by default.
+	Default bool `json:"default,omitempty"`
 	// Reset is the reset's outcome for cold: "ok", or why not (the engine
 	// offers none, refused it, or could not be reached); "" for warm.
 	Reset string `json:"reset,omitempty"`

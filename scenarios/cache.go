@@ -48,6 +48,11 @@ func (s Scenario) ColdAnywhere() bool {
 	return slices.ContainsFunc(s.Workload.Phases, func(p Phase) bool { return p.Cache == CacheCold })
 }
 
+// CacheNamed reports whether the scenario says anything of the cache.
+func (s Scenario) CacheNamed() bool {
+	return s.Workload.Cache != "" || slices.ContainsFunc(s.Workload.Phases, func(p Phase) bool { return p.Cache != "" })
+}
+
 func validateCacheMode(d *decoder, path, v string) {
 	if v != "" && !slices.Contains(CacheModes, v) {
 		d.failf(path, "unknown cache %q: cold or warm", v)
