@@ -37,6 +37,9 @@ type Family struct {
 	// Context is where the engine states the context one request may fill
 	// (prompt + output); zero where it states none that llmbench reads.
 	Context ContextAPI
+	// CacheReset is how the engine's prefix cache is emptied before a phase
+	// that starts cold (cachereset.go); "" where it offers no way.
+	CacheReset CacheResetAPI
 	// Sim: the built-in engine (engine/sim) speaks this family's metrics,
 	// ids and tokenizer endpoints, so a scenario of kind sim may name it.
 	Sim bool

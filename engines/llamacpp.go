@@ -38,5 +38,6 @@ var llamacpp = Family{
 		"serves /chat/completions and /completions without the /v1 prefix too",
 		"answers carry a timings object (its own prompt and generation times)",
 	}},
-	Sim: true,
+	CacheReset: CacheResetLlamaCppSlots,
+	Sim:        true,
 }

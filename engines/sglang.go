@@ -30,5 +30,6 @@ var sglang = Family{
 		"serves /tokenize at the server root and at /v1/tokenize",
 		"scheduler gauges are rewritten only every --decode-log-interval decode steps (default 40)",
 	}},
-	Sim: true,
+	CacheReset: CacheResetSGLang,
+	Sim:        true,
 }

@@ -25,5 +25,6 @@ var vllm = Family{
 	Wire: Wire{Quirks: []string{
 		"http_requests_total counts responses by handler path when they end, any status",
 	}},
-	Sim: true,
+	CacheReset: CacheResetVLLM,
+	Sim:        true,
 }

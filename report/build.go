@@ -40,6 +40,8 @@ type Loaded struct {
 	Traces   []trace.Event
 	// PartialScrapes counts torn lines of scrapes.jsonl.
 	PartialScrapes int
+	// GPURows are the GPU telemetry's scrapes (gpu.jsonl), apart from the engine's.
+	GPURows []scrape.Row
 }
 
 // Load reads a run directory's raw files, requests.jsonl once.
@@ -54,6 +56,9 @@ func Load(dir string) (*Loaded, error) {
 	if l.Rows, l.PartialScrapes, err = rundir.ReadRows(dir); err != nil {
 		return nil, err
 	}
+	if l.GPURows, _, err = rundir.ReadGPURows(dir); err != nil {
+		return nil, err
+	}
 	if l.Traces, err = rundir.ReadTraceLog(dir); err != nil {
 		return nil, err
 	}
@@ -66,6 +71,7 @@ func Load(dir string) (*Loaded, error) {
 // Summary computes the run's Summary.
 func (l *Loaded) Summary() Summary {
 	s := summarize(l.Meta, l.Requests, l.Rows, l.Traces, l.Requests.Partial+l.PartialScrapes)
+	addGPUAndCache(&s, l.Meta, l.GPURows, l.Requests.Records)
 	if l.Meta.Ended.IsZero() {
 		// run.json is rewritten when the run ends; without its end the run
 		// was stopped from outside (kill -9, a crash, a lost machine)

@@ -30,6 +30,7 @@ type Summary struct {
 	Health      Health            `json:"health"`
 	Client      ClientSide        `json:"client"`
 	Server      *ServerSide       `json:"server,omitempty"` // nil when the engine exposes no /metrics
+	GPU         *GPUResult        `json:"gpu,omitempty"`    // the GPU telemetry over the measured phases (energy.go)
 	Phases      []PhaseResult     `json:"phases"`
 	Sweep       *SweepResult      `json:"sweep,omitempty"`  // with two or more measured phases
 	Search      *SearchResult     `json:"search,omitempty"` // a capacity search's probes and answer
@@ -387,6 +388,10 @@ type PhaseResult struct {
 	// SLOVerdict is the measured phase's verdict against the scenario's slo
 	// and its target (what until: decided waits for; absent without an slo).
 	SLOVerdict *SLOVerdict `json:"slo_verdict,omitempty"`
+	// GPU and Cache: the GPU telemetry over the phase and the prefix cache
+	// it started with (energy.go, cache.go).
+	GPU   *GPUResult   `json:"gpu,omitempty"`
+	Cache *CacheResult `json:"cache,omitempty"`
 }
 
 // SweepResult lines the measured phases up by offered load and says where
@@ -426,6 +431,11 @@ type SweepPoint struct {
 	TPOTp99 float64 `json:"tpot_p99_s"`
 	E2Ep50  float64 `json:"e2e_p50_s"`
 	E2Ep99  float64 `json:"e2e_p99_s"`
+	// GPUUtilization, EnergyPerOutputTokenJ and Cache: the point's GPU
+	// telemetry and prefix cache (energy.go), absent without them.
+	GPUUtilization        *float64 `json:"gpu_utilization,omitempty"`
+	EnergyPerOutputTokenJ *float64 `json:"energy_per_output_token_j,omitempty"`
+	Cache                 string   `json:"cache,omitempty"`
 	// OutputTokPerSPerUser is the output rate one request in flight saw:
 	// the successful requests' output tokens ÷ the sum of their E2E, which
 	// is output_tokens_per_s ÷ the mean number of them in flight (Little's

@@ -360,6 +360,7 @@ const PooledHeading = "all points (pooled: no single load produced these)"
 var leadText = []func(*textRun) error{
 	func(t *textRun) error { return renderSearch(t.ew, t.s.Search, t.o.Width) },
 	sweepText,
+	gpuCacheText,
 }
 
 // sweepText writes a sweep's per-point table, its capacity and knee and its

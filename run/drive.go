@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -28,8 +29,9 @@ type driving struct {
 	rec         *recording // the run directory and the live view
 	outs        *outputs   // every sink, rec among them
 	live        Live
-	decisions   *decisions    // the search stage (nil: nothing to decide)
-	stall       time.Duration // workload.stall_timeout (0: none)
+	decisions   *decisions     // the search stage (nil: nothing to decide)
+	stall       time.Duration  // workload.stall_timeout (0: none)
+	between     *betweenPhases // cache resets and GPU telemetry at phase boundaries
 }
 
 // driven is what the drive stage left.
@@ -47,10 +49,14 @@ type driven struct {
 // the measurement's one teardown. Only a start that came too late is an
 // error: what was recorded until then is written out, and nothing is sent.
 func drive(ctx context.Context, cfg Config, sys IO, s driving) (driven, error) {
+	if err := s.between.startGPU(s.rec.Dir(), s.start); err != nil {
+		return driven{}, err
+	}
 	s.rec.startLive(s.meta.snapshot())
 	m := startMeasuring(s.outs, s.source, s.scrapeEvery, s.start)
 	phases := newPhaseBook(s.plan, s.source, s.start, s.outs.rows, s.meta)
 	phases.onStart = s.outs.phaseStarted
+	phases.between = s.between
 	driver := &workload.Driver{Plan: s.plan, Start: s.start, OnPhase: phases.onPhase,
 		Sender: newSender(s.client, s.minTokens, s.outs, phases, s.outs.records)}
 	phases.decisions = s.decisions
@@ -67,7 +73,7 @@ func drive(ctx context.Context, cfg Config, sys IO, s driving) (driven, error) {
 	s.decisions.finish() // a probe the run cut short: its verdict on what it finished
 	restoreGC()
 	d.quietGC = quietGC
-	d.recordErr = m.stop()
+	d.recordErr = errors.Join(m.stop(), s.between.stop())
 	return d, err
 }
 

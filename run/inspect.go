@@ -19,7 +19,7 @@ import (
 // dialect, or a run directory or trial set given for a file, is the user's
 // to fix (*ConfigError).
 func Inspect(ctx context.Context, target, dialect string, notes io.Writer) (scrape.Report, error) {
-	if dialect != "" && dialect != scrape.Auto {
+	if _, telemetry := scrape.TelemetryDialect(dialect); dialect != "" && dialect != scrape.Auto && !telemetry {
 		if _, err := scrape.DialectFor(dialect); err != nil {
 			return scrape.Report{}, configError(err)
 		}

@@ -34,6 +34,9 @@ type phaseBook struct {
 	// opening is the first phase's opening snapshot when it was taken ahead
 	// of the phase's start event (openFirst), which then uses it.
 	opening *opening
+	// between resets the prefix cache and scrapes the GPUs at the
+	// boundaries (between.go); nil does neither.
+	between *betweenPhases
 
 	mu sync.Mutex
 	ok map[string]int // successful requests per phase in the engine's units (Record.EngineRequests), to settle the closing snapshot on
@@ -43,6 +46,7 @@ type phaseBook struct {
 type opening struct {
 	before     *scrape.Row
 	beforeRows []scrape.Row
+	cache      *rundir.PhaseCache // the first phase's cache, prepared before the snapshot
 }
 
 // The phases' snapshots wait scrape.SnapshotTimeout at least, not the
@@ -77,8 +81,14 @@ func (b *phaseBook) finished(r *client.Record) {
 // retake) is dropped when an earlier one stands: its rows say nothing about
 // the target, and the earlier one covers the phase's requests as well.
 func (b *phaseBook) openFirst(ctx context.Context) {
+	var cache *rundir.PhaseCache
+	if b.opening != nil {
+		cache = b.opening.cache // a retake: the cache was prepared already
+	} else if phases := b.plan.Phases(); len(phases) > 0 {
+		cache = b.between.prepareCache(ctx, phases[0].Name, phases[0].Measured)
+	}
 	if b.source == nil {
-		b.opening = &opening{}
+		b.opening = &opening{cache: cache}
 		return
 	}
 	rows := b.source.ScrapeRows(ctx, b.start)
@@ -88,7 +98,7 @@ func (b *phaseBook) openFirst(ctx context.Context) {
 	for _, r := range rows {
 		b.rows <- r
 	}
-	b.opening = &opening{before: combine(rows), beforeRows: rows}
+	b.opening = &opening{before: combine(rows), beforeRows: rows, cache: cache}
 }
 
 // onPhase is the Driver's hook, called synchronously at phase boundaries: the
@@ -104,13 +114,16 @@ func (b *phaseBook) onPhase(ctx context.Context, ev workload.PhaseEvent) {
 		}
 		var before *scrape.Row
 		var beforeRows []scrape.Row
+		var cache *rundir.PhaseCache
 		if b.opening != nil { // only ever the first phase's: taken before the driver started
-			before, beforeRows = b.opening.before, b.opening.beforeRows
+			before, beforeRows, cache = b.opening.before, b.opening.beforeRows, b.opening.cache
 			b.opening = nil
 		} else {
+			cache = b.between.prepareCache(ctx, ev.Phase, ev.Measured)
 			before, beforeRows = b.snapshot(ctx)
 		}
-		pm := rundir.PhaseMeta{Name: ev.Phase, Measured: ev.Measured, Start: ev.At, Before: before, BeforeRows: apart(beforeRows)}
+		pm := rundir.PhaseMeta{Name: ev.Phase, Measured: ev.Measured, Start: ev.At, Before: before, BeforeRows: apart(beforeRows),
+			Cache: cache, GPUBefore: b.between.gpuRound(ctx)}
 		if phases := b.plan.Phases(); ev.Index >= 0 && ev.Index < len(phases) {
 			ph := phases[ev.Index]
 			switch {
@@ -136,12 +149,14 @@ func (b *phaseBook) onPhase(ctx context.Context, ev workload.PhaseEvent) {
 	want := b.ok[ev.Phase]
 	b.mu.Unlock()
 	after, afterRows, settled := b.settle(ctx, before, want)
+	gpuAfter := b.between.gpuRound(ctx)
 	b.meta.update(func(m *rundir.RunMeta) {
 		if i := phaseIndex(m, ev.Phase); i >= 0 {
 			m.Phases[i].End = ev.At
 			m.Phases[i].After = after
 			m.Phases[i].AfterRows = apart(afterRows)
 			m.Phases[i].Settle = settled
+			m.Phases[i].GPUAfter = gpuAfter
 		}
 	})
 	b.meta.write()

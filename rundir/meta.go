@@ -129,6 +129,11 @@ type PhaseMeta struct {
 	// Settle says how waiting for the engine to count the phase's requests
 	// ended before After was taken (nil without /metrics).
 	Settle *scrape.Settled `json:"settle,omitempty"`
+	// Cache and GPUBefore/GPUAfter: the prefix cache the phase started
+	// with, and the GPU telemetry's boundary scrapes (gpu.go).
+	Cache     *PhaseCache  `json:"cache,omitempty"`
+	GPUBefore []scrape.Row `json:"gpu_before,omitempty"`
+	GPUAfter  []scrape.Row `json:"gpu_after,omitempty"`
 }
 
 // ClientHealth is what the load generator measured of itself, so a run can say

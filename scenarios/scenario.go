@@ -277,6 +277,10 @@ type Workload struct {
 	Output Length `yaml:"output_tokens,omitempty"`
 	// IgnoreEOS asks the engine to generate exactly max_tokens. Default true.
 	IgnoreEOS *bool `yaml:"ignore_eos"`
+	// Cache is the engine's prefix cache at the start of every measured
+	// phase (each sweep point, probe and phase): cold empties it first,
+	// warm (default) leaves what earlier phases put there (cache.go).
+	Cache string `yaml:"cache,omitempty"`
 }
 
 // Arrival processes of an open loop.
@@ -364,6 +368,9 @@ type Phase struct {
 	// stages it inherits the workload's.
 	LoadSpec `yaml:",inline"`
 	Limits   `yaml:",inline"`
+	// Cache is this phase's prefix cache at its start, cold or warm
+	// (default: the workload's cache). Not in warmup and cooldown.
+	Cache string `yaml:"cache,omitempty"`
 }
 
 // Sweep is a set of load points, each run as its own measured phase.
@@ -513,6 +520,8 @@ type Scrape struct {
 	// that already scrapes it, through its HTTP API, instead of scraping the
 	// engine; instead of url and targets.
 	Prometheus *PrometheusSource `yaml:"prometheus,omitempty"`
+	// GPU scrapes the GPUs' telemetry exporter beside the engine (gpu.go).
+	GPU *GPUScrape `yaml:"gpu,omitempty"`
 }
 
 // PrometheusSource is a Prometheus server and the series of one engine fleet in it.

@@ -196,6 +196,7 @@ func (s *Scenario) validate(d *decoder) {
 		s.Workload.validate(d, "workload", s.src)
 	}
 	s.Scrape.validate(d, "scrape")
+	s.validateGPUAndCache(d)
 	s.SLO.validate(d)
 	s.validateDecisions(d)
 	s.Request.validate(d)

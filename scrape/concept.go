@@ -39,7 +39,8 @@ var allConcepts = []Concept{
 func (c Concept) Kind() Kind {
 	switch c {
 	case PromptTokens, GenerationTokens, CachedTokens, PrefixQueries, PrefixHits,
-		RequestsReceived, RequestsFinished, RequestsAborted, Preemptions, DecodeSeconds, PrefillSeconds:
+		RequestsReceived, RequestsFinished, RequestsAborted, Preemptions, DecodeSeconds, PrefillSeconds,
+		GPUEnergy:
 		return KindCounter
 	case TTFT, ITL, TPOT, E2E, Queue, Prefill, Decode, Inference:
 		return KindHistogram
@@ -49,7 +50,9 @@ func (c Concept) Kind() Kind {
 
 // Fraction reports whether c is a 0–1 ratio: several replicas' values are
 // averaged rather than added.
-func (c Concept) Fraction() bool { return c == KVCacheUsage || c == PrefixCacheHit }
+func (c Concept) Fraction() bool {
+	return c == KVCacheUsage || c == PrefixCacheHit || c == GPUUtilization || c == GPUSMActive
+}
 
 func conceptOrder(c Concept) int {
 	for i, x := range allConcepts {

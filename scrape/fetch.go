@@ -53,7 +53,11 @@ func (t Target) Scrape(ctx context.Context, start time.Time) (row Row) {
 	began := time.Now()
 	defer func() { row.Duration = time.Since(began) }()
 
-	dialect, err := DialectFor(t.Dialect)
+	dialect, telemetry := TelemetryDialect(t.Dialect)
+	var err error
+	if !telemetry {
+		dialect, err = DialectFor(t.Dialect)
+	}
 	if err != nil {
 		row.Error = fmt.Sprintf("scrape %s: %v", t.URL, err)
 		return row

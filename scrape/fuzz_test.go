@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // FuzzParse feeds arbitrary bodies, in each format, through the parser and
@@ -56,7 +57,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		dialects := []Dialect{autoDialect{}}
+		dialects := []Dialect{autoDialect{}, dcgm} // and the GPU telemetry's
 		for _, d := range DialectNames() {
 			x, _ := DialectFor(d)
 			dialects = append(dialects, x)
@@ -105,6 +106,12 @@ func FuzzParse(f *testing.F) {
 				if v != 0 {
 					t.Fatalf("%s: increase over a snapshot repeated: %s = %v", d.Name(), c, v)
 				}
+			}
+			if n, ok := s.Gauges[GPUCount]; ok && int(n) != len(s.GPUs) {
+				t.Fatalf("%s: %v GPUs counted, %d read", d.Name(), n, len(s.GPUs))
+			}
+			if e, ok := WindowEnergy([]Row{row, {At: time.Second, OK: true, Snapshot: &s}}); ok && e.Method == EnergyFromCounter && e.Joules != 0 {
+				t.Fatalf("%s: energy over a snapshot repeated: %v J", d.Name(), e.Joules)
 			}
 		}
 	})

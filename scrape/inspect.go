@@ -39,9 +39,12 @@ func Inspect(ctx context.Context, src string) (Report, error) {
 // A failed scrape returns the report with its Row, and an error.
 func InspectDialect(ctx context.Context, src, dialect string) (Report, error) {
 	rep := Report{Source: src}
-	d, err := DialectFor(dialect)
-	if err != nil {
-		return rep, err
+	d, isTelemetry := TelemetryDialect(dialect)
+	var err error
+	if !isTelemetry {
+		if d, err = DialectFor(dialect); err != nil {
+			return rep, err
+		}
 	}
 	var body []byte
 	var contentType string
@@ -76,7 +79,9 @@ func InspectDialect(ctx context.Context, src, dialect string) (Report, error) {
 	if dialect == "" || dialect == Auto {
 		rep.Detected = true
 		if d = Detect(fams); d == nil {
-			return rep, nil
+			if d = detectTelemetry(fams); d == nil {
+				return rep, nil
+			}
 		}
 	}
 	rep.Dialect = d.Name()
@@ -170,9 +175,10 @@ func (r Report) WriteText(w io.Writer) error {
 	for _, m := range r.Mappings {
 		notes[m.Concept] = m.Note
 	}
+	concepts := r.concepts()
 	section := func(title string, kind Kind) {
 		first := true
-		for _, c := range allConcepts {
+		for _, c := range concepts {
 			if c.Kind() != kind || !r.Snapshot.has(c) {
 				continue
 			}
@@ -197,7 +203,7 @@ func (r Report) WriteText(w io.Writer) error {
 	section("histograms (cumulative since the engine started)", KindHistogram)
 
 	var absent []string
-	for _, c := range allConcepts {
+	for _, c := range concepts {
 		if !r.Snapshot.has(c) {
 			absent = append(absent, string(c))
 		}
@@ -211,8 +217,11 @@ func (r Report) WriteText(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if err := writeGPUs(w, r.Snapshot.GPUs); err != nil {
+		return err
+	}
 	var lines []string
-	for _, c := range allConcepts {
+	for _, c := range concepts {
 		if n := notes[c]; n != "" {
 			lines = append(lines, fmt.Sprintf("  %s: %s", c, n))
 		}

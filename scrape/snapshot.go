@@ -93,6 +93,11 @@ type Snapshot struct {
 	// rank restarting while the others count on) and count only that series
 	// from 0. Absent for a counter with a single series.
 	Series map[Concept]map[string]float64 `json:"series,omitempty"`
+
+	// GPUs holds each GPU of a GPU telemetry exposition (dialect dcgm) on
+	// its own, with its labels; absent from an engine's snapshot. Sum and
+	// Delta leave it out: the GPU concepts above carry the totals.
+	GPUs []GPUReading `json:"gpus,omitempty"`
 }
 
 // invalidate makes c absent with a reason.

@@ -19,7 +19,8 @@ func newInspectCmd(cio *cliIO) *cobra.Command {
 		Long: "inspect scrapes a /metrics URL once (or reads an exposition file), detects the engine's dialect\n" +
 			"(or uses --dialect), and prints the canonical values llmbench derives and the metric behind each.\n" +
 			"Given the engine's API root instead (http://host:8000 or http://host:8000/v1), it first finds the\n" +
-			"model and the metrics as a run against an external engine would, and says what it found.",
+			"model and the metrics as a run against an external engine would, and says what it found.\n" +
+			"NVIDIA's DCGM exporter (dcgm-exporter, :9400/metrics) is read too: the GPUs, each with its labels.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rep, err := run.Inspect(cmd.Context(), args[0], dialect, cio.stderr)
@@ -41,7 +42,7 @@ func newInspectCmd(cio *cliIO) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&dialect, "dialect", "", "metric dialect (default: detect from the metric names)")
+	cmd.Flags().StringVar(&dialect, "dialect", "", "metric dialect (default: detect from the metric names); dcgm for NVIDIA's DCGM exporter")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
 }

@@ -142,6 +142,10 @@ type Engine struct {
 	closing       map[net.Conn]bool          // connections to close once idle (Params.CloseAfterStream)
 	idleSince     map[net.Conn]time.Duration // when each connection last turned idle (engine clock)
 	idleCloses    atomic.Int64               // Params.IdleCloseOnReuse closes (ground truth)
+
+	gpu             *gpuMeter       // the emulated DCGM exporter's power model (gpu.go)
+	cacheResetC     chan cacheReset // prefix-cache resets for the loop (cachereset.go)
+	cacheResetsDone cacheResetCounter
 }
 
 var _ engine.Engine = (*Engine)(nil)
@@ -181,7 +185,9 @@ func New(cfg Config) (*Engine, error) {
 		active:        make(map[*stream]struct{}),
 		restartNow:    make(chan struct{}, 1),
 		scrapeRestart: make(chan chan http.Handler),
+		cacheResetC:   make(chan cacheReset, 64),
 	}
+	e.gpu = newGPUMeter(cfg.Params, e.epoch)
 	e.ids = newIDSource(cfg.Params.Seed)
 	if e.newMetrics, err = metricsFor(cfg.Dialect, cfg, e.arrivalsPending); err != nil {
 		return nil, fmt.Errorf("sim engine: %w", err)

@@ -31,6 +31,7 @@ func (e *Engine) routes() http.Handler {
 	mux.HandleFunc("/v1/models", e.handleModels)
 	mux.HandleFunc("/health", e.handleHealth)
 	mux.HandleFunc("/metrics", e.handleMetrics)
+	e.cacheRoutes(mux)
 	switch e.cfg.Dialect {
 	case DialectLlamaCpp:
 		// llama.cpp serves the OpenAI routes without /v1 too.

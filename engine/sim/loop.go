@@ -44,6 +44,7 @@ func (e *Engine) run() {
 			switchC = nil
 		default:
 		}
+		e.serveCacheResets()
 		if !e.holding {
 			ops = e.takeInbox(ops)
 			e.apply(ops)
@@ -162,6 +163,7 @@ func (e *Engine) endPass(b *batch.Batch, start, end time.Duration) {
 		e.decodeN++
 	}
 	e.metrics.passed(b, e.sched, end, e.decodeN)
+	e.gpu.pass(b, start, end)
 	for _, q := range b.Seqs {
 		s := q.Owner.(*stream)
 		n := q.StepEmitted()

@@ -36,6 +36,14 @@ var presets = map[string]Params{
 		EOSMeanTokens:      0,
 		DecodeLogInterval:  40,
 		Seed:               1,
+		// Power (decision 1701): round numbers that make energy per token
+		// easy to check by hand, not a real GPU's.
+		GPUs:                  1,
+		GPUIdleWatts:          100,
+		PrefillJoulesPerToken: 0.01,
+		DecodeJoulesPerToken:  0.5,
+		GPUMemoryMiB:          81559,
+		GPUMemoryUsedShare:    0.9,
 	},
 	// h200-llama3-8b: Llama-3.1-8B-Instruct, BF16, one H200 (141 GB HBM3e,
 	// 4.8 TB/s, ~989 dense BF16 TFLOP/s), SGLang defaults.
@@ -64,6 +72,20 @@ var presets = map[string]Params{
 		EOSMeanTokens:      256,
 		DecodeLogInterval:  40,
 		Seed:               1,
+		//   Power (decision 1701): an H200 SXM idles near 75 W. Prefill
+		//   computes 2 × 8.03e9 FLOP per token at ~495 TFLOP/s (50 % MFU)
+		//   drawing ~650 W: 32 µs × 650 W ≈ 0.021 J per prompt token. A
+		//   decode pass (5.5 ms, memory bound) draws ~500 W, 425 W above
+		//   idle: ≈ 2.3 J per pass, ≈ 0.073 J per token at a batch of 32
+		//   (the marginal cost at a typical batch; the linear model does not
+		//   amortise the pass over a larger batch). 141 GB = 143,771 MiB;
+		//   SGLang's 0.88 memory fraction reserves the rest.
+		GPUs:                  1,
+		GPUIdleWatts:          75,
+		PrefillJoulesPerToken: 0.021,
+		DecodeJoulesPerToken:  0.073,
+		GPUMemoryMiB:          143771,
+		GPUMemoryUsedShare:    0.88,
 	},
 	// h100x4-llama3-70b: Llama-3.1-70B-Instruct, BF16, tensor parallel over
 	// four H100 SXM (80 GB HBM3, 3.35 TB/s, ~989 dense BF16 TFLOP/s each).
@@ -91,6 +113,17 @@ var presets = map[string]Params{
 		EOSMeanTokens:      320,
 		DecodeLogInterval:  40,
 		Seed:               1,
+		//   Power (decision 1701): four H100 SXM idling near 70 W each.
+		//   Prefill: 79 µs per token on four GPUs at ~650 W each (2,600 W)
+		//   ≈ 0.205 J per prompt token. Decode: a 16 ms pass at ~450 W
+		//   each, 380 W above idle × 4 = 1,520 W ≈ 24 J per pass, ≈ 0.76 J
+		//   per token at a batch of 32. 80 GB = 81,559 MiB each, 0.9 held.
+		GPUs:                  4,
+		GPUIdleWatts:          70,
+		PrefillJoulesPerToken: 0.205,
+		DecodeJoulesPerToken:  0.76,
+		GPUMemoryMiB:          81559,
+		GPUMemoryUsedShare:    0.9,
 	},
 }
 

@@ -27,18 +27,19 @@ const (
 	fraction                // 0–1; literals plain or in %
 	rate                    // per second; literals plain
 	boolean                 // true or false
+	joules                  // an energy; literals need J, mJ, kJ or Wh (energy.go)
 )
 
 func (m measure) String() string {
-	return [...]string{"count", "s", "fraction", "per_s", "bool"}[m]
+	return [...]string{"count", "s", "fraction", "per_s", "bool", "J"}[m]
 }
 
 func (m measure) describe() string {
-	return [...]string{"a count", "a duration", "a fraction", "a rate per second", "true or false"}[m]
+	return [...]string{"a count", "a duration", "a fraction", "a rate per second", "true or false", "an energy"}[m]
 }
 
 func (m measure) example() string {
-	return [...]string{"0", "500ms", "1%", "100", "true"}[m]
+	return [...]string{"0", "500ms", "1%", "100", "true", "0.5J"}[m]
 }
 
 // format prints a value of this measure for people: durations in ms (µs
@@ -62,6 +63,8 @@ func (m measure) format(v float64) string {
 		return fmt.Sprint(v != 0)
 	case m == rate:
 		return fmt.Sprintf("%.2f/s", v)
+	case m == joules:
+		return formatJoules(v)
 	}
 	return fmt.Sprintf("%g", v)
 }
@@ -178,7 +181,7 @@ func lookupMetric(name string) (metric, bool) {
 			if ph.Name == phase {
 				// The phase as a run of its own: the metrics read only
 				// the client and server views.
-				view := report.Summary{Run: s.Run, Engine: s.Engine, Client: ph.Client, Server: ph.Server}
+				view := report.Summary{Run: s.Run, Engine: s.Engine, Client: ph.Client, Server: ph.Server, GPU: ph.GPU}
 				return read(&view)
 			}
 			names = append(names, ph.Name)
@@ -308,6 +311,7 @@ func buildVocabulary() map[string]metric {
 	v.serverHistograms()
 	v.serverCounters()
 	v.serverGauges()
+	v.gpuMetrics()
 	v.health()
 	v.findingsRunSweep()
 	v.searchMetrics()

@@ -51,6 +51,10 @@ const (
 	Second      Unit = "s"
 	Percent     Unit = "%"
 	Boolean     Unit = "bool" // true (Number 1) or false (Number 0)
+	Joule       Unit = "J"
+	MilliJoule  Unit = "mJ"
+	KiloJoule   Unit = "kJ"
+	WattHour    Unit = "Wh"
 )
 
 // Quantity is a number as written, with its unit.
@@ -71,6 +75,12 @@ func (q Quantity) Value() float64 {
 		return q.Number / 1e3
 	case Percent:
 		return q.Number / 100
+	case MilliJoule:
+		return q.Number / 1e3
+	case KiloJoule:
+		return q.Number * 1e3
+	case WattHour:
+		return q.Number * 3600
 	}
 	return q.Number
 }
@@ -465,9 +475,9 @@ func (p *parser) quantity(t token) (Quantity, error) {
 	}
 	u := Unit(t.unit)
 	switch u {
-	case NoUnit, Microsecond, MicroSign, Millisecond, Second, Percent:
+	case NoUnit, Microsecond, MicroSign, Millisecond, Second, Percent, Joule, MilliJoule, KiloJoule, WattHour:
 	default:
-		return Quantity{}, p.errAt(t.pos+len(t.text), "unknown unit %q (us, ms, s, %%, or none)", t.unit)
+		return Quantity{}, p.errAt(t.pos+len(t.text), "unknown unit %q (us, ms, s, %%, J, mJ, kJ, Wh, or none)", t.unit)
 	}
 	return Quantity{Number: n, Unit: u}, nil
 }
@@ -496,6 +506,8 @@ func (p *parser) fits(t token, q Quantity, m metric) error {
 		if q.Unit == NoUnit {
 			return nil
 		}
+	case joules:
+		return fitsEnergy(p, t, q, m)
 	}
 	return p.errAt(unitPos, "%s is %s: no unit %q", m.name, m.unit.describe(), q.Unit)
 }

@@ -132,6 +132,22 @@ type Params struct {
 	// race with the client's reuse. (Closed on time, as net/http does, an
 	// idle connection is seldom met by a client: its pool notices first.)
 	IdleCloseOnReuse bool `yaml:"idle_close_on_reuse"`
+
+	// The GPU power model of the emulated DCGM exporter (engine/sim's
+	// /dcgm/metrics; docs/decisions/1701): the GPUs draw IdleWatts each
+	// all the time, plus PrefillJoulesPerToken for every prompt token a pass
+	// computes (prefix-cache hits cost nothing) and DecodeJoulesPerToken for
+	// every token it generates, shared equally between the GPUs. The
+	// scheduler does not read them.
+	GPUs                  int     `yaml:"gpus"` // 0 = 1
+	GPUIdleWatts          float64 `yaml:"gpu_idle_watts"`
+	PrefillJoulesPerToken float64 `yaml:"prefill_joules_per_token"`
+	DecodeJoulesPerToken  float64 `yaml:"decode_joules_per_token"`
+	// GPUMemoryMiB is each GPU's framebuffer; the engine holds
+	// GPUMemoryUsedShare of it from the start (weights and the KV cache
+	// reserved up front, as SGLang's and vLLM's memory fractions do).
+	GPUMemoryMiB       int     `yaml:"gpu_memory_mib"`
+	GPUMemoryUsedShare float64 `yaml:"gpu_memory_used_share"`
 }
 
 // Validate reports every invalid field at once.
@@ -184,6 +200,7 @@ func (p Params) Validate() error {
 		}
 	}
 	nonNegative("keep_alive_timeout", p.KeepAliveTimeout)
+	errs = append(errs, p.validatePower()...)
 	if p.ToolCallRate < 0 || p.ToolCallRate > 1 || p.ToolCallRate != p.ToolCallRate {
 		errs = append(errs, fmt.Errorf("tool_call_rate must be in [0, 1], got %g", p.ToolCallRate))
 	}

@@ -320,3 +320,49 @@ func TestMinTokensAndEOS(t *testing.T) {
 		}
 	}
 }
+
+// TestResetPrefixCache: after a reset the same prompt hits nothing, the
+// dropped blocks are free again, and a later request caches anew.
+func TestResetPrefixCache(t *testing.T) {
+	p := Params{MaxRunningRequests: 8, MaxPrefillTokens: 4096, MaxModelLen: 1024, KVBlockSize: 16, KVBlocks: 256,
+		PrefixCache: true, DecodeBase: 1, DecodeLogInterval: 1}
+	s, err := New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hashes := make([]uint64, 8)
+	for i := range hashes {
+		hashes[i] = uint64(i + 1)
+	}
+	runOne := func() *Seq {
+		q := &Seq{PromptLen: 128, MaxTokens: 2, IgnoreEOS: true, PrefixHashes: hashes}
+		s.Add(q)
+		for q.state != stateFinished {
+			b := s.Schedule()
+			if b == nil {
+				t.Fatal("nothing scheduled")
+			}
+			s.Complete(b)
+		}
+		return q
+	}
+	if q := runOne(); q.CachedTokens != 0 {
+		t.Fatalf("first request hit %d", q.CachedTokens)
+	}
+	if q := runOne(); q.CachedTokens != 112 { // 7 of 8 blocks: one token must be computed
+		t.Fatalf("warm request hit %d, want 112", q.CachedTokens)
+	}
+	free := s.KVFreeBlocks()
+	if got := s.ResetPrefixCache(); got != 8*16 {
+		t.Errorf("reset dropped %d tokens, want 128", got)
+	}
+	if s.KVEvictableBlocks() != 0 || s.KVFreeBlocks() != free+8 || s.KVUsedBlocks() != 0 {
+		t.Errorf("after reset: evictable %d free %d (was %d) used %d", s.KVEvictableBlocks(), s.KVFreeBlocks(), free, s.KVUsedBlocks())
+	}
+	if q := runOne(); q.CachedTokens != 0 {
+		t.Fatalf("request after reset hit %d", q.CachedTokens)
+	}
+	if q := runOne(); q.CachedTokens != 112 {
+		t.Fatalf("cache not rebuilt after reset: hit %d", q.CachedTokens)
+	}
+}

@@ -1,0 +1,85 @@
+package scrape
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// How an Energy figure was found.
+const (
+	// EnergyFromCounter: the increase of the exporter's energy counter
+	// (DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION) between the window's ends.
+	EnergyFromCounter = "energy counter"
+	// EnergyFromPower: no energy counter at both ends, so the power gauge
+	// is integrated over the scrapes (trapezoids between successive
+	// samples): as good as the samples are dense.
+	EnergyFromPower = "power integrated over the scrapes"
+)
+
+// Energy is the GPUs' energy over a window of GPU telemetry scrapes.
+type Energy struct {
+	Joules  float64       `json:"joules"`
+	Method  string        `json:"method"`  // EnergyFromCounter or EnergyFromPower
+	Samples int           `json:"samples"` // the scrapes it was found from
+	Window  time.Duration `json:"window_ns"`
+	// MeanPower is Joules over Window, in W.
+	MeanPower float64 `json:"mean_power_w"`
+}
+
+// WindowEnergy is the GPUs' energy from the first row of chain to the last
+// (rows of one target's telemetry, any order; failed ones are skipped): the
+// energy counter's increase along them when both ends have it (a reset on
+// the way counts from zero, as Increase does), else the power gauge
+// integrated over them. ok is false with fewer than two usable rows or
+// neither value.
+func WindowEnergy(chain []Row) (Energy, bool) {
+	var rows []Row
+	for _, r := range chain {
+		if r.OK && r.Snapshot != nil {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) < 2 {
+		return Energy{}, false
+	}
+	slices.SortStableFunc(rows, func(a, b Row) int { return cmp.Compare(a.At, b.At) })
+	first, last := rows[0], rows[len(rows)-1]
+	e := Energy{Samples: len(rows), Window: sampleTime(last) - sampleTime(first)}
+	_, c0 := first.Snapshot.Counters[GPUEnergy]
+	_, c1 := last.Snapshot.Counters[GPUEnergy]
+	if c0 && c1 {
+		d, _ := Increase(rows)
+		if j, ok := d.Counters[GPUEnergy]; ok {
+			e.Joules, e.Method = j, EnergyFromCounter
+			return e.withMean(), true
+		}
+	}
+	var have bool
+	for i := 1; i < len(rows); i++ {
+		p0, ok0 := rows[i-1].Snapshot.Gauges[GPUPower]
+		p1, ok1 := rows[i].Snapshot.Gauges[GPUPower]
+		if !ok0 || !ok1 {
+			continue
+		}
+		dt := (sampleTime(rows[i]) - sampleTime(rows[i-1])).Seconds()
+		e.Joules += (p0 + p1) / 2 * dt
+		have = true
+	}
+	if !have {
+		return Energy{}, false
+	}
+	e.Method = EnergyFromPower
+	return e.withMean(), true
+}
+
+func (e Energy) withMean() Energy {
+	if e.Window > 0 {
+		e.MeanPower = e.Joules / e.Window.Seconds()
+	}
+	return e
+}
+
+// sampleTime is when a scrape read its values, as near as the client
+// knows: the middle of the fetch.
+func sampleTime(r Row) time.Duration { return r.At + r.Duration/2 }
