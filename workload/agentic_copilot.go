@@ -80,12 +80,16 @@ func (t *copilotTime) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &ms); err != nil {
 		return fmt.Errorf("want an RFC 3339 time or epoch milliseconds, got %s", b)
 	}
-	if err := checkSeconds("time", ms/1000); err != nil {
-		return err
+	if !(ms >= 0 && ms <= maxEpochMillis) { // NaN is neither
+		return fmt.Errorf("want epoch milliseconds from 0 to %g (the year 2200), got %s", float64(maxEpochMillis), b)
 	}
 	*t = copilotTime(seconds(ms / 1000))
 	return nil
 }
+
+// maxEpochMillis is the year 2200 in epoch milliseconds: as far as an
+// RFC 3339 time of the trace may go.
+const maxEpochMillis = 7_258_118_400_000
 
 // copilotLine is a session as read, with the line it came from.
 type copilotLine struct {

@@ -92,7 +92,7 @@ func (ap *agenticPlan) intended(i int) time.Duration {
 // which was due at due.
 func (pr *phaseRun) agentRoot(ap *agenticPlan, n int, due time.Duration) {
 	roots := ap.trace.roots
-	pr.agentSession(ap, roots[n%len(roots)], due)
+	pr.agentSession(ap, roots[n%len(roots)], due, true)
 }
 
 // agentSession replays session s: before each call it launches the
@@ -100,9 +100,9 @@ func (pr *phaseRun) agentRoot(ap *agenticPlan, n int, due time.Duration) {
 // waits the trace's think or tool time from the later of that reply's end
 // and theirs, then sends the call with the history so far, the engine's own
 // replies in it. A call that failed ends the session: there is no reply to
-// go on from. due is the first call's intended time (a root's arrival; 0:
-// at once).
-func (pr *phaseRun) agentSession(ap *agenticPlan, s int, due time.Duration) {
+// go on from. due is the first call's intended time; admitted says the
+// open loop admitted the first call already (a root's arrival).
+func (pr *phaseRun) agentSession(ap *agenticPlan, s int, due time.Duration, admitted bool) {
 	r := pr.r
 	p := r.d.Plan
 	a := ap.trace
@@ -124,8 +124,10 @@ func (pr *phaseRun) agentSession(ap *agenticPlan, s int, due time.Duration) {
 		}
 		call := sess.calls[c]
 		at := base + ap.scaled(call.gap)
-		if !pr.sleep(at-r.now()) || !pr.admit() {
-			return
+		if c > 0 || !admitted {
+			if !pr.sleep(at-r.now()) || !pr.admit() {
+				return
+			}
 		}
 		hist, tokens = a.extend(ap.text, s, c, hist, tokens, reply)
 		i := a.first[s] + c
@@ -151,7 +153,7 @@ func (pr *phaseRun) agentSubagents(ap *agenticPlan, spawns []agentSpawn, anchor 
 		wg.Add(1)
 		pr.r.tasks.Go(func() {
 			defer wg.Done()
-			pr.agentSession(ap, sp.session, anchor+ap.scaled(sp.delay))
+			pr.agentSession(ap, sp.session, anchor+ap.scaled(sp.delay), false)
 		})
 	}
 	wg.Wait()
