@@ -151,7 +151,7 @@ func newSender(cl *client.Client, minTokens bool, obs RequestObserver, phases *p
 		return workload.Outcome{OK: record.OK(), Canceled: record.ErrorClass == client.ErrCanceled,
 			Unreachable: record.ErrorClass == client.ErrConnect,
 			Unavailable: record.ErrorClass == client.ErrHTTPStatus && record.Status == http.StatusServiceUnavailable,
-			Reply: reply}
+			Reply:       reply}
 	})
 }
 
