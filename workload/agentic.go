@@ -136,22 +136,22 @@ func sessionID(plan string, seed int64, s int) string {
 type agentText struct{ seed int64 }
 
 func (t agentText) system(tokens int) string {
-	return words(newRand(t.seed, streamAgentSystem, uint64(tokens)), tokens)
+	return words(newRand(t.seed, streamAgentSys, uint64(tokens)), tokens)
 }
 
 // key numbers the texts of session s: call c, part k.
 func agentKey(s, c, k int) uint64 { return uint64(s)<<36 | uint64(c)<<12 | uint64(k) }
 
 func (t agentText) user(s, c, tokens int) string {
-	return words(newRand(t.seed, streamAgentText, agentKey(s, c, 0)), tokens)
+	return words(newRand(t.seed, streamAgent, agentKey(s, c, 0)), tokens)
 }
 
 func (t agentText) tool(s, c, k, tokens int) string {
-	return words(newRand(t.seed, streamAgentText, agentKey(s, c, k+1)), tokens)
+	return words(newRand(t.seed, streamAgent, agentKey(s, c, k+1)), tokens)
 }
 
 func (t agentText) reply(s, c, tokens int) string {
-	return words(newRand(t.seed, streamAgentReply, agentKey(s, c, 0)), tokens)
+	return words(newRand(t.seed, streamAgentOut, agentKey(s, c, 0)), tokens)
 }
 
 // plannedToolID names tool result k of call c when the reply it follows

@@ -7,19 +7,22 @@ import "math/rand/v2"
 // never share state, so request i is the same whichever requests were asked
 // for before it, and the plan is safe to read from many goroutines.
 const (
-	streamRequest     uint64 = iota + 1 // lengths and text of request i
-	streamArrivals                      // arrival gaps of phase k
-	streamThink                         // think time before request i
-	streamPrefix                        // shared prefix of group g
-	streamQuestion                      // question k of a shared-prefix dataset
-	streamTurn                          // turn k of a multi-turn dataset
-	streamSystem                        // a multi-turn conversation's system prompt
-	streamShuffle                       // the order of a file dataset's records
-	streamBlock                         // the text of a trace's prefix block h
-	streamBackoff                       // a closed-loop user's back-off jitter during an outage
-	streamAgentText                     // an agentic session's user or tool text (agentic.go)
-	streamAgentSystem                   // an agentic system prompt, keyed by its length
-	streamAgentReply                    // a planned reply of an agentic call, standing in for the engine's in a preview
+	streamRequest  uint64 = iota + 1 // lengths and text of request i
+	streamArrivals                   // arrival gaps of phase k
+	streamThink                      // think time before request i
+	streamPrefix                     // shared prefix of group g
+	streamQuestion                   // question k of a shared-prefix dataset
+	streamTurn                       // turn k of a multi-turn dataset
+	streamSystem                     // a multi-turn conversation's system prompt
+	streamShuffle                    // the order of a file dataset's records
+	streamBlock                      // the text of a trace's prefix block h
+	streamBackoff                    // a closed-loop user's back-off jitter during an outage
+	streamAgent                      // an agentic session's user or tool text (agentic.go)
+	streamAgentSys                   // an agentic system prompt, keyed by its length
+	streamAgentOut                   // a planned reply of an agentic call, standing in for the engine's in a preview
+	streamAgentText                  // an agentic session's user or tool text (agentic.go)
+	streamAgentSystem                // an agentic system prompt, keyed by its length
+	streamAgentReply                 // a planned reply of an agentic call, standing in for the engine's in a preview
 )
 
 func newRand(seed int64, stream, key uint64) *rand.Rand {
