@@ -20,9 +20,6 @@ const (
 	streamAgent                      // an agentic session's user or tool text (agentic.go)
 	streamAgentSys                   // an agentic system prompt, keyed by its length
 	streamAgentOut                   // a planned reply of an agentic call, standing in for the engine's in a preview
-	streamAgentText                  // an agentic session's user or tool text (agentic.go)
-	streamAgentSystem                // an agentic system prompt, keyed by its length
-	streamAgentReply                 // a planned reply of an agentic call, standing in for the engine's in a preview
 )
 
 func newRand(seed int64, stream, key uint64) *rand.Rand {
