@@ -26,8 +26,9 @@ type Plan struct {
 	ignoreEOS bool
 	lateAfter time.Duration
 	abort     scenarios.Abort
-	search    *searchPlan  // a capacity search's probes: built at run time (Probe)
-	agentic   *agenticPlan // an agentic trace's sessions (agentic_drive.go); nil otherwise
+	search    *searchPlan // a capacity search's probes: built at run time (Probe)
+
+	agentic *agenticPlan // an agentic trace's sessions (agentic_drive.go); nil otherwise
 
 	shard, shards int // this plan is shard of shards (Shard); 0 shards = unsharded
 }
