@@ -63,6 +63,10 @@ type replyKeeper struct {
 	raw  []byte
 }
 
+// maxReplyToolCalls bounds the tool calls a reply is kept with: an index
+// beyond it (a hostile one, 1e9) would otherwise size the list.
+const maxReplyToolCalls = 64
+
 // replyBytesPerToken sizes the buffer up front: a streamed chunk of one
 // token is some 150 to 250 bytes of JSON.
 const replyBytesPerToken = 256
@@ -150,7 +154,7 @@ func decodeReply(raw []byte) *Reply {
 				if tc.Index != nil {
 					i = *tc.Index
 				}
-				if i < 0 || i >= maxChoices { // a bound on the calls a reply is kept with
+				if i < 0 || i >= maxReplyToolCalls {
 					continue
 				}
 				for len(calls) <= i {
