@@ -179,3 +179,29 @@ func (pr *phaseRun) waitAgents(deadline <-chan time.Time) {
 	case <-pr.r.halt:
 	}
 }
+
+// shardRequests is shard i of n's request limit: the calls of the session
+// trees whose roots it sends (arrivals i, i+n, …), when the whole trace is
+// replayed; a limit that cuts the trace is dealt out evenly.
+func (ap *agenticPlan) shardRequests(requests, i, n int) int {
+	a := ap.trace
+	if requests < a.calls {
+		return shareOf(requests, i, n)
+	}
+	total := 0
+	for k := i; k < len(a.roots); k += n {
+		total += a.treeCalls(a.roots[k])
+	}
+	return total
+}
+
+// treeCalls is the calls of session s and of every subagent it spawns.
+func (a *agentTrace) treeCalls(s int) int {
+	n := len(a.sessions[s].calls)
+	for _, slot := range a.sessions[s].spawns {
+		for _, sp := range slot {
+			n += a.treeCalls(sp.session)
+		}
+	}
+	return n
+}

@@ -140,3 +140,21 @@ func TestAgenticErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestShardAgentic: each shard's request limit is the calls of the session
+// trees it sends, so together they send the whole trace.
+func TestShardAgentic(t *testing.T) {
+	a, err := parseWeka("w", strings.NewReader(`{"id":"a","requests":[{"t":0,"type":"n","in":5,"out":1},{"t":1,"type":"subagent","requests":[{"t":1,"type":"n","in":3,"out":1},{"t":2,"type":"n","in":5,"out":1}]},{"t":3,"type":"n","in":9,"out":1}]}
+{"id":"b","requests":[{"t":1,"type":"n","in":5,"out":1}]}
+{"id":"c","requests":[{"t":2,"type":"n","in":5,"out":1},{"t":3,"type":"n","in":8,"out":1}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ap := &agenticPlan{trace: a}
+	if got := []int{ap.shardRequests(a.calls, 0, 2), ap.shardRequests(a.calls, 1, 2)}; !slices.Equal(got, []int{6, 1}) || a.calls != 7 {
+		t.Errorf("shards' limits %v of %d calls; want a+its subagent and c (4+2), b (1)", got, a.calls)
+	}
+	if got := ap.shardRequests(3, 1, 2); got != 1 {
+		t.Errorf("a cut limit of 3 over 2 shards: shard 1 gets %d", got)
+	}
+}
