@@ -65,6 +65,9 @@ type Config struct {
 	// own (so they may replace Authorization or Accept); X-Request-Id is
 	// always the request's id. "Host" sets the request's Host.
 	Headers map[string]string
+	// SessionHeader names one more header carrying Request.Session
+	// besides X-Session-Id (a router's affinity key); "" for none.
+	SessionHeader string
 	// HTTPClient replaces the client built from the settings above (tests
 	// inject one). MaxConns then has no effect on pooling.
 	HTTPClient *http.Client

@@ -67,12 +67,19 @@ type call struct {
 	resp      respState      // a Responses stream's (responses.go)
 	// stall is what the stall watchdog reads (stall.go).
 	stall stallState
+	reply replyKeeper // the response's data lines, when its reply is wanted (reply.go)
 }
 
 // Do sends r and returns what happened as one Record. It never fails: a
 // failure is a Record with an ErrorClass, holding whatever arrived before it.
 func (c *Client) Do(ctx context.Context, r Request) Record {
-	rec := Record{ID: r.ID, Index: r.Index, Phase: r.Phase, Intended: r.Intended,
+	rec, _ := c.do(ctx, r, false)
+	return rec
+}
+
+// do is Do, keeping the engine's reply when keepReply (DoReply).
+func (c *Client) do(ctx context.Context, r Request, keepReply bool) (Record, *Reply) {
+	rec := Record{ID: r.ID, Index: r.Index, Phase: r.Phase, Session: r.Session, Intended: r.Intended,
 		TargetPromptTokens: r.PromptTokens, MaxTokens: r.MaxTokens, NoStream: c.cfg.NoStream, Endpoint: c.recordEndpoint()}
 	if r.MaxTokens > 0 && !c.whole() {
 		rec.Chunks = make([]Chunk, 0, min(r.MaxTokens*max(c.choices, 1), maxChunkPrealloc))
@@ -86,6 +93,7 @@ func (c *Client) Do(ctx context.Context, r Request) Record {
 	}
 	cl := &call{c: c, rec: &rec, ctx: reqCtx, id: r.ID, extras: c.extras(r), allUsage: true}
 	cl.choices = max(c.choices, 1)
+	cl.reply.want(keepReply, r.MaxTokens)
 	cl.capCompletion, cl.capPrompt = UsageCaps(max(r.MaxTokens, c.extraMaxTokens), cl.choices, 0)
 	c.inflight.add(cl, cancel)
 	defer c.inflight.remove(cl)
@@ -112,7 +120,7 @@ func (c *Client) Do(ctx context.Context, r Request) Record {
 		// server's words (a 401 echoing the Authorization header) among them.
 		rec.Error = redact.Known(rec.Error, c.cfg.APIKey)
 	}
-	return rec
+	return rec, cl.reply.message(&rec)
 }
 
 // chatBody and completionBody are the bodies the client marshals itself,
@@ -176,6 +184,7 @@ func (c *Client) post(ctx context.Context, cl *call, r Request) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
+	c.setSessionHeaders(req.Header, r.Session)
 	// Said, not left out: no Accept-Encoding means any coding will do
 	// (encoding.go).
 	req.Header.Set("Accept-Encoding", "identity")
@@ -480,6 +489,7 @@ func (cl *call) event(dec *chunkDecoder, ev *sseEvent, at time.Duration, tail bo
 		return true
 	}
 	cl.take(&v, at)
+	cl.reply.add(ev.data)
 	cl.lastAt = at
 	if cl.finishedAll() {
 		cl.armLinger(cancel)
@@ -667,6 +677,7 @@ func (cl *call) readWhole(cancel context.CancelCauseFunc) {
 		return
 	}
 	cl.take(&v, rec.End)
+	cl.reply.add(body)
 	rec.Chunks, rec.FirstToken, rec.FirstContent = nil, 0, 0 // a whole response has no timeline
 	if !cl.finishedAll() {
 		rec.ErrorClass = ErrStreamBroken

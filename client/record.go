@@ -127,6 +127,7 @@ type Record struct {
 	ServerID string `json:"server_id,omitempty"` // the id the server echoed in the chunks' "id"
 	Index    int    `json:"index"`               // position in the plan
 	Phase    string `json:"phase,omitempty"`
+	Session  string `json:"session,omitempty"` // the agentic session the request belongs to (Request.Session)
 
 	Intended   time.Duration `json:"intended_ns"`              // when the plan wanted it sent
 	Sent       time.Duration `json:"sent_ns"`                  // when the request was handed to the transport

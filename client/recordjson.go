@@ -64,6 +64,9 @@ func (r *Record) AppendJSON(dst []byte) []byte {
 	if r.Phase != "" {
 		b = appendString(append(b, `,"phase":`...), r.Phase)
 	}
+	if r.Session != "" {
+		b = appendString(append(b, `,"session":`...), r.Session)
+	}
 	b = strconv.AppendInt(append(b, `,"intended_ns":`...), int64(r.Intended), 10)
 	b = strconv.AppendInt(append(b, `,"sent_ns":`...), int64(r.Sent), 10)
 	b = appendDuration(b, `,"wrote_ns":`, r.Wrote)
@@ -805,6 +808,8 @@ func (d *recordDecoder) object() bool {
 				ok = d.int(&r.Index)
 			case "phase":
 				ok = d.string(&r.Phase, prev.Phase)
+			case "session":
+				ok = d.string(&r.Session, prev.Session)
 			case "intended_ns":
 				ok = d.duration(&r.Intended)
 			case "sent_ns":

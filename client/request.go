@@ -2,10 +2,13 @@ package client
 
 import "time"
 
-// Message is one chat message of a request.
+// Message is one chat message of a request; an agentic session's history
+// also holds the engine's tool calls and the tool results answering them.
 type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ToolCallID string     `json:"tool_call_id,omitempty"` // a tool message: the call it answers
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`   // an assistant message: the calls it made
 }
 
 // Request is what the client sends: one request of a plan, in the client's own
@@ -21,4 +24,8 @@ type Request struct {
 	MaxTokens    int
 	MinTokens    int
 	IgnoreEOS    bool // ask the engine to generate exactly MaxTokens
+	// Session is the agentic session the request belongs to: sent as
+	// X-Session-Id (and Config.SessionHeader) so that a router keeps the
+	// session on one replica, and kept in the Record.
+	Session string
 }

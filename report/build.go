@@ -247,6 +247,7 @@ func summarize(meta rundir.RunMeta, req *rundir.Requests, rows []scrape.Row, tra
 		s.Phases = nil // as before: no phases, no list
 	}
 	s.Outages = outagesOf(records, mrecs, meta.Phases, measuredDur, ps)
+	s.Sessions = sessionsOf(mrecs)
 	s.Sweep = sweepOf(s.Phases)
 	s.Search = searchOf(meta, byPhase, s.Phases)
 	s.Server = server

@@ -45,6 +45,9 @@ type Summary struct {
 	// the run's --threshold and --baseline), when it has any: the reports
 	// show why a CI job failed.
 	Gates *GateVerdicts `json:"gates,omitempty"`
+	// Sessions is the prefix cache's hit rate session by session, when
+	// the run's requests belong to sessions (an agentic replay).
+	Sessions *Sessions `json:"sessions,omitempty"`
 }
 
 // GateVerdicts are the gates' results as the reports show them.

@@ -254,6 +254,9 @@ func (t *textRun) tokens() {
 	if n := contextNote(c.Tokens); n != "" {
 		ew.Printf("  %s\n", n)
 	}
+	if n := t.s.Sessions.String(); n != "" {
+		ew.Printf("  %s\n", n)
+	}
 }
 
 // latency writes the latency table, its legend and notes, and the

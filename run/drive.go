@@ -150,13 +150,14 @@ func (m *measuring) stop() error {
 func newSender(cl *client.Client, minTokens bool, obs RequestObserver, phases *phaseBook, records chan<- client.Record) workload.OutcomeSenderFunc {
 	return workload.OutcomeSenderFunc(func(ctx context.Context, r workload.Request) workload.Outcome {
 		obs.Begin()
-		record := cl.Do(ctx, clientRequest(r, minTokens))
+		record, reply := send(ctx, cl, r, minTokens)
 		obs.End()
 		phases.finished(&record)
 		records <- record // the consumer drains until close: never lost, never stuck
 		return workload.Outcome{OK: record.OK(), Canceled: record.ErrorClass == client.ErrCanceled,
 			Unreachable: record.ErrorClass == client.ErrConnect,
-			Unavailable: record.ErrorClass == client.ErrHTTPStatus && record.Status == http.StatusServiceUnavailable}
+			Unavailable: record.ErrorClass == client.ErrHTTPStatus && record.Status == http.StatusServiceUnavailable,
+			Reply:       reply}
 	})
 }
 
@@ -178,10 +179,11 @@ func clientRequest(r workload.Request, minTokens bool) client.Request {
 	}
 	msgs := make([]client.Message, len(r.Messages))
 	for i, m := range r.Messages {
-		msgs[i] = client.Message{Role: m.Role, Content: m.Content}
+		msgs[i] = clientMessage(m)
 	}
 	return client.Request{ID: r.ID, Index: r.Index, Phase: r.Phase, Intended: r.Intended, Messages: msgs,
-		PromptTokens: r.PromptTokens, MaxTokens: r.MaxTokens, MinTokens: r.MinTokens, IgnoreEOS: r.IgnoreEOS}
+		PromptTokens: r.PromptTokens, MaxTokens: r.MaxTokens, MinTokens: r.MinTokens, IgnoreEOS: r.IgnoreEOS,
+		Session: r.Session}
 }
 
 // newLive is what the views are shown of the run.

@@ -23,6 +23,7 @@ func warmUp(ctx context.Context, cfg Config, sc scenarios.Scenario, plan *worklo
 		BaseURL: up.ep.BaseURL, APIKey: up.apiKey, Model: up.ep.Model, Dialect: up.ep.Dialect,
 		Start: start, MaxConns: conc, IncludeUsage: true, Timeout: sc.Workload.Timeout,
 		Endpoint: rq.Endpoint, NoStream: !rq.Streamed(), ExtraBody: rq.ExtraBody, Headers: rq.Headers,
+		SessionHeader: sessionHeader(sc),
 	})
 	if err != nil {
 		return nil, configError(err)

@@ -399,11 +399,28 @@ const (
 	TraceMooncake = "mooncake" // JSONL: timestamp (ms), input_length, output_length, hash_ids
 	TraceAzure    = "azure"    // CSV: TIMESTAMP, ContextTokens, GeneratedTokens
 	TraceBurstGPT = "burstgpt" // CSV: Timestamp (s), Model, Request tokens, Response tokens, ...
+	// Agentic traces: sessions of calls replayed with the engine's own
+	// replies threaded back (docs/decisions/1600-agentic-trace-replay.md).
+	TraceWeka    = "weka"    // JSON per session (AgentX/Weka): requests of type n/s/subagent, t, in, out, hash_ids
+	TraceCopilot = "copilot" // JSONL, a session a line: turns, llm_calls, tool_batch, parent_session_id
 )
+
+// TraceFormats lists the trace formats, in the order messages name them.
+func TraceFormats() []string {
+	return []string{TraceMooncake, TraceAzure, TraceBurstGPT, TraceWeka, TraceCopilot}
+}
+
+// AgenticTrace reports whether format is a trace of agent sessions, whose
+// calls are threaded with the engine's replies.
+func AgenticTrace(format string) bool { return format == TraceWeka || format == TraceCopilot }
+
+// DefaultSessionHeader is the header every agentic call carries its
+// session's id in; Trace.SessionHeader names one more.
+const DefaultSessionHeader = "X-Session-Id"
 
 // Trace is a request trace to replay.
 type Trace struct {
-	// Format is mooncake, azure or burstgpt. Required.
+	// Format is one of TraceFormats. Required.
 	Format string `yaml:"format"`
 	// Path is the trace file, relative to the scenario file. Required.
 	Path string `yaml:"path"`
@@ -413,6 +430,10 @@ type Trace struct {
 	// BlockSize is the number of tokens each mooncake hash_id stands for:
 	// requests sharing a hash_id share that block of prompt text. Default 512.
 	BlockSize int `yaml:"block_size,omitempty"`
+	// SessionHeader names a header that carries each call's session id
+	// besides X-Session-Id (a router's affinity key, such as
+	// "x-session-affinity"), for the agentic formats only. Default none.
+	SessionHeader string `yaml:"session_header,omitempty"`
 }
 
 // Abort ends the run early, aborting in-flight requests, when requests keep

@@ -814,12 +814,14 @@ func (sw *Sweep) validate(d *decoder, path, workload string, load *LoadSpec) {
 
 func (t *Trace) validate(d *decoder, path string, src source) {
 	at := func(f string) string { return joinPath(path, f) }
-	switch t.Format {
-	case TraceMooncake, TraceAzure, TraceBurstGPT:
-	case "":
-		d.failf(at("format"), "missing required field: mooncake, azure or burstgpt")
+	formats := TraceFormats()
+	list := strings.Join(formats[:len(formats)-1], ", ") + " or " + formats[len(formats)-1]
+	switch {
+	case slices.Contains(formats, t.Format):
+	case t.Format == "":
+		d.failf(at("format"), "missing required field: %s", list)
 	default:
-		d.failf(at("format"), "unknown trace format %q: mooncake, azure or burstgpt", t.Format)
+		d.failf(at("format"), "unknown trace format %q: %s", t.Format, list)
 	}
 	checkFile(d, at("path"), t.Path, src)
 	if t.TimeScale <= 0 {
@@ -828,6 +830,37 @@ func (t *Trace) validate(d *decoder, path string, src source) {
 	if d.has(at("block_size")) && (t.Format != TraceMooncake || t.BlockSize < 1) {
 		d.failf(at("block_size"), "only for format mooncake, and at least 1")
 	}
+	if d.has(at("session_header")) {
+		t.validateSessionHeader(d, at("session_header"))
+	}
+}
+
+// validateSessionHeader: a header name (an HTTP token), for the agentic
+// formats, other than the ones the client sets itself.
+func (t *Trace) validateSessionHeader(d *decoder, path string) {
+	h := t.SessionHeader
+	switch {
+	case !AgenticTrace(t.Format):
+		d.failf(path, "only for the agentic formats (%s, %s)", TraceWeka, TraceCopilot)
+	case !validHeaderName(h):
+		d.failf(path, "want a header name (letters, digits and !#$%%&'*+-.^_`|~), got %q", h)
+	case slices.Contains([]string{"content-type", "content-length", "host", "authorization", "x-request-id", "accept", "accept-encoding"}, strings.ToLower(h)):
+		d.failf(path, "%q is a header the client sets itself", h)
+	}
+}
+
+// validHeaderName reports whether h is an HTTP field name (RFC 9110's token).
+func validHeaderName(h string) bool {
+	if h == "" || len(h) > 256 {
+		return false
+	}
+	for _, c := range []byte(h) {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 func (ds *Dataset) validate(d *decoder, path string, src source) {

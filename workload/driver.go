@@ -426,6 +426,7 @@ type phaseRun struct {
 	arrivalsDone bool
 	isFull       bool
 	ended        bool
+	agents       sync.WaitGroup // an agentic replay's root sessions in progress (agentic_drive.go)
 }
 
 func (pr *phaseRun) event(kind PhaseEventKind, at time.Duration) PhaseEvent {
@@ -691,6 +692,7 @@ func (pr *phaseRun) openLoop() {
 	for n := 0; ; n++ {
 		off, ok := pr.pacer.Offset(n)
 		if !ok || (ph.Duration > 0 && off >= ph.Duration) {
+			pr.waitAgents(deadline)
 			if deadline != nil {
 				select { // the phase lasts its duration even when arrivals end sooner
 				case <-deadline:
@@ -741,7 +743,9 @@ func (pr *phaseRun) openLoop() {
 		if r.now()-due > r.d.Plan.lateAfter {
 			pr.count(func(res *PhaseResult) { res.Late++ })
 		}
+		pr.agents.Add(1)
 		r.tasks.Go(func() {
+			defer pr.agents.Done()
 			pr.conversation(session, due)
 			if slots != nil {
 				<-slots
@@ -776,6 +780,10 @@ func (pr *phaseRun) count(f func(*PhaseResult)) {
 // conversation sends an admitted arrival and, for a multi-turn dataset, its
 // later turns, each as soon as the previous one returned.
 func (pr *phaseRun) conversation(session int, due time.Duration) {
+	if ap := pr.r.d.Plan.agentic; ap != nil {
+		pr.agentRoot(ap, session, due)
+		return
+	}
 	turns := pr.r.d.Plan.turns
 	pr.send(pr.request(session*turns, due))
 	for t := 1; t < turns; t++ {

@@ -289,6 +289,12 @@ func (p *Plan) WithFit(f Fit) *Plan {
 		return p
 	}
 	out := *p
+	if p.agentic != nil {
+		// Its histories hold the engine's own replies, counted by the
+		// engine: only the planned text could be fitted, so none is.
+		out.dataDesc = p.dataDesc + "; an agentic replay, not fitted (" + f.String() + ")"
+		return &out
+	}
 	inner := p.data
 	if fd, ok := inner.(fittedData); ok {
 		inner = fd.inner

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/llmbench-org/llmbench/scenarios"
@@ -52,7 +53,7 @@ func TestBatchedInputs(t *testing.T) {
 			if r.PromptTokens != want {
 				t.Errorf("%s: request %d aims for %d prompt tokens, want %d", c.request, i, r.PromptTokens, want)
 			}
-			if again := p.Request(i); again.Messages[0] != r.Messages[0] {
+			if again := p.Request(i); !reflect.DeepEqual(again.Messages[0], r.Messages[0]) {
 				t.Errorf("%s: request %d is not the same twice", c.request, i)
 			}
 			if cr := chat.Request(i); len(cr.Messages) != 1 || cr.MaxTokens == 0 || !cr.IgnoreEOS {

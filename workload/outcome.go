@@ -16,6 +16,10 @@ type Outcome struct {
 	// 503, as an engine restarting does). With Unreachable, it makes a
 	// closed-loop user back off before its next request (Backoff).
 	Unavailable bool
+	// Reply is the assistant message the engine returned (its text and tool
+	// calls), when the request asked for it (an agentic replay's calls:
+	// the next call's history holds it); nil otherwise.
+	Reply *Message
 }
 
 // OutcomeSender is a Sender that says how each request ended. When the

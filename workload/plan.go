@@ -28,6 +28,8 @@ type Plan struct {
 	abort     scenarios.Abort
 	search    *searchPlan // a capacity search's probes: built at run time (Probe)
 
+	agentic *agenticPlan // an agentic trace's sessions (agentic_drive.go); nil otherwise
+
 	shard, shards int // this plan is shard of shards (Shard); 0 shards = unsharded
 }
 
@@ -100,6 +102,9 @@ func NewPlan(s scenarios.Scenario) (*Plan, error) {
 
 func (p *Plan) buildDataset(s scenarios.Scenario) error {
 	w := s.Workload
+	if w.Trace != nil && scenarios.AgenticTrace(w.Trace.Format) {
+		return p.buildAgentic(s)
+	}
 	if w.Trace != nil {
 		f, err := s.Open(w.Trace.Path)
 		if err != nil {
@@ -202,6 +207,8 @@ func (p *Plan) buildPhases(s scenarios.Scenario) error {
 	w := s.Workload
 	var main []Phase
 	switch {
+	case w.Trace != nil && p.agentic != nil:
+		main = append(main, p.agentic.phase(w))
 	case w.Trace != nil:
 		rows := p.data.(*traceRows).rows
 		offsets := make([]time.Duration, len(rows))
@@ -435,7 +442,7 @@ func (p *Plan) Turns() int { return p.turns }
 // Intended are the Driver's to set when it sends the request.
 func (p *Plan) Request(i int) Request {
 	msgs, promptTokens, maxTokens := p.data.request(i)
-	return Request{
+	r := Request{
 		ID:           p.requestID(i),
 		Index:        i,
 		Messages:     msgs,
@@ -443,6 +450,10 @@ func (p *Plan) Request(i int) Request {
 		MaxTokens:    maxTokens,
 		IgnoreEOS:    p.ignoreEOS,
 	}
+	if p.agentic != nil {
+		p.agentic.mark(p, &r)
+	}
+	return r
 }
 
 // requestID is unique within a run and safe in an HTTP header and a JSON

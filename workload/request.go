@@ -9,10 +9,28 @@ import (
 	"time"
 )
 
-// Message is one chat message of a request.
+// Message is one chat message of a request. An agentic replay's history
+// also holds the engine's tool calls (an assistant message) and the tool
+// results that answer them (a tool message).
 type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ToolCallID string     `json:"tool_call_id,omitempty"` // a tool message: the call it answers
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`   // an assistant message: the calls the engine made
+}
+
+// ToolCall is one function call an engine's reply made, as the chat API
+// carries it.
+type ToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"` // "function"
+	Function ToolFunction `json:"function"`
+}
+
+// ToolFunction is a tool call's function and its arguments (JSON text).
+type ToolFunction struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
 // Request is one planned request: what to send and when.
@@ -27,6 +45,13 @@ type Request struct {
 	MaxTokens    int       `json:"max_tokens"`
 	MinTokens    int       `json:"min_tokens,omitempty"`
 	IgnoreEOS    bool      `json:"ignore_eos,omitempty"` // ask the engine to generate exactly MaxTokens
+	// Session is the agentic session the request belongs to, sent in the
+	// session-affinity headers so a router keeps it on one replica; ""
+	// for requests of no session.
+	Session string `json:"session,omitempty"`
+	// KeepReply asks the Sender for the engine's reply in Outcome.Reply:
+	// the session's next call is threaded with it.
+	KeepReply bool `json:"keep_reply,omitempty"`
 }
 
 // Sender sends one request and returns when it is finished, whatever the

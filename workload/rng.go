@@ -17,6 +17,9 @@ const (
 	streamShuffle                    // the order of a file dataset's records
 	streamBlock                      // the text of a trace's prefix block h
 	streamBackoff                    // a closed-loop user's back-off jitter during an outage
+	streamAgent                      // an agentic session's user or tool text (agentic.go)
+	streamAgentSys                   // an agentic system prompt, keyed by its length
+	streamAgentOut                   // a planned reply of an agentic call, standing in for the engine's in a preview
 )
 
 func newRand(seed int64, stream, key uint64) *rand.Rand {

@@ -51,6 +51,9 @@ func (p *Plan) Shard(i, n int) (*Plan, error) {
 		ph.Rate /= float64(n)
 		ph.MaxConcurrency = shareOf(ph.MaxConcurrency, i, n)
 		ph.Requests = shareOf(ph.Requests, i, n)
+		if p.agentic != nil {
+			ph.Requests = p.agentic.shardRequests(p.phases[k].Requests, i, n)
+		}
 		out.phases[k] = ph
 	}
 	return &out, nil

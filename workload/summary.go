@@ -150,7 +150,9 @@ func (p *Plan) Preview(n int) []Request {
 	for i := range n {
 		r := p.Request(i)
 		r.Phase = first.Name
-		if first.Pacer != nil && i%p.turns == 0 {
+		if p.agentic != nil {
+			r.Intended = p.agentic.intended(i)
+		} else if first.Pacer != nil && i%p.turns == 0 {
 			off, ok := first.Pacer.Offset(i / p.turns)
 			if !ok {
 				break
