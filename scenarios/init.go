@@ -55,6 +55,7 @@ func Init(o InitOptions) ([]byte, error) {
 		Kind: kind, Name: kind, URL: literal(url), Launched: kind != KindExternal && kind != KindSim,
 		PromptTokens: DefaultPromptTokens, OutputTokens: DefaultOutputTokens, Seed: DefaultSeed,
 		Scrape: DefaultScrapeInterval.String(), Timeout: "30m", Stall: "5m",
+		Endpoints: strings.Join(endpoints.Names()[1:], ", "),
 	}
 	var buf bytes.Buffer
 	if err := initTemplate.Execute(&buf, data); err != nil {
@@ -91,6 +92,7 @@ type initData struct {
 	OutputTokens           int
 	Seed                   int
 	Scrape, Timeout, Stall string
+	Endpoints              string // the registered endpoints but the default, in the registry's order
 }
 
 // initTemplate is the one text every engine's scenario shares; only the
@@ -154,7 +156,7 @@ workload:
     error_rate: 0.2      # stop when more than 20 % of finished requests failed (default: never)
 
 request:
-  endpoint: chat         # chat (default) or completions
+  endpoint: chat         # chat (default); or {{.Endpoints}}
   stream: true           # stream the answer (default true); false measures E2E only
   # extra_body: {temperature: 0}   # merged into every request's JSON body
   # headers: {X-Route: a}          # sent with every request
