@@ -72,7 +72,7 @@ type call struct {
 // failure is a Record with an ErrorClass, holding whatever arrived before it.
 func (c *Client) Do(ctx context.Context, r Request) Record {
 	rec := Record{ID: r.ID, Index: r.Index, Phase: r.Phase, Intended: r.Intended,
-		TargetPromptTokens: r.PromptTokens, MaxTokens: r.MaxTokens, NoStream: c.cfg.NoStream}
+		TargetPromptTokens: r.PromptTokens, MaxTokens: r.MaxTokens, NoStream: c.cfg.NoStream, Images: countImages(r.Messages)}
 	if r.MaxTokens > 0 && !c.cfg.NoStream {
 		rec.Chunks = make([]Chunk, 0, min(r.MaxTokens*max(c.choices, 1), maxChunkPrealloc))
 	}
@@ -153,7 +153,7 @@ func (c *Client) post(ctx context.Context, cl *call, r Request) error {
 		if msgs == nil {
 			msgs = []Message{}
 		}
-		v = chatBody{Model: c.cfg.Model, Messages: msgs, Stream: !c.cfg.NoStream}
+		v = withImageParts(chatBody{Model: c.cfg.Model, Messages: msgs, Stream: !c.cfg.NoStream}) // images.go
 	}
 	body, err := json.Marshal(v)
 	if err != nil {

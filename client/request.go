@@ -6,6 +6,9 @@ import "time"
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// ImageURLs are sent after Content as image_url parts (a data: URL or
+	// any URL the engine fetches); with none, content stays a string.
+	ImageURLs []string `json:"-"`
 }
 
 // Request is what the client sends: one request of a plan, in the client's own

@@ -272,6 +272,8 @@ type Workload struct {
 	Output Length `yaml:"output_tokens,omitempty"`
 	// IgnoreEOS asks the engine to generate exactly max_tokens. Default true.
 	IgnoreEOS *bool `yaml:"ignore_eos"`
+	// Images adds synthetic images to every request (scenarios/images.go).
+	Images *Images `yaml:"images,omitempty"`
 }
 
 // Arrival processes of an open loop.
@@ -387,11 +389,14 @@ const (
 	TraceMooncake = "mooncake" // JSONL: timestamp (ms), input_length, output_length, hash_ids
 	TraceAzure    = "azure"    // CSV: TIMESTAMP, ContextTokens, GeneratedTokens
 	TraceBurstGPT = "burstgpt" // CSV: Timestamp (s), Model, Request tokens, Response tokens, ...
+	// TraceAzureMultimodal is the Azure LMM inference trace 2025 (CSV:
+	// TIMESTAMP, NumImages, ContextTokens, GeneratedTokens).
+	TraceAzureMultimodal = "azure_multimodal"
 )
 
 // Trace is a request trace to replay.
 type Trace struct {
-	// Format is mooncake, azure or burstgpt. Required.
+	// Format is mooncake, azure, burstgpt or azure_multimodal. Required.
 	Format string `yaml:"format"`
 	// Path is the trace file, relative to the scenario file. Required.
 	Path string `yaml:"path"`
@@ -401,6 +406,10 @@ type Trace struct {
 	// BlockSize is the number of tokens each mooncake hash_id stands for:
 	// requests sharing a hash_id share that block of prompt text. Default 512.
 	BlockSize int `yaml:"block_size,omitempty"`
+	// ImageTokens is what one image counts in an azure_multimodal trace's
+	// ContextTokens (text and images together): a request's text is
+	// ContextTokens − NumImages × ImageTokens words (at least 1). Default 0.
+	ImageTokens int `yaml:"image_tokens,omitempty"`
 }
 
 // Abort ends the run early, aborting in-flight requests, when requests keep

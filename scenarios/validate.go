@@ -104,6 +104,9 @@ func (w *Workload) fill(d *decoder, path string) {
 			t.BlockSize = DefaultBlockSize
 		}
 	}
+	if w.Images != nil {
+		w.Images.fill(d, at("images"), w.Trace != nil)
+	}
 	if w.Abort.ErrorRate > 0 && !d.has(at("abort.min_requests")) {
 		w.Abort.MinRequests = DefaultAbortMinRequests
 	}
@@ -194,6 +197,7 @@ func (s *Scenario) validate(d *decoder) {
 		d.failf("workload", "missing required field")
 	} else {
 		s.Workload.validate(d, "workload", s.src)
+		s.Workload.validateImages(d, "workload", s.Request.Endpoint, s.src)
 	}
 	s.Scrape.validate(d, "scrape")
 	s.SLO.validate(d)
@@ -811,12 +815,13 @@ func (sw *Sweep) validate(d *decoder, path, workload string, load *LoadSpec) {
 func (t *Trace) validate(d *decoder, path string, src source) {
 	at := func(f string) string { return joinPath(path, f) }
 	switch t.Format {
-	case TraceMooncake, TraceAzure, TraceBurstGPT:
+	case TraceMooncake, TraceAzure, TraceBurstGPT, TraceAzureMultimodal:
 	case "":
-		d.failf(at("format"), "missing required field: mooncake, azure or burstgpt")
+		d.failf(at("format"), "missing required field: mooncake, azure, burstgpt or azure_multimodal")
 	default:
-		d.failf(at("format"), "unknown trace format %q: mooncake, azure or burstgpt", t.Format)
+		d.failf(at("format"), "unknown trace format %q: mooncake, azure, burstgpt or azure_multimodal", t.Format)
 	}
+	t.validateImageTokens(d, at("image_tokens"))
 	checkFile(d, at("path"), t.Path, src)
 	if t.TimeScale <= 0 {
 		d.failf(at("time_scale"), "want a factor > 0, got %g", t.TimeScale)

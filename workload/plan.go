@@ -109,9 +109,13 @@ func (p *Plan) buildDataset(s scenarios.Scenario) error {
 		if err != nil {
 			return err
 		}
-		p.data = &traceRows{seed: s.Seed, rows: rows, blockSize: max(w.Trace.BlockSize, 1)}
+		images, err := newTraceImages(s)
+		if err != nil {
+			return err
+		}
+		p.data = &traceRows{seed: s.Seed, rows: rows, blockSize: max(w.Trace.BlockSize, 1), images: images}
 		p.skipped = skipped
-		p.dataDesc = fmt.Sprintf("trace %s (%s): %d requests", w.Trace.Path, w.Trace.Format, len(rows))
+		p.dataDesc = fmt.Sprintf("trace %s (%s): %d requests", w.Trace.Path, w.Trace.Format, len(rows)) + images.describe()
 		return nil
 	}
 	length := func(field string, l scenarios.Length) (lengthDist, error) {
@@ -164,6 +168,9 @@ func (p *Plan) buildDataset(s scenarios.Scenario) error {
 			list, err = parseJSONL(ds.Path, f)
 		}
 		f.Close()
+		if err == nil {
+			err = loadImages(list, ds.Path, s.Open)
+		}
 		if err != nil {
 			return err
 		}
@@ -176,7 +183,7 @@ func (p *Plan) buildDataset(s scenarios.Scenario) error {
 	default:
 		return fmt.Errorf("dataset type %q is not supported", ds.Type)
 	}
-	return nil
+	return p.addImages(s)
 }
 
 func describeLength(l scenarios.Length) string {

@@ -13,6 +13,9 @@ import (
 type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
+	// Images go with the text as the chat API's image_url parts
+	// (images.go); the plan names them, their bytes are made when sent.
+	Images []Image `json:"images,omitempty"`
 }
 
 // Request is one planned request: what to send and when.

@@ -149,6 +149,7 @@ func (p *Plan) Preview(n int) []Request {
 	out := make([]Request, 0, n)
 	for i := range n {
 		r := p.Request(i)
+		r.Messages = hashImages(r.Messages)
 		r.Phase = first.Name
 		if first.Pacer != nil && i%p.turns == 0 {
 			off, ok := first.Pacer.Offset(i / p.turns)
