@@ -1,10 +1,14 @@
 package run
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"strings"
 
+	"github.com/llmbench-org/llmbench/calibrate"
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/redact"
 	"github.com/llmbench-org/llmbench/workload"
 )
 
@@ -47,4 +51,26 @@ func imagesNote(msgs []workload.Message) string {
 		word = "image"
 	}
 	return fmt.Sprintf(" + %d %s (%s)", n, word, strings.Join(sizes, ", "))
+}
+
+// probeImages measures what the engine charges an image of each size the
+// plan's requests carry, into res (calibration.json): their text is
+// calibrated as any text, their images apart (decision 1502). An engine
+// that refuses images is noted, and the run goes on: its requests will say
+// the same.
+func probeImages(ctx context.Context, cfg calibrate.Config, plan *workload.Plan, res *calibrate.Result, log io.Writer) {
+	shapes := plan.ImageShapes()
+	if len(shapes) == 0 {
+		return
+	}
+	obs, err := calibrate.ProbeImages(ctx, cfg, shapes)
+	res.Images = obs
+	for _, o := range obs {
+		res.Notes = append(res.Notes, fmt.Sprintf("an image of %dx%d (%s) costs %d prompt tokens (with text and without)", o.Width, o.Height, o.Format, o.Tokens))
+	}
+	if err != nil {
+		note := redact.Text(fmt.Sprintf("image calibration failed: %v", err))
+		res.Notes = append(res.Notes, note)
+		fmt.Fprintf(log, "llmbench: %s\n", note)
+	}
 }

@@ -40,8 +40,9 @@ func (rec *record) nameImages(files []string, line int) error {
 // to the dataset file, through the scenario's bounded opener) and puts them
 // on each record's last message. Each file is read once, however many rows
 // name it, and kept in memory for the run: sending it must not wait on the disk.
-func loadImages(list []record, dataset string, open func(string) (io.ReadCloser, error)) error {
+func loadImages(list []record, dataset string, open func(string) (io.ReadCloser, error)) (shapes []Image, err error) {
 	cache := map[string]Image{}
+	seen := map[[2]int]map[string]bool{}
 	for k := range list {
 		rec := &list[k]
 		if len(rec.images) == 0 {
@@ -53,9 +54,17 @@ func loadImages(list []record, dataset string, open func(string) (io.ReadCloser,
 			if !ok {
 				var err error
 				if im, err = readImage(dataset, name, open); err != nil {
-					return fmt.Errorf("%s:%d: images[%d]: %w", dataset, rec.imageLine, i, err)
+					return nil, fmt.Errorf("%s:%d: images[%d]: %w", dataset, rec.imageLine, i, err)
 				}
 				cache[name] = im
+				size := [2]int{im.Width, im.Height}
+				if seen[size] == nil {
+					seen[size] = map[string]bool{}
+				}
+				if !seen[size][im.Format] {
+					seen[size][im.Format] = true
+					shapes = append(shapes, im)
+				}
 			}
 			ims[i] = im
 		}
@@ -63,7 +72,7 @@ func loadImages(list []record, dataset string, open func(string) (io.ReadCloser,
 		rec.msgs[len(rec.msgs)-1].Images = ims
 		rec.images = nil
 	}
-	return nil
+	return shapes, nil
 }
 
 // readImage reads one image file and names it by its path, size, format

@@ -282,6 +282,7 @@ func (p *Plan) addImages(s scenarios.Scenario) error {
 		return err
 	}
 	p.data = withImages{dataset: p.data, spec: spec}
+	p.images = spec.shapes()
 	p.dataDesc += "; " + spec.describe(describeLength(s.Workload.Images.Count))
 	return nil
 }
@@ -307,3 +308,20 @@ func (ti traceImages) describe() string {
 	}
 	return fmt.Sprintf("; %s, each counted as %d tokens of the trace's", ti.spec.describe("the trace's"), ti.tokensEach)
 }
+
+// shapes is one image of each of the spec's sizes (nil spec: none).
+func (s *imageSpec) shapes() []Image {
+	if s == nil {
+		return nil
+	}
+	out := make([]Image, len(s.sizes))
+	for k, sz := range s.sizes {
+		out[k] = Image{Width: sz.Width, Height: sz.Height, Format: s.format, Seed: subSeed(s.seed, streamImage, ^uint64(k))}
+	}
+	return out
+}
+
+// ImageShapes returns one image of each size and format the plan's
+// requests carry (none without images): what calibration shows the engine
+// to learn what it charges an image.
+func (p *Plan) ImageShapes() []Image { return append([]Image(nil), p.images...) }

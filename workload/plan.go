@@ -27,6 +27,7 @@ type Plan struct {
 	lateAfter time.Duration
 	abort     scenarios.Abort
 	search    *searchPlan // a capacity search's probes: built at run time (Probe)
+	images    []Image     // one image of each size and format the requests carry (ImageShapes)
 
 	shard, shards int // this plan is shard of shards (Shard); 0 shards = unsharded
 }
@@ -114,6 +115,7 @@ func (p *Plan) buildDataset(s scenarios.Scenario) error {
 			return err
 		}
 		p.data = &traceRows{seed: s.Seed, rows: rows, blockSize: max(w.Trace.BlockSize, 1), images: images}
+		p.images = images.spec.shapes()
 		p.skipped = skipped
 		p.dataDesc = fmt.Sprintf("trace %s (%s): %d requests", w.Trace.Path, w.Trace.Format, len(rows)) + images.describe()
 		return nil
@@ -169,7 +171,7 @@ func (p *Plan) buildDataset(s scenarios.Scenario) error {
 		}
 		f.Close()
 		if err == nil {
-			err = loadImages(list, ds.Path, s.Open)
+			p.images, err = loadImages(list, ds.Path, s.Open)
 		}
 		if err != nil {
 			return err
