@@ -121,16 +121,10 @@ func templateEnd(b []byte, p Params) []byte {
 // templateEndRole salts the generation prompt's tokens for the prefix cache.
 const templateEndRole = "assistant"
 
-// chatTokens counts the prompt tokens of a chat request and feeds their ids
-// to h (nil = count only): the messages' words, and the template's when the
-// params set one. template is the part the template added.
-func chatTokens(p Params, msgs []chatMessage, h *batch.Hasher) (total, template int, err error) {
-	total, template, _, err = chatTokensImages(p, msgs, h)
-	return total, template, err
-}
-
-// chatTokensImages is chatTokens telling apart what images cost: their
-// tokens (in total) follow each message's text (images.go).
+// chatTokensImages counts the prompt tokens of a chat request and feeds
+// their ids to h (nil = count only): the messages' words, the template's
+// when the params set one (template is the part it added), and each
+// message's images after its text (img, images.go).
 func chatTokensImages(p Params, msgs []chatMessage, h *batch.Hasher) (total, template int, img imageUse, err error) {
 	var buf []byte
 	for _, m := range msgs {
