@@ -32,7 +32,9 @@ func (rec *record) nameImages(files []string, line int) error {
 			return fmt.Errorf("images[%d]: an empty file name", i)
 		}
 	}
-	rec.images, rec.imageLine = files, line
+	if len(files) > 0 {
+		rec.images, rec.imageLine = files, line
+	}
 	return nil
 }
 
