@@ -37,7 +37,7 @@ func TestImageExamples(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			quiet.Retry{Within: 90 * time.Second, Children: true}.Run(t, func(int) []string {
+			quiet.Retry{Within: time.Minute, Children: true}.Run(t, func(int) []string {
 				quiet.Busy(t)
 				cio, _, stderr := testIO(nil)
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
