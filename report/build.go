@@ -528,7 +528,6 @@ type promptErrors struct {
 
 func (p *promptErrors) add(r *client.Record) {
 	if r.PromptTokens <= 0 || r.TargetPromptTokens <= 0 || r.Images > 0 { // images: imageTally
-
 		return
 	}
 	e := float64(r.PromptTokens - r.TargetPromptTokens)
