@@ -32,12 +32,13 @@ func TestImageExamples(t *testing.T) {
 	dir := testkit.ExampleFiles(t)
 	for _, name := range []string{"vision.yaml", "azure-multimodal.yaml"} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			path := filepath.Join(dir, name)
 			_, plan, err := Load(path, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			quiet.Retry{Within: time.Minute, Children: true}.Run(t, func(int) []string {
+			quiet.Retry{Within: 45 * time.Second, Children: true}.Run(t, func(int) []string {
 				quiet.Busy(t)
 				cio, _, stderr := testIO(nil)
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
