@@ -101,6 +101,9 @@ type Result struct {
 	TokensPerWord float64       `json:"tokens_per_word"`
 	Evidence      []Observation `json:"evidence"`
 	Notes         []string      `json:"notes"`
+	// Images is what the engine charged an image of each size the run's
+	// requests carry (ProbeImages); absent without images.
+	Images []ImageObservation `json:"images,omitempty"`
 }
 
 // Fit is the result as the workload's fitting takes it (zero for MethodNone).

@@ -80,7 +80,8 @@ func (c *Client) Do(ctx context.Context, r Request) Record {
 // do is Do, keeping the engine's reply when keepReply (DoReply).
 func (c *Client) do(ctx context.Context, r Request, keepReply bool) (Record, *Reply) {
 	rec := Record{ID: r.ID, Index: r.Index, Phase: r.Phase, Session: r.Session, Intended: r.Intended,
-		TargetPromptTokens: r.PromptTokens, MaxTokens: r.MaxTokens, NoStream: c.cfg.NoStream, Endpoint: c.recordEndpoint()}
+		TargetPromptTokens: r.PromptTokens, MaxTokens: r.MaxTokens, NoStream: c.cfg.NoStream, Endpoint: c.recordEndpoint(),
+		Images: countImages(r.Messages)}
 	if r.MaxTokens > 0 && !c.whole() {
 		rec.Chunks = make([]Chunk, 0, min(r.MaxTokens*max(c.choices, 1), maxChunkPrealloc))
 	}
@@ -170,7 +171,7 @@ func (c *Client) post(ctx context.Context, cl *call, r Request) error {
 		if msgs == nil {
 			msgs = []Message{}
 		}
-		body, err = json.Marshal(chatBody{Model: c.cfg.Model, Messages: msgs, Stream: !c.cfg.NoStream})
+		body, err = json.Marshal(withImageParts(chatBody{Model: c.cfg.Model, Messages: msgs, Stream: !c.cfg.NoStream})) // images.go
 	}
 	if err != nil {
 		return fmt.Errorf("client: marshal request: %w", err)

@@ -153,6 +153,9 @@ type Record struct {
 	// dataset builds prompts for a tokenizer it does not have.
 	TargetPromptTokens int `json:"target_prompt_tokens,omitempty"`
 	MaxTokens          int `json:"max_tokens,omitempty"`
+	// Images is how many images the request carried (their tokens are in
+	// PromptTokens, as the engine counted them).
+	Images int `json:"images,omitempty"`
 
 	PromptTokens int         `json:"prompt_tokens"`
 	OutputTokens int         `json:"output_tokens"`

@@ -117,6 +117,7 @@ func (r *Record) AppendJSON(dst []byte) []byte {
 	}
 	b = appendInt(b, `,"target_prompt_tokens":`, r.TargetPromptTokens)
 	b = appendInt(b, `,"max_tokens":`, r.MaxTokens)
+	b = appendInt(b, `,"images":`, r.Images)
 	b = strconv.AppendInt(append(b, `,"prompt_tokens":`...), int64(r.PromptTokens), 10)
 	b = strconv.AppendInt(append(b, `,"output_tokens":`...), int64(r.OutputTokens), 10)
 	b = appendInt(b, `,"cached_tokens":`, r.CachedTokens)
@@ -839,6 +840,8 @@ func (d *recordDecoder) object() bool {
 				ok = d.int(&r.TargetPromptTokens)
 			case "max_tokens":
 				ok = d.int(&r.MaxTokens)
+			case "images":
+				ok = d.int(&r.Images)
 			case "prompt_tokens":
 				ok = d.int(&r.PromptTokens)
 			case "output_tokens":

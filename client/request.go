@@ -9,6 +9,9 @@ type Message struct {
 	Content    string     `json:"content"`
 	ToolCallID string     `json:"tool_call_id,omitempty"` // a tool message: the call it answers
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`   // an assistant message: the calls it made
+	// ImageURLs are sent after Content as image_url parts (a data: URL or
+	// any URL the engine fetches); with none, content stays a string.
+	ImageURLs []string `json:"-"`
 }
 
 // Request is what the client sends: one request of a plan, in the client's own

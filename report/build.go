@@ -379,6 +379,7 @@ func clientSide(records []request, digest *chunkdigest.Phase, dur time.Duration,
 	var lengths lengthTally
 	prompt := promptErrors{tokens: make([]float64, 0, len(records)), fraction: make([]float64, 0, len(records))}
 	var timings timingSamples
+	var images imageTally
 	streamedOutput := 0
 	for _, r := range records {
 		c.Requests.Sent++
@@ -420,6 +421,7 @@ func clientSide(records []request, digest *chunkdigest.Phase, dur time.Duration,
 		}
 		lengths.add(r.Record)
 		prompt.add(r.Record)
+		images.add(r.Record)
 		timings.add(r.Record)
 		d, hasTTFT := r.TTFT()
 		if hasTTFT {
@@ -456,6 +458,7 @@ func clientSide(records []request, digest *chunkdigest.Phase, dur time.Duration,
 	}
 	lengths.into(&c.Tokens)
 	c.Tokens.PromptError = prompt.summary()
+	c.Tokens.Images = images.summary()
 	c.ServerTimings = timings.summary()
 	if dur > 0 {
 		sec := dur.Seconds()
@@ -535,7 +538,7 @@ type promptErrors struct {
 }
 
 func (p *promptErrors) add(r *client.Record) {
-	if r.PromptTokens <= 0 || r.TargetPromptTokens <= 0 {
+	if r.PromptTokens <= 0 || r.TargetPromptTokens <= 0 || r.Images > 0 { // images: imageTally
 		return
 	}
 	e := float64(r.PromptTokens - r.TargetPromptTokens)

@@ -247,6 +247,9 @@ type TokenCounts struct {
 	// PromptError is the engine's prompt token count minus the plan's
 	// target, per successful request that has both (absent without any).
 	PromptError *PromptError `json:"prompt_error,omitempty"`
+	// Images is what the requests' images cost (images.go); those
+	// requests are not in PromptError. Absent without images.
+	Images *ImageTokens `json:"images,omitempty"`
 	// PromptCalibration is the run's note on how prompt lengths were
 	// calibrated to the engine's tokenizer (RunMeta.PromptCalibration).
 	PromptCalibration string `json:"prompt_calibration,omitempty"`

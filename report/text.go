@@ -245,6 +245,9 @@ func (t *textRun) tokens() {
 	if n := promptNote(c.Tokens); n != "" {
 		ew.Printf("  %s\n", n)
 	}
+	if n := imagesNote(c.Tokens); n != "" {
+		ew.Printf("  %s\n", n)
+	}
 	if n := c.Tokens.PromptCalibration; n != "" {
 		ew.Printf("  prompt calibration: %s\n", oneLine(n, 300))
 	}

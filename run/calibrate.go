@@ -56,6 +56,7 @@ func fitPrompts(ctx context.Context, plan *workload.Plan, ep engine.Endpoint, en
 	hc := client.NewHTTPClient(calibrationRequestTimeout)
 	cfg := calibrate.Config{BaseURL: ep.BaseURL, Model: ep.Model, Dialect: ep.Dialect, APIKey: apiKey, Endpoint: endpoint, HTTPClient: hc}
 	res, err := calibrate.Probe(ctx, cfg)
+	probeImages(ctx, cfg, plan, &res, log) // images.go
 	if b, jerr := json.MarshalIndent(res, "", "  "); jerr == nil {
 		// What the engine answered may echo a key or a URL's secret.
 		_ = writeRunFile(dir, CalibrationFile, []byte(redact.Text(string(b))+"\n"))

@@ -177,11 +177,7 @@ func clientRequest(r workload.Request, minTokens bool) client.Request {
 	if minTokens && r.IgnoreEOS && r.MinTokens == 0 {
 		r.MinTokens = r.MaxTokens
 	}
-	msgs := make([]client.Message, len(r.Messages))
-	for i, m := range r.Messages {
-		msgs[i] = clientMessage(m)
-	}
-	return client.Request{ID: r.ID, Index: r.Index, Phase: r.Phase, Intended: r.Intended, Messages: msgs,
+	return client.Request{ID: r.ID, Index: r.Index, Phase: r.Phase, Intended: r.Intended, Messages: clientMessages(r.Messages),
 		PromptTokens: r.PromptTokens, MaxTokens: r.MaxTokens, MinTokens: r.MinTokens, IgnoreEOS: r.IgnoreEOS,
 		Session: r.Session}
 }

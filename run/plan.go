@@ -80,7 +80,7 @@ func writePlanText(w io.Writer, plan *workload.Plan, n int) error {
 		}
 		last := r.Messages[len(r.Messages)-1]
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%d\t%s: %s\n", r.Index, r.ID, intended, r.PromptTokens, r.MaxTokens,
-			len(r.Messages), last.Role, quotedExcerpt(last.Content, 48))
+			len(r.Messages), last.Role, quotedExcerpt(last.Content, 48)+imagesNote(r.Messages))
 	}
 	return tw.Flush()
 }

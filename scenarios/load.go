@@ -19,7 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-//go:embed *.yaml *.jsonl
+//go:embed *.yaml *.jsonl *.csv
 var examples embed.FS
 
 // Examples returns the example scenarios shipped with llmbench

@@ -281,6 +281,8 @@ type Workload struct {
 	// phase (each sweep point, probe and phase): cold empties it first,
 	// warm (default) leaves what earlier phases put there (cache.go).
 	Cache string `yaml:"cache,omitempty"`
+	// Images adds synthetic images to every request (scenarios/images.go).
+	Images *Images `yaml:"images,omitempty"`
 }
 
 // Arrival processes of an open loop.
@@ -403,11 +405,14 @@ const (
 	// replies threaded back (docs/decisions/1600-agentic-trace-replay.md).
 	TraceWeka    = "weka"    // JSON per session (AgentX/Weka): requests of type n/s/subagent, t, in, out, hash_ids
 	TraceCopilot = "copilot" // JSONL, a session a line: turns, llm_calls, tool_batch, parent_session_id
+	// TraceAzureMultimodal is the Azure LMM inference trace 2025 (CSV:
+	// TIMESTAMP, NumImages, ContextTokens, GeneratedTokens).
+	TraceAzureMultimodal = "azure_multimodal"
 )
 
 // TraceFormats lists the trace formats, in the order messages name them.
 func TraceFormats() []string {
-	return []string{TraceMooncake, TraceAzure, TraceBurstGPT, TraceWeka, TraceCopilot}
+	return []string{TraceMooncake, TraceAzure, TraceBurstGPT, TraceAzureMultimodal, TraceWeka, TraceCopilot}
 }
 
 // AgenticTrace reports whether format is a trace of agent sessions, whose
@@ -434,6 +439,10 @@ type Trace struct {
 	// besides X-Session-Id (a router's affinity key, such as
 	// "x-session-affinity"), for the agentic formats only. Default none.
 	SessionHeader string `yaml:"session_header,omitempty"`
+	// ImageTokens is what one image counts in an azure_multimodal trace's
+	// ContextTokens (text and images together): a request's text is
+	// ContextTokens − NumImages × ImageTokens words (at least 1). Default 0.
+	ImageTokens int `yaml:"image_tokens,omitempty"`
 }
 
 // Abort ends the run early, aborting in-flight requests, when requests keep

@@ -128,7 +128,7 @@ func TestParseErrors(t *testing.T) {
 		{
 			name: "unknown key",
 			yaml: "name: x\nengine: {kind: sim}\nworkload:\n  concurrency: 1\n  duration: 1s\n  colour: red\n",
-			want: []string{`f.yaml:6:3: workload.colour: unknown field (known fields: abort, arrival, cache, concurrency, cooldown, cv, dataset, duration, ignore_eos, late_after, max_concurrency, output_tokens, phases, prompt_tokens, rate, requests, search, stages, stall_timeout, sweep, think_time, timeout, trace, until, warmup, when_capped)`},
+			want: []string{`f.yaml:6:3: workload.colour: unknown field (known fields: abort, arrival, cache, concurrency, cooldown, cv, dataset, duration, ignore_eos, images, late_after, max_concurrency, output_tokens, phases, prompt_tokens, rate, requests, search, stages, stall_timeout, sweep, think_time, timeout, trace, until, warmup, when_capped)`},
 		},
 		{
 			name: "wrong type",

@@ -57,7 +57,7 @@ func TestSchemaErrors(t *testing.T) {
 			[]string{`f.yaml:4:35: workload.trace.path: cannot read nowhere.jsonl: stat testdata/nowhere.jsonl: no such file or directory`,
 				`f.yaml:5:18: workload.prompt_tokens: not with trace: the trace gives each request's lengths`}},
 		{"trace format", head + "workload:\n  trace: {format: sharegpt, path: lengths.csv, time_scale: 0}\n",
-			[]string{`f.yaml:4:19: workload.trace.format: unknown trace format "sharegpt": mooncake, azure, burstgpt, weka or copilot`,
+			[]string{`f.yaml:4:19: workload.trace.format: unknown trace format "sharegpt": mooncake, azure, burstgpt, azure_multimodal, weka or copilot`,
 				`f.yaml:4:60: workload.trace.time_scale: want a factor > 0, got 0`}},
 		{"phases need names, limits and a measured one", head + "workload:\n  phases:\n    - {concurrency: 1, measured: false}\n",
 			[]string{`f.yaml:5:5: workload.phases: no measured phase: set measured: true on at least one`,

@@ -104,6 +104,9 @@ func (w *Workload) fill(d *decoder, path string) {
 			t.BlockSize = DefaultBlockSize
 		}
 	}
+	if w.Images != nil {
+		w.Images.fill(d, at("images"), w.Trace != nil)
+	}
 	if w.Abort.ErrorRate > 0 && !d.has(at("abort.min_requests")) {
 		w.Abort.MinRequests = DefaultAbortMinRequests
 	}
@@ -194,6 +197,7 @@ func (s *Scenario) validate(d *decoder) {
 		d.failf("workload", "missing required field")
 	} else {
 		s.Workload.validate(d, "workload", s.src)
+		s.Workload.validateImages(d, "workload", s.Request.Endpoint, s.src)
 	}
 	s.Scrape.validate(d, "scrape")
 	s.validateGPUAndCache(d)
@@ -823,6 +827,7 @@ func (t *Trace) validate(d *decoder, path string, src source) {
 	default:
 		d.failf(at("format"), "unknown trace format %q: %s", t.Format, list)
 	}
+	t.validateImageTokens(d, at("image_tokens"))
 	checkFile(d, at("path"), t.Path, src)
 	if t.TimeScale <= 0 {
 		d.failf(at("time_scale"), "want a factor > 0, got %g", t.TimeScale)

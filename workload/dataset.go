@@ -116,6 +116,10 @@ type record struct {
 	msgs      []Message
 	tokens    int // prompt tokens by the built-in engine's count
 	maxTokens int // 0: not given by the file
+	// images: the files its row names, and the row's line (jsonl), until
+	// loadImages reads them onto the last message.
+	images    []string
+	imageLine int
 }
 
 // records is a file dataset (ShareGPT, JSONL): request i is record

@@ -140,6 +140,9 @@ type jsonlPrompt struct {
 	Messages  []Message `json:"messages"`
 	Prompt    *string   `json:"prompt"`
 	MaxTokens *int      `json:"max_tokens"`
+	// Images are image files (PNG or JPEG) sent with the last message,
+	// relative to the dataset file (images.go).
+	Images []string `json:"images"`
 }
 
 // parseJSONL reads one prompt per line: {"messages": [{"role", "content"}...]}
@@ -174,6 +177,9 @@ func parseJSONL(name string, r io.Reader) ([]record, error) {
 			rec.msgs = p.Messages
 		default:
 			return nil, fmt.Errorf("%s:%d: want \"messages\" (a non-empty list) or \"prompt\"", name, line)
+		}
+		if err := rec.nameImages(p.Images, line); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 		}
 		rec.tokens = CountTokens(rec.msgs)
 		if rec.tokens == 0 {

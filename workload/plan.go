@@ -27,6 +27,7 @@ type Plan struct {
 	lateAfter time.Duration
 	abort     scenarios.Abort
 	search    *searchPlan // a capacity search's probes: built at run time (Probe)
+	images    []Image     // one image of each size and format the requests carry (ImageShapes)
 
 	agentic *agenticPlan // an agentic trace's sessions (agentic_drive.go); nil otherwise
 
@@ -115,9 +116,14 @@ func (p *Plan) buildDataset(s scenarios.Scenario) error {
 		if err != nil {
 			return err
 		}
-		p.data = &traceRows{seed: s.Seed, rows: rows, blockSize: max(w.Trace.BlockSize, 1)}
+		images, err := newTraceImages(s)
+		if err != nil {
+			return err
+		}
+		p.data = &traceRows{seed: s.Seed, rows: rows, blockSize: max(w.Trace.BlockSize, 1), images: images}
+		p.images = images.spec.shapes()
 		p.skipped = skipped
-		p.dataDesc = fmt.Sprintf("trace %s (%s): %d requests", w.Trace.Path, w.Trace.Format, len(rows))
+		p.dataDesc = fmt.Sprintf("trace %s (%s): %d requests", w.Trace.Path, w.Trace.Format, len(rows)) + images.describe()
 		return nil
 	}
 	length := func(field string, l scenarios.Length) (lengthDist, error) {
@@ -170,6 +176,9 @@ func (p *Plan) buildDataset(s scenarios.Scenario) error {
 			list, err = parseJSONL(ds.Path, f)
 		}
 		f.Close()
+		if err == nil {
+			p.images, err = loadImages(list, ds.Path, s.Open)
+		}
 		if err != nil {
 			return err
 		}
@@ -182,7 +191,7 @@ func (p *Plan) buildDataset(s scenarios.Scenario) error {
 	default:
 		return fmt.Errorf("dataset type %q is not supported", ds.Type)
 	}
-	return nil
+	return p.addImages(s)
 }
 
 func describeLength(l scenarios.Length) string {

@@ -17,6 +17,9 @@ type Message struct {
 	Content    string     `json:"content"`
 	ToolCallID string     `json:"tool_call_id,omitempty"` // a tool message: the call it answers
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`   // an assistant message: the calls the engine made
+	// Images go with the text as the chat API's image_url parts
+	// (images.go); the plan names them, their bytes are made when sent.
+	Images []Image `json:"images,omitempty"`
 }
 
 // ToolCall is one function call an engine's reply made, as the chat API

@@ -149,6 +149,7 @@ func (p *Plan) Preview(n int) []Request {
 	out := make([]Request, 0, n)
 	for i := range n {
 		r := p.Request(i)
+		r.Messages = hashImages(r.Messages)
 		r.Phase = first.Name
 		if p.agentic != nil {
 			r.Intended = p.agentic.intended(i)

@@ -24,6 +24,7 @@ type traceRow struct {
 	at            time.Duration
 	input, output int
 	hashIDs       []int64
+	images        int // images of the request (azure_multimodal), its input counting them
 }
 
 // parseTrace reads a trace file. Rows whose input or output length is 0
@@ -37,6 +38,8 @@ func parseTrace(format, name string, r io.Reader) (rows []traceRow, skipped int,
 		rows, skipped, err = parseTraceCSV(name, r, azureColumns)
 	case scenarios.TraceBurstGPT:
 		rows, skipped, err = parseTraceCSV(name, r, burstGPTColumns)
+	case scenarios.TraceAzureMultimodal:
+		rows, skipped, err = parseTraceCSV(name, r, azureMultimodalColumns)
 	default:
 		return nil, 0, fmt.Errorf("%s: unknown trace format %q", name, format)
 	}
@@ -112,11 +115,19 @@ const maxTraceSeconds = 1e9
 // timestamps read.
 type csvColumns struct {
 	timestamp, input, output string
+	images                   string // "": the trace has no image counts
 	parseTime                func(string) (time.Duration, error)
 }
 
 var azureColumns = csvColumns{
 	timestamp: "timestamp", input: "contexttokens", output: "generatedtokens",
+	parseTime: parseAzureTime,
+}
+
+// azureMultimodalColumns: the Azure LMM inference trace 2025, whose
+// ContextTokens count text and image tokens together.
+var azureMultimodalColumns = csvColumns{
+	timestamp: "timestamp", input: "contexttokens", output: "generatedtokens", images: "numimages",
 	parseTime: parseAzureTime,
 }
 
@@ -167,8 +178,12 @@ func parseTraceCSV(name string, rd io.Reader, cols csvColumns) (rows []traceRow,
 	for i, h := range header {
 		index[strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))] = i
 	}
-	var at [3]int
-	for i, col := range []string{cols.timestamp, cols.input, cols.output} {
+	var at [4]int
+	names := []string{cols.timestamp, cols.input, cols.output}
+	if cols.images != "" {
+		names = append(names, cols.images)
+	}
+	for i, col := range names {
 		j, ok := index[col]
 		if !ok {
 			return nil, 0, fmt.Errorf("%s:1: header has no %q column (got %q)", name, col, strings.Join(header, ","))
@@ -196,11 +211,15 @@ func parseTraceCSV(name string, rd io.Reader, cols csvColumns) (rows []traceRow,
 		if err != nil {
 			return nil, 0, fmt.Errorf("%s:%d: %s: %w", name, line, header[at[0]], err)
 		}
-		lengths := [2]int{}
-		for k, i := range at[1:] {
+		lengths := [3]int{}
+		for k, i := range at[1:len(names)] {
 			n, err := strconv.Atoi(field(i))
 			if err != nil || n < 0 {
-				return nil, 0, fmt.Errorf("%s:%d: %s: want a token count ≥ 0, got %q", name, line, header[i], field(i))
+				what := "a token count"
+				if k == 2 {
+					what = "an image count"
+				}
+				return nil, 0, fmt.Errorf("%s:%d: %s: want %s ≥ 0, got %q", name, line, header[i], what, field(i))
 			}
 			if err := checkTokens(header[i], n); err != nil {
 				return nil, 0, fmt.Errorf("%s:%d: %w", name, line, err)
@@ -215,7 +234,10 @@ func parseTraceCSV(name string, rd io.Reader, cols csvColumns) (rows []traceRow,
 			skipped++
 			continue
 		}
-		rows = append(rows, traceRow{at: ts, input: lengths[0], output: lengths[1]})
+		if lengths[2] > scenarios.MaxImagesPerRequest {
+			return nil, 0, fmt.Errorf("%s:%d: %s: %d images, want at most %d", name, line, header[at[3]], lengths[2], scenarios.MaxImagesPerRequest)
+		}
+		rows = append(rows, traceRow{at: ts, input: lengths[0], output: lengths[1], images: lengths[2]})
 	}
 	return rows, skipped, nil
 }
@@ -244,10 +266,12 @@ type traceRows struct {
 	seed      int64
 	rows      []traceRow
 	blockSize int
+	images    traceImages // azure_multimodal: each row's images
 }
 
 func (t *traceRows) request(i int) ([]Message, int, int) {
 	row := t.rows[i%len(t.rows)]
+	row.input = t.images.textTokens(row)
 	text := make([]byte, 0, row.input*6)
 	n := 0
 	for _, h := range row.hashIDs {
@@ -267,5 +291,5 @@ func (t *traceRows) request(i int) ([]Message, int, int) {
 		}
 		text = appendWords(text, newRand(t.seed, streamRequest, uint64(i)), row.input-n)
 	}
-	return []Message{{Role: "user", Content: string(text)}}, row.input, row.output
+	return []Message{{Role: "user", Content: string(text), Images: t.images.of(i, row)}}, row.input, row.output
 }

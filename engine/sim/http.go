@@ -264,7 +264,9 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 		_ = json.Unmarshal(req.Prompt, &text) // checked by parseChatRequest
 		prompt = promptTokens("", text, h)
 	} else {
-		prompt, t.TemplateTokens, err = chatTokens(p, req.Messages, h)
+		var img imageUse
+		prompt, t.TemplateTokens, img, err = chatTokensImages(p, req.Messages, h)
+		t.Images, t.ImageTokens = img.images, img.tokens
 		if err != nil {
 			e.reject(w, &t, http.StatusBadRequest, err.Error())
 			return

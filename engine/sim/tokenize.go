@@ -121,32 +121,40 @@ func templateEnd(b []byte, p Params) []byte {
 // templateEndRole salts the generation prompt's tokens for the prefix cache.
 const templateEndRole = "assistant"
 
-// chatTokens counts the prompt tokens of a chat request and feeds their ids
-// to h (nil = count only): the messages' words, and the template's when the
-// params set one. template is the part the template added.
-func chatTokens(p Params, msgs []chatMessage, h *batch.Hasher) (total, template int, err error) {
+// chatTokensImages counts the prompt tokens of a chat request and feeds
+// their ids to h (nil = count only): the messages' words, the template's
+// when the params set one (template is the part it added), and each
+// message's images after its text (img, images.go).
+func chatTokensImages(p Params, msgs []chatMessage, h *batch.Hasher) (total, template int, img imageUse, err error) {
 	var buf []byte
 	for _, m := range msgs {
-		text, err := messageText(m.Content)
+		text, urls, err := messageContent(m.Content)
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, img, err
 		}
 		if !templated(p) {
 			total += promptTokens(m.Role, text, h)
-			continue
+		} else {
+			words := promptTokens(m.Role, text, nil)
+			buf = templateMessage(buf[:0], p, m.Role, text)
+			n := promptTokens(m.Role, string(buf), h)
+			total += n
+			template += n - words
 		}
-		words := promptTokens(m.Role, text, nil)
-		buf = templateMessage(buf[:0], p, m.Role, text)
-		n := promptTokens(m.Role, string(buf), h)
+		n, err := imageTokens(urls, h)
+		if err != nil {
+			return 0, 0, img, err
+		}
 		total += n
-		template += n - words
+		img.images += len(urls)
+		img.tokens += n
 	}
 	if templated(p) {
 		n := promptTokens(templateEndRole, string(templateEnd(nil, p)), h)
 		total += n
 		template += n
 	}
-	return total, template, nil
+	return total, template, img, nil
 }
 
 // applyTemplate renders a chat request's whole prompt text.

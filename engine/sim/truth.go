@@ -63,6 +63,10 @@ type RequestTruth struct {
 	GeneratedTokens int `json:"generated_tokens"`
 	// TemplateTokens is the part of PromptTokens the chat template added.
 	TemplateTokens int `json:"template_tokens,omitempty"`
+	// Images is how many images the request carried, and ImageTokens the
+	// part of PromptTokens they were charged (images.go's model).
+	Images      int `json:"images,omitempty"`
+	ImageTokens int `json:"image_tokens,omitempty"`
 	// ReasoningTokens is the part of OutputTokens sent as reasoning.
 	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
 	// ToolCall is the function the answer called ("" = none); its arguments

@@ -70,8 +70,11 @@ type chatMessage struct {
 }
 
 type contentPart struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	ImageURL *struct {
+		URL string `json:"url"`
+	} `json:"image_url"` // images.go
 }
 
 // badRequest is a client error with its OpenAI error type.
@@ -136,21 +139,8 @@ func messageText(raw json.RawMessage) (string, error) {
 		}
 		return s, nil
 	case '[':
-		var parts []contentPart
-		if err := json.Unmarshal(raw, &parts); err != nil {
-			return "", badf("invalid message content parts: %v", err)
-		}
-		var b bytes.Buffer
-		for _, p := range parts {
-			if p.Type != "text" {
-				return "", badf("content part type %q is not supported (text only)", p.Type)
-			}
-			if b.Len() > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(p.Text)
-		}
-		return b.String(), nil
+		text, _, err := contentParts(raw) // images.go
+		return text, err
 	}
 	return "", badf("message content must be a string or a list of parts")
 }
