@@ -546,7 +546,9 @@ func runFault(t *testing.T, tc faultCase) faultRun {
 		t.Cleanup(srv.Close)
 		srvURL = srv.URL
 	}
-	path := writeScenario(t, tc.scenario(srvURL))
+	scenario := tc.scenario(srvURL)
+	killCaseLeftovers(t, scenario)
+	path := writeScenario(t, scenario)
 	out, errb := &syncBuffer{}, &syncBuffer{}
 	sys := IO{Stdout: out, Stderr: errb, Getenv: func(k string) string {
 		if k == "FAULT_KEY" {

@@ -303,6 +303,64 @@ func pidsGone() func(*testing.T, faultRun) {
 	}
 }
 
+// killCaseLeftovers makes sure that nothing a case's command started outlives
+// the case, whatever the case ended in: the pids it recorded are killed when
+// the test ends if they still run. pidsGone checks (and removes the file)
+// when the case gets that far; a case that failed before it did (an outcome
+// other than the one wanted, beside busy neighbours) left a daemonized
+// `serve --preset tiny --dialect vllm` running after go test had ended,
+// reparented to init: the daemon escapes the parent-death signal by its
+// fork, and llmbench stops it only at the end of a run that got there. Only
+// a process that started after this test binary is killed: a pid the
+// kernel has given to someone else since is left alone.
+func killCaseLeftovers(t *testing.T, scenario string) {
+	m := pidPathRE.FindString(scenario)
+	if m == "" {
+		return
+	}
+	path := filepath.Join(os.TempDir(), m)
+	t.Cleanup(func() {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return // none recorded, or pidsGone has checked them
+		}
+		_ = os.Remove(path)
+		self := startOf(os.Getpid())
+		for _, f := range strings.Fields(string(b)) {
+			pid, err := strconv.Atoi(f)
+			if err != nil || !alive(pid) || self == 0 || startOf(pid) < self {
+				continue
+			}
+			t.Logf("pid %d, recorded by the case's command, still ran when the case ended: killed", pid)
+			kill(pid)
+			for end := time.Now().Add(10 * time.Second); alive(pid) && time.Now().Before(end); {
+				time.Sleep(10 * time.Millisecond) // not our child: init reaps it
+			}
+		}
+	})
+}
+
+// startOf is a process's start in clock ticks after boot (/proc/PID/stat's
+// 22nd field), 0 when it cannot be read.
+func startOf(pid int) uint64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0
+	}
+	// After the command's name: state is field 3, starttime field 22.
+	fields := strings.Fields(s[i+1:])
+	if len(fields) < 20 {
+		return 0
+	}
+	v, _ := strconv.ParseUint(fields[19], 10, 64)
+	return v
+}
+
 // alive reports whether pid runs (a zombie does not).
 func alive(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))

@@ -234,14 +234,18 @@ const GarbageAllowance = 64 << 20
 // that much garbage has piled up, and a live heap that grows (thousands of
 // streams) raises the limit with it rather than making the collector run
 // back to back. A user who set GOGC or GOMEMLIMIT keeps their own policy.
-// It collects once first, so the run starts from a known live heap. It
-// returns a function that restores the previous policy, and whether it
+// It collects once first, so the run starts from a known live heap, and
+// returns what that freed to the OS (debug.FreeOSMemory): the limit counts
+// free heap the runtime still holds, which the allowance does not, so the
+// freed heap of what ran before (a large earlier phase, or test) would have
+// made the collector run before the allowance was reached (once for 48 MiB
+// of garbage beside CPU hogs, after a 1.3 GiB heap). It returns a function that restores the previous policy, and whether it
 // changed anything.
 func QuietGC(getenv func(string) string) (restore func(), changed bool) {
 	if getenv("GOGC") != "" || getenv("GOMEMLIMIT") != "" {
 		return func() {}, false
 	}
-	runtime.GC()
+	debug.FreeOSMemory()
 	oldPercent := debug.SetGCPercent(-1)
 	oldLimit := debug.SetMemoryLimit(boundedLimit())
 	t := &gcTuner{}
@@ -258,7 +262,11 @@ func QuietGC(getenv func(string) string) (restore func(), changed bool) {
 // gcTuner re-sets the memory limit after every collection, from a cleanup
 // attached to an object that only the collector can find unreachable; it
 // stops when QuietGC's restore runs (mu: a cleanup running then must not
-// set the limit again after restore put the old one back).
+// set the limit again after restore put the old one back). A cleanup that
+// runs while the next cycle marks allocates its sentinel marked, so that
+// cycle does not re-set the limit; the one after does: the limit lags the
+// live heap by at most one collection, in the direction of collecting
+// sooner, never of holding more.
 type gcTuner struct {
 	mu      sync.Mutex
 	stopped bool

@@ -184,7 +184,22 @@ func TestQuietGCFollowsTheLiveHeap(t *testing.T) {
 	for range 256 { // 256 MiB kept: four allowances
 		live = append(live, make([]byte, 1<<20))
 	}
-	makeGarbage(64) // a collection or two that find the 256 MiB live
+	// A collection that finds the 256 MiB live, and the tuner's re-set
+	// after it. Both were hoped for from 64 MiB of garbage, and came late
+	// on a busy machine: the collector's cycle is paced by its workers and
+	// the tuner is a cleanup, run by the runtime's cleanup goroutine after
+	// the cycle, when the kernel runs a thread for it. Beside two CPU hogs
+	// the test read the limit before either had happened, 369 and 398 MiB,
+	// set after a collection that found 150–190 MiB of the 256 live (with
+	// "0 collections for 1024 MiB": the cycle in progress had not ended).
+	// Two runtime.GC make it certain: a tuner that runs while the first's
+	// cycle marks reads the cycle before (482 MiB once, under -race), and
+	// its new sentinel, allocated marked, outlives that cycle; the second
+	// cycle frees it. The tuner gets a bound, which it fails if it never
+	// runs.
+	runtime.GC()
+	runtime.GC()
+	waitForLimit(t, 512<<20, 10*time.Second)
 	start := gcCycles()
 	const garbage = 1024
 	makeGarbage(garbage)
@@ -193,10 +208,34 @@ func TestQuietGCFollowsTheLiveHeap(t *testing.T) {
 	if hi := uint64(2*garbage/256 + 2); n > hi {
 		t.Errorf("%d collections for %d MiB of garbage over a 256 MiB live heap, want at most %d", n, garbage, hi)
 	}
+	// Every collection since found the 256 MiB live, so every re-set since
+	// is at least 512 MiB, whether or not the last one has run yet.
 	if limit := debug.SetMemoryLimit(-1); limit < 512<<20 {
 		t.Errorf("memory limit %d MiB with 256 MiB live, want at least live + as much garbage (512 MiB)", limit>>20)
 	}
 	runtime.KeepAlive(live)
+}
+
+// waitForLimit waits, at most within, for QuietGC's tuner to set a memory
+// limit of at least want after the last collection (it runs as a cleanup,
+// after the collection, when the runtime gets to it), and fails the test
+// if it does not: a tuner that never runs, or sets too little, fails.
+func waitForLimit(t *testing.T, want int64, within time.Duration) {
+	t.Helper()
+	start := time.Now()
+	for {
+		limit := debug.SetMemoryLimit(-1)
+		if limit >= want {
+			if waited := time.Since(start); waited > 10*time.Millisecond {
+				t.Logf("the tuner set the limit (%d MiB) %v after the collection", limit>>20, waited.Round(time.Millisecond))
+			}
+			return
+		}
+		if time.Since(start) > within {
+			t.Fatalf("memory limit %d MiB %v after a collection that found the live heap, want at least %d MiB", limit>>20, within, want>>20)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 func TestQuietGCRestores(t *testing.T) {

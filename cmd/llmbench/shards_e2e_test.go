@@ -125,13 +125,27 @@ func TestShardedRunMatchesUnsharded(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		// A shard the machine held past the start time (its process, its
+		// engine connection or its wake-up at the barrier, beside hogs under
+		// -race) refuses to start rather than shift its share of the
+		// schedule: the product's answer, and a premise of this test the
+		// machine did not meet. Run again while others took the machine;
+		// on a quiet one it fails.
+		var late []string
 		for i, c := range shards {
 			if err := c.Wait(); err != nil {
+				if startedLate(logs[i].String()) {
+					late = append(late, fmt.Sprintf("shard %d refused to start late (%v): %s", i, err, lastLine(logs[i].String())))
+					continue
+				}
 				t.Fatalf("shard %d: %v\n%s", i, err, logs[i])
 			}
 			if !strings.Contains(logs[i].String(), "waiting") {
 				t.Errorf("shard %d did not wait for the start time:\n%s", i, logs[i])
 			}
+		}
+		if len(late) > 0 {
+			return late
 		}
 		// The barrier: no shard's load began before the start time, and each
 		// began within StartLateness of it.
@@ -144,6 +158,7 @@ func TestShardedRunMatchesUnsharded(t *testing.T) {
 			t.Fatalf("shard runs %v (%v)", metas, err)
 		}
 		var starts []string
+		var first, last time.Time // the earliest and the latest shard's start of its load
 		for _, path := range metas {
 			var meta rundir.RunMeta
 			if b, err := os.ReadFile(path); err != nil || json.Unmarshal(b, &meta) != nil || len(meta.Phases) == 0 {
@@ -151,6 +166,12 @@ func TestShardedRunMatchesUnsharded(t *testing.T) {
 			}
 			began := meta.StartedAt.Add(meta.Phases[0].Start)
 			starts = append(starts, fmt.Sprintf("shard %d +%s", meta.Shard, began.Sub(at)))
+			if first.IsZero() || began.Before(first) {
+				first = began
+			}
+			if began.After(last) {
+				last = began
+			}
 			if began.Before(at) || began.Sub(at) > run.StartLateness {
 				t.Errorf("shard %d began its load at %s, %s after the start time", meta.Shard, began.Format(time.RFC3339Nano), began.Sub(at))
 			}
@@ -240,8 +261,18 @@ func TestShardedRunMatchesUnsharded(t *testing.T) {
 			worst = max(worst, (m - u).Abs())
 		}
 		t.Logf("planned send times, merged vs unsharded: at most %s apart", worst)
+		// The shards may begin up to run.StartLateness after the start time,
+		// each: a schedule off by how far apart they began is theirs. When
+		// they began within a quarter of the stagger of each other, a
+		// request off by half of it is the merge's error; when the machine
+		// held one back further, the check cannot tell the two apart, and
+		// it is a miss of the machine's (run again; a quiet one fails).
 		if worst > stagger/2 {
-			t.Errorf("a request's planned send time is %s off the unsharded schedule", worst)
+			if spread := last.Sub(first); spread > stagger/4 {
+				misses = append(misses, fmt.Sprintf("a request's planned send time is %s off the unsharded schedule, the shards having begun %s apart", worst, spread))
+			} else {
+				t.Errorf("a request's planned send time is %s off the unsharded schedule, the shards having begun %s apart", worst, spread)
+			}
 		}
 
 		// Latencies: the same requests at the same planned times against the
@@ -275,6 +306,20 @@ func TestShardedRunMatchesUnsharded(t *testing.T) {
 		}
 		return misses
 	})
+}
+
+// startedLate reports whether a shard's output says it refused to start
+// because the start time had passed (run's checkStartAt, startedLate and
+// waitForStart say so).
+func startedLate(out string) bool {
+	return strings.Contains(out, "would start after the other shards") ||
+		strings.Contains(out, "--start-at") && strings.Contains(out, " passed ")
+}
+
+// lastLine is the last non-empty line of out.
+func lastLine(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	return lines[len(lines)-1]
 }
 
 // plannedOffsets is each request's planned send time (by its index in the
