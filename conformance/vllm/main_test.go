@@ -90,6 +90,9 @@ func runAll(m *testing.M) int {
 		missing = "LLMBENCH_VLLM_PYTHON and LLMBENCH_VLLM_MODEL are not set; install vLLM's CPU build and the tiny model with: " + installHint
 		return m.Run()
 	}
+	// vLLM's output is kept for a failed run to read, removed after a
+	// passing one.
+	logPath := filepath.Join(os.TempDir(), fmt.Sprintf("llmbench-vllm-conformance-%d.log", os.Getpid()))
 	le, err := launch.New(launch.Config{
 		Kind: "vllm",
 		// `vllm serve` looks for a distribution named vllm and finds
@@ -101,7 +104,7 @@ func runAll(m *testing.M) int {
 		Model:   model,
 		Env:     []string{"VLLM_TARGET_DEVICE=cpu", "VLLM_CPU_KVCACHE_SPACE=1", "HF_HUB_OFFLINE=1", "TRANSFORMERS_OFFLINE=1"},
 		Ready:   startLimit,
-		LogPath: filepath.Join(os.TempDir(), fmt.Sprintf("llmbench-vllm-conformance-%d.log", os.Getpid())),
+		LogPath: logPath,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -117,7 +120,13 @@ func runAll(m *testing.M) int {
 	defer stop(le.Stop)
 	fmt.Fprintf(os.Stderr, "real vLLM ready after %v at %s\n", time.Since(began).Round(time.Second), ep.BaseURL)
 	real = target{name: "real vLLM", root: rootOf(ep.BaseURL), model: "tiny"}
-	return m.Run()
+	code := m.Run()
+	if code == 0 {
+		_ = os.Remove(logPath)
+	} else {
+		fmt.Fprintln(os.Stderr, "the real vLLM's output:", logPath)
+	}
+	return code
 }
 
 func stop(f func(context.Context) error) {
