@@ -100,10 +100,11 @@ func checkError(t *testing.T, code int, out map[string]any, want int, wantType s
 
 // TestRequestIDs: X-Request-Id, else the body's request_id, becomes
 // chatcmpl-<id> in a stream's every chunk and a whole answer; with neither,
-// the id is chatcmpl- and 16 hex digits (vLLM's random_uuid()[:16]... as
-// measured on 0.32.0).
+// the id is chatcmpl- and 16 hex digits, as measured on vLLM 0.32.0; the
+// same on /v1/completions with cmpl-.
 func TestRequestIDs(t *testing.T) {
 	auto := regexp.MustCompile(`^chatcmpl-[0-9a-f]{16}$`)
+	autoCompletion := regexp.MustCompile(`^cmpl-[0-9a-f]{16}$`)
 	for _, tg := range both(t) {
 		t.Run(tg.name, func(t *testing.T) {
 			s := readSSE(t, tg, post(t, client, tg, "/v1/chat/completions",
@@ -124,6 +125,14 @@ func TestRequestIDs(t *testing.T) {
 			_, out = postJSON(t, tg, "/v1/chat/completions", chat(tg, "hello", 1, nil))
 			if id, _ := out["id"].(string); !auto.MatchString(id) {
 				t.Errorf("no id given: %q, want chatcmpl- and 16 hex digits", id)
+			}
+			_, out = postJSON(t, tg, "/v1/completions", map[string]any{"model": tg.model, "prompt": "hello", "max_tokens": 1}, "X-Request-Id", "hdr-3")
+			if out["id"] != "cmpl-hdr-3" {
+				t.Errorf("/v1/completions: id %v, want cmpl-hdr-3", out["id"])
+			}
+			_, out = postJSON(t, tg, "/v1/completions", map[string]any{"model": tg.model, "prompt": "hello", "max_tokens": 1})
+			if id, _ := out["id"].(string); !autoCompletion.MatchString(id) {
+				t.Errorf("/v1/completions, no id given: %q, want cmpl- and 16 hex digits", id)
 			}
 		})
 	}
