@@ -12,6 +12,7 @@ import (
 
 	"github.com/llmbench-org/llmbench/engine/launch"
 	"github.com/llmbench-org/llmbench/engine/sim"
+	"github.com/llmbench-org/llmbench/internal/quiet"
 	"github.com/llmbench-org/llmbench/internal/realtest"
 )
 
@@ -82,6 +83,7 @@ func runAll(m *testing.M) int {
 		// --max-model-len 512), for working on these tests without a
 		// start of minutes each time.
 		real = target{name: "real vLLM", root: strings.TrimSuffix(url, "/"), model: "tiny"}
+		defer quiet.BusyMain()()
 		defer startBuild()()
 		return m.Run()
 	}
@@ -110,6 +112,9 @@ func runAll(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	// vLLM's start takes both cores for minutes: timing-sensitive tests of
+	// other packages wait (internal/quiet).
+	defer quiet.BusyMain()()
 	defer startBuild()() // the CLI builds while vLLM loads
 	began := time.Now()
 	ep, err := le.Start(context.Background())
