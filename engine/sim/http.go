@@ -284,8 +284,7 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 		return
 	}
 	if prompt >= p.MaxModelLen {
-		e.reject(w, &t, http.StatusBadRequest, fmt.Sprintf(
-			"This model's maximum context length is %d tokens. However, your messages resulted in %d tokens.", p.MaxModelLen, prompt))
+		e.reject(w, &t, http.StatusBadRequest, contextError(e.cfg.Dialect, p.MaxModelLen, prompt))
 		return
 	}
 	maxTokens := p.MaxModelLen - prompt
@@ -395,7 +394,7 @@ func (e *Engine) resolveIDs(t *RequestTruth, req *chatRequest, hdr http.Header, 
 			id = req.RequestID
 		}
 		if id == "" {
-			id = e.ids.hex32()
+			id = e.ids.hex16()
 		}
 		t.ID, t.ChunkID = id, prefix+id
 	case DialectFastDeploy:

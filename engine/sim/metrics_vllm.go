@@ -47,6 +47,7 @@ type vllmMetrics struct {
 	running, waiting, kvUsage                      prometheus.Gauge
 	prefixQueries, prefixHits, preemptions         prometheus.Counter
 	promptTokens, generationTokens                 prometheus.Counter
+	cachedTokens                                   prometheus.Counter
 	success                                        *prometheus.CounterVec
 	specDrafts, specDraftTokens, specAccepted      prometheus.Counter
 	iterationTokens                                prometheus.Observer
@@ -73,9 +74,11 @@ func newVLLMMetrics(model string, p Params, created time.Time) *vllmMetrics {
 		preemptions:      f.counter("vllm:num_preemptions_total", "Cumulative number of preemption from the engine.", l),
 		promptTokens:     f.counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.", l),
 		generationTokens: f.counter("vllm:generation_tokens_total", "Number of generation tokens processed.", l),
+		// Added with the prompt, vLLM 0.32's name (decision 1800).
+		cachedTokens: f.counter("vllm:prompt_tokens_cached_total", "Number of cached prompt tokens (local + external).", l),
 		// vLLM pre-creates every finish reason at 0.
 		success: f.counterVec("vllm:request_success_total", "Count of successfully processed requests.", l,
-			"finished_reason", batch.FinishStop, batch.FinishLength, batch.FinishAbort),
+			"finished_reason", vllmFinishReasons...),
 		iterationTokens: f.histogram("vllm:iteration_tokens_total", "Histogram of number of tokens per engine_step.", l, vllmIterationBuckets),
 		ttft:            f.histogram("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", l, vllmTTFTBuckets),
 		itl:             f.histogram("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", l, vllmITLBuckets),
@@ -155,6 +158,7 @@ func (m *vllmMetrics) delivered(s *stream, n int, at time.Duration) {
 		m.ttft.Observe(seconds(at - s.arrival))
 		// The prompt is counted once, when its first output arrives.
 		m.promptTokens.Add(float64(s.seq.PromptLen))
+		m.cachedTokens.Add(float64(s.seq.CachedTokens))
 		return
 	}
 	m.itl.Observe(seconds(at - s.lastDelivery))
