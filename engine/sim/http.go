@@ -347,6 +347,7 @@ func (e *Engine) readBody(w http.ResponseWriter, r *http.Request, t *RequestTrut
 		e.reject(w, t, http.StatusRequestEntityTooLarge, errBodyTooLarge.Error())
 		return nil, false
 	}
+	t.BodyRead = e.now()
 	return body, true
 }
 

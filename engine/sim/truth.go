@@ -28,7 +28,12 @@ type RequestTruth struct {
 	ConnClosed  bool   `json:"conn_closed,omitempty"`
 	ConnClose   string `json:"conn_close,omitempty"`
 
-	Arrival           time.Duration   `json:"arrival_ns"`             // the handler started on the request
+	Arrival time.Duration `json:"arrival_ns"` // the handler started on the request
+	// BodyRead is when its body had been read whole: a large body (images)
+	// takes the engine measurable time to receive after Arrival, time the
+	// client counts before its TTFT starts (it starts at the body's last
+	// byte written).
+	BodyRead          time.Duration   `json:"body_read_ns,omitempty"`
 	QueueEnter        time.Duration   `json:"queue_enter_ns"`         // the scheduler put it in the waiting queue
 	QueueLeave        time.Duration   `json:"queue_leave_ns"`         // it first entered a forward pass
 	PrefillStart      time.Duration   `json:"prefill_start_ns"`       // start of its first prefill pass
