@@ -183,6 +183,7 @@ func (c *Client) post(ctx context.Context, cl *call, r Request) error {
 	if c.cfg.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
 	}
+	c.setTraceparent(req.Header, cl.rec) // traceparent.go
 	resp, err := c.sender.send(req, cl, body)
 	if err != nil {
 		return err

@@ -161,6 +161,7 @@ func (e *Engine) reject(w http.ResponseWriter, t *RequestTruth, status int, msg 
 	t.Outcome = OutcomeRejected
 	t.Error = msg
 	t.Finish = e.now()
+	e.spans.export(t) // otlp.go
 	e.truth.addRequest(*t)
 }
 
@@ -187,6 +188,7 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 	}
 	completions := ep.Kind == endpoints.KindCompletion
 	t := RequestTruth{Arrival: e.now(), HeaderID: r.Header.Get("X-Request-Id"), Endpoint: ep.ServerPath()}
+	t.Traceparent = r.Header.Get("traceparent")
 	w, wire := e.wireFrame(w, r, &t) // Faults.Wire (wireframe.go)
 	defer wire.finish()
 	if c := connOf(r); c != nil {
