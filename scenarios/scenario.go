@@ -508,6 +508,8 @@ type Scrape struct {
 	// that already scrapes it, through its HTTP API, instead of scraping the
 	// engine; instead of url and targets.
 	Prometheus *PrometheusSource `yaml:"prometheus,omitempty"`
+	// OTLP receives the engine's per-request trace spans (otlp.go).
+	OTLP *OTLPReceiver `yaml:"otlp,omitempty"`
 }
 
 // PrometheusSource is a Prometheus server and the series of one engine fleet in it.
