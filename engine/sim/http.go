@@ -161,7 +161,6 @@ func (e *Engine) reject(w http.ResponseWriter, t *RequestTruth, status int, msg 
 	t.Outcome = OutcomeRejected
 	t.Error = msg
 	t.Finish = e.now()
-	e.spans.export(t) // otlp.go
 	e.truth.addRequest(*t)
 }
 
@@ -462,6 +461,7 @@ func (e *Engine) finishTruth(t *RequestTruth, s *stream, written int, reason str
 	if s.ans.calls(written) {
 		t.ToolCall = s.ans.tool
 	}
+	e.spans.export(t) // otlp.go
 	e.truth.addRequest(*t)
 }
 

@@ -262,3 +262,7 @@ func intAttr(k string, v int) *commonpb.KeyValue {
 func floatAttr(k string, v float64) *commonpb.KeyValue {
 	return &commonpb.KeyValue{Key: k, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_DoubleValue{DoubleValue: v}}}
 }
+
+// Epoch is the wall time of the engine clock's zero: RequestTruth's offsets
+// are time after it, and the spans' wall times are Epoch plus those.
+func (e *Engine) Epoch() time.Time { return e.epoch }

@@ -56,7 +56,7 @@ const (
 
 // Reasons a span or a record does not join.
 const (
-	SpanForeign   = "neither its trace id nor its request id is one this run sent (another client's traffic, or a span of an earlier run)"
+	SpanForeign   = "neither its trace id nor its request id is one this run recorded (another client's traffic, llmbench's own warm-up or calibration requests, or a span of an earlier run)"
 	SpanNoIDs     = "its trace id is not this run's and it carries no gen_ai.request.id (the engine was not given or did not keep the traceparent)"
 	SpanDuplicate = "a second span for a request already joined"
 	SpanNotTiming = "not a request span: it carries no gen_ai.latency attributes (another span of the engine's)"
