@@ -96,7 +96,7 @@ func flatSpan(sp *tracepb.Span, service string) (Span, string) {
 	switch {
 	case len(sp.GetTraceId()) != maxTraceIDBytes || hexID(sp.GetTraceId()) == "":
 		return Span{}, rejectNoTraceID
-	case len(sp.GetSpanId()) != maxSpanIDBytes, len(sp.GetParentSpanId()) != 0 && len(sp.GetParentSpanId()) != maxSpanIDBytes:
+	case len(sp.GetSpanId()) != maxSpanIDBytes || hexID(sp.GetSpanId()) == "", len(sp.GetParentSpanId()) != 0 && len(sp.GetParentSpanId()) != maxSpanIDBytes:
 		return Span{}, rejectBadSpanID
 	case len(sp.GetName()) > MaxNameLen:
 		return Span{}, rejectLongName
