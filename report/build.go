@@ -72,6 +72,9 @@ func Load(dir string) (*Loaded, error) {
 func (l *Loaded) Summary() Summary {
 	s := summarize(l.Meta, l.Requests, l.Rows, l.Traces, l.Requests.Partial+l.PartialScrapes)
 	s.Timeline = timelineOf(l.Meta, l.Requests.Records, l.Spans)
+	if f, ok := timelineFinding(s.Timeline); ok {
+		s.Findings = append(s.Findings, f)
+	}
 	if l.Meta.Ended.IsZero() {
 		// run.json is rewritten when the run ends; without its end the run
 		// was stopped from outside (kill -9, a crash, a lost machine)

@@ -32,3 +32,23 @@ func TestSlowestOf(t *testing.T) {
 		t.Error("one request is not one request")
 	}
 }
+
+// TestTimelineFinding: a join under 99.9 % is a warning that says why,
+// requests and spans apart.
+func TestTimelineFinding(t *testing.T) {
+	if _, ok := timelineFinding(nil); ok {
+		t.Error("a finding without spans")
+	}
+	st := &ServerTimeline{Records: 1000, Joined: 998, JoinRate: 0.998, Spans: 1001,
+		RecordsUnjoined: []timeline.Count{{Reason: timeline.RecordNoSpan, N: 2}},
+		SpansUnjoined:   []timeline.Count{{Reason: timeline.SpanForeign, N: 3}}}
+	f, ok := timelineFinding(st)
+	if !ok || f.Severity != "warn" || !strings.Contains(f.Verdict, "998 of 1000 requests joined") ||
+		!strings.Contains(f.Verdict, "2: "+timeline.RecordNoSpan) || !strings.Contains(f.Verdict, "3: "+timeline.SpanForeign) {
+		t.Errorf("%+v", f)
+	}
+	st.Joined, st.JoinRate, st.RecordsUnjoined = 999, 0.999, nil
+	if f, _ := timelineFinding(st); f.Severity != "info" {
+		t.Errorf("99.9 %% joined: %+v", f)
+	}
+}

@@ -38,7 +38,7 @@ func TestOTelTracesScenario(t *testing.T) {
 	if !strings.Contains(yaml, "requests: 200") || !strings.Contains(yaml, "process: inline") || !strings.Contains(yaml, "otlp: {}") {
 		t.Fatalf("the example changed shape; adapt the test:\n%s", src)
 	}
-	cio, _, stderr := testIO(nil)
+	cio, stdout, stderr := testIO(nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dir, err := runScenario(ctx, runOpts{scenario: writeScenario(t, yaml), runsDir: t.TempDir(), output: "plain", every: time.Hour}, cio)
@@ -65,6 +65,18 @@ func TestOTelTracesScenario(t *testing.T) {
 	}
 	if d := tl.Parts["queue"]; d.N != requests || d.P50 <= 0 {
 		t.Errorf("queue distribution %+v", d)
+	}
+	found := false
+	for _, f := range s.Findings {
+		if f.ID == report.IDServerTimeline {
+			found = f.Severity == "info" && strings.Contains(f.Verdict, "200 of 200 requests joined") && strings.Contains(f.Verdict, tl.Slowest.Verdict)
+		}
+	}
+	if !found {
+		t.Errorf("no server_timeline finding that says the join and the verdict: %+v", s.Findings)
+	}
+	if out := stdout.String(); !strings.Contains(out, "server timeline: 200 of 200 requests joined") || !strings.Contains(out, tl.Slowest.Verdict) {
+		t.Errorf("the text report does not show the timeline:\n%s", out)
 	}
 	records := readJSONL[client.Record](t, filepath.Join(dir, rundir.RequestsFile))
 	spans, _, err := rundir.ReadSpans(dir)
