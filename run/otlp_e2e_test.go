@@ -78,6 +78,10 @@ func TestOTelTracesScenario(t *testing.T) {
 	if out := stdout.String(); !strings.Contains(out, "server timeline: 200 of 200 requests joined") || !strings.Contains(out, tl.Slowest.Verdict) {
 		t.Errorf("the text report does not show the timeline:\n%s", out)
 	}
+	if page, err := os.ReadFile(filepath.Join(dir, "report.html")); err != nil || !strings.Contains(string(page), `<section id="server-timeline">`) ||
+		!strings.Contains(string(page), "spent "+strings.SplitN(tl.Slowest.Verdict, "spent ", 2)[1]) {
+		t.Errorf("report.html has no server timeline section with the verdict (%v)", err)
+	}
 	records := readJSONL[client.Record](t, filepath.Join(dir, rundir.RequestsFile))
 	spans, _, err := rundir.ReadSpans(dir)
 	if err != nil {
