@@ -201,6 +201,7 @@ func (c *Client) post(ctx context.Context, cl *call, r Request) error {
 	if c.endpoint.Kind == endpoints.KindMessages {
 		SetMessagesHeaders(req, c.cfg.APIKey)
 	}
+	c.setTraceparent(req.Header, cl.rec) // traceparent.go
 	resp, err := c.sender.send(req, cl, body)
 	if err != nil {
 		return err

@@ -128,6 +128,9 @@ type Record struct {
 	Index    int    `json:"index"`               // position in the plan
 	Phase    string `json:"phase,omitempty"`
 	Session  string `json:"session,omitempty"` // the agentic session the request belongs to (Request.Session)
+	// TraceID is the W3C trace id the request's traceparent carried (32 hex
+	// digits; traceparent.go): an engine's spans join the record by it.
+	TraceID string `json:"trace_id,omitempty"`
 
 	Intended   time.Duration `json:"intended_ns"`              // when the plan wanted it sent
 	Sent       time.Duration `json:"sent_ns"`                  // when the request was handed to the transport

@@ -67,6 +67,9 @@ func (r *Record) AppendJSON(dst []byte) []byte {
 	if r.Session != "" {
 		b = appendString(append(b, `,"session":`...), r.Session)
 	}
+	if r.TraceID != "" {
+		b = appendString(append(b, `,"trace_id":`...), r.TraceID)
+	}
 	b = strconv.AppendInt(append(b, `,"intended_ns":`...), int64(r.Intended), 10)
 	b = strconv.AppendInt(append(b, `,"sent_ns":`...), int64(r.Sent), 10)
 	b = appendDuration(b, `,"wrote_ns":`, r.Wrote)
@@ -805,6 +808,8 @@ func (d *recordDecoder) object() bool {
 				ok = d.string(&r.ID, prev.ID)
 			case "server_id":
 				ok = d.string(&r.ServerID, r.ID)
+			case "trace_id":
+				ok = d.string(&r.TraceID, "")
 			case "index":
 				ok = d.int(&r.Index)
 			case "phase":

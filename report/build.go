@@ -16,6 +16,7 @@ import (
 	"github.com/llmbench-org/llmbench/report/validity"
 	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
+	"github.com/llmbench-org/llmbench/scrape/otlp"
 	"github.com/llmbench-org/llmbench/scrape/trace"
 )
 
@@ -38,6 +39,7 @@ type Loaded struct {
 	Requests *rundir.Requests
 	Rows     []scrape.Row // redacted (rundir.RedactRow)
 	Traces   []trace.Event
+	Spans    []otlp.Span // spans.jsonl (timelinesummary.go)
 	// PartialScrapes counts torn lines of scrapes.jsonl.
 	PartialScrapes int
 	// GPURows are the GPU telemetry's scrapes (gpu.jsonl), apart from the engine's.
@@ -65,6 +67,9 @@ func Load(dir string) (*Loaded, error) {
 	if l.Requests, err = rundir.ReadRequests(filepath.Join(dir, rundir.RequestsFile), reconcileSpans(l.Meta, l.Rows)); err != nil {
 		return nil, err
 	}
+	if l.Spans, _, err = rundir.ReadSpans(dir); err != nil {
+		return nil, err
+	}
 	return l, nil
 }
 
@@ -72,6 +77,10 @@ func Load(dir string) (*Loaded, error) {
 func (l *Loaded) Summary() Summary {
 	s := summarize(l.Meta, l.Requests, l.Rows, l.Traces, l.Requests.Partial+l.PartialScrapes)
 	addGPUAndCache(&s, l.Meta, l.GPURows, l.Requests.Records)
+	s.Timeline = timelineOf(l.Meta, l.Requests.Records, l.Spans)
+	if f, ok := timelineFinding(s.Timeline); ok {
+		s.Findings = append(s.Findings, f)
+	}
 	if l.Meta.Ended.IsZero() {
 		// run.json is rewritten when the run ends; without its end the run
 		// was stopped from outside (kill -9, a crash, a lost machine)

@@ -37,6 +37,8 @@ type Summary struct {
 	// Outages are when the engine could not be reached, and the figures
 	// outside them (absent when the run met none).
 	Outages *Outages `json:"outages,omitempty"`
+	// Timeline joins the engine's request spans (OTLP) to the records.
+	Timeline *ServerTimeline `json:"server_timeline,omitempty"`
 	// Waterfall joins client requests to the engine's trace log (when the run
 	// has one): where each request's time went, phase by phase.
 	Waterfall *reconcile.WaterfallSummary `json:"waterfall,omitempty"`

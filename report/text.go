@@ -150,6 +150,7 @@ func (t *textRun) render() {
 	if w := s.Waterfall; w != nil {
 		t.waterfall(w)
 	}
+	t.serverTimeline(s.Timeline) // timelinetext.go
 	t.warnings()
 	t.tail()
 }

@@ -31,6 +31,7 @@ type engineUp struct {
 	ep     engine.Endpoint
 	source scrape.Source // its metrics; nil when it has none
 	apiKey string
+	spans  *spanSink // scrape.otlp's receiver (otlp.go); nil without it
 }
 
 // bringUpEngine is the engine stage: it builds the engine the scenario names,
@@ -45,10 +46,15 @@ func bringUpEngine(ctx context.Context, stop <-chan struct{}, sc scenarios.Scena
 		}
 	}
 	var err error
-	if up.eng, err = newEngine(sc, runDir, up.apiKey, sys); err != nil {
+	if up.spans, err = startSpans(sc, runDir, sys.Stderr); err != nil {
+		return nil, err
+	}
+	if up.eng, err = newEngine(sc, runDir, up.apiKey, sys, up.spans); err != nil {
+		up.spans.abort()
 		return nil, configError(err)
 	}
 	if up.ep, err = startEngine(ctx, up.eng, stop, sys.Stderr); err != nil {
+		up.spans.abort()
 		return nil, fmt.Errorf("start engine: %w", err)
 	}
 	if up.ep.Model == "" {
@@ -105,11 +111,13 @@ func (up *engineUp) readContext(ctx context.Context, sys IO) {
 // load is over (engine.log's losses, a launch command that daemonized during
 // the run), and prints it.
 func (up *engineUp) lateNotes(meta *runMeta, log io.Writer) {
-	n, ok := up.eng.(interface{ Notes() []string })
-	if !ok {
+	notes := up.spans.finish() // otlp.go: the engine's last spans are in
+	if n, ok := up.eng.(interface{ Notes() []string }); ok {
+		notes = append(notes, n.Notes()...)
+	}
+	if len(notes) == 0 {
 		return
 	}
-	notes := n.Notes()
 	for _, note := range notes {
 		fmt.Fprintf(log, "llmbench: engine: %s\n", note)
 	}
@@ -124,14 +132,15 @@ func (up *engineUp) stop(log io.Writer) {
 	if err := up.eng.Stop(stopCtx); err != nil {
 		fmt.Fprintf(log, "llmbench: stop engine: %v\n", err)
 	}
+	up.spans.abort()
 }
 
 // newEngine builds the engine the scenario names.
-func newEngine(sc scenarios.Scenario, runDir, apiKey string, sys IO) (engine.Engine, error) {
+func newEngine(sc scenarios.Scenario, runDir, apiKey string, sys IO, spans *spanSink) (engine.Engine, error) {
 	switch sc.Engine.Kind {
 	case scenarios.KindSim:
 		if sc.Engine.Process != scenarios.ProcessInline && len(sys.Self) > 0 {
-			return simProcess(sc, runDir, sys)
+			return simProcess(sc, runDir, sys, spans)
 		}
 		params, faults := simSettings(sc)
 		cfg := sim.Config{
@@ -140,6 +149,8 @@ func newEngine(sc scenarios.Scenario, runDir, apiKey string, sys IO) (engine.Eng
 			Params:    params, // the preset with the scenario's overrides
 			Faults:    faults,
 			TruthPath: filepath.Join(runDir, rundir.TruthFile),
+			// otlp.go
+			OTLPTracesEndpoint: spans.httpEndpoint(),
 		}
 		if cfg.Dialect == sim.DialectFastDeploy {
 			cfg.TraceLogPath = filepath.Join(runDir, rundir.TraceLogFile)
@@ -147,6 +158,7 @@ func newEngine(sc scenarios.Scenario, runDir, apiKey string, sys IO) (engine.Eng
 		return sim.New(cfg)
 	case scenarios.KindLaunch:
 		l := sc.Engine.Launch
+		l = spans.launchSpec(l) // otlp.go
 		return launch.New(launch.Config{
 			Kind: l.Kind, Command: l.Command, Model: l.Model, Host: l.Host, Port: l.Port, MetricsPort: l.MetricsPort,
 			Env: l.Env, Extra: l.Extra, Ready: l.ReadyTimeout, ReadyPath: l.ReadyPath, Dir: l.Dir, NoMetrics: l.NoMetrics,
@@ -268,7 +280,7 @@ func detectDialect(ctx context.Context, source scrape.Source) string {
 // (docs/decisions/0005): the engine's CPU, goroutines and garbage collector
 // then stay out of the client's process, whose timestamps and self-measured
 // CPU are what a run reports. Its output goes to engine.log.
-func simProcess(sc scenarios.Scenario, runDir string, sys IO) (engine.Engine, error) {
+func simProcess(sc scenarios.Scenario, runDir string, sys IO, spans *spanSink) (engine.Engine, error) {
 	args := append(append([]string(nil), sys.Self...), "serve", "--addr", "{host}:{port}", "--dialect", sc.Engine.Dialect,
 		"--truth", filepath.Join(runDir, rundir.TruthFile))
 	if sc.Model != "" {
@@ -292,6 +304,7 @@ func simProcess(sc scenarios.Scenario, runDir string, sys IO) (engine.Engine, er
 		return nil, err
 	}
 	args = append(append(args, params...), faults...)
+	args = append(args, spans.simArgs()...) // otlp.go
 	// The engine's truth stamps are taken right after each flush: `serve`
 	// keeps its collector out of them as the client does (selfmon.QuietGC,
 	// 0004), unless the environment sets GOGC or GOMEMLIMIT.

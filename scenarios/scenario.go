@@ -552,6 +552,8 @@ type Scrape struct {
 	Prometheus *PrometheusSource `yaml:"prometheus,omitempty"`
 	// GPU scrapes the GPUs' telemetry exporter beside the engine (gpu.go).
 	GPU *GPUScrape `yaml:"gpu,omitempty"`
+	// OTLP receives the engine's per-request trace spans (otlp.go).
+	OTLP *OTLPReceiver `yaml:"otlp,omitempty"`
 }
 
 // PrometheusSource is a Prometheus server and the series of one engine fleet in it.

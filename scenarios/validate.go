@@ -1064,6 +1064,9 @@ func (c *Scrape) validate(d *decoder, path string) {
 	if c.URL != "" && len(c.Targets) > 0 {
 		d.failf(at("targets"), "give either url or targets, not both")
 	}
+	if c.OTLP != nil {
+		c.OTLP.validate(d, at("otlp"))
+	}
 	if p := c.Prometheus; p != nil {
 		if c.URL != "" || len(c.Targets) > 0 {
 			d.failf(at("prometheus"), "give either prometheus or url/targets, not both")

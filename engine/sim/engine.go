@@ -67,6 +67,10 @@ type Config struct {
 	Model   string // served model name; "" = DefaultModel
 	Params  Params
 	Faults  Faults
+	// OTLPTracesEndpoint, if set, is the OTLP/HTTP traces URL the engine
+	// exports one vLLM llm_request span per finished request to (otlp.go),
+	// as vLLM's --otlp-traces-endpoint.
+	OTLPTracesEndpoint string
 	// TruthPath, if set, receives one JSON line per finished request (RequestTruth).
 	TruthPath string
 	// StepTruthPath, if set, receives one JSON line per forward pass (StepTruth).
@@ -135,6 +139,7 @@ type Engine struct {
 	restartHeld   atomic.Bool
 	scrapeRestart chan chan http.Handler
 	trace         *traceLog
+	spans         *spanExporter
 	inflight      atomic.Int64 // chat handlers running
 	activeConns   atomic.Int64 // connections serving a request (countActive)
 	connsMu       sync.Mutex
@@ -213,6 +218,7 @@ func New(cfg Config) (*Engine, error) {
 		}
 	}
 	e.handler = e.routes()
+	e.spans = newSpanExporter(cfg.OTLPTracesEndpoint, e.cfg.Model, e.epoch)
 	return e, nil
 }
 
@@ -454,6 +460,9 @@ func (e *Engine) stop(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("sim engine: %w", err))
 	}
 	if err := e.trace.close(); err != nil {
+		errs = append(errs, fmt.Errorf("sim engine: %w", err))
+	}
+	if err := e.spans.close(); err != nil {
 		errs = append(errs, fmt.Errorf("sim engine: %w", err))
 	}
 	return errors.Join(errs...)

@@ -191,6 +191,7 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 	}
 	completions := ep.Kind == endpoints.KindCompletion
 	t := RequestTruth{Arrival: e.now(), HeaderID: r.Header.Get("X-Request-Id"), Endpoint: ep.ServerPath()}
+	t.Traceparent = r.Header.Get("traceparent")
 	w, wire := e.wireFrame(w, r, &t) // Faults.Wire (wireframe.go)
 	defer wire.finish()
 	if c := connOf(r); c != nil {
@@ -480,6 +481,7 @@ func (e *Engine) finishTruth(t *RequestTruth, s *stream, written int, reason str
 	if s.ans.calls(written) {
 		t.ToolCall = s.ans.tool
 	}
+	e.spans.export(t) // otlp.go
 	e.truth.addRequest(*t)
 }
 

@@ -23,6 +23,7 @@ type ServeOptions struct {
 	Params, Faults               []string // key=value overrides of the preset and of the faults
 	Truth, Steps, TraceLog       string   // files for per-request truth, per-step truth, FastDeploy's trace log
 	Grace                        time.Duration
+	OTLPTracesEndpoint           string // --otlp-traces-endpoint (otlp.go)
 }
 
 // Bind defines the options' flags on fs, with their defaults. The command
@@ -37,6 +38,7 @@ func (o *ServeOptions) Bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.Truth, "truth", "", "append per-request ground truth to this JSONL file")
 	fs.StringVar(&o.Steps, "steps-truth", "", "append per-forward-pass ground truth to this JSONL file")
 	fs.StringVar(&o.TraceLog, "trace-log", "", "fastdeploy dialect: write trace_logger.log lines to this file")
+	fs.StringVar(&o.OTLPTracesEndpoint, "otlp-traces-endpoint", "", "export one vLLM llm_request span per request to this OTLP/HTTP protobuf URL (http://host:port/v1/traces)")
 	fs.DurationVar(&o.Grace, "grace", 30*time.Second, "how long in-flight requests may run after a stop signal")
 }
 
@@ -77,7 +79,7 @@ func (o *ServeOptions) Config() (Config, error) {
 	}
 	return Config{
 		Addr: o.Addr, Dialect: o.Dialect, Model: o.Model, Params: p, Faults: faults,
-		TruthPath: o.Truth, StepTruthPath: o.Steps, TraceLogPath: o.TraceLog,
+		TruthPath: o.Truth, StepTruthPath: o.Steps, TraceLogPath: o.TraceLog, OTLPTracesEndpoint: o.OTLPTracesEndpoint,
 		// Nobody reads the truth in memory here; the truth file gets all of it.
 		MaxRequestTruth: -1, MaxStepTruth: -1,
 	}, nil

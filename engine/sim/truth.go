@@ -92,6 +92,10 @@ type RequestTruth struct {
 	// Faults lists the faults applied to this request (see Faults).
 	Faults []string `json:"faults,omitempty"`
 
+	// Traceparent is the W3C traceparent header, when sent: the parent of
+	// the request's llm_request span (otlp.go).
+	Traceparent string `json:"traceparent,omitempty"`
+
 	// What the payload faults sent (PayloadFaults). Choices is how many
 	// choices the response carried when more than one
 	// (faults.payload.choices): OutputTokens is then their sum,

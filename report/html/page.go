@@ -47,6 +47,9 @@ type page struct {
 	Errors       errorsView
 	Notes        []string // how the page was drawn from the data: buckets, downsampling
 	Footer       string
+
+	// ServerTimeline is the engine's spans joined to the records (servertimeline.go).
+	ServerTimeline *waterfallView
 }
 
 type fact struct {
@@ -95,6 +98,7 @@ func build(in Input) page {
 	p.Lengths, p.Spread = lengthCharts(s, records), spreadOf(s, records, in.Digest)
 	p.Search = searchOf(s.Search)
 	p.Waterfall = waterfallOf(s.Waterfall)
+	p.ServerTimeline = serverTimelineOf(s.Timeline)
 	notes := report.NotesOf(s)
 	p.Health.Cautions = append(p.Health.Cautions, notes.Cautions...)
 	for _, n := range notes.Tokens {

@@ -1,0 +1,268 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
+	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	resourcepb "go.opentelemetry.io/proto/otlp/resource/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+	"google.golang.org/protobuf/proto"
+)
+
+// vLLM's request span (vllm/tracing.py SpanAttributes, exported from
+// vllm/v1/engine/output_processor.py do_tracing): one SERVER span named
+// llm_request per finished request, started at the request's arrival,
+// parented on its traceparent, its latencies in seconds (floats), its token
+// counts as ints, its gen_ai.request.id the engine's external request id
+// (the chunks' "id").
+const (
+	SpanLLMRequest          = "llm_request"
+	AttrRequestID           = "gen_ai.request.id"
+	AttrResponseModel       = "gen_ai.response.model"
+	AttrRequestMaxTokens    = "gen_ai.request.max_tokens"
+	AttrRequestN            = "gen_ai.request.n"
+	AttrUsagePromptTokens   = "gen_ai.usage.prompt_tokens"
+	AttrUsageCompletionToks = "gen_ai.usage.completion_tokens"
+	AttrTimeInQueue         = "gen_ai.latency.time_in_queue"
+	AttrTimeToFirstToken    = "gen_ai.latency.time_to_first_token"
+	AttrE2E                 = "gen_ai.latency.e2e"
+	AttrTimeInPrefill       = "gen_ai.latency.time_in_model_prefill"
+	AttrTimeInDecode        = "gen_ai.latency.time_in_model_decode"
+	AttrTimeInInference     = "gen_ai.latency.time_in_model_inference"
+	// vLLM's tracer (instrumentation scope) name.
+	spanScope = "vllm.llm_engine"
+)
+
+// Batching as the OTel SDK's BatchSpanProcessor does by default: up to 512
+// spans an export, every 5 s at the latest (here 100 ms: a run's spans are
+// read right after it), a queue of 2048 whose overflow is dropped and
+// counted. The queue is larger here (1<<16): a dropped span is a request
+// that does not join, and the acceptance asks 99.9 % to.
+const (
+	spanBatch    = 512
+	spanInterval = 100 * time.Millisecond
+	spanQueue    = 1 << 16
+)
+
+// spanExporter sends llm_request spans over OTLP/HTTP protobuf to
+// Config.OTLPTracesEndpoint. A nil one exports nothing.
+type spanExporter struct {
+	url   string
+	model string
+	epoch time.Time
+	http  *http.Client
+
+	mu      sync.Mutex
+	pending []*tracepb.Span
+	kick    chan struct{}
+	done    chan struct{}
+	stopped chan struct{}
+
+	Exported, Dropped, Failed atomic.Int64
+	lastErr                   atomic.Value // string
+}
+
+func newSpanExporter(url, model string, epoch time.Time) *spanExporter {
+	if url == "" {
+		return nil
+	}
+	x := &spanExporter{url: url, model: model, epoch: epoch, http: &http.Client{Timeout: 10 * time.Second},
+		kick: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{})}
+	go x.loop()
+	return x
+}
+
+// export queues t's span: once per finished request, never per chunk.
+func (x *spanExporter) export(t *RequestTruth) {
+	if x == nil {
+		return
+	}
+	sp := requestSpan(t, x.model, x.epoch)
+	x.mu.Lock()
+	full := len(x.pending) >= spanQueue
+	if !full {
+		x.pending = append(x.pending, sp)
+	}
+	n := len(x.pending)
+	x.mu.Unlock()
+	if full {
+		x.Dropped.Add(1)
+		return
+	}
+	if n >= spanBatch {
+		select {
+		case x.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func (x *spanExporter) loop() {
+	defer close(x.stopped)
+	tick := time.NewTicker(spanInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-x.done:
+			x.flush()
+			return
+		case <-tick.C:
+		case <-x.kick:
+		}
+		x.flush()
+	}
+}
+
+// flush sends everything pending, spanBatch spans an export.
+func (x *spanExporter) flush() {
+	for {
+		x.mu.Lock()
+		n := min(len(x.pending), spanBatch)
+		batch := append([]*tracepb.Span(nil), x.pending[:n]...)
+		x.pending = x.pending[n:]
+		x.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		if err := x.post(batch); err != nil {
+			x.Failed.Add(int64(n))
+			x.lastErr.Store(err.Error())
+			continue
+		}
+		x.Exported.Add(int64(n))
+	}
+}
+
+func (x *spanExporter) post(spans []*tracepb.Span) error {
+	req := &coltracepb.ExportTraceServiceRequest{ResourceSpans: []*tracepb.ResourceSpans{{
+		Resource:   &resourcepb.Resource{Attributes: []*commonpb.KeyValue{strAttr("service.name", "llmbench-sim")}},
+		ScopeSpans: []*tracepb.ScopeSpans{{Scope: &commonpb.InstrumentationScope{Name: spanScope}, Spans: spans}},
+	}}}
+	body, err := proto.Marshal(req)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, x.url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	hreq.Header.Set("Content-Type", "application/x-protobuf")
+	resp, err := x.http.Do(hreq)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("otlp export: %s", resp.Status)
+	}
+	return nil
+}
+
+// close sends what is pending and stops; it says what was lost.
+func (x *spanExporter) close() error {
+	if x == nil {
+		return nil
+	}
+	close(x.done)
+	<-x.stopped
+	if f := x.Failed.Load(); f > 0 {
+		msg, _ := x.lastErr.Load().(string)
+		return fmt.Errorf("otlp: %d spans not exported: %s", f, msg)
+	}
+	if d := x.Dropped.Load(); d > 0 {
+		return fmt.Errorf("otlp: %d spans dropped (queue full)", d)
+	}
+	return nil
+}
+
+// requestSpan is vLLM's llm_request span for t, timed from the engine's
+// truth (the clock offsets turned into wall time at the engine's epoch):
+//
+//	time_in_queue          = QueueLeave − QueueEnter   (scheduled_ts − queued_ts)
+//	time_in_model_prefill  = PrefillEnd − QueueLeave   (first_token_ts − scheduled_ts)
+//	time_in_model_decode   = DecodeEnd − PrefillEnd    (last_token_ts − first_token_ts)
+//	time_in_model_inference= DecodeEnd − QueueLeave    (last_token_ts − scheduled_ts)
+//	time_to_first_token    = PrefillEnd − Arrival      (first_token_ts − arrival_time)
+//	e2e                    = DecodeEnd − Arrival       (the finishing iteration − arrival_time)
+//
+// The span starts at Arrival and ends at Arrival + e2e, as vLLM's does
+// (start_time=arrival, ended when the finished output is processed).
+func requestSpan(t *RequestTruth, model string, epoch time.Time) *tracepb.Span {
+	traceID, parent := parseTraceparent(t.Traceparent)
+	if traceID == nil {
+		// No traceparent: a root span in a trace of its own, as vLLM's.
+		sum := sha256.Sum256([]byte("llmbench-sim\x00" + t.ChunkID + "\x00" + epoch.String()))
+		traceID = sum[:16]
+	}
+	sum := sha256.Sum256(append(append([]byte(nil), traceID...), t.ChunkID...))
+	last := t.DecodeEnd
+	if last == 0 {
+		last = t.PrefillEnd
+	}
+	start := epoch.Add(t.Arrival).UnixNano()
+	sec := func(d time.Duration) float64 { return max(d, 0).Seconds() }
+	attrs := []*commonpb.KeyValue{
+		strAttr(AttrResponseModel, model),
+		strAttr(AttrRequestID, t.ChunkID),
+		intAttr(AttrRequestMaxTokens, t.MaxTokens),
+		intAttr(AttrRequestN, max(t.Choices, 1)),
+		intAttr(AttrUsagePromptTokens, t.PromptTokens),
+		intAttr(AttrUsageCompletionToks, t.GeneratedTokens),
+		floatAttr(AttrTimeToFirstToken, sec(t.PrefillEnd-t.Arrival)),
+		floatAttr(AttrE2E, sec(last-t.Arrival)),
+		floatAttr(AttrTimeInQueue, sec(t.QueueLeave-t.QueueEnter)),
+		floatAttr(AttrTimeInPrefill, sec(t.PrefillEnd-t.QueueLeave)),
+		floatAttr(AttrTimeInDecode, sec(last-t.PrefillEnd)),
+		floatAttr(AttrTimeInInference, sec(last-t.QueueLeave)),
+	}
+	return &tracepb.Span{
+		TraceId: traceID, SpanId: sum[:8], ParentSpanId: parent,
+		Name: SpanLLMRequest, Kind: tracepb.Span_SPAN_KIND_SERVER,
+		StartTimeUnixNano: uint64(start), EndTimeUnixNano: uint64(start + int64(max(last-t.Arrival, 0))),
+		Attributes: attrs,
+	}
+}
+
+// parseTraceparent reads a W3C traceparent ("00-<32 hex>-<16 hex>-<2 hex>");
+// nil ids for anything else, as an OTel propagator ignores a bad header.
+func parseTraceparent(v string) (traceID, spanID []byte) {
+	if len(v) < 55 || v[2] != '-' || v[35] != '-' || v[52] != '-' || v[:2] == "ff" {
+		return nil, nil
+	}
+	tid, err1 := hex.DecodeString(v[3:35])
+	sid, err2 := hex.DecodeString(v[36:52])
+	if err1 != nil || err2 != nil || binary.BigEndian.Uint64(tid[:8])|binary.BigEndian.Uint64(tid[8:]) == 0 || binary.BigEndian.Uint64(sid) == 0 {
+		return nil, nil
+	}
+	return tid, sid
+}
+
+func strAttr(k, v string) *commonpb.KeyValue {
+	return &commonpb.KeyValue{Key: k, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v}}}
+}
+
+func intAttr(k string, v int) *commonpb.KeyValue {
+	return &commonpb.KeyValue{Key: k, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: int64(v)}}}
+}
+
+func floatAttr(k string, v float64) *commonpb.KeyValue {
+	return &commonpb.KeyValue{Key: k, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_DoubleValue{DoubleValue: v}}}
+}
+
+// Epoch is the wall time of the engine clock's zero: RequestTruth's offsets
+// are time after it, and the spans' wall times are Epoch plus those.
+func (e *Engine) Epoch() time.Time { return e.epoch }
