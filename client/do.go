@@ -478,13 +478,8 @@ func (cl *call) event(dec *chunkDecoder, ev *sseEvent, at time.Duration, tail bo
 	}
 	v, err := dec.decode(ev.data)
 	switch {
-	case err != nil && tail:
-		return false
 	case err != nil:
-		rec.End = at
-		rec.ErrorClass = ErrMalformedChunk
-		rec.Error = fmt.Sprintf("chunk %d: %v: %.200q", len(rec.Chunks), err, ev.data)
-		return true
+		return cl.undecodable("chunk", err, ev, at, tail)
 	case v.err != nil:
 		rec.End = at
 		cl.errorEvent(v.err, cancel)
@@ -497,6 +492,22 @@ func (cl *call) event(dec *chunkDecoder, ev *sseEvent, at time.Duration, tail bo
 		cl.armLinger(cancel)
 	}
 	return false
+}
+
+// undecodable handles an event whose JSON did not decode (what, "chunk" or
+// "event", names it in the error) and reports whether the record is
+// settled: a body's last event cut short (tail) is ignored, the stream
+// being cut (decision 0209); any other fails the request as malformed.
+// Every kind's event path ends here.
+func (cl *call) undecodable(what string, err error, ev *sseEvent, at time.Duration, tail bool) bool {
+	if tail {
+		return false
+	}
+	rec := cl.rec
+	rec.End = at
+	rec.ErrorClass = ErrMalformedChunk
+	rec.Error = fmt.Sprintf("%s %d: %v: %.200q", what, len(rec.Chunks), err, ev.data)
+	return true
 }
 
 // isDone reports the [DONE] marker, white space around it allowed (as

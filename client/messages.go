@@ -427,13 +427,8 @@ func (cl *call) messagesEvent(dec *chunkDecoder, ev *sseEvent, at time.Duration,
 	}
 	m, err := dec.decodeMessages(ev.data)
 	switch {
-	case err != nil && tail:
-		return false
 	case err != nil:
-		rec.End = at
-		rec.ErrorClass = ErrMalformedChunk
-		rec.Error = fmt.Sprintf("event %d: %v: %.200q", len(rec.Chunks), err, ev.data)
-		return true
+		return cl.undecodable("event", err, ev, at, tail)
 	case m.v.err != nil:
 		rec.End = at
 		cl.errorEvent(m.v.err, cancel)

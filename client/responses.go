@@ -125,13 +125,8 @@ func (cl *call) responsesEvent(dec *chunkDecoder, ev *sseEvent, at time.Duration
 	}
 	v, err := dec.respDecode(ev.data, false)
 	switch {
-	case err != nil && tail:
-		return false
 	case err != nil:
-		rec.End = at
-		rec.ErrorClass = ErrMalformedChunk
-		rec.Error = fmt.Sprintf("event %d: %v: %.200q", len(rec.Chunks), err, ev.data)
-		return true
+		return cl.undecodable("event", err, ev, at, tail)
 	}
 	if !v.hasTyp {
 		v.typ = classifyResp(ev.typ)
