@@ -32,15 +32,17 @@ type driving struct {
 	decisions   *decisions     // the search stage (nil: nothing to decide)
 	stall       time.Duration  // workload.stall_timeout (0: none)
 	between     *betweenPhases // cache resets and GPU telemetry at phase boundaries
+	images      *imageBank     // the plan's images, encoded ahead (nil: none)
 }
 
 // driven is what the drive stage left.
 type driven struct {
-	result    workload.Result
-	runErr    error          // the driver's
-	recordErr error          // the sinks': the first that failed, and every Close error
-	self      selfmon.Report // the client's look at itself over the load
-	quietGC   bool           // the quiet collector ran the load (0004)
+	result       workload.Result
+	runErr       error          // the driver's
+	recordErr    error          // the sinks': the first that failed, and every Close error
+	self         selfmon.Report // the client's look at itself over the load
+	quietGC      bool           // the quiet collector ran the load (0004)
+	imagesAtSend int            // images encoded as their request went out (past the bank)
 }
 
 // drive is the drive stage: it starts the outputs' consumer and the scrapers,
@@ -58,7 +60,7 @@ func drive(ctx context.Context, cfg Config, sys IO, s driving) (driven, error) {
 	phases.onStart = s.outs.phaseStarted
 	phases.between = s.between
 	driver := &workload.Driver{Plan: s.plan, Start: s.start, OnPhase: phases.onPhase,
-		Sender: newSender(s.client, s.minTokens, s.outs, phases, s.outs.records)}
+		Sender: newSender(s.client, s.minTokens, s.images, s.outs, phases, s.outs.records)}
 	phases.decisions = s.decisions
 	s.decisions.attach(driver)
 
@@ -73,6 +75,7 @@ func drive(ctx context.Context, cfg Config, sys IO, s driving) (driven, error) {
 	s.decisions.finish() // a probe the run cut short: its verdict on what it finished
 	restoreGC()
 	d.quietGC = quietGC
+	d.imagesAtSend = s.images.encodedAtSend()
 	d.recordErr = errors.Join(m.stop(), s.between.stop())
 	return d, err
 }
@@ -147,10 +150,10 @@ func (m *measuring) stop() error {
 // observers told as it goes out and comes back, its record to the sinks.
 // It tells the driver each outcome, for abort conditions and automatic
 // sweeps.
-func newSender(cl *client.Client, minTokens bool, obs RequestObserver, phases *phaseBook, records chan<- client.Record) workload.OutcomeSenderFunc {
+func newSender(cl *client.Client, minTokens bool, images *imageBank, obs RequestObserver, phases *phaseBook, records chan<- client.Record) workload.OutcomeSenderFunc {
 	return workload.OutcomeSenderFunc(func(ctx context.Context, r workload.Request) workload.Outcome {
 		obs.Begin()
-		record, reply := send(ctx, cl, r, minTokens)
+		record, reply := send(ctx, cl, r, minTokens, images)
 		obs.End()
 		phases.finished(&record)
 		records <- record // the consumer drains until close: never lost, never stuck
@@ -171,13 +174,14 @@ func takesMinTokens(dialect string) bool {
 	return err == nil && f.Lengths.MinTokens
 }
 
-// clientRequest is the client's view of a planned request; with minTokens,
-// a request that must run to max_tokens asks for it as its minimum too.
-func clientRequest(r workload.Request, minTokens bool) client.Request {
+// clientRequest is the client's view of a planned request, its images' data
+// URLs from images; with minTokens, a request that must run to max_tokens
+// asks for it as its minimum too.
+func clientRequest(r workload.Request, minTokens bool, images *imageBank) client.Request {
 	if minTokens && r.IgnoreEOS && r.MinTokens == 0 {
 		r.MinTokens = r.MaxTokens
 	}
-	return client.Request{ID: r.ID, Index: r.Index, Phase: r.Phase, Intended: r.Intended, Messages: clientMessages(r.Messages),
+	return client.Request{ID: r.ID, Index: r.Index, Phase: r.Phase, Intended: r.Intended, Messages: clientMessages(r.Messages, images),
 		PromptTokens: r.PromptTokens, MaxTokens: r.MaxTokens, MinTokens: r.MinTokens, IgnoreEOS: r.IgnoreEOS,
 		Session: r.Session}
 }

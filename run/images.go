@@ -12,10 +12,10 @@ import (
 	"github.com/llmbench-org/llmbench/workload"
 )
 
-// clientMessages is the client's view of planned messages: each image made
-// into the data URL it is sent as, here, when its request goes out (a plan
-// names images, it does not hold their bytes: decision 1500).
-func clientMessages(msgs []workload.Message) []client.Message {
+// clientMessages is the client's view of planned messages: each image as
+// the data URL it is sent as, made ahead in images or now (a plan names
+// images, it does not hold their bytes: decisions 1500, 1503).
+func clientMessages(msgs []workload.Message, images *imageBank) []client.Message {
 	out := make([]client.Message, len(msgs))
 	for i, m := range msgs {
 		out[i] = clientMessage(m) // session.go: tool calls and their answers
@@ -24,10 +24,7 @@ func clientMessages(msgs []workload.Message) []client.Message {
 		}
 		out[i].ImageURLs = make([]string, len(m.Images))
 		for k, im := range m.Images {
-			// A validated scenario's images always encode; were one not
-			// to, its empty URL makes the engine refuse the request, and
-			// the record shows it.
-			out[i].ImageURLs[k], _ = im.DataURL()
+			out[i].ImageURLs[k] = images.dataURL(im)
 		}
 	}
 	return out

@@ -10,6 +10,7 @@ import (
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/internal/quiet"
+	"github.com/llmbench-org/llmbench/internal/race"
 	"github.com/llmbench-org/llmbench/internal/testkit"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/rundir"
@@ -22,23 +23,27 @@ import (
 // tokens are the engine's (text target + image tokens, exactly), the
 // summary's image tokens are the truth's sum and the text alone shows no
 // prompt error, and TTFT agrees with the engine's, both measured from the
-// body's last byte, within p50 1 ms and p99 15 ms (chat's bound is 0.5 and
-// 2 ms: see the check; a miss on a busy machine is run again, quiet.Retry).
+// body's last byte, within chat's bound (TestRunAgainstGroundTruth: p50
+// 0.5 ms, p99 2 ms; a miss on a busy machine is run again, and up to two
+// on a quiet one, quiet.Retry).
+//
+// Not parallel, neither the test nor its two examples: a bound on the
+// client's timestamps holds only while nothing else runs in this process
+// (quiet.Retry sees other processes, not this one's other tests; run in
+// parallel with them it missed by 21 ms on a quiet CI machine).
 func TestImageExamples(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs two examples against the built-in engine")
 	}
-	t.Parallel()
 	dir := testkit.ExampleFiles(t)
 	for _, name := range []string{"vision.yaml", "azure-multimodal.yaml"} {
 		t.Run(name, func(t *testing.T) {
-			t.Parallel()
 			path := filepath.Join(dir, name)
 			_, plan, err := Load(path, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			quiet.Retry{Within: 45 * time.Second, Children: true}.Run(t, func(int) []string {
+			quiet.Retry{Within: 45 * time.Second, Children: true, QuietMisses: 2}.Run(t, func(attempt int) []string {
 				quiet.Busy(t)
 				cio, _, stderr := testIO(nil)
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -106,17 +111,18 @@ func TestImageExamples(t *testing.T) {
 				// |·|, as TestRunAgainstGroundTruth: either side may be first.
 				p50, p99 := quantileAbs(dTTFT, 0.5), quantileAbs(dTTFT, 0.99)
 				var misses []string
-				// Not yet chat's bound (p50 0.5 ms, p99 2 ms): on a quiet
-				// 2-core machine image requests agree to p50 0.2–0.55 ms but
-				// p99 3–9 ms, either side late by up to 7 ms, because the
-				// client draws and encodes each request's images and
-				// marshals megabytes of JSON on its own cores while it
-				// timestamps other streams (encoding them ahead of their
-				// send time is not built yet: decision 1500). These bounds
-				// hold what is measured now and still catch a systematic
-				// error (an image's encoding or upload counted in TTFT).
-				if p50 > time.Millisecond || p99 > 15*time.Millisecond {
-					misses = append(misses, fmt.Sprintf("|client TTFT − engine TTFT|: p50 %v, p99 %v; want within 1 ms and 15 ms (signed %s)", p50, p99, signedSpread(dTTFT)))
+				// Chat's bound: the images are encoded ahead of the load
+				// (decision 1503), so nothing but the stream is on the
+				// client's cores as it timestamps. Before, each request's
+				// images were drawn and encoded as it went out, and p99 was
+				// 3–9 ms (21 ms beside other tests).
+				got := fmt.Sprintf("|client TTFT − engine TTFT|: p50 %v, p99 %v (signed %s)", p50, p99, signedSpread(dTTFT))
+				t.Logf("attempt %d: %s", attempt, got)
+				if race.Enabled {
+					return nil // the race detector's own delays: the bounds are not checked
+				}
+				if p50 > 500*time.Microsecond || p99 > 2*time.Millisecond {
+					misses = append(misses, got+"; want within 0.5 ms and 2 ms")
 				}
 				return misses
 			})

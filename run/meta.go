@@ -91,6 +91,7 @@ func settle(meta *runMeta, plan *workload.Plan, d driven, interrupted bool) erro
 			}
 		}
 		m.Client = clientHealth(d.self, d.quietGC)
+		m.Client.ImagesEncodedAtSend = d.imagesAtSend
 		// The run wrote its end: a run directory without it was cut short
 		// (llmbench killed), which its report then says.
 		m.Ended = time.Now()

@@ -21,7 +21,7 @@ func TestClientRequestLengths(t *testing.T) {
 		{"lengths not enforced", workload.Request{MaxTokens: 64}, true, 0},
 		{"the plan's own minimum kept", workload.Request{MaxTokens: 64, MinTokens: 8, IgnoreEOS: true}, true, 8},
 	} {
-		if got := clientRequest(tc.r, tc.minTokens).MinTokens; got != tc.want {
+		if got := clientRequest(tc.r, tc.minTokens, nil).MinTokens; got != tc.want {
 			t.Errorf("%s: min_tokens %d, want %d", tc.name, got, tc.want)
 		}
 	}

@@ -22,8 +22,8 @@ func sessionHeader(sc scenarios.Scenario) string {
 
 // send sends r through the client, with the engine's reply when the plan
 // asks for it.
-func send(ctx context.Context, cl *client.Client, r workload.Request, minTokens bool) (client.Record, *workload.Message) {
-	cr := clientRequest(r, minTokens)
+func send(ctx context.Context, cl *client.Client, r workload.Request, minTokens bool, images *imageBank) (client.Record, *workload.Message) {
+	cr := clientRequest(r, minTokens, images)
 	if !r.KeepReply {
 		return cl.Do(ctx, cr), nil
 	}

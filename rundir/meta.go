@@ -160,6 +160,10 @@ type ClientHealth struct {
 	CPUQuota         *float64 `json:"cpu_quota,omitempty"`
 	ThrottledPeriods int64    `json:"throttled_periods,omitempty"`
 	Throttled_s      float64  `json:"throttled_s,omitempty"`
+	// ImagesEncodedAtSend counts images past the budget of those encoded
+	// ahead of the load: each one's encoding ran on the client's cores as
+	// its request went out (decision 1503).
+	ImagesEncodedAtSend int `json:"images_encoded_at_send,omitempty"`
 }
 
 // DefaultPercentiles are the quantiles reports show unless a run says otherwise.

@@ -35,6 +35,12 @@ type Retry struct {
 	// engine runs apart, in a child process it stops before the attempt
 	// returns, must not take its own engine for a neighbour.
 	Children bool
+	// QuietMisses is how many misses on a quiet machine are run again
+	// before one fails the test (0: the first fails). A tail bound (a p99
+	// of a few hundred requests) can miss once in a while on a quiet
+	// machine from one scheduling hiccup; a systematic error misses every
+	// attempt and still fails.
+	QuietMisses int
 
 	// watch replaces WatchNeighbours in the tests of Retry itself.
 	watch func() (share func() (float64, bool))
@@ -55,6 +61,7 @@ func (r Retry) Run(t testing.TB, attempt func(n int) (misses []string)) {
 		}
 	}
 	until := time.Now().Add(r.Within)
+	quietMissed := 0
 	for n := 1; ; n++ {
 		share := watch()
 		misses := attempt(n)
@@ -80,6 +87,14 @@ func (r Retry) Run(t testing.TB, attempt func(n int) (misses []string)) {
 			return
 		default:
 			t.Logf("attempt %d missed while other processes used %.0f%% of the machine (more than %.0f%%), running again:", n, 100*others, 100*BusyShare)
+			for _, m := range misses {
+				t.Logf("  %s", m)
+			}
+			continue
+		}
+		if quietMissed < r.QuietMisses {
+			quietMissed++
+			t.Logf("attempt %d missed, other processes using %.0f%% of the machine (%s); quiet miss %d of the %d allowed, running again:", n, 100*others, why, quietMissed, r.QuietMisses)
 			for _, m := range misses {
 				t.Logf("  %s", m)
 			}

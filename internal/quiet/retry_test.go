@@ -24,9 +24,10 @@ func (f *failures) Skipf(format string, a ...any) {
 	f.skips = append(f.skips, fmt.Sprintf(format, a...))
 }
 
-// Retry runs an attempt again only when it missed on a busy machine, and
-// fails at the first miss on a quiet one or one the platform cannot
-// measure; a machine busy past Within leaves the check inconclusive.
+// Retry runs an attempt again only when it missed on a busy machine (or on a
+// quiet one, QuietMisses times), and fails at the first miss on a quiet one
+// past those or one the platform cannot measure; a machine busy past Within
+// leaves the check inconclusive.
 func TestRetry(t *testing.T) {
 	t.Parallel()
 	type sample struct {
@@ -37,26 +38,29 @@ func TestRetry(t *testing.T) {
 	tests := []struct {
 		name     string
 		within   time.Duration
+		quietOK  int      // QuietMisses
 		machine  []sample // per attempt
 		passesAt int      // the attempt that passes (0: none)
 		attempts int
 		fails    bool
 		skipped  bool // inconclusive
 	}{
-		{"passes at once", time.Minute, []sample{quiet}, 1, 1, false, false},
-		{"missed while busy, then passed", time.Minute, []sample{busy, busy, quiet}, 3, 3, false, false},
-		{"missed on a quiet machine", time.Minute, []sample{quiet, busy}, 0, 1, true, false},
-		{"missed while busy, then on a quiet machine", time.Minute, []sample{busy, quiet, quiet}, 0, 2, true, false},
-		{"missed, the machine not measured", time.Minute, []sample{unmeasured, quiet}, 0, 1, true, false},
-		{"busy past the bound: inconclusive", 0, []sample{busy, busy}, 0, 1, false, true},
-		{"exactly BusyShare counts as quiet", time.Minute, []sample{{BusyShare, true}, busy}, 0, 1, true, false},
+		{"passes at once", time.Minute, 0, []sample{quiet}, 1, 1, false, false},
+		{"missed while busy, then passed", time.Minute, 0, []sample{busy, busy, quiet}, 3, 3, false, false},
+		{"missed on a quiet machine", time.Minute, 0, []sample{quiet, busy}, 0, 1, true, false},
+		{"missed while busy, then on a quiet machine", time.Minute, 0, []sample{busy, quiet, quiet}, 0, 2, true, false},
+		{"missed, the machine not measured", time.Minute, 0, []sample{unmeasured, quiet}, 0, 1, true, false},
+		{"busy past the bound: inconclusive", 0, 0, []sample{busy, busy}, 0, 1, false, true},
+		{"a quiet miss allowed, then passed", time.Minute, 1, []sample{quiet, quiet}, 2, 2, false, false},
+		{"quiet misses past those allowed", time.Minute, 2, []sample{quiet, busy, quiet, quiet}, 0, 4, true, false},
+		{"exactly BusyShare counts as quiet", time.Minute, 0, []sample{{BusyShare, true}, busy}, 0, 1, true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			f := &failures{}
 			watched := 0
-			r := Retry{Within: tt.within, watch: func() func() (float64, bool) {
+			r := Retry{Within: tt.within, QuietMisses: tt.quietOK, watch: func() func() (float64, bool) {
 				s := tt.machine[watched]
 				watched++
 				return func() (float64, bool) { return s.others, s.measured }
