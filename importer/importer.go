@@ -74,6 +74,8 @@ func Import(name string, args []string) (Result, error) {
 			return Result{}, fmt.Errorf("%s: %w", t.command, err)
 		}
 		dropped = append(dropped, notes...)
+	} else {
+		dropped = append(dropped, d.notes...) // a finish returns them with its own
 	}
 	doc, notes := d.scenario(name)
 	dropped = append(dropped, notes...)

@@ -146,6 +146,15 @@ func TestImportVLLM(t *testing.T) {
 					t.Errorf("slo = %+v", sc.SLO)
 				}
 			}},
+		{name: "an extra body with members llmbench sets itself",
+			args:    []string{"--extra-body", `{"max_tokens":64,"ignore_eos":true,"model":"x","max_output_tokens":9,"top_p":0.9}`},
+			want:    func(l *loaded) { l.output, l.ignoreEOS = "64", true },
+			dropped: []string{"--extra-body max_output_tokens:9", "--extra-body model:x"},
+			check: func(t *testing.T, sc scenarios.Scenario) {
+				if b := sc.Request.ExtraBody; len(b) != 1 || b["top_p"] != 0.9 {
+					t.Errorf("extra_body = %v, want only top_p", b)
+				}
+			}},
 	})
 }
 

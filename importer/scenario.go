@@ -5,9 +5,11 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/llmbench-org/llmbench/endpoints"
+	"github.com/llmbench-org/llmbench/scenarios"
 )
 
 // draft is what a tool's command line says, in the tool's own terms, with
@@ -370,17 +373,19 @@ func literalMap(m map[string]string) map[string]string {
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
-// jsonObject reads a JSON object option (--extra-body) into d's extra body.
+// jsonObject reads a JSON object option (--extra-body) into d's request
+// body, member by member as bodyMember takes them: a member llmbench sets
+// itself becomes the scenario's setting or a note, never an extra_body the
+// scenario would refuse.
 func jsonObject(d *draft, vals []string) error {
 	var m map[string]any
 	if err := json.Unmarshal([]byte(vals[0]), &m); err != nil {
 		return fmt.Errorf("want a JSON object: %w", err)
 	}
-	if d.extraBody == nil {
-		d.extraBody = map[string]any{}
-	}
-	for k, v := range m {
-		d.extraBody[k] = v
+	for _, k := range slices.Sorted(maps.Keys(m)) { // the notes in one order
+		if err := d.bodyMember("--extra-body", k, m[k]); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -441,6 +446,10 @@ func (d *draft) bodyMember(opt, k string, v any) error {
 		d.notes = append(d.notes, Dropped{Option: fmt.Sprintf("%s %s:%v", opt, k, v),
 			Why: "llmbench sets " + k + " itself (min_tokens: the output length, with workload.ignore_eos)"})
 	default:
+		if why, ok := scenarios.ReservedBodyMember(k); ok {
+			d.notes = append(d.notes, Dropped{Option: fmt.Sprintf("%s %s:%v", opt, k, v), Why: "llmbench sets " + k + " itself: " + why})
+			return nil
+		}
 		if d.extraBody == nil {
 			d.extraBody = map[string]any{}
 		}

@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"fmt"
-	"maps"
 	"math"
 	"net/url"
 	"regexp"
@@ -457,24 +456,33 @@ var reservedBody = map[string]string{
 	"max_output_tokens": "the plan sets it from workload.output_tokens",
 }
 
+// ReservedBodyMember says whether llmbench sets the body member k itself
+// (request.extra_body may not), and why: the plan's and the run's fields,
+// every endpoint's input member and every engine family's id field.
+func ReservedBodyMember(k string) (why string, ok bool) {
+	if why, ok := reservedBody[k]; ok {
+		return why, true
+	}
+	for _, ep := range endpoints.All() {
+		if ep.Reserved == k {
+			return "the dataset makes it", true
+		}
+	}
+	for _, f := range engines.All() {
+		if f.IDs.BodyField != "" && f.IDs.BodyField == k {
+			return "llmbench sends each request's id", true
+		}
+	}
+	return "", false
+}
+
 func (r *Request) validate(d *decoder) {
 	// "" is chat, left unsaid in the resolved scenario.
 	if r.Endpoint != "" && !slices.Contains(endpoints.Names(), r.Endpoint) {
 		d.failf("request.endpoint", "want %s, got %q", orList(endpoints.Names()), r.Endpoint)
 	}
-	reserved := maps.Clone(reservedBody)
-	for _, ep := range endpoints.All() {
-		if _, ok := reserved[ep.Reserved]; !ok {
-			reserved[ep.Reserved] = "the dataset makes it"
-		}
-	}
-	for _, f := range engines.All() {
-		if f.IDs.BodyField != "" {
-			reserved[f.IDs.BodyField] = "llmbench sends each request's id"
-		}
-	}
 	for k := range r.ExtraBody {
-		if why, ok := reserved[k]; ok {
+		if why, ok := ReservedBodyMember(k); ok {
 			d.failf(joinPath("request.extra_body", k), "llmbench sets %s itself: %s", k, why)
 		}
 	}
