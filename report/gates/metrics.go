@@ -308,6 +308,8 @@ func buildVocabulary() map[string]metric {
 	v.clientTokens()
 	v.clientLatencies()
 	v.clientEndpoints() // endpoints.go
+	v.sessionMetrics()  // sessions.go
+	v.imageMetrics()    // images.go
 	v.serverHistograms()
 	v.serverCounters()
 	v.serverGauges()
