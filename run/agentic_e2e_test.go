@@ -32,6 +32,7 @@ func TestAgenticReplaySessions(t *testing.T) {
 	}{
 		{"agentic-trace.yaml", "agentic-weka.jsonl", 10},
 		{"agentic-copilot.yaml", "agentic-copilot.jsonl", 8},
+		{"agentic-copilot-azure.yaml", "agentic-copilot-azure.jsonl", 8}, // the published schema
 	} {
 		t.Run(tc.example, func(t *testing.T) {
 			src, err := os.ReadFile(filepath.Join("..", "scenarios", tc.example))
