@@ -122,6 +122,7 @@ func optionalSegments(p Progress) []string {
 	if p.TTFT.N > 0 {
 		out = append(out, "TTFT "+liveQuantiles(p.Percentiles, p.TTFT))
 	}
+	out = append(out, agenticSegments(p)...) // sessions.go
 	if p.HasGoodput {
 		g := fmt.Sprintf("goodput %.1f req/s (%.0f%%", p.GoodputPerSec, 100*p.GoodFraction)
 		if p.Unmeasured > 0 {

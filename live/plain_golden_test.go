@@ -16,7 +16,8 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // plainRun is the looks of a short run as the plain view meets them: the
 // first look before any request finished, steady looks with the engine's
-// gauges, a warning that appears and stays, an outage, and the last look.
+// gauges, a warning that appears and stays, an outage, the last look,
+// then an agentic replay's with its sessions and images.
 func plainRun() []Progress {
 	pct := []float64{50, 90, 99}
 	q := func(a, b, c time.Duration) Quantiles { return Quantiles{N: 40, Values: []time.Duration{a, b, c}} }
@@ -39,6 +40,12 @@ func plainRun() []Progress {
 		{Elapsed: 20800 * time.Millisecond, Sent: 449, OK: 444, Failed: 5, RequestsPerSec: 21.3, OutputTokensPerSec: 2292.7,
 			Percentiles: pct, TTFT: q(18700*time.Microsecond, 25*msec, 94600*time.Microsecond), Server: server, ScrapeFailures: 1,
 			HasGoodput: true, GoodputPerSec: 20.9, GoodFraction: 0.98, Findings: []reconcile.Finding{info, warn}},
+		// An agentic replay with images: the window's sessions' prefix
+		// cache and its images (sessions.go).
+		{Elapsed: 22800 * time.Millisecond, Sent: 470, InFlight: 3, OK: 465, Failed: 5, RequestsPerSec: 2.1, OutputTokensPerSec: 210.4,
+			Percentiles: pct, TTFT: q(38*msec, 52*msec, 120*msec), Server: server, Findings: []reconcile.Finding{info},
+			Sessions: SessionsLive{Sessions: 3, HitRateP50: 0.62, HitRateMin: 0.4, OverallRate: 0.63},
+			Images:   ImagesLive{Images: 20, PerSec: 2, TokensPerImage: 326}},
 	}
 }
 

@@ -65,6 +65,10 @@ type Progress struct {
 	// Pooling is the window's pooling requests (embeddings, rerank): their
 	// inputs and input tokens per second (pooling.go).
 	Pooling PoolingLive
+	// Sessions and Images are the window's per-session prefix-cache hit
+	// rates (an agentic replay) and its images (sessions.go).
+	Sessions SessionsLive
+	Images   ImagesLive
 
 	Server ServerLive
 	// Engine is the engine's own latency over the window, from its
@@ -176,6 +180,7 @@ type liveEvent struct {
 	good    bool          // within the rundir.SLO
 	unmeas  bool          // could not be measured against the rundir.SLO
 	pooled  pooledEvent   // a pooling request's inputs (pooling.go)
+	agentic agenticEvent  // its session's and images' counts (sessions.go)
 }
 
 func newWindow(span time.Duration) window {
@@ -215,6 +220,7 @@ func (w *window) addRecord(r *client.Record, now time.Duration) {
 		ev.good, ev.unmeas = w.slo.Judge(r)
 	}
 	ev.pooled = pooledOf(r)
+	ev.agentic = agenticOf(r)
 	w.events = append(w.events, ev)
 	w.trim(now)
 }
@@ -310,6 +316,8 @@ func (w *window) progress(now time.Duration) Progress {
 		}
 	}
 	p.Pooling = pooledRates(w.events, span) // pooling.go
+
+	p.Sessions, p.Images = agenticRates(w.events, span) // sessions.go
 	p.Engine = w.engineLatencies(now, w.percentiles)
 	p.TTFT, p.TTFC, p.ITLMean, p.E2E = quantilesOf(ttft, w.percentiles), quantilesOf(ttfc, w.percentiles), quantilesOf(itl, w.percentiles), quantilesOf(e2e, w.percentiles)
 	return p

@@ -47,8 +47,12 @@ func (g *imageTally) summary() *ImageTokens {
 }
 
 // imagesNote is the text report's line on images ("" without any).
-func imagesNote(t TokenCounts) string {
-	im := t.Images
+func imagesNote(t TokenCounts) string { return t.Images.String() }
+
+// String is the images in one line for the reports ("" for none): "images:
+// 8 in 4 requests; the engine charged 2608 prompt tokens beyond their
+// text's 392 (326.0 per image)".
+func (im *ImageTokens) String() string {
 	if im == nil {
 		return ""
 	}

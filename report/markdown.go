@@ -58,7 +58,7 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 	if n := outputShortWarning(c.Tokens); n != "" {
 		warnings = append(warnings, "**Warning**: "+mdText(n)+".")
 	}
-	for _, n := range []string{contextNote(c.Tokens), promptNote(c.Tokens), streamsNote(s.Health)} {
+	for _, n := range []string{contextNote(c.Tokens), promptNote(c.Tokens), imagesNote(c.Tokens), s.Sessions.String(), streamsNote(s.Health)} {
 		if n != "" {
 			warnings = append(warnings, mdText(upperFirst(n))+".")
 		}

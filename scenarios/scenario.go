@@ -404,7 +404,7 @@ const (
 	// Agentic traces: sessions of calls replayed with the engine's own
 	// replies threaded back (docs/decisions/1600-agentic-trace-replay.md).
 	TraceWeka    = "weka"    // JSON per session (AgentX/Weka): requests of type n/s/subagent, t, in, out, hash_ids
-	TraceCopilot = "copilot" // JSONL, a session a line: turns, llm_calls, tool_batch, parent_session_id
+	TraceCopilot = "copilot" // JSONL, a session a line: the published Copilot traces (tokens, tool_batches) or llmbench's rendering (tool_batch, parent_session_id)
 	// TraceAzureMultimodal is the Azure LMM inference trace 2025 (CSV:
 	// TIMESTAMP, NumImages, ContextTokens, GeneratedTokens).
 	TraceAzureMultimodal = "azure_multimodal"

@@ -40,6 +40,8 @@ type copilotTurn struct {
 	TurnID     string        `json:"turn_id"`
 	UserTokens *int          `json:"user_tokens"`
 	LLMCalls   []copilotCall `json:"llm_calls"`
+	// ToolBatches: the published schema (agentic_copilot_published.go).
+	ToolBatches []copilotToolBatch `json:"tool_batches"`
 }
 
 type copilotCall struct {
@@ -50,6 +52,12 @@ type copilotCall struct {
 	OutputTokens *int          `json:"output_tokens"`
 	CachedTokens *int          `json:"cached_tokens"`
 	ToolBatch    *copilotBatch `json:"tool_batch"`
+	// The published schema's names (agentic_copilot_published.go).
+	MessageID  string           `json:"message_id"`
+	Timestamp  *copilotTime     `json:"timestamp"`
+	DurationMS *float64         `json:"duration_ms"`
+	Tokens     *copilotTokens   `json:"tokens"`
+	Metadata   []copilotSegment `json:"message_metadata"`
 }
 
 type copilotBatch struct {
@@ -69,7 +77,13 @@ func (t *copilotTime) UnmarshalJSON(b []byte) error {
 		if err := json.Unmarshal(b, &s); err != nil {
 			return err
 		}
-		at, err := time.Parse(time.RFC3339Nano, s)
+		var at time.Time
+		err := fmt.Errorf("no layout")
+		for _, layout := range copilotTimeLayouts { // agentic_copilot_published.go
+			if at, err = time.Parse(layout, s); err == nil {
+				break
+			}
+		}
 		if err != nil || at.Year() < 1970 || at.Year() > 2200 {
 			return fmt.Errorf("want an RFC 3339 time from 1970 to 2200 or epoch milliseconds, got %q", s)
 		}
@@ -114,6 +128,12 @@ func parseCopilot(name string, r io.Reader) (*agentTrace, error) {
 		}
 		if s.SessionID == "" {
 			return nil, fmt.Errorf("%s:%d: missing \"session_id\"", name, lr.Line())
+		}
+		if empty, err := s.fromPublished(); err != nil || empty { // agentic_copilot_published.go
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: session %q: %w", name, lr.Line(), s.SessionID, err)
+			}
+			continue
 		}
 		if _, dup := index[s.SessionID]; dup {
 			return nil, fmt.Errorf("%s:%d: session %q appears twice", name, lr.Line(), s.SessionID)

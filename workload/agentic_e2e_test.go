@@ -110,7 +110,7 @@ func TestAgenticReplayAgainstTheBuiltInEngine(t *testing.T) {
 	}
 	t.Parallel()
 	quiet.Busy(t)
-	for _, example := range []string{"agentic-trace.yaml", "agentic-copilot.yaml"} {
+	for _, example := range []string{"agentic-trace.yaml", "agentic-copilot.yaml", "agentic-copilot-azure.yaml"} {
 		t.Run(example, func(t *testing.T) {
 			sc := exampleScenario(t, example)
 			sc.Workload.Trace.TimeScale = 0.02

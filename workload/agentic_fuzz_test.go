@@ -24,6 +24,8 @@ func FuzzParseAgentic(f *testing.F) {
 	f.Add([]byte(`{"id":"a","requests":[{"t":0,"type":"n","in":3,"out":1},{"t":1,"type":"subagent","agent_id":"x","requests":[{"t":1,"type":"s","in":2,"out":1}]},{"t":2,"type":"n","in":1,"out":1}]}`))
 	f.Add([]byte(`{"session_id":"p","turns":[{"llm_calls":[{"call_id":"c","start_time":0,"end_time":5,"input_tokens":4,"output_tokens":1,"tool_batch":{"tools":[{"result_tokens":2}]}},{"start_time":9,"end_time":9,"input_tokens":2,"output_tokens":1}]}]}
 {"session_id":"k","parent_session_id":"p","parent_call_id":"c","turns":[{"user_tokens":1,"llm_calls":[{"start_time":6,"end_time":7,"input_tokens":1,"output_tokens":1}]}]}`))
+	// The published Copilot schema (agentic_copilot_published.go).
+	f.Add([]byte(`{"session_id":"a","turns":[{"llm_calls":[{"message_id":"m","timestamp":"2026-06-01T10:00:00.0000000","duration_ms":5,"tokens":{"prompt":4,"completion":1},"message_metadata":[{"role":"system","token_len":2}]},{"timestamp":"2026-06-01T10:00:01Z","tokens":{}},{"timestamp":"2026-06-01T10:00:02Z","tokens":{"prompt":7,"completion":1,"cached":4}}],"tool_batches":[{"request_id":"m","function_calls":[{"name":"x"},{"name":"y"}]}]}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, format := range []string{"weka", "copilot"} {
 			sameWhenStreamed(t, data, func(r io.Reader) (*agentTrace, error) { return parseAgentic(format, r) })

@@ -1,6 +1,7 @@
 package gates
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/llmbench-org/llmbench/endpoints"
@@ -87,4 +88,24 @@ func (v vocabularyBuilder) endpointDist(prefix, what string, side func(*report.S
 				return value(st.get(d))
 			}})
 	}
+}
+
+// notApplicable is why a pooling endpoint's generation latency is no
+// metric ("" for any other name): client.embeddings.ttft.p99 names a TTFT
+// a pooling endpoint never has (nothing is generated), and the gate should
+// say so rather than suggest the nearest name.
+func notApplicable(name string) string {
+	for _, ep := range endpoints.All() {
+		rest, ok := strings.CutPrefix(name, EndpointMetricName(ep.Name)+".")
+		if !ok || !ep.Pooling() {
+			continue
+		}
+		latency, _, _ := strings.Cut(rest, ".")
+		switch latency {
+		case "ttft", "ttfc", "itl", "tpot":
+			return fmt.Sprintf(": %s does not apply to %s (a pooling endpoint generates nothing; its latency is %s.e2e.*)",
+				strings.ToUpper(latency), ep.Name, EndpointMetricName(ep.Name))
+		}
+	}
+	return ""
 }

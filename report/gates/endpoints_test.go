@@ -52,4 +52,11 @@ func TestEndpointMetrics(t *testing.T) {
 			t.Errorf("%s parsed: a latency or a rate that does not apply to the endpoint", bad)
 		}
 	}
+	// A pooling endpoint's generation latency says it does not apply.
+	for _, bad := range []string{"client.embeddings.ttft.p99 < 1s", "client.tei_rerank.itl.mean < 1s", "phase[main].client.rerank.tpot.p50 < 1s"} {
+		_, err := Parse(bad)
+		if err == nil || !strings.Contains(err.Error(), "does not apply to") || !strings.Contains(err.Error(), ".e2e.*") {
+			t.Errorf("%s: %v; want that it does not apply, and the e2e metrics", bad, err)
+		}
+	}
 }

@@ -31,6 +31,8 @@
 //	health.{retries,dropped_arrivals,late_arrivals,scrape_ok,scrape_failures,partial_lines}
 //	health.client.{cpu_utilization,sched_latency_p99,throttled,saturated,gc_cycles}
 //	client.goodput.{requests_per_s,fraction,good}
+//	client.<endpoint>.* (decision 1403)  client.tokens.images.{images,tokens,per_image}
+//	sessions.{count,min_hit_rate,overall_hit_rate}  sessions.hit_rate.{n,mean,p50,...,max}
 //	findings.{info,warn,fail}  run.duration  sweep.capacity  sweep.goodput_peak
 //
 // Any client.* or server.* metric also reads one phase alone, a sweep point

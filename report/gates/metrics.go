@@ -216,6 +216,9 @@ func suggestion(name string) string {
 	if phase, inner, ok := splitPhase(name); ok {
 		prefix, name = phasePrefix+phase+"].", inner
 	}
+	if why := notApplicable(name); why != "" { // endpoints.go
+		return why
+	}
 	names := make([]string, 0, len(vocabulary))
 	for n := range vocabulary {
 		if prefix == "" || perPhase(n) {
@@ -308,6 +311,8 @@ func buildVocabulary() map[string]metric {
 	v.clientTokens()
 	v.clientLatencies()
 	v.clientEndpoints() // endpoints.go
+	v.sessionMetrics()  // sessions.go
+	v.imageMetrics()    // images.go
 	v.serverHistograms()
 	v.serverCounters()
 	v.serverGauges()

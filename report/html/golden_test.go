@@ -32,6 +32,7 @@ func TestGolden(t *testing.T) {
 	}{
 		{"full", goldenRun},
 		{"no-metrics", synth{seed: 7, rateScale: 0.5, stretch: 1, chunks: 4, noMetrics: true}},
+		{"agentic", synth{seed: 9, rateScale: 0.25, stretch: 0.5, chunks: 4, noMetrics: true, agentic: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

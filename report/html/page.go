@@ -76,7 +76,7 @@ func build(in Input) page {
 		Gates:        gatesOf(s.Gates),
 		Health:       healthOf(s.Health),
 		Tiles:        tilesOf(s),
-		Tokens:       tokenFacts(s.Client),
+		Tokens:       append(tokenFacts(s.Client), imageAndSessionFacts(s)...), // sessions.go
 		Latency:      latencyOf(s),
 		Findings:     findingsOf(s.Findings),
 		Phases:       phaseRows(s.Phases),
@@ -278,6 +278,8 @@ func tilesOf(s report.Summary) []tile {
 		{Label: "measured", Value: dur(s.Run.Duration), Sub: fmt.Sprintf("%d phases, %d measured", len(s.Phases), countMeasured(s.Phases))},
 	}
 	tiles = withEndpointTiles(tiles, c) // endpoints.go
+
+	tiles = append(tiles, sessionTiles(s.Sessions)...) // sessions.go
 	if g := c.Goodput; g != nil {
 		t := tile{Label: "goodput", Value: num(g.RequestsPerS), Unit: "req/s",
 			Sub: fmt.Sprintf("%s met %s", pct(g.Fraction), g.SLO)}

@@ -30,6 +30,7 @@ type synth struct {
 	spread    float64 // log-normal noise on TTFT and ITL: scatters the dots
 	service   float64 // requests/s the engine completes at most, before rateScale (0: synthServiceRate)
 	noMetrics bool    // the engine has no /metrics: no scrapes, no boundary snapshots
+	agentic   bool    // requests belong to sessions and some carry images (sessions_test.go)
 }
 
 var synthStart = time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)
@@ -334,6 +335,9 @@ func (s synth) input() Input {
 		for i := range meta.Phases {
 			meta.Phases[i].Before, meta.Phases[i].After = nil, nil
 		}
+	}
+	if s.agentic {
+		withSessionsAndImages(records)
 	}
 	sum := report.Compute(meta, slices.Clone(records), rows, events, 0)
 	return Input{Summary: sum, Records: records, Rows: rows}

@@ -76,6 +76,12 @@ func (m model) render() string {
 	if s := streamsRow(p); s != "" {
 		add(5, label("streams")+s)
 	}
+	if s := sessionsRow(p); s != "" { // sessions.go
+		add(5, label("sessions")+s)
+	}
+	if s := imagesRow(p); s != "" {
+		add(4, label("images")+s)
+	}
 	if len(p.Errors) > 0 {
 		add(6, label("errors")+styleBad.Render(errorClasses(p.Errors)))
 	}

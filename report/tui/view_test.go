@@ -174,6 +174,10 @@ func TestViewGolden(t *testing.T) {
 				Planned: 2 * time.Minute, Phases: []string{"warmup", "steady", "cooldown"}}, nil), 64), tea.WindowSizeMsg{Width: 160, Height: 48}, endMsg{})
 			return m
 		}},
+		{"agentic-80x24", func(t *testing.T) model {
+			m, _ := step(t, fed(t, newModel(quickstart, nil), 30), sampleMsg{agenticProgress(31)}) // sessions_test.go
+			return m
+		}},
 		{"wide-terminal-120x30", func(t *testing.T) model {
 			m, _ := step(t, fed(t, newModel(quickstart, nil), 90), tea.WindowSizeMsg{Width: 120, Height: 30})
 			return m
