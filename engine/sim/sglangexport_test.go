@@ -85,7 +85,7 @@ func TestSGLangExportLines(t *testing.T) {
 			"response_sent_to_client_ts": wall(first), "request_finished_ts": wall(tr.DecodeEnd),
 			"queue_time": (tr.QueueLeave - tr.QueueEnter).Seconds(), "e2e_latency": (tr.DecodeEnd - tr.Arrival).Seconds(),
 			"inference_time": (tr.DecodeEnd - tr.QueueLeave).Seconds(),
-			"prompt_tokens": float64(tr.PromptTokens), "completion_tokens": float64(tr.GeneratedTokens), "cached_tokens": float64(tr.CachedTokens),
+			"prompt_tokens":  float64(tr.PromptTokens), "completion_tokens": float64(tr.GeneratedTokens), "cached_tokens": float64(tr.CachedTokens),
 		} {
 			got, ok := m[k].(float64)
 			if !ok || math.Abs(got-want) > 1e-6 {
