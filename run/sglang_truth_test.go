@@ -11,6 +11,7 @@ import (
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/engine/sim"
 	"github.com/llmbench-org/llmbench/report/timeline"
+	"github.com/llmbench-org/llmbench/scrape/otlp"
 	"github.com/llmbench-org/llmbench/scrape/sglangexport"
 )
 
@@ -137,6 +138,35 @@ func TestSGLangExportAgainstGroundTruth(t *testing.T) {
 	res := timeline.JoinExport(records, log.Records, start)
 	if res.ByRequestID != res.Joined {
 		t.Errorf("%d joined by request id of %d", res.ByRequestID, res.Joined)
+	}
+	checkTimelineTruth(t, res, records, eng, start)
+}
+
+// TestSGLangSpansAgainstGroundTruth: the built-in engine in its SGLang
+// dialect exports SGLang's request spans (a root per request, its stage
+// slices under per-process spans) over OTLP/HTTP; joined by the trace id of
+// the traceparent the client sent, at least 99.9 % of the requests join
+// and every part matches the truth within 1 ms; the stage spans are
+// counted as such, none as foreign.
+func TestSGLangSpansAgainstGroundTruth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives the built-in engine")
+	}
+	const requests = 300
+	recv, err := otlp.Start(otlp.Config{HTTP: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer recv.Close(context.Background())
+	records, eng, start := sglangLoad(t, sim.Config{OTLPTracesEndpoint: recv.HTTPEndpoint()}, requests)
+	if err := recv.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	spans := recv.Spans()
+	res := timeline.Join(records, spans, start)
+	if res.ByTraceID != res.Joined || len(res.SpansUnjoined) != 1 || res.SpansUnjoined[0].Reason != timeline.SpanStage ||
+		res.SpansUnjoined[0].N != len(spans)-requests {
+		t.Errorf("%d spans, %d joined (%d by trace id); unjoined %v", len(spans), res.Joined, res.ByTraceID, res.SpansUnjoined)
 	}
 	checkTimelineTruth(t, res, records, eng, start)
 }

@@ -230,7 +230,7 @@ func New(cfg Config) (*Engine, error) {
 		}
 	}
 	e.handler = e.routes()
-	e.spans = newSpanExporter(cfg.OTLPTracesEndpoint, e.cfg.Model, e.epoch)
+	e.spans = newSpanExporter(cfg.OTLPTracesEndpoint, e.cfg.Model, cfg.Dialect, e.epoch)
 	return e, nil
 }
 
