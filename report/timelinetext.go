@@ -17,7 +17,7 @@ func (t *textRun) serverTimeline(st *ServerTimeline) {
 	if st == nil {
 		return
 	}
-	what, items, _ := st.account()
+	what, items, _ := st.Account()
 	t.ew.Printf("server timeline: %d of %d requests joined %s (%d by trace id, %d by request id; %d %s)\n",
 		st.Joined, st.Records, what, st.ByTraceID, st.ByRequestID, st.Spans, items)
 	tab := textTable{keyCols: 1}
@@ -42,7 +42,7 @@ func timelineFinding(st *ServerTimeline) (Finding, bool) {
 		"records": float64(st.Records), "joined": float64(st.Joined), "join_rate": st.JoinRate, "spans": float64(st.Spans),
 	}}
 	var words []string
-	what, items, one := st.account()
+	what, items, one := st.Account()
 	words = append(words, fmt.Sprintf("%d of %d requests joined %s", st.Joined, st.Records, what))
 	if s := st.Slowest; s != nil {
 		words = append(words, s.Verdict)
@@ -69,9 +69,9 @@ func timelineFinding(st *ServerTimeline) (Finding, bool) {
 	return f, true
 }
 
-// account names where the timeline's engine account came from, its items
+// Account names where the timeline's engine account came from, its items
 // and one of them: "the engine's spans", "spans", "a span".
-func (st *ServerTimeline) account() (what, items, one string) {
+func (st *ServerTimeline) Account() (what, items, one string) {
 	if st.Source == TimelineFromExport {
 		return "SGLang's request export", "export lines", "an export line"
 	}

@@ -39,7 +39,7 @@ func (o *ServeOptions) Bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.Truth, "truth", "", "append per-request ground truth to this JSONL file")
 	fs.StringVar(&o.Steps, "steps-truth", "", "append per-forward-pass ground truth to this JSONL file")
 	fs.StringVar(&o.TraceLog, "trace-log", "", "fastdeploy dialect: write trace_logger.log lines to this file")
-	fs.StringVar(&o.OTLPTracesEndpoint, "otlp-traces-endpoint", "", "export one vLLM llm_request span per request to this OTLP/HTTP protobuf URL (http://host:port/v1/traces)")
+	fs.StringVar(&o.OTLPTracesEndpoint, "otlp-traces-endpoint", "", "export each request's spans (vLLM's llm_request; SGLang's request spans in the sglang dialect) to this OTLP/HTTP protobuf URL (http://host:port/v1/traces)")
 	o.SGLangExport.bind(fs)
 	fs.DurationVar(&o.Grace, "grace", 30*time.Second, "how long in-flight requests may run after a stop signal")
 }
