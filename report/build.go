@@ -17,6 +17,7 @@ import (
 	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
 	"github.com/llmbench-org/llmbench/scrape/otlp"
+	"github.com/llmbench-org/llmbench/scrape/sglangexport"
 	"github.com/llmbench-org/llmbench/scrape/trace"
 )
 
@@ -40,6 +41,8 @@ type Loaded struct {
 	Rows     []scrape.Row // redacted (rundir.RedactRow)
 	Traces   []trace.Event
 	Spans    []otlp.Span // spans.jsonl (timelinesummary.go)
+	// Export is SGLang's per-request export (sglang-export/, timelinesummary.go).
+	Export sglangexport.Log
 	// PartialScrapes counts torn lines of scrapes.jsonl.
 	PartialScrapes int
 	// GPURows are the GPU telemetry's scrapes (gpu.jsonl), apart from the engine's.
@@ -70,6 +73,9 @@ func Load(dir string) (*Loaded, error) {
 	if l.Spans, _, err = rundir.ReadSpans(dir); err != nil {
 		return nil, err
 	}
+	if l.Export, err = rundir.ReadSGLangExport(dir); err != nil {
+		return nil, err
+	}
 	return l, nil
 }
 
@@ -77,7 +83,7 @@ func Load(dir string) (*Loaded, error) {
 func (l *Loaded) Summary() Summary {
 	s := summarize(l.Meta, l.Requests, l.Rows, l.Traces, l.Requests.Partial+l.PartialScrapes)
 	addGPUAndCache(&s, l.Meta, l.GPURows, l.Requests.Records)
-	s.Timeline = timelineOf(l.Meta, l.Requests.Records, l.Spans)
+	s.Timeline = timelineOf(l.Meta, l.Requests.Records, l.Spans, l.Export)
 	if f, ok := timelineFinding(s.Timeline); ok {
 		s.Findings = append(s.Findings, f)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/llmbench-org/llmbench/report/timeline"
 	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape/otlp"
+	"github.com/llmbench-org/llmbench/scrape/sglangexport"
 )
 
 // TimelineParts name a request's parts in summary.json, in order; the
@@ -26,6 +27,9 @@ var timelineWords = map[string]string{
 // spans joined to the records (report/timeline), the distribution of each
 // part over the measured phases, and where the slowest 1 % of TTFT spent it.
 type ServerTimeline struct {
+	// Source is what the engine's account came from: TimelineFromSpans or
+	// TimelineFromExport.
+	Source      string  `json:"source"`
 	Records     int     `json:"records"` // records with a first token, all phases
 	Joined      int     `json:"joined"`
 	JoinRate    float64 `json:"join_rate"` // Joined / Records
@@ -51,13 +55,33 @@ type TimelineSlowest struct {
 	Verdict  string             `json:"verdict"`    // "the slowest 1% (3 requests, TTFT ≥ 1.2 s) spent 80% of their TTFT queued"
 }
 
-// timelineOf joins spans to records; nil without spans.
-func timelineOf(meta rundir.RunMeta, records []client.Record, spans []otlp.Span) *ServerTimeline {
-	if len(spans) == 0 {
+// Where a server timeline's account of the requests came from.
+const (
+	TimelineFromSpans  = "otlp_spans"    // spans.jsonl: vLLM's llm_request or SGLang's request spans
+	TimelineFromExport = "sglang_export" // SGLang's per-request export (sglang-export/)
+)
+
+// timelineOf joins the engine's per-request account to the records: its
+// spans, else SGLang's export (spans, where both were taken, carry the
+// trace ids); nil with neither. The export's skipped lines are said as
+// unjoined ones.
+func timelineOf(meta rundir.RunMeta, records []client.Record, spans []otlp.Span, export sglangexport.Log) *ServerTimeline {
+	var j timeline.Result
+	source := TimelineFromSpans
+	switch {
+	case len(spans) > 0:
+		j = timeline.Join(records, spans, meta.StartedAt)
+	case len(export.Records) > 0 || export.Skipped > 0:
+		source = TimelineFromExport
+		j = timeline.JoinExport(records, export.Records, meta.StartedAt)
+		if export.Skipped > 0 {
+			j.Spans += export.Skipped
+			j.SpansUnjoined = append(j.SpansUnjoined, timeline.Count{Reason: fmt.Sprintf("a line that is not a record (the first: %s)", export.FirstProblem), N: export.Skipped})
+		}
+	default:
 		return nil
 	}
-	j := timeline.Join(records, spans, meta.StartedAt)
-	t := &ServerTimeline{Records: j.Records, Joined: j.Joined, ByTraceID: j.ByTraceID, ByRequestID: j.ByRequestID,
+	t := &ServerTimeline{Source: source, Records: j.Records, Joined: j.Joined, ByTraceID: j.ByTraceID, ByRequestID: j.ByRequestID,
 		Spans: j.Spans, SpansUnjoined: j.SpansUnjoined, RecordsUnjoined: j.RecordsUnjoined, Parts: map[string]Dist{}}
 	if j.Records > 0 {
 		t.JoinRate = float64(j.Joined) / float64(j.Records)

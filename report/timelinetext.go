@@ -17,8 +17,9 @@ func (t *textRun) serverTimeline(st *ServerTimeline) {
 	if st == nil {
 		return
 	}
-	t.ew.Printf("server timeline: %d of %d requests joined the engine's spans (%d by trace id, %d by request id; %d spans)\n",
-		st.Joined, st.Records, st.ByTraceID, st.ByRequestID, st.Spans)
+	what, items, _ := st.Account()
+	t.ew.Printf("server timeline: %d of %d requests joined %s (%d by trace id, %d by request id; %d %s)\n",
+		st.Joined, st.Records, what, st.ByTraceID, st.ByRequestID, st.Spans, items)
 	tab := textTable{keyCols: 1}
 	tab.add("  part", "mean ms", "p50", "p99", "max")
 	for _, name := range TimelineParts {
@@ -41,7 +42,8 @@ func timelineFinding(st *ServerTimeline) (Finding, bool) {
 		"records": float64(st.Records), "joined": float64(st.Joined), "join_rate": st.JoinRate, "spans": float64(st.Spans),
 	}}
 	var words []string
-	words = append(words, fmt.Sprintf("%d of %d requests joined the engine's spans", st.Joined, st.Records))
+	what, items, one := st.Account()
+	words = append(words, fmt.Sprintf("%d of %d requests joined %s", st.Joined, st.Records, what))
 	if s := st.Slowest; s != nil {
 		words = append(words, s.Verdict)
 		for part, share := range s.Share {
@@ -54,15 +56,24 @@ func timelineFinding(st *ServerTimeline) (Finding, bool) {
 		for _, c := range st.RecordsUnjoined {
 			why = append(why, fmt.Sprintf("%d: %s", c.N, c.Reason))
 		}
-		words = append(words, "requests without a span: "+strings.Join(why, "; "))
+		words = append(words, "requests without "+one+": "+strings.Join(why, "; "))
 	}
 	if n := st.Spans - st.Joined; n > 0 && len(st.SpansUnjoined) > 0 {
 		var why []string
 		for _, c := range st.SpansUnjoined {
 			why = append(why, fmt.Sprintf("%d: %s", c.N, c.Reason))
 		}
-		words = append(words, "spans that joined no request: "+strings.Join(why, "; "))
+		words = append(words, items+" that joined no request: "+strings.Join(why, "; "))
 	}
 	f.Verdict = strings.Join(words, "; ")
 	return f, true
+}
+
+// Account names where the timeline's engine account came from, its items
+// and one of them: "the engine's spans", "spans", "a span".
+func (st *ServerTimeline) Account() (what, items, one string) {
+	if st.Source == TimelineFromExport {
+		return "SGLang's request export", "export lines", "an export line"
+	}
+	return "the engine's spans", "spans", "a span"
 }

@@ -32,6 +32,8 @@ type engineUp struct {
 	source scrape.Source // its metrics; nil when it has none
 	apiKey string
 	spans  *spanSink // scrape.otlp's receiver (otlp.go); nil without it
+	// export is scrape.sglang_export's (sglangexport.go).
+	export exportSink
 }
 
 // bringUpEngine is the engine stage: it builds the engine the scenario names,
@@ -49,6 +51,7 @@ func bringUpEngine(ctx context.Context, stop <-chan struct{}, sc scenarios.Scena
 	if up.spans, err = startSpans(sc, runDir, sys.Stderr); err != nil {
 		return nil, err
 	}
+	up.export = sglangExport(sc, runDir)
 	if up.eng, err = newEngine(sc, runDir, up.apiKey, sys, up.spans); err != nil {
 		up.spans.abort()
 		return nil, configError(err)
@@ -112,6 +115,7 @@ func (up *engineUp) readContext(ctx context.Context, sys IO) {
 // the run), and prints it.
 func (up *engineUp) lateNotes(meta *runMeta, log io.Writer) {
 	notes := up.spans.finish() // otlp.go: the engine's last spans are in
+	notes = append(notes, up.export.collect(log)...)
 	if n, ok := up.eng.(interface{ Notes() []string }); ok {
 		notes = append(notes, n.Notes()...)
 	}
@@ -155,10 +159,12 @@ func newEngine(sc scenarios.Scenario, runDir, apiKey string, sys IO, spans *span
 		if cfg.Dialect == sim.DialectFastDeploy {
 			cfg.TraceLogPath = filepath.Join(runDir, rundir.TraceLogFile)
 		}
+		cfg.SGLangExportDir = sglangExport(sc, runDir).engineDir
 		return sim.New(cfg)
 	case scenarios.KindLaunch:
 		l := sc.Engine.Launch
 		l = spans.launchSpec(l) // otlp.go
+		l = sglangExport(sc, runDir).launchSpec(l)
 		return launch.New(launch.Config{
 			Kind: l.Kind, Command: l.Command, Model: l.Model, Host: l.Host, Port: l.Port, MetricsPort: l.MetricsPort,
 			Env: l.Env, Extra: l.Extra, Ready: l.ReadyTimeout, ReadyPath: l.ReadyPath, Dir: l.Dir, NoMetrics: l.NoMetrics,
@@ -289,6 +295,7 @@ func simProcess(sc scenarios.Scenario, runDir string, sys IO, spans *spanSink) (
 	if sc.Engine.Dialect == sim.DialectFastDeploy {
 		args = append(args, "--trace-log", filepath.Join(runDir, rundir.TraceLogFile))
 	}
+	args = append(args, sglangExport(sc, runDir).simArgs()...)
 	preset, err := sim.Preset(sc.Engine.Preset)
 	if err != nil {
 		return nil, err

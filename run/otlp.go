@@ -64,9 +64,12 @@ func (s *spanSink) httpEndpoint() string {
 // the receiver (gRPC, vLLM's default protocol, when it is on; else
 // HTTP/protobuf, said in OTEL_EXPORTER_OTLP_TRACES_PROTOCOL), and the
 // batch processor's delay cut from 5 s to 500 ms so the last spans are in
-// soon after the load. Other kinds get nothing: SGLang's tracing is not
-// read yet.
+// soon after the load. A launched SGLang gets its own flags
+// (otlp_sglang.go); other kinds get nothing.
 func (s *spanSink) launchArgs(kind string) (extra, env []string) {
+	if s != nil && kind == launch.KindSGLang {
+		return s.sglangLaunchArgs()
+	}
 	if s == nil || kind != launch.KindVLLM {
 		return nil, nil
 	}

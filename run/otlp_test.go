@@ -11,8 +11,9 @@ import (
 
 // TestSpanSinkLaunch: a launched vLLM gets --otlp-traces-endpoint to the
 // gRPC receiver (HTTP/protobuf, said in the environment, when gRPC is off)
-// and a short batch delay, on a copy of the scenario's launch; other kinds,
-// and runs without scrape.otlp, get nothing.
+// and a short batch delay, on a copy of the scenario's launch; other kinds
+// (SGLang's own flags: otlp_sglang_test.go), and runs without scrape.otlp,
+// get nothing.
 func TestSpanSinkLaunch(t *testing.T) {
 	dir := t.TempDir()
 	for _, tc := range []struct {
@@ -24,7 +25,7 @@ func TestSpanSinkLaunch(t *testing.T) {
 	}{
 		{"grpc", &scenarios.OTLPReceiver{}, launch.KindVLLM, "http://127.0.0.1:", "OTEL_EXPORTER_OTLP_TRACES_INSECURE=true"},
 		{"http only", &scenarios.OTLPReceiver{GRPC: scenarios.OTLPOff}, launch.KindVLLM, "http://127.0.0.1:", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf"},
-		{"sglang", &scenarios.OTLPReceiver{}, launch.KindSGLang, "", ""},
+		{"llama.cpp", &scenarios.OTLPReceiver{}, launch.KindLlamaCpp, "", ""},
 		{"no receiver", nil, launch.KindVLLM, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

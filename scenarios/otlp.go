@@ -8,7 +8,8 @@ import (
 // OTLPReceiver turns on llmbench's OTLP trace receiver (scrape.otlp): the
 // engine's per-request spans are kept in spans.jsonl and joined to the
 // records (summary.json's server_timeline). The built-in engine exports to
-// it; a launched vLLM gets --otlp-traces-endpoint; an external engine must
+// it; a launched vLLM gets --otlp-traces-endpoint, a launched SGLang
+// --enable-trace --otlp-traces-endpoint; an external engine must
 // be pointed at it by hand (the addresses must then be fixed ports).
 //
 //	scrape:

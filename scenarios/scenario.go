@@ -554,6 +554,8 @@ type Scrape struct {
 	GPU *GPUScrape `yaml:"gpu,omitempty"`
 	// OTLP receives the engine's per-request trace spans (otlp.go).
 	OTLP *OTLPReceiver `yaml:"otlp,omitempty"`
+	// SGLangExport reads SGLang's per-request metrics export (sglangexport.go).
+	SGLangExport *SGLangExport `yaml:"sglang_export,omitempty"`
 }
 
 // PrometheusSource is a Prometheus server and the series of one engine fleet in it.

@@ -199,6 +199,7 @@ func (s *Scenario) validate(d *decoder) {
 		s.Workload.validateImages(d, "workload", s.Request.Endpoint, s.src)
 	}
 	s.Scrape.validate(d, "scrape")
+	s.validateSGLangExport(d) // sglangexport.go
 	s.validateGPUAndCache(d)
 	s.SLO.validate(d)
 	s.validateDecisions(d)

@@ -77,6 +77,10 @@ type Config struct {
 	StepTruthPath string
 	// TraceLogPath is where the fastdeploy dialect writes trace_logger.log lines ("" = none).
 	TraceLogPath string
+	// SGLangExportDir is where the sglang dialect writes SGLang's
+	// per-request metrics export, as --export-metrics-to-file-dir ("" =
+	// none; sglangexport.go).
+	SGLangExportDir string
 	// MaxStepTruth caps the forward passes kept in memory for Steps (0 = 100,000).
 	MaxStepTruth int
 	// MaxRequestTruth caps the requests kept in memory for Truth (0 =
@@ -140,6 +144,7 @@ type Engine struct {
 	scrapeRestart chan chan http.Handler
 	trace         *traceLog
 	spans         *spanExporter
+	reqExport     *requestExport
 	inflight      atomic.Int64 // chat handlers running
 	activeConns   atomic.Int64 // connections serving a request (countActive)
 	connsMu       sync.Mutex
@@ -203,6 +208,13 @@ func New(cfg Config) (*Engine, error) {
 			return nil, fmt.Errorf("sim engine: %w", err)
 		}
 	}
+	if cfg.SGLangExportDir != "" && cfg.Dialect != DialectSGLang {
+		return nil, fmt.Errorf("sim engine: the SGLang request export needs dialect %s, not %s", DialectSGLang, cfg.Dialect)
+	}
+	if e.reqExport, err = openRequestExport(cfg.SGLangExportDir, e.epoch); err != nil { // sglangexport.go
+		_ = e.trace.close()
+		return nil, fmt.Errorf("sim engine: %w", err)
+	}
 	e.truth, err = openTruthLog(cfg.TruthPath, cfg.StepTruthPath, cfg.MaxStepTruth, cfg.MaxRequestTruth)
 	if err != nil {
 		_ = e.trace.close()
@@ -218,7 +230,7 @@ func New(cfg Config) (*Engine, error) {
 		}
 	}
 	e.handler = e.routes()
-	e.spans = newSpanExporter(cfg.OTLPTracesEndpoint, e.cfg.Model, e.epoch)
+	e.spans = newSpanExporter(cfg.OTLPTracesEndpoint, e.cfg.Model, cfg.Dialect, e.epoch)
 	return e, nil
 }
 
@@ -463,6 +475,9 @@ func (e *Engine) stop(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("sim engine: %w", err))
 	}
 	if err := e.spans.close(); err != nil {
+		errs = append(errs, fmt.Errorf("sim engine: %w", err))
+	}
+	if err := e.reqExport.close(); err != nil {
 		errs = append(errs, fmt.Errorf("sim engine: %w", err))
 	}
 	return errors.Join(errs...)

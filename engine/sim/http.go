@@ -482,6 +482,7 @@ func (e *Engine) finishTruth(t *RequestTruth, s *stream, written int, reason str
 		t.ToolCall = s.ans.tool
 	}
 	e.spans.export(t) // otlp.go
+	e.reqExport.write(t)
 	e.truth.addRequest(*t)
 }
 

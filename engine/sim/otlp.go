@@ -62,6 +62,10 @@ type spanExporter struct {
 	model string
 	epoch time.Time
 	http  *http.Client
+	// scope and shape are the dialect's tracer name and spans of a request
+	// (vLLM's llm_request; SGLang's, otlp_sglang.go).
+	scope string
+	shape func(t *RequestTruth, model string, epoch time.Time) []*tracepb.Span
 
 	mu      sync.Mutex
 	pending []*tracepb.Span
@@ -73,12 +77,13 @@ type spanExporter struct {
 	lastErr                   atomic.Value // string
 }
 
-func newSpanExporter(url, model string, epoch time.Time) *spanExporter {
+func newSpanExporter(url, model, dialect string, epoch time.Time) *spanExporter {
 	if url == "" {
 		return nil
 	}
-	x := &spanExporter{url: url, model: model, epoch: epoch, http: &http.Client{Timeout: 10 * time.Second},
+	x := &spanExporter{url: url, model: model, epoch: epoch, http: &http.Client{Timeout: 10 * time.Second}, scope: spanScope, shape: vllmSpans,
 		kick: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{})}
+	x.speak(dialect) // otlp_sglang.go
 	go x.loop()
 	return x
 }
@@ -88,16 +93,16 @@ func (x *spanExporter) export(t *RequestTruth) {
 	if x == nil {
 		return
 	}
-	sp := requestSpan(t, x.model, x.epoch)
+	sps := x.shape(t, x.model, x.epoch)
 	x.mu.Lock()
-	full := len(x.pending) >= spanQueue
+	full := len(x.pending)+len(sps) > spanQueue
 	if !full {
-		x.pending = append(x.pending, sp)
+		x.pending = append(x.pending, sps...)
 	}
 	n := len(x.pending)
 	x.mu.Unlock()
 	if full {
-		x.Dropped.Add(1)
+		x.Dropped.Add(int64(len(sps)))
 		return
 	}
 	if n >= spanBatch {
@@ -147,7 +152,7 @@ func (x *spanExporter) flush() {
 func (x *spanExporter) post(spans []*tracepb.Span) error {
 	req := &coltracepb.ExportTraceServiceRequest{ResourceSpans: []*tracepb.ResourceSpans{{
 		Resource:   &resourcepb.Resource{Attributes: []*commonpb.KeyValue{strAttr("service.name", "llmbench-sim")}},
-		ScopeSpans: []*tracepb.ScopeSpans{{Scope: &commonpb.InstrumentationScope{Name: spanScope}, Spans: spans}},
+		ScopeSpans: []*tracepb.ScopeSpans{{Scope: &commonpb.InstrumentationScope{Name: x.scope}, Spans: spans}},
 	}}}
 	body, err := proto.Marshal(req)
 	if err != nil {
@@ -235,6 +240,11 @@ func requestSpan(t *RequestTruth, model string, epoch time.Time) *tracepb.Span {
 		StartTimeUnixNano: uint64(start), EndTimeUnixNano: uint64(start + int64(max(last-t.Arrival, 0))),
 		Attributes: attrs,
 	}
+}
+
+// vllmSpans is vLLM's one span of a request.
+func vllmSpans(t *RequestTruth, model string, epoch time.Time) []*tracepb.Span {
+	return []*tracepb.Span{requestSpan(t, model, epoch)}
 }
 
 // parseTraceparent reads a W3C traceparent ("00-<32 hex>-<16 hex>-<2 hex>");

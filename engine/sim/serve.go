@@ -24,6 +24,7 @@ type ServeOptions struct {
 	Truth, Steps, TraceLog       string   // files for per-request truth, per-step truth, FastDeploy's trace log
 	Grace                        time.Duration
 	OTLPTracesEndpoint           string // --otlp-traces-endpoint (otlp.go)
+	SGLangExport                 SGLangExportFlags
 }
 
 // Bind defines the options' flags on fs, with their defaults. The command
@@ -38,7 +39,8 @@ func (o *ServeOptions) Bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.Truth, "truth", "", "append per-request ground truth to this JSONL file")
 	fs.StringVar(&o.Steps, "steps-truth", "", "append per-forward-pass ground truth to this JSONL file")
 	fs.StringVar(&o.TraceLog, "trace-log", "", "fastdeploy dialect: write trace_logger.log lines to this file")
-	fs.StringVar(&o.OTLPTracesEndpoint, "otlp-traces-endpoint", "", "export one vLLM llm_request span per request to this OTLP/HTTP protobuf URL (http://host:port/v1/traces)")
+	fs.StringVar(&o.OTLPTracesEndpoint, "otlp-traces-endpoint", "", "export each request's spans (vLLM's llm_request; SGLang's request spans in the sglang dialect) to this OTLP/HTTP protobuf URL (http://host:port/v1/traces)")
+	o.SGLangExport.bind(fs)
 	fs.DurationVar(&o.Grace, "grace", 30*time.Second, "how long in-flight requests may run after a stop signal")
 }
 
@@ -77,9 +79,14 @@ func (o *ServeOptions) Config() (Config, error) {
 	if o.Grace < 0 {
 		return Config{}, fmt.Errorf("--grace %v: must be >= 0", o.Grace)
 	}
+	exportDir, err := o.SGLangExport.dir(o.Dialect)
+	if err != nil {
+		return Config{}, err
+	}
 	return Config{
 		Addr: o.Addr, Dialect: o.Dialect, Model: o.Model, Params: p, Faults: faults,
 		TruthPath: o.Truth, StepTruthPath: o.Steps, TraceLogPath: o.TraceLog, OTLPTracesEndpoint: o.OTLPTracesEndpoint,
+		SGLangExportDir: exportDir,
 		// Nobody reads the truth in memory here; the truth file gets all of it.
 		MaxRequestTruth: -1, MaxStepTruth: -1,
 	}, nil

@@ -55,6 +55,10 @@ var (
 	RunFile  = Kind{What: "result file", MaxBytes: RunFileBytes}
 	RunLines = Kind{What: "run-directory JSONL file", MaxLine: RunLineBytes}
 	TraceLog = Kind{What: "trace log", MaxLine: TraceLineBytes}
+	// RequestExport is SGLang's per-request metrics file
+	// (--export-metrics-to-file): a line carries the request's parameters,
+	// its prompt among them, so it is bounded as a data line.
+	RequestExport = Kind{What: "SGLang request-metrics file", MaxLine: DataLineBytes}
 )
 
 // BoundError is a bound hit: the file (and line) and which bound.

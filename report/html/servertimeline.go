@@ -14,13 +14,14 @@ func serverTimelineOf(st *report.ServerTimeline) *waterfallView {
 	if st == nil {
 		return nil
 	}
+	what, items, _ := st.Account()
 	v := &waterfallView{Facts: []fact{
-		{Label: "joined to the engine's spans", Value: fmt.Sprintf("%s of %s requests (%s by trace id, %s by request id)",
+		{Label: "joined to " + what, Value: fmt.Sprintf("%s of %s requests (%s by trace id, %s by request id)",
 			count(st.Joined), count(st.Records), count(st.ByTraceID), count(st.ByRequestID)), Class: warnIf(st.JoinRate < 0.999)},
-		{Label: "spans received", Value: count(st.Spans)},
+		{Label: items + " received", Value: count(st.Spans)},
 	}}
 	for _, c := range st.SpansUnjoined {
-		v.Facts = append(v.Facts, fact{Label: "spans not joined", Value: fmt.Sprintf("%s: %s", count(c.N), c.Reason), Class: "warn"})
+		v.Facts = append(v.Facts, fact{Label: items + " not joined", Value: fmt.Sprintf("%s: %s", count(c.N), c.Reason), Class: "warn"})
 	}
 	for _, c := range st.RecordsUnjoined {
 		v.Facts = append(v.Facts, fact{Label: "requests not joined", Value: fmt.Sprintf("%s: %s", count(c.N), c.Reason), Class: "warn"})
@@ -54,7 +55,7 @@ func serverTimelineOf(st *report.ServerTimeline) *waterfallView {
 		}
 		c.Legend = append(c.Legend, legend{Class: class, Kind: "area", Label: name})
 	}
-	c.Caption = "Mean time per part of the requests joined to the engine's spans, from the client's send to its first token."
+	c.Caption = "Mean time per part of the requests joined to " + what + ", from the client's send to its first token."
 	if ttft > 0 {
 		v.Bar = c
 	}

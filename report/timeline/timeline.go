@@ -60,6 +60,7 @@ const (
 	SpanNoIDs     = "its trace id is not this run's and it carries no gen_ai.request.id (the engine was not given or did not keep the traceparent)"
 	SpanDuplicate = "a second span for a request already joined"
 	SpanNotTiming = "not a request span: it carries no gen_ai.latency attributes (another span of the engine's)"
+	SpanStage     = "an SGLang stage span (tokenize, prefill_waiting, prefill_forward, decode_forward, …): read with its request's root span"
 	SpanBadTiming = "a latency attribute is missing, negative or not a number"
 	SpanNoToken   = "its request has no first token (it failed, or was sent with stream:false): nothing to split"
 	RecordNoSpan  = "no span arrived for it (the engine does not trace, lost the span, or exported it after the run)"
@@ -93,9 +94,43 @@ type Result struct {
 // clock's origin (run.json's started_at): a span's start is wall time on
 // the engine's host, a record's times are offsets on the client's monotonic
 // clock, so Send and Remainder (not their sum) carry the two hosts' clock
-// offset; on one host they are exact.
+// offset; on one host they are exact. vLLM's llm_request spans and SGLang's
+// request root spans (sglang.go, their stage spans read with them) are the
+// request spans; every other span is counted as not one.
 func Join(records []client.Record, spans []otlp.Span, runStart time.Time) Result {
-	res := Result{Spans: len(spans)}
+	stages := sglangStages(spans)
+	res := join(records, len(spans), func(k int) (string, string, string) {
+		sp := &spans[k]
+		if _, ok := sp.Float(AttrTimeInQueue); ok {
+			return sp.TraceID, sp.String(AttrRequestID), ""
+		}
+		if isSGLangRoot(sp) {
+			return sp.TraceID, sglangRequestID(sp), ""
+		}
+		if isSGLangStage(sp) {
+			return "", "", SpanStage
+		}
+		return "", "", SpanNotTiming
+	}, func(r *client.Record, k int) (Parts, bool) {
+		if sp := &spans[k]; isSGLangRoot(sp) {
+			return splitSGLang(r, sp, stages[sp.TraceID], runStart)
+		}
+		return split(r, &spans[k], runStart)
+	}, SpanNoIDs)
+	res.Spans = len(spans)
+	return res
+}
+
+// join is the one join of engine accounts of requests (spans, export
+// lines) to records: by trace id first, else by request id. n is how
+// many accounts there are; ids gives account k's trace id, request id and,
+// when it is not a request's account, why (then it is counted and skipped);
+// split turns a joined record and its account into Parts (false: the
+// account's times are unusable). noIDs is the reason for an account with
+// neither a trace id of this run nor a request id.
+func join(records []client.Record, n int, ids func(k int) (traceID, requestID, skip string),
+	split func(r *client.Record, k int) (Parts, bool), noIDs string) Result {
+	var res Result
 	byTrace := make(map[string]int, len(records))
 	byID := make(map[string]int, 3*len(records))
 	for i := range records {
@@ -107,53 +142,52 @@ func Join(records []client.Record, spans []otlp.Span, runStart time.Time) Result
 			byID[id] = i
 		}
 	}
-	spanOf := make([]int, len(records)) // 1 + the span's index; 0 = none yet
+	accountOf := make([]int, len(records)) // 1 + the account's index; 0 = none yet
 	how := make([]string, len(records))
-	spansOut := map[string]int{}
-	for si := range spans {
-		sp := &spans[si]
-		if _, ok := sp.Float(AttrTimeInQueue); !ok {
-			spansOut[SpanNotTiming]++
+	out := map[string]int{}
+	for k := range n {
+		traceID, rid, skip := ids(k)
+		if skip != "" {
+			out[skip]++
 			continue
 		}
 		by := JoinedByTraceID
-		i, ok := byTrace[sp.TraceID]
-		if !ok {
-			rid := sp.String(AttrRequestID)
+		i, ok := byTrace[traceID]
+		if !ok || traceID == "" {
 			if i, ok = byID[rid]; !ok || rid == "" {
 				if rid == "" {
-					spansOut[SpanNoIDs]++
+					out[noIDs]++
 				} else {
-					spansOut[SpanForeign]++
+					out[SpanForeign]++
 				}
 				continue
 			}
 			by = JoinedByRequestID
 		}
-		if spanOf[i] != 0 {
-			spansOut[SpanDuplicate]++
+		if accountOf[i] != 0 {
+			out[SpanDuplicate]++
 			continue
 		}
-		spanOf[i], how[i] = si+1, by
+		accountOf[i], how[i] = k+1, by
 	}
 	recordsOut := map[string]int{}
 	for i := range records {
 		r := &records[i]
 		if r.FirstToken == 0 {
 			recordsOut[RecordNoToken]++
-			if spanOf[i] != 0 {
-				spansOut[SpanNoToken]++
+			if accountOf[i] != 0 {
+				out[SpanNoToken]++
 			}
 			continue
 		}
 		res.Records++
-		if spanOf[i] == 0 {
+		if accountOf[i] == 0 {
 			recordsOut[RecordNoSpan]++
 			continue
 		}
-		p, ok := split(r, &spans[spanOf[i]-1], runStart)
+		p, ok := split(r, accountOf[i]-1)
 		if !ok {
-			spansOut[SpanBadTiming]++
+			out[SpanBadTiming]++
 			recordsOut[SpanBadTiming]++
 			continue
 		}
@@ -167,7 +201,7 @@ func Join(records []client.Record, spans []otlp.Span, runStart time.Time) Result
 		res.Requests = append(res.Requests, p)
 	}
 	delete(recordsOut, RecordNoToken) // not a join failure: said by Records
-	res.SpansUnjoined, res.RecordsUnjoined = counts(spansOut), counts(recordsOut)
+	res.SpansUnjoined, res.RecordsUnjoined = counts(out), counts(recordsOut)
 	return res
 }
 

@@ -39,7 +39,7 @@ func TestJoin(t *testing.T) {
 		span("t-a", "", 11, 1, 1, 2, 1),                 // duplicate
 		span("foreign", "chatcmpl-zzz", 0, 1, 1, 2, 1),  // another client's
 		span("nothing", "", 0, 1, 1, 2, 1),              // no ids
-		{TraceID: "t-c", Name: "tokenize"},              // not a request span
+		{TraceID: "t-c", Name: "GET /health"},           // not a request span
 		span("t-d", "", 41, 1, 1, 2, 1),                 // joins a failed request
 		span("x", "srv-e", 6, -1, 1, 2, 1),              // a negative latency
 	}
