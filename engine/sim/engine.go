@@ -218,7 +218,7 @@ func New(cfg Config) (*Engine, error) {
 		}
 	}
 	e.handler = e.routes()
-	e.spans = newSpanExporter(cfg.OTLPTracesEndpoint, e.cfg.Model, e.epoch)
+	e.spans = newSpanExporter(cfg.OTLPTracesEndpoint, e.epoch)
 	return e, nil
 }
 

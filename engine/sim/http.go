@@ -254,6 +254,7 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 	s.id, s.chunkID = t.ID, t.ChunkID
 	s.arrival = t.Arrival
 	s.streaming = req.Stream
+	s.sampling = samplingOf(req) // otlp.go
 	s.wordBase = batch.HashString(t.ID)
 	s.ans.base = s.wordBase
 	s.ans.parts, s.ans.choices = pd.parts, choicesOf(ep.Kind, e.cfg.Faults.Payload.Choices)
@@ -481,7 +482,7 @@ func (e *Engine) finishTruth(t *RequestTruth, s *stream, written int, reason str
 	if s.ans.calls(written) {
 		t.ToolCall = s.ans.tool
 	}
-	e.spans.export(t) // otlp.go
+	e.spans.export(t, s.sampling) // otlp.go
 	e.truth.addRequest(*t)
 }
 

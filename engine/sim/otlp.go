@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,18 +22,22 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// vLLM's request span (vllm/tracing.py SpanAttributes, exported from
+// vLLM's request span (vllm/tracing/utils.py SpanAttributes, exported from
 // vllm/v1/engine/output_processor.py do_tracing): one SERVER span named
 // llm_request per finished request, started at the request's arrival,
 // parented on its traceparent, its latencies in seconds (floats), its token
 // counts as ints, its gen_ai.request.id the engine's external request id
-// (the chunks' "id").
+// (the chunks' "id"), its sampling parameters when non-zero (temperature and
+// top_p floats, max_tokens and n ints). vLLM 0.32 defines
+// gen_ai.response.model but does not send it (checked against the real one,
+// conformance/vllm, decision 2420).
 const (
 	SpanLLMRequest          = "llm_request"
 	AttrRequestID           = "gen_ai.request.id"
-	AttrResponseModel       = "gen_ai.response.model"
 	AttrRequestMaxTokens    = "gen_ai.request.max_tokens"
 	AttrRequestN            = "gen_ai.request.n"
+	AttrRequestTemperature  = "gen_ai.request.temperature"
+	AttrRequestTopP         = "gen_ai.request.top_p"
 	AttrUsagePromptTokens   = "gen_ai.usage.prompt_tokens"
 	AttrUsageCompletionToks = "gen_ai.usage.completion_tokens"
 	AttrTimeInQueue         = "gen_ai.latency.time_in_queue"
@@ -40,9 +46,43 @@ const (
 	AttrTimeInPrefill       = "gen_ai.latency.time_in_model_prefill"
 	AttrTimeInDecode        = "gen_ai.latency.time_in_model_decode"
 	AttrTimeInInference     = "gen_ai.latency.time_in_model_inference"
-	// vLLM's tracer (instrumentation scope) name.
-	spanScope = "vllm.llm_engine"
+	// The instrumentation scope: vLLM makes the span with
+	// trace.get_tracer(__name__) in vllm/tracing/otel.py, so the scope is
+	// that module's name, not the tracer provider's "vllm.llm_engine",
+	// which goes in the resource (vllm.instrumenting_module_name).
+	spanScope = "vllm.tracing.otel"
+	// What vLLM's init_otel_tracer puts in the resource. The service name
+	// is the one difference kept: the OTel SDK's default there is
+	// "unknown_service:python", which would hide which engine a trace
+	// viewer is showing.
+	resourceModule = "vllm.llm_engine"
+	serviceName    = "llmbench-sim"
 )
+
+// spanSampling is what a request asked of the sampler, as vLLM's span
+// reports it: temperature and top_p with vLLM's defaults applied (1.0 when
+// the request gives none and the model's generation config neither, as the
+// built-in engine's models have none), top_p forced to 1 for greedy
+// sampling (SamplingParams: temperature < 1e-5), as vLLM does.
+type spanSampling struct {
+	temperature, topP float64
+}
+
+// samplingOf reads req's temperature and top_p as vLLM's SamplingParams
+// would hold them.
+func samplingOf(req *chatRequest) spanSampling {
+	sp := spanSampling{temperature: 1, topP: 1}
+	if req.Temperature != nil {
+		sp.temperature = *req.Temperature
+	}
+	if req.TopP != nil {
+		sp.topP = *req.TopP
+	}
+	if sp.temperature < 1e-5 {
+		sp.topP = 1
+	}
+	return sp
+}
 
 // Batching as the OTel SDK's BatchSpanProcessor does by default: up to 512
 // spans an export, every 5 s at the latest (here 100 ms: a run's spans are
@@ -59,7 +99,6 @@ const (
 // Config.OTLPTracesEndpoint. A nil one exports nothing.
 type spanExporter struct {
 	url   string
-	model string
 	epoch time.Time
 	http  *http.Client
 
@@ -73,22 +112,22 @@ type spanExporter struct {
 	lastErr                   atomic.Value // string
 }
 
-func newSpanExporter(url, model string, epoch time.Time) *spanExporter {
+func newSpanExporter(url string, epoch time.Time) *spanExporter {
 	if url == "" {
 		return nil
 	}
-	x := &spanExporter{url: url, model: model, epoch: epoch, http: &http.Client{Timeout: 10 * time.Second},
+	x := &spanExporter{url: url, epoch: epoch, http: &http.Client{Timeout: 10 * time.Second},
 		kick: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{})}
 	go x.loop()
 	return x
 }
 
 // export queues t's span: once per finished request, never per chunk.
-func (x *spanExporter) export(t *RequestTruth) {
+func (x *spanExporter) export(t *RequestTruth, sampling spanSampling) {
 	if x == nil {
 		return
 	}
-	sp := requestSpan(t, x.model, x.epoch)
+	sp := requestSpan(t, sampling, x.epoch)
 	x.mu.Lock()
 	full := len(x.pending) >= spanQueue
 	if !full {
@@ -146,7 +185,8 @@ func (x *spanExporter) flush() {
 
 func (x *spanExporter) post(spans []*tracepb.Span) error {
 	req := &coltracepb.ExportTraceServiceRequest{ResourceSpans: []*tracepb.ResourceSpans{{
-		Resource:   &resourcepb.Resource{Attributes: []*commonpb.KeyValue{strAttr("service.name", "llmbench-sim")}},
+		Resource: &resourcepb.Resource{Attributes: []*commonpb.KeyValue{strAttr("service.name", serviceName),
+			strAttr("vllm.instrumenting_module_name", resourceModule), strAttr("vllm.process_id", strconv.Itoa(os.Getpid()))}},
 		ScopeSpans: []*tracepb.ScopeSpans{{Scope: &commonpb.InstrumentationScope{Name: spanScope}, Spans: spans}},
 	}}}
 	body, err := proto.Marshal(req)
@@ -201,7 +241,7 @@ func (x *spanExporter) close() error {
 //
 // The span starts at Arrival and ends at Arrival + e2e, as vLLM's does
 // (start_time=arrival, ended when the finished output is processed).
-func requestSpan(t *RequestTruth, model string, epoch time.Time) *tracepb.Span {
+func requestSpan(t *RequestTruth, sampling spanSampling, epoch time.Time) *tracepb.Span {
 	traceID, parent := parseTraceparent(t.Traceparent)
 	if traceID == nil {
 		// No traceparent: a root span in a trace of its own, as vLLM's.
@@ -216,7 +256,6 @@ func requestSpan(t *RequestTruth, model string, epoch time.Time) *tracepb.Span {
 	start := epoch.Add(t.Arrival).UnixNano()
 	sec := func(d time.Duration) float64 { return max(d, 0).Seconds() }
 	attrs := []*commonpb.KeyValue{
-		strAttr(AttrResponseModel, model),
 		strAttr(AttrRequestID, t.ChunkID),
 		intAttr(AttrRequestMaxTokens, t.MaxTokens),
 		intAttr(AttrRequestN, max(t.Choices, 1)),
@@ -228,6 +267,13 @@ func requestSpan(t *RequestTruth, model string, epoch time.Time) *tracepb.Span {
 		floatAttr(AttrTimeInPrefill, sec(t.PrefillEnd-t.QueueLeave)),
 		floatAttr(AttrTimeInDecode, sec(last-t.PrefillEnd)),
 		floatAttr(AttrTimeInInference, sec(last-t.QueueLeave)),
+	}
+	// vLLM adds each only when it is non-zero ("if req_state.temperature:").
+	if sampling.temperature != 0 {
+		attrs = append(attrs, floatAttr(AttrRequestTemperature, sampling.temperature))
+	}
+	if sampling.topP != 0 {
+		attrs = append(attrs, floatAttr(AttrRequestTopP, sampling.topP))
 	}
 	return &tracepb.Span{
 		TraceId: traceID, SpanId: sum[:8], ParentSpanId: parent,
