@@ -319,6 +319,7 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 		opts.continuousUsage = so.IncludeUsage && so.ContinuousUsageStats
 	}
 	e.trace.event(evPreprocessingStart, s.chunkID, t.Arrival)
+	t.Submitted = e.now() // truth.go
 	e.post(opAdd, s)
 	if faults.slowFirstByte > 0 {
 		t.Faults = append(t.Faults, FaultSlowFirstByte)

@@ -230,17 +230,19 @@ func (x *spanExporter) close() error {
 }
 
 // requestSpan is vLLM's llm_request span for t, timed from the engine's
-// truth (the clock offsets turned into wall time at the engine's epoch):
+// truth (the clock offsets turned into wall time at the engine's epoch).
+// vLLM's arrival_time is stamped once the request is templated and
+// tokenized (Submitted here, Arrival for a truth without it):
 //
 //	time_in_queue          = QueueLeave − QueueEnter   (scheduled_ts − queued_ts)
 //	time_in_model_prefill  = PrefillEnd − QueueLeave   (first_token_ts − scheduled_ts)
 //	time_in_model_decode   = DecodeEnd − PrefillEnd    (last_token_ts − first_token_ts)
 //	time_in_model_inference= DecodeEnd − QueueLeave    (last_token_ts − scheduled_ts)
-//	time_to_first_token    = PrefillEnd − Arrival      (first_token_ts − arrival_time)
-//	e2e                    = DecodeEnd − Arrival       (the finishing iteration − arrival_time)
+//	time_to_first_token    = PrefillEnd − Submitted    (first_token_ts − arrival_time)
+//	e2e                    = DecodeEnd − Submitted     (the finishing iteration − arrival_time)
 //
-// The span starts at Arrival and ends at Arrival + e2e, as vLLM's does
-// (start_time=arrival, ended when the finished output is processed).
+// The span starts at Submitted and ends at Submitted + e2e, as vLLM's does
+// (start_time=arrival_time, ended when the finished output is processed).
 func requestSpan(t *RequestTruth, sampling spanSampling, epoch time.Time) *tracepb.Span {
 	traceID, parent := parseTraceparent(t.Traceparent)
 	if traceID == nil {
@@ -253,7 +255,11 @@ func requestSpan(t *RequestTruth, sampling spanSampling, epoch time.Time) *trace
 	if last == 0 {
 		last = t.PrefillEnd
 	}
-	start := epoch.Add(t.Arrival).UnixNano()
+	arrival := t.Arrival
+	if t.Submitted > 0 {
+		arrival = t.Submitted
+	}
+	start := epoch.Add(arrival).UnixNano()
 	sec := func(d time.Duration) float64 { return max(d, 0).Seconds() }
 	attrs := []*commonpb.KeyValue{
 		strAttr(AttrRequestID, t.ChunkID),
@@ -261,8 +267,8 @@ func requestSpan(t *RequestTruth, sampling spanSampling, epoch time.Time) *trace
 		intAttr(AttrRequestN, max(t.Choices, 1)),
 		intAttr(AttrUsagePromptTokens, t.PromptTokens),
 		intAttr(AttrUsageCompletionToks, t.GeneratedTokens),
-		floatAttr(AttrTimeToFirstToken, sec(t.PrefillEnd-t.Arrival)),
-		floatAttr(AttrE2E, sec(last-t.Arrival)),
+		floatAttr(AttrTimeToFirstToken, sec(t.PrefillEnd-arrival)),
+		floatAttr(AttrE2E, sec(last-arrival)),
 		floatAttr(AttrTimeInQueue, sec(t.QueueLeave-t.QueueEnter)),
 		floatAttr(AttrTimeInPrefill, sec(t.PrefillEnd-t.QueueLeave)),
 		floatAttr(AttrTimeInDecode, sec(last-t.PrefillEnd)),
@@ -278,7 +284,7 @@ func requestSpan(t *RequestTruth, sampling spanSampling, epoch time.Time) *trace
 	return &tracepb.Span{
 		TraceId: traceID, SpanId: sum[:8], ParentSpanId: parent,
 		Name: SpanLLMRequest, Kind: tracepb.Span_SPAN_KIND_SERVER,
-		StartTimeUnixNano: uint64(start), EndTimeUnixNano: uint64(start + int64(max(last-t.Arrival, 0))),
+		StartTimeUnixNano: uint64(start), EndTimeUnixNano: uint64(start + int64(max(last-arrival, 0))),
 		Attributes: attrs,
 	}
 }

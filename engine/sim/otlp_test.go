@@ -19,7 +19,8 @@ import (
 // TestLLMRequestSpans checks the spans the engine exports against its own
 // truth and vLLM's shape: one SERVER span named llm_request per finished
 // request, in the trace of the request's traceparent and parented on its
-// span id (a fresh root trace without one), started at its arrival, its
+// span id (a fresh root trace without one), started once it is templated
+// and tokenized (vLLM's arrival_time), its
 // latencies in seconds as vLLM computes them, its usage counts and its
 // gen_ai.request.id the chunks' id, its temperature and top_p as vLLM's
 // SamplingParams hold them (temperature left out when 0, as vLLM's "if
@@ -111,14 +112,18 @@ func TestLLMRequestSpans(t *testing.T) {
 		} else if len(sp.GetTraceId()) != 16 || len(sp.GetParentSpanId()) != 0 {
 			t.Errorf("no traceparent: trace %x, parent %x; want a root span", sp.GetTraceId(), sp.GetParentSpanId())
 		}
-		if want := e.Epoch().Add(tr.Arrival).UnixNano(); int64(sp.GetStartTimeUnixNano()) != want ||
-			int64(sp.GetEndTimeUnixNano()) != want+int64(tr.DecodeEnd-tr.Arrival) {
-			t.Errorf("span %d..%d, truth arrival %d, decode end %v later", sp.GetStartTimeUnixNano(), sp.GetEndTimeUnixNano(), want, tr.DecodeEnd-tr.Arrival)
+		// vLLM's arrival_time: stamped once templated and tokenized.
+		if tr.Submitted < tr.Arrival || tr.Submitted > tr.QueueEnter {
+			t.Errorf("truth: submitted %v outside arrival %v .. queue entry %v", tr.Submitted, tr.Arrival, tr.QueueEnter)
+		}
+		if want := e.Epoch().Add(tr.Submitted).UnixNano(); int64(sp.GetStartTimeUnixNano()) != want ||
+			int64(sp.GetEndTimeUnixNano()) != want+int64(tr.DecodeEnd-tr.Submitted) {
+			t.Errorf("span %d..%d, truth submitted %d, decode end %v later", sp.GetStartTimeUnixNano(), sp.GetEndTimeUnixNano(), want, tr.DecodeEnd-tr.Submitted)
 		}
 		for key, want := range map[string]time.Duration{
 			AttrTimeInQueue: tr.QueueLeave - tr.QueueEnter, AttrTimeInPrefill: tr.PrefillEnd - tr.QueueLeave,
 			AttrTimeInDecode: tr.DecodeEnd - tr.PrefillEnd, AttrTimeInInference: tr.DecodeEnd - tr.QueueLeave,
-			AttrTimeToFirstToken: tr.PrefillEnd - tr.Arrival, AttrE2E: tr.DecodeEnd - tr.Arrival,
+			AttrTimeToFirstToken: tr.PrefillEnd - tr.Submitted, AttrE2E: tr.DecodeEnd - tr.Submitted,
 		} {
 			if v := kv0(sp, key).GetDoubleValue(); v != want.Seconds() {
 				t.Errorf("%s %v, truth %v", key, v, want.Seconds())
