@@ -254,7 +254,6 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 	s.id, s.chunkID = t.ID, t.ChunkID
 	s.arrival = t.Arrival
 	s.streaming = req.Stream
-	s.sampling = samplingOf(req) // otlp.go
 	s.wordBase = batch.HashString(t.ID)
 	s.ans.base = s.wordBase
 	s.ans.parts, s.ans.choices = pd.parts, choicesOf(ep.Kind, e.cfg.Faults.Payload.Choices)
@@ -319,8 +318,7 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 		opts.continuousUsage = so.IncludeUsage && so.ContinuousUsageStats
 	}
 	e.trace.event(evPreprocessingStart, s.chunkID, t.Arrival)
-	t.Submitted = e.now() // truth.go
-	e.post(opAdd, s)
+	e.submit(s, &t, req) // otlp.go
 	if faults.slowFirstByte > 0 {
 		t.Faults = append(t.Faults, FaultSlowFirstByte)
 		if !sleepCtx(r, faults.slowFirstByte) {

@@ -68,6 +68,16 @@ type spanSampling struct {
 	temperature, topP float64
 }
 
+// submit hands s to the scheduler (as e.post(opAdd, s)), first stamping
+// what its trace span needs: the moment vLLM would stamp its arrival_time
+// (the request parsed, templated and tokenized) and the request's sampling
+// parameters.
+func (e *Engine) submit(s *stream, t *RequestTruth, req *chatRequest) {
+	s.sampling = samplingOf(req)
+	t.Submitted = e.now()
+	e.post(opAdd, s)
+}
+
 // samplingOf reads req's temperature and top_p as vLLM's SamplingParams
 // would hold them.
 func samplingOf(req *chatRequest) spanSampling {
