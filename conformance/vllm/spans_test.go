@@ -1,6 +1,7 @@
 package vllm
 
 import (
+	"context"
 	"encoding/hex"
 	"fmt"
 	"math"
@@ -100,9 +101,23 @@ scrape:
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	cmd := exec.Command(llmbenchBin, "run", "--view", "plain", "--output-dir", out, scenario)
-	cmd.WaitDelay = 10 * time.Second
+	// Two vLLM starts on top of TestMain's can outlast go test's own limit
+	// on a loaded machine (403 s for both here at load 17-25): the run is
+	// interrupted well before it, as a user would (llmbench then stops the
+	// vLLM it launched), instead of go test's panic leaving vLLM running.
+	ctx := context.Background()
+	if dl, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, dl.Add(-90*time.Second))
+		defer cancel()
+	}
+	cmd := exec.CommandContext(ctx, llmbenchBin, "run", "--view", "plain", "--output-dir", out, scenario)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 60 * time.Second
 	log, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("llmbench run interrupted: go test's time limit is near (%v)\n%s", ctx.Err(), log)
+	}
 	dirs, _ := filepath.Glob(filepath.Join(out, "*", "run.json"))
 	if err != nil || len(dirs) != 1 {
 		t.Fatalf("llmbench run: %v (%d run directories)\n%s", err, len(dirs), log)
