@@ -95,7 +95,9 @@ func TestOTelTracesScenario(t *testing.T) {
 	for _, p := range res.Requests {
 		tr := truth[p.ID]
 		got := []time.Duration{p.Preprocess, p.Queue, p.Prefill, p.Decode}
-		want := []time.Duration{tr.QueueEnter - tr.Arrival, tr.QueueLeave - tr.QueueEnter, tr.PrefillEnd - tr.QueueLeave, tr.DecodeEnd - tr.PrefillEnd}
+		// Preprocess starts where vLLM stamps its arrival: the request
+		// parsed and tokenized (Submitted; decision 2420).
+		want := []time.Duration{tr.QueueEnter - tr.Submitted, tr.QueueLeave - tr.QueueEnter, tr.PrefillEnd - tr.QueueLeave, tr.DecodeEnd - tr.PrefillEnd}
 		for k := range got {
 			if d := got[k] - want[k]; d > time.Millisecond || d < -time.Millisecond {
 				t.Errorf("request %s: part %d %v, truth %v", p.ID, k, got[k], want[k])

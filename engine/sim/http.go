@@ -318,7 +318,7 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 		opts.continuousUsage = so.IncludeUsage && so.ContinuousUsageStats
 	}
 	e.trace.event(evPreprocessingStart, s.chunkID, t.Arrival)
-	e.post(opAdd, s)
+	e.submit(s, &t, req) // otlp.go
 	if faults.slowFirstByte > 0 {
 		t.Faults = append(t.Faults, FaultSlowFirstByte)
 		if !sleepCtx(r, faults.slowFirstByte) {
@@ -481,7 +481,7 @@ func (e *Engine) finishTruth(t *RequestTruth, s *stream, written int, reason str
 	if s.ans.calls(written) {
 		t.ToolCall = s.ans.tool
 	}
-	e.spans.export(t) // otlp.go
+	e.spans.export(t, s.sampling) // otlp.go
 	e.reqExport.write(t)
 	e.truth.addRequest(*t)
 }

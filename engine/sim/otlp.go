@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,18 +22,22 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// vLLM's request span (vllm/tracing.py SpanAttributes, exported from
+// vLLM's request span (vllm/tracing/utils.py SpanAttributes, exported from
 // vllm/v1/engine/output_processor.py do_tracing): one SERVER span named
 // llm_request per finished request, started at the request's arrival,
 // parented on its traceparent, its latencies in seconds (floats), its token
 // counts as ints, its gen_ai.request.id the engine's external request id
-// (the chunks' "id").
+// (the chunks' "id"), its sampling parameters when non-zero (temperature and
+// top_p floats, max_tokens and n ints). vLLM 0.32 defines
+// gen_ai.response.model but does not send it (checked against the real one,
+// conformance/vllm, decision 2420).
 const (
 	SpanLLMRequest          = "llm_request"
 	AttrRequestID           = "gen_ai.request.id"
-	AttrResponseModel       = "gen_ai.response.model"
 	AttrRequestMaxTokens    = "gen_ai.request.max_tokens"
 	AttrRequestN            = "gen_ai.request.n"
+	AttrRequestTemperature  = "gen_ai.request.temperature"
+	AttrRequestTopP         = "gen_ai.request.top_p"
 	AttrUsagePromptTokens   = "gen_ai.usage.prompt_tokens"
 	AttrUsageCompletionToks = "gen_ai.usage.completion_tokens"
 	AttrTimeInQueue         = "gen_ai.latency.time_in_queue"
@@ -40,9 +46,53 @@ const (
 	AttrTimeInPrefill       = "gen_ai.latency.time_in_model_prefill"
 	AttrTimeInDecode        = "gen_ai.latency.time_in_model_decode"
 	AttrTimeInInference     = "gen_ai.latency.time_in_model_inference"
-	// vLLM's tracer (instrumentation scope) name.
-	spanScope = "vllm.llm_engine"
+	// The instrumentation scope: vLLM makes the span with
+	// trace.get_tracer(__name__) in vllm/tracing/otel.py, so the scope is
+	// that module's name, not the tracer provider's "vllm.llm_engine",
+	// which goes in the resource (vllm.instrumenting_module_name).
+	spanScope = "vllm.tracing.otel"
+	// What vLLM's init_otel_tracer puts in the resource. The service name
+	// is the one difference kept: the OTel SDK's default there is
+	// "unknown_service:python", which would hide which engine a trace
+	// viewer is showing.
+	resourceModule = "vllm.llm_engine"
+	serviceName    = "llmbench-sim"
 )
+
+// spanSampling is what a request asked of the sampler, as vLLM's span
+// reports it: temperature and top_p with vLLM's defaults applied (1.0 when
+// the request gives none and the model's generation config neither, as the
+// built-in engine's models have none), top_p forced to 1 for greedy
+// sampling (SamplingParams: temperature < 1e-5), as vLLM does.
+type spanSampling struct {
+	temperature, topP float64
+}
+
+// submit hands s to the scheduler (as e.post(opAdd, s)), first stamping
+// what its trace span needs: the moment vLLM would stamp its arrival_time
+// (the request parsed, templated and tokenized) and the request's sampling
+// parameters.
+func (e *Engine) submit(s *stream, t *RequestTruth, req *chatRequest) {
+	s.sampling = samplingOf(req)
+	t.Submitted = e.now()
+	e.post(opAdd, s)
+}
+
+// samplingOf reads req's temperature and top_p as vLLM's SamplingParams
+// would hold them.
+func samplingOf(req *chatRequest) spanSampling {
+	sp := spanSampling{temperature: 1, topP: 1}
+	if req.Temperature != nil {
+		sp.temperature = *req.Temperature
+	}
+	if req.TopP != nil {
+		sp.topP = *req.TopP
+	}
+	if sp.temperature < 1e-5 {
+		sp.topP = 1
+	}
+	return sp
+}
 
 // Batching as the OTel SDK's BatchSpanProcessor does by default: up to 512
 // spans an export, every 5 s at the latest (here 100 ms: a run's spans are
@@ -62,10 +112,12 @@ type spanExporter struct {
 	model string
 	epoch time.Time
 	http  *http.Client
-	// scope and shape are the dialect's tracer name and spans of a request
-	// (vLLM's llm_request; SGLang's, otlp_sglang.go).
-	scope string
-	shape func(t *RequestTruth, model string, epoch time.Time) []*tracepb.Span
+	// scope, resource and shape are the dialect's tracer name, resource
+	// attributes and spans of a request (vLLM's llm_request; SGLang's,
+	// otlp_sglang.go).
+	scope    string
+	resource []*commonpb.KeyValue
+	shape    func(t *RequestTruth, sampling spanSampling, model string, epoch time.Time) []*tracepb.Span
 
 	mu      sync.Mutex
 	pending []*tracepb.Span
@@ -81,7 +133,10 @@ func newSpanExporter(url, model, dialect string, epoch time.Time) *spanExporter 
 	if url == "" {
 		return nil
 	}
-	x := &spanExporter{url: url, model: model, epoch: epoch, http: &http.Client{Timeout: 10 * time.Second}, scope: spanScope, shape: vllmSpans,
+	x := &spanExporter{url: url, model: model, epoch: epoch, http: &http.Client{Timeout: 10 * time.Second},
+		scope: spanScope, shape: vllmSpans,
+		resource: []*commonpb.KeyValue{strAttr("service.name", serviceName),
+			strAttr("vllm.instrumenting_module_name", resourceModule), strAttr("vllm.process_id", strconv.Itoa(os.Getpid()))},
 		kick: make(chan struct{}, 1), done: make(chan struct{}), stopped: make(chan struct{})}
 	x.speak(dialect) // otlp_sglang.go
 	go x.loop()
@@ -89,11 +144,11 @@ func newSpanExporter(url, model, dialect string, epoch time.Time) *spanExporter 
 }
 
 // export queues t's span: once per finished request, never per chunk.
-func (x *spanExporter) export(t *RequestTruth) {
+func (x *spanExporter) export(t *RequestTruth, sampling spanSampling) {
 	if x == nil {
 		return
 	}
-	sps := x.shape(t, x.model, x.epoch)
+	sps := x.shape(t, sampling, x.model, x.epoch)
 	x.mu.Lock()
 	full := len(x.pending)+len(sps) > spanQueue
 	if !full {
@@ -102,7 +157,7 @@ func (x *spanExporter) export(t *RequestTruth) {
 	n := len(x.pending)
 	x.mu.Unlock()
 	if full {
-		x.Dropped.Add(int64(len(sps)))
+		x.Dropped.Add(1)
 		return
 	}
 	if n >= spanBatch {
@@ -151,7 +206,7 @@ func (x *spanExporter) flush() {
 
 func (x *spanExporter) post(spans []*tracepb.Span) error {
 	req := &coltracepb.ExportTraceServiceRequest{ResourceSpans: []*tracepb.ResourceSpans{{
-		Resource:   &resourcepb.Resource{Attributes: []*commonpb.KeyValue{strAttr("service.name", "llmbench-sim")}},
+		Resource:   &resourcepb.Resource{Attributes: x.resource},
 		ScopeSpans: []*tracepb.ScopeSpans{{Scope: &commonpb.InstrumentationScope{Name: x.scope}, Spans: spans}},
 	}}}
 	body, err := proto.Marshal(req)
@@ -195,18 +250,20 @@ func (x *spanExporter) close() error {
 }
 
 // requestSpan is vLLM's llm_request span for t, timed from the engine's
-// truth (the clock offsets turned into wall time at the engine's epoch):
+// truth (the clock offsets turned into wall time at the engine's epoch).
+// vLLM's arrival_time is stamped once the request is templated and
+// tokenized (Submitted here, Arrival for a truth without it):
 //
 //	time_in_queue          = QueueLeave − QueueEnter   (scheduled_ts − queued_ts)
 //	time_in_model_prefill  = PrefillEnd − QueueLeave   (first_token_ts − scheduled_ts)
 //	time_in_model_decode   = DecodeEnd − PrefillEnd    (last_token_ts − first_token_ts)
 //	time_in_model_inference= DecodeEnd − QueueLeave    (last_token_ts − scheduled_ts)
-//	time_to_first_token    = PrefillEnd − Arrival      (first_token_ts − arrival_time)
-//	e2e                    = DecodeEnd − Arrival       (the finishing iteration − arrival_time)
+//	time_to_first_token    = PrefillEnd − Submitted    (first_token_ts − arrival_time)
+//	e2e                    = DecodeEnd − Submitted     (the finishing iteration − arrival_time)
 //
-// The span starts at Arrival and ends at Arrival + e2e, as vLLM's does
-// (start_time=arrival, ended when the finished output is processed).
-func requestSpan(t *RequestTruth, model string, epoch time.Time) *tracepb.Span {
+// The span starts at Submitted and ends at Submitted + e2e, as vLLM's does
+// (start_time=arrival_time, ended when the finished output is processed).
+func requestSpan(t *RequestTruth, sampling spanSampling, epoch time.Time) *tracepb.Span {
 	traceID, parent := parseTraceparent(t.Traceparent)
 	if traceID == nil {
 		// No traceparent: a root span in a trace of its own, as vLLM's.
@@ -218,37 +275,48 @@ func requestSpan(t *RequestTruth, model string, epoch time.Time) *tracepb.Span {
 	if last == 0 {
 		last = t.PrefillEnd
 	}
-	start := epoch.Add(t.Arrival).UnixNano()
+	arrival := t.Arrival
+	if t.Submitted > 0 {
+		arrival = t.Submitted
+	}
+	start := epoch.Add(arrival).UnixNano()
 	sec := func(d time.Duration) float64 { return max(d, 0).Seconds() }
 	attrs := []*commonpb.KeyValue{
-		strAttr(AttrResponseModel, model),
 		strAttr(AttrRequestID, t.ChunkID),
 		intAttr(AttrRequestMaxTokens, t.MaxTokens),
 		intAttr(AttrRequestN, max(t.Choices, 1)),
 		intAttr(AttrUsagePromptTokens, t.PromptTokens),
 		intAttr(AttrUsageCompletionToks, t.GeneratedTokens),
-		floatAttr(AttrTimeToFirstToken, sec(t.PrefillEnd-t.Arrival)),
-		floatAttr(AttrE2E, sec(last-t.Arrival)),
+		floatAttr(AttrTimeToFirstToken, sec(t.PrefillEnd-arrival)),
+		floatAttr(AttrE2E, sec(last-arrival)),
 		floatAttr(AttrTimeInQueue, sec(t.QueueLeave-t.QueueEnter)),
 		floatAttr(AttrTimeInPrefill, sec(t.PrefillEnd-t.QueueLeave)),
 		floatAttr(AttrTimeInDecode, sec(last-t.PrefillEnd)),
 		floatAttr(AttrTimeInInference, sec(last-t.QueueLeave)),
 	}
+	// vLLM adds each only when it is non-zero ("if req_state.temperature:").
+	if sampling.temperature != 0 {
+		attrs = append(attrs, floatAttr(AttrRequestTemperature, sampling.temperature))
+	}
+	if sampling.topP != 0 {
+		attrs = append(attrs, floatAttr(AttrRequestTopP, sampling.topP))
+	}
 	return &tracepb.Span{
 		TraceId: traceID, SpanId: sum[:8], ParentSpanId: parent,
 		Name: SpanLLMRequest, Kind: tracepb.Span_SPAN_KIND_SERVER,
-		StartTimeUnixNano: uint64(start), EndTimeUnixNano: uint64(start + int64(max(last-t.Arrival, 0))),
+		StartTimeUnixNano: uint64(start), EndTimeUnixNano: uint64(start + int64(max(last-arrival, 0))),
 		Attributes: attrs,
 	}
 }
 
-// vllmSpans is vLLM's one span of a request.
-func vllmSpans(t *RequestTruth, model string, epoch time.Time) []*tracepb.Span {
-	return []*tracepb.Span{requestSpan(t, model, epoch)}
-}
-
 // parseTraceparent reads a W3C traceparent ("00-<32 hex>-<16 hex>-<2 hex>");
 // nil ids for anything else, as an OTel propagator ignores a bad header.
+// vllmSpans is vLLM's one llm_request span of t (the model is not an
+// attribute vLLM sends).
+func vllmSpans(t *RequestTruth, sampling spanSampling, _ string, epoch time.Time) []*tracepb.Span {
+	return []*tracepb.Span{requestSpan(t, sampling, epoch)}
+}
+
 func parseTraceparent(v string) (traceID, spanID []byte) {
 	if len(v) < 55 || v[2] != '-' || v[35] != '-' || v[52] != '-' || v[:2] == "ff" {
 		return nil, nil

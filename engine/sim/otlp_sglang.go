@@ -36,18 +36,19 @@ import (
 // SGLANG_TRACE_LEVEL=2 likewise. Slices are SGLang's default span kind
 // (internal); their links to the previous slice are left out.
 const (
-	sglangScope      = "sglang server"
-	sglangModule     = "sglang::request"
-	sglangHostID     = "6c6c6d62656e6368" // the host id's first 8 characters; the built-in engine's own
-	sglangPID        = 4242
-	sglangTokenizer  = "Tokenizer"
-	sglangScheduler  = "Scheduler"
-	attrCachedTokens = "gen_ai.usage.cached_tokens"
-	attrFinishReason = "gen_ai.response.finish_reasons"
+	sglangScope       = "sglang server"
+	sglangModule      = "sglang::request"
+	sglangHostID      = "6c6c6d62656e6368" // the host id's first 8 characters; the built-in engine's own
+	sglangPID         = 4242
+	sglangTokenizer   = "Tokenizer"
+	sglangScheduler   = "Scheduler"
+	attrCachedTokens  = "gen_ai.usage.cached_tokens"
+	attrFinishReason  = "gen_ai.response.finish_reasons"
+	attrResponseModel = "gen_ai.response.model"
 )
 
 // sglangSpans are t's spans, timed from the engine's truth.
-func sglangSpans(t *RequestTruth, model string, epoch time.Time) []*tracepb.Span {
+func sglangSpans(t *RequestTruth, _ spanSampling, model string, epoch time.Time) []*tracepb.Span {
 	traceID, parent := parseTraceparent(t.Traceparent)
 	if traceID == nil {
 		// SGLang's TraceCustomIdGenerator draws 64-bit trace ids.
@@ -78,7 +79,7 @@ func sglangSpans(t *RequestTruth, model string, epoch time.Time) []*tracepb.Span
 		strAttr("rid", orig), strAttr("module", sglangModule),
 		intAttr(AttrUsageCompletionToks, t.GeneratedTokens), intAttr(AttrUsagePromptTokens, t.PromptTokens),
 		intAttr(attrCachedTokens, t.CachedTokens), strAttr(AttrRequestID, t.ID), intAttr(AttrRequestMaxTokens, t.MaxTokens),
-		strAttr(AttrResponseModel, model), strAttr(attrFinishReason, `["`+finish+`"]`),
+		strAttr(attrResponseModel, model), strAttr(attrFinishReason, `["`+finish+`"]`),
 		floatAttr(AttrTimeToFirstToken, sec(t.PrefillEnd-t.Arrival)), floatAttr(AttrTimeInPrefill, sec(t.PrefillEnd-t.QueueEnter)))
 	thread := func(label, name string, from, to time.Duration, rank bool) *tracepb.Span {
 		attrs := []*commonpb.KeyValue{}
@@ -115,4 +116,5 @@ func (x *spanExporter) speak(dialect string) {
 		return
 	}
 	x.scope, x.shape = sglangScope, sglangSpans
+	x.resource = []*commonpb.KeyValue{strAttr("service.name", "llmbench-sim")}
 }

@@ -19,7 +19,7 @@ func TestSGLangSpanShape(t *testing.T) {
 		Arrival: ms(10), QueueEnter: ms(12), QueueLeave: ms(30), PrefillStart: ms(31), PrefillEnd: ms(50), DecodeEnd: ms(90),
 		PromptTokens: 7, GeneratedTokens: 5, CachedTokens: 2, MaxTokens: 5, FinishReason: "length"}
 	epoch := time.Unix(1_800_000_000, 0)
-	spans := sglangSpans(tr, "m", epoch)
+	spans := sglangSpans(tr, spanSampling{}, "m", epoch)
 	byName := map[string]*tracepb.Span{}
 	for _, sp := range spans {
 		if hex.EncodeToString(sp.TraceId) != "0af7651916cd43dd8448eb211c80319c" {
@@ -80,7 +80,7 @@ func TestSGLangSpanShape(t *testing.T) {
 	}
 	// Without a traceparent: a root of a 64-bit trace id of its own.
 	tr.Traceparent = ""
-	own := sglangSpans(tr, "m", epoch)
+	own := sglangSpans(tr, spanSampling{}, "m", epoch)
 	if id := own[0].TraceId; len(id) != 16 || hex.EncodeToString(id[:8]) != "0000000000000000" || len(own[0].ParentSpanId) != 0 {
 		t.Errorf("own trace %x, parent %x", id, own[0].ParentSpanId)
 	}

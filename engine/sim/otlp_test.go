@@ -19,9 +19,14 @@ import (
 // TestLLMRequestSpans checks the spans the engine exports against its own
 // truth and vLLM's shape: one SERVER span named llm_request per finished
 // request, in the trace of the request's traceparent and parented on its
-// span id (a fresh root trace without one), started at its arrival, its
+// span id (a fresh root trace without one), started once it is templated
+// and tokenized (vLLM's arrival_time), its
 // latencies in seconds as vLLM computes them, its usage counts and its
-// gen_ai.request.id the chunks' id, sent over OTLP/HTTP protobuf.
+// gen_ai.request.id the chunks' id, its temperature and top_p as vLLM's
+// SamplingParams hold them (temperature left out when 0, as vLLM's "if
+// req_state.temperature:" does), no gen_ai.response.model (vLLM 0.32 does
+// not send it), scope vllm.tracing.otel and vLLM's resource attributes, sent
+// over OTLP/HTTP protobuf.
 func TestLLMRequestSpans(t *testing.T) {
 	var mu sync.Mutex
 	var got []*tracepb.Span
@@ -36,8 +41,15 @@ func TestLLMRequestSpans(t *testing.T) {
 		defer mu.Unlock()
 		ctypes = append(ctypes, r.Header.Get("Content-Type"))
 		for _, rs := range req.GetResourceSpans() {
+			res := map[string]string{}
+			for _, kv := range rs.GetResource().GetAttributes() {
+				res[kv.GetKey()] = kv.GetValue().GetStringValue()
+			}
+			if res["vllm.instrumenting_module_name"] != "vllm.llm_engine" || res["vllm.process_id"] == "" || res["service.name"] != "llmbench-sim" {
+				t.Errorf("resource %v", res)
+			}
 			for _, ss := range rs.GetScopeSpans() {
-				if ss.GetScope().GetName() != spanScope {
+				if ss.GetScope().GetName() != "vllm.tracing.otel" {
 					t.Errorf("scope %q", ss.GetScope().GetName())
 				}
 				got = append(got, ss.GetSpans()...)
@@ -52,7 +64,12 @@ func TestLLMRequestSpans(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, tp := range []string{parent, ""} {
 		wg.Go(func() {
-			body := `{"model":"llmbench-sim","messages":[{"role":"user","content":"one two three four"}],"max_tokens":20,"stream":true}`
+			// Greedy without a traceparent, sampled with one.
+			sampling := `"temperature":0`
+			if tp != "" {
+				sampling = `"temperature":0.7,"top_p":0.9`
+			}
+			body := `{"model":"llmbench-sim","messages":[{"role":"user","content":"one two three four"}],"max_tokens":20,"stream":true,` + sampling + `}`
 			req, _ := http.NewRequest(http.MethodPost, ep.BaseURL+"/chat/completions", strings.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
 			if tp != "" {
@@ -95,22 +112,34 @@ func TestLLMRequestSpans(t *testing.T) {
 		} else if len(sp.GetTraceId()) != 16 || len(sp.GetParentSpanId()) != 0 {
 			t.Errorf("no traceparent: trace %x, parent %x; want a root span", sp.GetTraceId(), sp.GetParentSpanId())
 		}
-		if want := e.Epoch().Add(tr.Arrival).UnixNano(); int64(sp.GetStartTimeUnixNano()) != want ||
-			int64(sp.GetEndTimeUnixNano()) != want+int64(tr.DecodeEnd-tr.Arrival) {
-			t.Errorf("span %d..%d, truth arrival %d, decode end %v later", sp.GetStartTimeUnixNano(), sp.GetEndTimeUnixNano(), want, tr.DecodeEnd-tr.Arrival)
+		// vLLM's arrival_time: stamped once templated and tokenized.
+		if tr.Submitted < tr.Arrival || tr.Submitted > tr.QueueEnter {
+			t.Errorf("truth: submitted %v outside arrival %v .. queue entry %v", tr.Submitted, tr.Arrival, tr.QueueEnter)
+		}
+		if want := e.Epoch().Add(tr.Submitted).UnixNano(); int64(sp.GetStartTimeUnixNano()) != want ||
+			int64(sp.GetEndTimeUnixNano()) != want+int64(tr.DecodeEnd-tr.Submitted) {
+			t.Errorf("span %d..%d, truth submitted %d, decode end %v later", sp.GetStartTimeUnixNano(), sp.GetEndTimeUnixNano(), want, tr.DecodeEnd-tr.Submitted)
 		}
 		for key, want := range map[string]time.Duration{
 			AttrTimeInQueue: tr.QueueLeave - tr.QueueEnter, AttrTimeInPrefill: tr.PrefillEnd - tr.QueueLeave,
 			AttrTimeInDecode: tr.DecodeEnd - tr.PrefillEnd, AttrTimeInInference: tr.DecodeEnd - tr.QueueLeave,
-			AttrTimeToFirstToken: tr.PrefillEnd - tr.Arrival, AttrE2E: tr.DecodeEnd - tr.Arrival,
+			AttrTimeToFirstToken: tr.PrefillEnd - tr.Submitted, AttrE2E: tr.DecodeEnd - tr.Submitted,
 		} {
 			if v := kv0(sp, key).GetDoubleValue(); v != want.Seconds() {
 				t.Errorf("%s %v, truth %v", key, v, want.Seconds())
 			}
 		}
 		if kv0(sp, AttrUsagePromptTokens).GetIntValue() != int64(tr.PromptTokens) || kv0(sp, AttrUsageCompletionToks).GetIntValue() != 20 ||
-			kv0(sp, AttrRequestMaxTokens).GetIntValue() != 20 || kv0(sp, AttrResponseModel).GetStringValue() != DefaultModel {
+			kv0(sp, AttrRequestMaxTokens).GetIntValue() != 20 || kv0(sp, AttrRequestN).GetIntValue() != 1 {
 			t.Errorf("usage and request attributes %v", sp.GetAttributes())
+		}
+		wantTemp, wantTopP := -1.0, 1.0 // -1: absent
+		if tr.Traceparent == parent {
+			wantTemp, wantTopP = 0.7, 0.9
+		}
+		if kv0(sp, AttrRequestTemperature).GetDoubleValue() != wantTemp || kv0(sp, AttrRequestTopP).GetDoubleValue() != wantTopP ||
+			kv0(sp, "gen_ai.response.model").GetStringValue() != "" {
+			t.Errorf("sampling attributes %v, want temperature %v top_p %v and no gen_ai.response.model", sp.GetAttributes(), wantTemp, wantTopP)
 		}
 		if tr.QueueLeave-tr.QueueEnter > time.Millisecond {
 			queued = true
@@ -139,6 +168,27 @@ type nilValue struct{}
 func (nilValue) GetStringValue() string  { return "" }
 func (nilValue) GetIntValue() int64      { return -1 }
 func (nilValue) GetDoubleValue() float64 { return -1 }
+
+// TestSamplingOf: vLLM's SamplingParams defaults (1.0 each) and its greedy
+// rule (temperature < 1e-5 sets top_p to 1).
+func TestSamplingOf(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	for _, tc := range []struct {
+		temp, topP *float64
+		want       spanSampling
+	}{
+		{nil, nil, spanSampling{1, 1}},
+		{f(0.5), f(0.2), spanSampling{0.5, 0.2}},
+		{f(0), f(0.3), spanSampling{0, 1}},
+		{f(1e-6), f(0.3), spanSampling{1e-6, 1}},
+		{f(1e-5), f(0.3), spanSampling{1e-5, 0.3}},
+		{nil, f(0.95), spanSampling{1, 0.95}},
+	} {
+		if got := samplingOf(&chatRequest{Temperature: tc.temp, TopP: tc.topP}); got != tc.want {
+			t.Errorf("temperature %v top_p %v: %+v, want %+v", tc.temp, tc.topP, got, tc.want)
+		}
+	}
+}
 
 func TestParseTraceparent(t *testing.T) {
 	for _, tc := range []struct {

@@ -23,6 +23,9 @@ type stream struct {
 	// pooling: one input of an embeddings or rerank request (pooling.go):
 	// prefill only, nothing generated.
 	pooling bool
+	// sampling is the request's temperature and top_p, for its trace span
+	// (otlp.go).
+	sampling spanSampling
 
 	// Loop-owned until final.
 	queueEnter, queueLeave   time.Duration

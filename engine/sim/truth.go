@@ -34,6 +34,7 @@ type RequestTruth struct {
 	// client counts before its TTFT starts (it starts at the body's last
 	// byte written).
 	BodyRead          time.Duration   `json:"body_read_ns,omitempty"`
+	Submitted         time.Duration   `json:"submitted_ns"`           // parsed and tokenized, handed to the scheduler: vLLM's arrival_time, its span's start (otlp.go)
 	QueueEnter        time.Duration   `json:"queue_enter_ns"`         // the scheduler put it in the waiting queue
 	QueueLeave        time.Duration   `json:"queue_leave_ns"`         // it first entered a forward pass
 	PrefillStart      time.Duration   `json:"prefill_start_ns"`       // start of its first prefill pass

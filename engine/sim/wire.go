@@ -8,8 +8,8 @@ import (
 )
 
 // chatRequest is the part of an OpenAI chat-completions body the engine reads.
-// Unknown fields (temperature, top_p, ...) are accepted and ignored, as real
-// engines do.
+// Unknown fields are accepted and ignored, as real engines do; temperature
+// and top_p only go into the request's trace span (otlp.go).
 type chatRequest struct {
 	Model               string          `json:"model"`
 	Messages            []chatMessage   `json:"messages"`
@@ -20,6 +20,8 @@ type chatRequest struct {
 	MinTokens           int             `json:"min_tokens"`
 	IgnoreEOS           bool            `json:"ignore_eos"`
 	N                   *int            `json:"n"`
+	Temperature         *float64        `json:"temperature"`
+	TopP                *float64        `json:"top_p"`
 	RID                 json.RawMessage `json:"rid"`        // SGLang
 	RequestID           string          `json:"request_id"` // vLLM, FastDeploy
 	Tools               []tool          `json:"tools"`

@@ -38,8 +38,11 @@ type Parts struct {
 	Phase    string        `json:"phase,omitempty"`
 	JoinedBy string        `json:"joined_by"` // JoinedByTraceID or JoinedByRequestID
 	Send     time.Duration `json:"send_ns"`   // Sent → the span's start (the engine's arrival); across clocks: see Send's note in Join
-	// Preprocess is the engine's time from arrival to its queue (tokenizing,
-	// templating): time_to_first_token − time_in_queue − time_in_model_prefill.
+	// Preprocess is the engine's time from arrival to its queue and from
+	// its first token to the output's processing (vLLM: the hand-over to
+	// the engine core process and back; it stamps arrival after templating
+	// and tokenizing, which therefore fall in Send):
+	// time_to_first_token − time_in_queue − time_in_model_prefill.
 	Preprocess time.Duration `json:"preprocess_ns"`
 	Queue      time.Duration `json:"queue_ns"`
 	Prefill    time.Duration `json:"prefill_ns"`
