@@ -1,0 +1,91 @@
+package peers
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/redact"
+)
+
+// Schema names the JSON shape of a Report.
+const Schema = "llmbench.compare-peers/v1"
+
+// Report is every peer result of a compare beside the first llmbench run.
+type Report struct {
+	Schema       string        `json:"schema"`
+	Explanations []Explanation `json:"explanations"`
+}
+
+// Compare reads the peers' result files and explains each beside the
+// llmbench run runDir ("" = the results alone).
+func Compare(runDir string, files []string) (Report, error) {
+	rep := Report{Schema: Schema}
+	var run []client.Record
+	if runDir != "" {
+		var err error
+		if run, err = RunRecords(runDir); err != nil {
+			return rep, err
+		}
+	}
+	for _, f := range files {
+		results, err := Read(f)
+		if err != nil {
+			return rep, err
+		}
+		for _, r := range results {
+			rep.Explanations = append(rep.Explanations, Explain(r, runDir, run))
+		}
+	}
+	return rep, nil
+}
+
+// RenderJSON writes the report as JSON (schema llmbench.compare-peers/v1).
+func RenderJSON(w io.Writer, rep Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}
+
+// RenderText writes the report as tables: per result, each metric's
+// statistic as the tool has it and as llmbench's run has it, the
+// difference, its definitional part and its measurement part; then the
+// definitional parts one by one where they are not zero.
+func RenderText(w io.Writer, rep Report) error {
+	for _, ex := range rep.Explanations {
+		res := ex.Result
+		fmt.Fprintf(w, "%s (%s): %d completed, %d failed\n", res.Label, redact.Printable(res.Path), res.Completed, res.Failed)
+		if ex.Run != "" {
+			fmt.Fprintf(w, "  beside llmbench run %s\n", redact.Printable(ex.Run))
+		}
+		for _, n := range ex.Notes {
+			fmt.Fprintf(w, "  note: %s\n", n)
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "  metric\t%s\t%s under llmbench's definitions\tllmbench\tdifference\tdefinitional\tmeasurement\n", res.Tool, res.Tool)
+		for _, l := range ex.Lines {
+			fmt.Fprintf(tw, "  %s %s\t%s\t%s\t%s\t%s\t%s\t%s\n", l.Metric, l.Stat, ms(l.Tool), ms(l.ToolUnderLlmbench), ms(l.Run), ms(l.Total), ms(l.Definitional), ms(l.Measurement))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		for _, l := range ex.Lines {
+			for _, p := range l.Parts {
+				if p.Seconds != 0 {
+					fmt.Fprintf(w, "    %s %s, %s: %+.3f ms (%s)\n", l.Metric, l.Stat, p.Name, p.Seconds*1e3, p.Says)
+				}
+			}
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
+}
+
+func ms(v *float64) string {
+	if v == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.3f ms", *v*1e3)
+}
