@@ -15,7 +15,8 @@ const (
 	PartOwnData   = "the tool's figure vs its own per-request data"
 	PartQuantile  = "quantile estimator"
 	PartMetric    = "what the metric is"
-	PartInstants  = "where the clock starts and ends"
+	PartStart     = "where the clock starts"
+	PartEnd       = "where E2E ends"
 	PartPerChunk  = "tokens per chunk the file does not keep"
 	PartNoRequest = "no per-request data"
 )
@@ -90,20 +91,28 @@ func Explain(res Result, runDir string, run []client.Record) Explanation {
 	} else {
 		ex.Notes = append(ex.Notes, res.Label+"'s file keeps no per-request data: only the total difference is known (vLLM: --save-detailed; SGLang: --output-details; AIPerf: profile_export.jsonl)")
 	}
-	var asPeer, asPeerSpread []client.Record
+	var side runSide
 	if run != nil {
-		asPeer = runAsPeer(run, res.Defs, false)
-		asPeerSpread = runAsPeer(run, res.Defs, true)
+		side = runSide{run: run,
+			started: runAsPeer(run, res.Defs, true, false, false),
+			asPeer:  runAsPeer(run, res.Defs, true, true, false),
+			spread:  runAsPeer(run, res.Defs, true, true, true)}
 	}
 	for _, metric := range Metrics {
 		for _, stat := range Stats {
-			ex.Lines = append(ex.Lines, explainOne(res, metric, stat, peerRecs, run, asPeer, asPeerSpread))
+			ex.Lines = append(ex.Lines, explainOne(res, metric, stat, peerRecs, side))
 		}
 	}
 	return ex
 }
 
-func explainOne(res Result, metric, stat string, peerRecs, run, asPeer, asPeerSpread []client.Record) Line {
+// runSide is the run's records as llmbench reads them, then read from the
+// tool's start, then also to the tool's end, then also with each chunk's
+// tokens spread evenly: each step one definitional part.
+type runSide struct{ run, started, asPeer, spread []client.Record }
+
+func explainOne(res Result, metric, stat string, peerRecs []client.Record, side runSide) Line {
+	run := side.run
 	l := Line{Metric: metric, Stat: stat}
 	rep, hasRep := res.Reported[metric][stat]
 	var v1, v3, v4 *float64
@@ -132,19 +141,21 @@ func explainOne(res Result, metric, stat string, peerRecs, run, asPeer, asPeerSp
 	if v1 == nil || v3 == nil || v4 == nil {
 		return l
 	}
-	r1 := ptr(statOf(stat, llmbenchValues(asPeer, metric), llmbenchQuantile))
-	if r1 == nil {
+	rs := ptr(statOf(stat, llmbenchValues(side.started, metric), llmbenchQuantile))
+	r1 := ptr(statOf(stat, llmbenchValues(side.asPeer, metric), llmbenchQuantile))
+	if r1 == nil || rs == nil {
 		return l
 	}
 	l.Parts = []Part{
 		{PartOwnData, *l.Tool - *v1, "what the tool reported against the same statistic of its own per-request lists, under its definitions (0 when it reports none)"},
 		{PartQuantile, *v1 - *v3, "its quantile estimator (" + res.Defs.Quantile + ") against llmbench's (linear between order statistics, rank p·n)"},
 		{PartMetric, *v3 - *v4, metricSays(res.Defs, metric)},
-		{PartInstants, *r1 - *r0, instantsSays(res.Defs)},
+		{PartStart, *rs - *r0, startSays(res.Defs)},
+		{PartEnd, *r1 - *rs, endSays(res.Defs)},
 	}
 	last := *r1
 	if metric == "itl" && hasGaps(res.Requests) {
-		if r2 := ptr(statOf(stat, llmbenchValues(asPeerSpread, metric), llmbenchQuantile)); r2 != nil {
+		if r2 := ptr(statOf(stat, llmbenchValues(side.spread, metric), llmbenchQuantile)); r2 != nil {
 			l.Parts = append(l.Parts, Part{PartPerChunk, *r2 - *r1, "the file keeps each chunk's time but not its tokens: llmbench's run read as if its tokens were spread evenly over the chunks, as the tool's file must be"})
 			last = *r2
 		}
@@ -171,15 +182,18 @@ func metricSays(d Defs, metric string) string {
 	return "the same definition on both sides"
 }
 
-func instantsSays(d Defs) string {
-	s := "llmbench starts a request's clock at its last byte written"
+func startSays(d Defs) string {
 	if d.StartsBeforeSend {
-		s += "; the tool before it hands the request to its HTTP client (connection wait, dial and write included): the run's records read from the hand-over"
+		return "llmbench starts a request's clock at its last byte written, the tool before it hands the request to its HTTP client (connection wait, dial and write included): the run's records read from the hand-over"
 	}
+	return "both start at the send"
+}
+
+func endSays(d Defs) string {
 	if d.EndsAtLastChunk {
-		s += "; the tool's E2E ends at the last output chunk, llmbench's at the end of the stream: the run's records read to their last chunk"
+		return "the tool's E2E ends at the last output chunk, llmbench's at the end of the stream: the run's records read to their last chunk"
 	}
-	return s
+	return "both end at the end of the stream"
 }
 
 func hasGaps(reqs []Request) bool {
@@ -283,14 +297,14 @@ func peerRecords(reqs []Request) []client.Record {
 // hand-over rather than the last byte written, to the last output chunk
 // rather than the end of the stream; with spread, each chunk's tokens
 // forgotten and spread evenly, as the tool's file must be read.
-func runAsPeer(run []client.Record, d Defs, spread bool) []client.Record {
+func runAsPeer(run []client.Record, d Defs, start, end, spread bool) []client.Record {
 	out := make([]client.Record, len(run))
 	for i := range run {
 		r := run[i]
-		if d.StartsBeforeSend {
+		if start && d.StartsBeforeSend {
 			r.Wrote = 0
 		}
-		if d.EndsAtLastChunk && len(r.Chunks) > 0 {
+		if end && d.EndsAtLastChunk && len(r.Chunks) > 0 {
 			r.End = r.Chunks[len(r.Chunks)-1].At
 		}
 		if spread && len(r.Chunks) > 0 && r.Choices <= 1 {

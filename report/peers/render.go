@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/llmbench-org/llmbench/client"
@@ -71,17 +73,34 @@ func RenderText(w io.Writer, rep Report) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		says := map[string]string{}
+		var names []string
 		for _, l := range ex.Lines {
+			var parts []string
 			for _, p := range l.Parts {
-				if p.Seconds != 0 {
-					fmt.Fprintf(w, "    %s %s, %s: %+.3f ms (%s)\n", l.Metric, l.Stat, p.Name, p.Seconds*1e3, p.Says)
+				if math.Abs(p.Seconds) >= shownPart {
+					parts = append(parts, fmt.Sprintf("%s %+.3f ms", p.Name, p.Seconds*1e3))
+					if _, seen := says[p.Name]; !seen {
+						names = append(names, p.Name)
+					}
+					says[p.Name] = p.Says
 				}
 			}
+			if len(parts) > 0 {
+				fmt.Fprintf(w, "  %s %s: %s\n", l.Metric, l.Stat, strings.Join(parts, ", "))
+			}
+		}
+		for _, n := range names {
+			fmt.Fprintf(w, "  (%s: %s)\n", n, says[n])
 		}
 		fmt.Fprintln(w)
 	}
 	return nil
 }
+
+// shownPart is the smallest part the text shows: below a microsecond it is
+// the rounding of a file's float seconds.
+const shownPart = 1e-6
 
 func ms(v *float64) string {
 	if v == nil {
