@@ -115,7 +115,7 @@ var maxResultBytes = inputfile.RunFile
 // IsResult reports whether path looks like a peer's result file rather than
 // an llmbench run: a regular file (not a directory) that one reader claims.
 func IsResult(path string) bool {
-	b, err := inputfile.ReadAll(path, maxResultBytes)
+	b, err := readBounded(path)
 	if err != nil {
 		return false
 	}
@@ -127,7 +127,7 @@ func IsResult(path string) bool {
 // and shape (profile_export.jsonl and profile_export_aiperf.json are read
 // together when both are in one directory).
 func Read(path string) ([]Result, error) {
-	b, err := inputfile.ReadAll(path, maxResultBytes)
+	b, err := readBounded(path)
 	if err != nil {
 		return nil, err
 	}
@@ -196,4 +196,12 @@ func (r *Result) setReported(metric, stat string, v, scale float64) {
 	r.Reported[metric][stat] = v * scale
 }
 
-func readBounded(path string) ([]byte, error) { return inputfile.ReadAll(path, maxResultBytes) }
+// readBounded reads a result file (at most maxResultBytes), Python's bare
+// NaN and Infinity made null.
+func readBounded(path string) ([]byte, error) {
+	b, err := inputfile.ReadAll(path, maxResultBytes)
+	if err != nil {
+		return nil, err
+	}
+	return pythonJSON(b), nil
+}
