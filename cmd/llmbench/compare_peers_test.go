@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/llmbench-org/llmbench/report/comparison"
 	"github.com/llmbench-org/llmbench/report/peers"
 	"github.com/llmbench-org/llmbench/report/peers/peerstest"
 )
@@ -84,6 +85,10 @@ func TestComparePeerVLLMSameTimings(t *testing.T) {
 			}
 		}
 	}
+	// The file was made from the run's requests: the same load.
+	if ex.Load == nil || !ex.Load.Same || ex.ToolLoad == nil || ex.ToolLoad.Requests != 24 {
+		t.Errorf("load: %+v (tool's %+v), want the same as the run's", ex.Load, ex.ToolLoad)
+	}
 	if plain := rep.Explanations[1]; plain.Lines[0].Total == nil || plain.Lines[0].Parts != nil || len(plain.Notes) == 0 {
 		t.Errorf("without --save-detailed: want the total alone and a note, got %+v", plain.Lines[0])
 	}
@@ -93,4 +98,64 @@ func TestComparePeerVLLMSameTimings(t *testing.T) {
 	if code != exitOK || !strings.Contains(stdout.String(), "what the metric is") {
 		t.Errorf("compare (text): exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
+}
+
+// TestCompareSentLoad: two runs of one scenario sent the same load, by the
+// same plan (equal plan hashes); a run at another rate did not.
+func TestCompareSentLoad(t *testing.T) {
+	t.Parallel()
+	runs := t.TempDir()
+	var dirs []string
+	for i, rate := range []string{"40", "40", "80"} {
+		name := "load" + string(rune('a'+i))
+		path := writeScenario(t, "name: "+name+"\nseed: 3\nengine: {kind: sim, preset: tiny}\nworkload: {rate: "+rate+", requests: 30, prompt_tokens: 16, output_tokens: 4}\n")
+		cio, _, stderr := testIO(nil)
+		if code := execute(context.Background(), cio, []string{"run", "--output", "plain", "--runs", runs, path}); code != exitOK {
+			t.Fatalf("run: exit %d\n%s", code, stderr.String())
+		}
+		m, _ := filepath.Glob(filepath.Join(runs, "*-"+name))
+		if len(m) != 1 {
+			t.Fatalf("run directories %v", m)
+		}
+		dirs = append(dirs, m[0])
+	}
+	cio, stdout, stderr := testIO(nil)
+	if code := execute(context.Background(), cio, []string{"compare", "--format", "json", dirs[0], dirs[1], dirs[2]}); code != exitOK {
+		t.Fatalf("compare: exit %d\n%s", code, stderr.String())
+	}
+	var c comparison.Comparison
+	if err := json.Unmarshal([]byte(stdout.String()), &c); err != nil || len(c.Comparisons) != 2 {
+		t.Fatalf("compare: %v\n%s", err, stdout.String())
+	}
+	// The plan is the seed's: equal hashes whatever the machine did. Whether
+	// the sends followed it is the machine's: a run whose arrivals went out
+	// late (two cores shared by other tests) did not send the same load,
+	// and says so; the verdict is checked only when both kept time.
+	if l := c.Comparisons[0].Load; l == nil || !l.Identical {
+		t.Errorf("one scenario twice: %+v, want the same plan", l)
+	} else if late := lateArrivals(t, dirs[0]) + lateArrivals(t, dirs[1]); late == 0 && !l.Same {
+		t.Errorf("one scenario twice, no arrival late: %+v, want the same load", l)
+	} else if late > 0 {
+		t.Logf("%d arrivals late: the verdict (%s) is the machine's", late, l.Says())
+	}
+	if l := c.Comparisons[1].Load; l == nil || l.Same || l.Identical || !strings.Contains(strings.Join(l.Differs, ";"), "planned gaps between sends mean") {
+		t.Errorf("40 vs 80 requests/s: %+v, want a different load in its planned gaps", l)
+	}
+}
+
+func lateArrivals(t *testing.T, dir string) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s struct {
+		Health struct {
+			Late int `json:"late_arrivals"`
+		} `json:"health"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	return s.Health.Late
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/report/sentload"
 	"github.com/llmbench-org/llmbench/rundir"
 )
 
@@ -54,15 +55,39 @@ type Explanation struct {
 	Run    string   `json:"run,omitempty"` // the run directory ("" = the result alone)
 	Lines  []Line   `json:"lines"`
 	Notes  []string `json:"notes,omitempty"`
+	// ToolLoad is the load the tool sent, from its per-request data (nil
+	// without it); Load says whether it is the run's (nil without a run).
+	ToolLoad *sentload.Fingerprint `json:"tool_load,omitempty"`
+	Load     *sentload.Verdict     `json:"same_load,omitempty"`
+}
+
+// LoadOf fingerprints the load a peer's result sent, from its per-request
+// data (every request, failed ones included; its recorded lengths and
+// start times); nil without per-request data.
+func LoadOf(res Result) *sentload.Fingerprint {
+	if res.Requests == nil {
+		return nil
+	}
+	reqs := make([]sentload.Request, 0, len(res.Requests))
+	for _, r := range res.Requests {
+		reqs = append(reqs, sentload.Request{At: r.Start, HasAt: r.HasStart, Prompt: r.PromptLen, Output: r.OutputLen})
+	}
+	fp := sentload.Of(reqs, "recorded")
+	return &fp
 }
 
 // RunRecords reads an llmbench run's records of its measured phases, the
 // duplicates dropped, with their chunks: what the run side of an
 // explanation is computed from.
 func RunRecords(dir string) ([]client.Record, error) {
+	recs, _, err := runRecords(dir)
+	return recs, err
+}
+
+func runRecords(dir string) ([]client.Record, rundir.RunMeta, error) {
 	meta, err := rundir.ReadMeta(dir)
 	if err != nil {
-		return nil, err
+		return nil, meta, err
 	}
 	measured := map[string]bool{}
 	for _, ph := range meta.Phases {
@@ -75,16 +100,21 @@ func RunRecords(dir string) ([]client.Record, error) {
 		}
 		return nil
 	}); err != nil {
-		return nil, err
+		return nil, meta, err
 	}
 	recs, _ = rundir.DedupeRecords(recs)
-	return recs, nil
+	return recs, meta, nil
 }
 
 // Explain puts res beside the run whose records are run (nil: the result
-// alone) and splits each difference.
-func Explain(res Result, runDir string, run []client.Record) Explanation {
-	ex := Explanation{Result: res, Run: runDir}
+// alone; runLoad its fingerprint, nil when unknown) and splits each
+// difference.
+func Explain(res Result, runDir string, run []client.Record, runLoad *sentload.Fingerprint) Explanation {
+	ex := Explanation{Result: res, Run: runDir, ToolLoad: LoadOf(res)}
+	if ex.ToolLoad != nil && runLoad != nil {
+		v := sentload.Same(*runLoad, *ex.ToolLoad)
+		ex.Load = &v
+	}
 	var peerRecs []client.Record
 	if res.Requests != nil {
 		peerRecs = peerRecords(res.Requests)

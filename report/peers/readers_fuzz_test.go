@@ -32,7 +32,7 @@ func FuzzRead(f *testing.F) {
 			return
 		}
 		for _, r := range results {
-			Explain(r, "", nil)
+			Explain(r, "", nil, nil)
 		}
 	})
 }

@@ -82,7 +82,7 @@ func TestOwnFiguresRecomputed(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := res[len(res)-1]
-		ex := Explain(r, "", nil)
+		ex := Explain(r, "", nil, nil)
 		for _, l := range ex.Lines {
 			if l.Metric != c.metric || l.Stat != c.stat {
 				continue

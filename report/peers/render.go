@@ -10,6 +10,8 @@ import (
 
 	"github.com/llmbench-org/llmbench/client"
 	"github.com/llmbench-org/llmbench/redact"
+	"github.com/llmbench-org/llmbench/report"
+	"github.com/llmbench-org/llmbench/report/sentload"
 )
 
 // Schema names the JSON shape of a Report.
@@ -26,11 +28,13 @@ type Report struct {
 func Compare(runDir string, files []string) (Report, error) {
 	rep := Report{Schema: Schema}
 	var run []client.Record
+	var runLoad *sentload.Fingerprint
 	if runDir != "" {
-		var err error
-		if run, err = RunRecords(runDir); err != nil {
+		recs, meta, err := runRecords(runDir)
+		if err != nil {
 			return rep, err
 		}
+		run, runLoad = recs, report.SentLoad(meta, recs)
 	}
 	for _, f := range files {
 		results, err := Read(f)
@@ -38,7 +42,7 @@ func Compare(runDir string, files []string) (Report, error) {
 			return rep, err
 		}
 		for _, r := range results {
-			rep.Explanations = append(rep.Explanations, Explain(r, runDir, run))
+			rep.Explanations = append(rep.Explanations, Explain(r, runDir, run, runLoad))
 		}
 	}
 	return rep, nil
@@ -61,6 +65,12 @@ func RenderText(w io.Writer, rep Report) error {
 		fmt.Fprintf(w, "%s (%s): %d completed, %d failed\n", res.Label, redact.Printable(res.Path), res.Completed, res.Failed)
 		if ex.Run != "" {
 			fmt.Fprintf(w, "  beside llmbench run %s\n", redact.Printable(ex.Run))
+		}
+		if ex.Load != nil {
+			fmt.Fprintf(w, "  load: %s\n", ex.Load.Says())
+			for _, u := range ex.Load.Unknown {
+				fmt.Fprintf(w, "    (%s)\n", u)
+			}
 		}
 		for _, n := range ex.Notes {
 			fmt.Fprintf(w, "  note: %s\n", n)

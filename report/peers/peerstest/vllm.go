@@ -26,7 +26,11 @@ type vllmOutput struct {
 }
 
 func outputOf(r *client.Record) vllmOutput {
-	o := vllmOutput{ok: r.OK() && r.FirstToken > 0, st: r.Sent.Seconds(), promptLen: r.PromptTokens, itl: []float64{}, err: r.Error}
+	// vLLM's prompt_len is its dataset's planned length: llmbench's target.
+	o := vllmOutput{ok: r.OK() && r.FirstToken > 0, st: r.Sent.Seconds(), promptLen: r.TargetPromptTokens, itl: []float64{}, err: r.Error}
+	if o.promptLen == 0 {
+		o.promptLen = r.PromptTokens
+	}
 	if !o.ok {
 		if o.err == "" {
 			o.err = "no output"
