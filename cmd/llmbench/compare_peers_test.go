@@ -26,7 +26,7 @@ func TestComparePeerVLLMSameTimings(t *testing.T) {
 	runs := t.TempDir()
 	path := writeScenario(t, "name: peer\nengine: {kind: sim, preset: tiny, sim: {spec_tokens: 3, spec_accept_rate: 1}}\nworkload: {concurrency: 4, requests: 24, prompt_tokens: 16, output_tokens: 13, ignore_eos: true}\n")
 	cio, _, stderr := testIO(nil)
-	if code := execute(context.Background(), cio, []string{"run", "--output", "plain", "--runs", runs, path}); code != exitOK {
+	if code := execute(context.Background(), cio, []string{"run", "--view", "plain", "--output-dir", runs, path}); code != exitOK {
 		t.Fatalf("run: exit %d\n%s", code, stderr.String())
 	}
 	dirs, _ := filepath.Glob(filepath.Join(runs, "*-peer"))
@@ -110,7 +110,7 @@ func TestCompareSentLoad(t *testing.T) {
 		name := "load" + string(rune('a'+i))
 		path := writeScenario(t, "name: "+name+"\nseed: 3\nengine: {kind: sim, preset: tiny}\nworkload: {rate: "+rate+", requests: 30, prompt_tokens: 16, output_tokens: 4}\n")
 		cio, _, stderr := testIO(nil)
-		if code := execute(context.Background(), cio, []string{"run", "--output", "plain", "--runs", runs, path}); code != exitOK {
+		if code := execute(context.Background(), cio, []string{"run", "--view", "plain", "--output-dir", runs, path}); code != exitOK {
 			t.Fatalf("run: exit %d\n%s", code, stderr.String())
 		}
 		m, _ := filepath.Glob(filepath.Join(runs, "*-"+name))
