@@ -169,7 +169,7 @@ func TestPythonJSON(t *testing.T) {
 	t.Parallel()
 	for in, want := range map[string]string{
 		`{"a": Infinity, "b": -Infinity, "c": NaN}`: `{"a": null, "b": null, "c": null}`,
-		`{"a": "NaN \" Infinity", "b": 1}`:           `{"a": "NaN \" Infinity", "b": 1}`,
+		`{"a": "NaN \" Infinity", "b": 1}`:          `{"a": "NaN \" Infinity", "b": 1}`,
 		`[NaN]`:                                     `[null]`,
 	} {
 		if got := string(pythonJSON([]byte(in))); got != want {

@@ -26,8 +26,8 @@ type Request struct {
 	HasAt       bool
 	Intended    float64
 	HasIntended bool
-	Prompt int
-	Output int
+	Prompt      int
+	Output      int
 }
 
 // Dist summarises a distribution.
