@@ -93,6 +93,12 @@ func TestComparePeerVLLMSameTimings(t *testing.T) {
 		t.Errorf("without --save-detailed: want the total alone and a note, got %+v", plain.Lines[0])
 	}
 
+	// A result alone: its figures, and under llmbench's definitions.
+	cio, stdout, stderr = testIO(nil)
+	if code := execute(context.Background(), cio, []string{"compare", detailed}); code != exitOK || !strings.Contains(stdout.String(), "vllm under llmbench's definitions") {
+		t.Errorf("compare (a result alone): exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+
 	cio, stdout, stderr = testIO(nil)
 	code := execute(context.Background(), cio, []string{"compare", dirs[0], detailed})
 	if code != exitOK || !strings.Contains(stdout.String(), "what the metric is") {
