@@ -112,14 +112,10 @@ type Defs struct {
 // every generated text, so it is larger than a run's own files.
 var maxResultBytes = inputfile.RunFile
 
-// IsResult reports whether path looks like a peer's result file rather than
-// an llmbench run: a regular file (not a directory) that one reader claims.
+// IsResult reports whether path is a peer's result file rather than an
+// llmbench run: a regular file that one reader claims and reads.
 func IsResult(path string) bool {
-	b, err := readBounded(path)
-	if err != nil {
-		return false
-	}
-	_, err = detect(path, b)
+	_, err := Read(path)
 	return err == nil
 }
 

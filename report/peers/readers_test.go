@@ -218,3 +218,27 @@ func TestVLLMTestdataIsTheWriters(t *testing.T) {
 		}
 	}
 }
+
+// TestNotResults: llmbench's own files and other JSON are not taken for a
+// peer's result.
+func TestNotResults(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"requests.jsonl": `{"id":"a","index":0,"sent_ns":1,"end_ns":2,"prompt_tokens":3,"output_tokens":4}` + "\n",
+		"summary.json":   `{"schema":"llmbench.summary/v1","run":{},"client":{}}`,
+		"empty.json":     ``,
+		"list.json":      `[1, 2]`,
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if IsResult(p) {
+			t.Errorf("%s taken for a peer's result", name)
+		}
+	}
+	if IsResult(dir) {
+		t.Error("a directory taken for a peer's result")
+	}
+}

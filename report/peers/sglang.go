@@ -15,6 +15,9 @@ func readSGLang(path string, b []byte) ([]Result, error) {
 		if len(line) == 0 {
 			continue
 		}
+		if !bytes.Contains(line, []byte(`"completed"`)) || !bytes.Contains(line, []byte(`"duration"`)) {
+			return nil, fmt.Errorf("line %d: not a bench_serving result (no completed and duration)", i+1)
+		}
 		r, err := readVLLMObject(SGLang, path, line, sglangDefs)
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", i+1, err)
