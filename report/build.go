@@ -154,6 +154,7 @@ func summarize(meta rundir.RunMeta, req *rundir.Requests, rows []scrape.Row, tra
 			Version: meta.Version, Stopped: meta.Stopped},
 		Engine:   meta.Engine,
 		Findings: []Finding{},
+		Load:     SentLoad(meta, records),
 	}
 
 	measured := map[string]bool{}

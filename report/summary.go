@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/report/reconcile"
+	"github.com/llmbench-org/llmbench/report/sentload"
 	"github.com/llmbench-org/llmbench/report/validity"
 	"github.com/llmbench-org/llmbench/rundir"
 	"github.com/llmbench-org/llmbench/scrape"
@@ -50,6 +51,8 @@ type Summary struct {
 	// Sessions is the prefix cache's hit rate session by session, when
 	// the run's requests belong to sessions (an agentic replay).
 	Sessions *Sessions `json:"sessions,omitempty"`
+	// Load is a fingerprint of the load the measured phases sent (sentload.go).
+	Load *sentload.Fingerprint `json:"load,omitempty"`
 }
 
 // GateVerdicts are the gates' results as the reports show them.

@@ -3,8 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/spf13/cobra"
+
+	"github.com/llmbench-org/llmbench/report/peers"
 
 	"github.com/llmbench-org/llmbench/report/comparison"
 	"github.com/llmbench-org/llmbench/report/noise"
@@ -27,7 +30,12 @@ Each argument is a run directory, a trial set (llmbench run --repeat N) or a dir
 with them. A change is worse or better only when its 95 % interval excludes zero: a bootstrap over
 runs, then requests, widened by the metric's noise floor where a side has a single run (--noise, or
 the default noise file; else a default floor); otherwise it is "no change beyond noise"
-(docs/decisions/0034). --format text, md (for a pull-request comment; significant worse changes in
+(docs/decisions/0034). An argument may also be a peer's result file (vLLM's --save-result JSON,
+SGLang's bench_serving JSONL, AIPerf's profile_export.jsonl or profile_export_aiperf.json, GuideLLM's
+benchmarks.json): it is shown beside the first run, labelled by its tool, each metric recomputed under
+llmbench's definitions where the file keeps per-request data and each difference split into its
+definitional parts and its measurement part (docs/decisions/2220; --format json: schema
+llmbench.compare-peers/v1). --format text, md (for a pull-request comment; significant worse changes in
 bold), json (schema llmbench.compare/v1, in package report/comparison) or html (CDFs overlaid).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -35,10 +43,20 @@ bold), json (schema llmbench.compare/v1, in package report/comparison) or html (
 			if !ok {
 				return asUsage(fmt.Errorf("--format %q: want %s", format, run.CompareFormats))
 			}
-			if len(baselines)+len(args) < 2 {
-				return asUsage(errors.New("compare needs two run arguments (or --baseline and one argument)"))
+			runs, results := splitPeerResults(args)
+			if len(results) > 0 {
+				if err := printPeers(cio, format, append(slices.Clone(baselines), runs...), results); err != nil {
+					return err
+				}
+				if len(baselines)+len(runs) < 2 {
+					return nil
+				}
+				fmt.Fprintln(cio.stdout)
 			}
-			return printComparison(cio, render, run.CompareConfig{Runs: args, Baselines: baselines}, noisePath)
+			if len(baselines)+len(runs) < 2 {
+				return asUsage(errors.New("compare needs two run arguments (or --baseline and one argument), or a run and a peer's result file"))
+			}
+			return printComparison(cio, render, run.CompareConfig{Runs: runs, Baselines: baselines}, noisePath)
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "text", "text, md for a pull-request comment or a CI job summary, json, or html")
@@ -65,4 +83,34 @@ func printComparison(cio *cliIO, render comparison.Renderer, cfg run.CompareConf
 		return err
 	}
 	return render(cio.stdout, c)
+}
+
+// splitPeerResults tells the peers' result files among the arguments from
+// the runs.
+func splitPeerResults(args []string) (runs, results []string) {
+	for _, a := range args {
+		if peers.IsResult(a) {
+			results = append(results, a)
+		} else {
+			runs = append(runs, a)
+		}
+	}
+	return runs, results
+}
+
+// printPeers shows the peers' results beside the first run (json as
+// llmbench.compare-peers/v1, any other format as text).
+func printPeers(cio *cliIO, format string, runs, results []string) error {
+	first := ""
+	if len(runs) > 0 {
+		first = runs[0]
+	}
+	rep, err := peers.Compare(first, results)
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		return peers.RenderJSON(cio.stdout, rep)
+	}
+	return peers.RenderText(cio.stdout, rep)
 }

@@ -107,7 +107,7 @@ func newRootCmd(cio *cliIO) *cobra.Command {
 	root.SetErr(cio.stderr)
 	// Flag errors are usage errors (exit 2).
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return asUsage(err) })
-	root.AddCommand(newRunCmd(cio), newValidateCmd(), newPlanCmd(), newReportCmd(cio), newCompareCmd(cio), newABCmd(cio), newMergeCmd(cio), newGateCmd(cio), newNoiseCmd(cio), newServeCmd(), newInspectCmd(cio), newInitCmd(cio), newImportCmd(cio), newVersionCmd(cio))
+	root.AddCommand(newRunCmd(cio), newValidateCmd(), newPlanCmd(), newReportCmd(cio), newCompareCmd(cio), newABCmd(cio), newMergeCmd(cio), newGateCmd(cio), newNoiseCmd(cio), newServeCmd(), newInspectCmd(cio), newInitCmd(cio), newImportCmd(cio), newExportWorkloadCmd(cio), newVersionCmd(cio))
 	typeArgErrors(root)
 	return root
 }

@@ -60,6 +60,7 @@ import (
 	"github.com/llmbench-org/llmbench/internal/quantile"
 	"github.com/llmbench-org/llmbench/report"
 	"github.com/llmbench-org/llmbench/report/gates"
+	"github.com/llmbench-org/llmbench/report/sentload"
 	"github.com/llmbench-org/llmbench/report/validity"
 	"github.com/llmbench-org/llmbench/rundir"
 )
@@ -125,6 +126,9 @@ type Against struct {
 	Phases      []PhasePair  `json:"phases"`
 	Unmatched   []Unmatched  `json:"unmatched"`
 	RunMetrics  []Metric     `json:"run_metrics"`
+	// Load says whether the two runs sent the same load (load.go); absent
+	// when a summary has no fingerprint (written before it existed).
+	Load *sentload.Verdict `json:"same_load,omitempty"`
 }
 
 // Difference is a field in which the two runs measured different things.
@@ -284,6 +288,7 @@ func against(o gates.Options, base, cur Run, idx int) Against {
 	for i, s := range []report.Summary{bs, cs} {
 		a.Notes = append(a.Notes, validityNotes([]int{1, idx + 1}[i], s.Health)...)
 	}
+	noteSentLoad(&a, bs.Load, cs.Load)
 	if nb, nc := len(base.side()), len(cur.side()); nb < 2 || nc < 2 {
 		from := o.Floors.From
 		if from == "" {
