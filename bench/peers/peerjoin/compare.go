@@ -84,7 +84,8 @@ type pair struct {
 }
 
 // pairUp matches the tool's successful requests with the truth by id (the
-// engine's id is the X-Request-Id the tool sent); unmatched counts the
+// engine's id is the X-Request-Id the tool sent, its chunk id the
+// response's id); unmatched counts the
 // successful tool requests that had an id and no truth.
 func pairUp(ms []measured, ts []truthOf) (pairs []pair, unmatched int) {
 	byID := make(map[string]truthOf, len(ts))
@@ -92,6 +93,9 @@ func pairUp(ms []measured, ts []truthOf) (pairs []pair, unmatched int) {
 		byID[t.id] = t
 		if t.headerID != "" {
 			byID[t.headerID] = t
+		}
+		if t.chunkID != "" {
+			byID[t.chunkID] = t
 		}
 	}
 	for _, m := range ms {

@@ -18,7 +18,8 @@ import (
 // holding an llmbench watching run (peers-watch-*, 19 requests), 20 curl
 // requests (the watcher's foreign traffic), AIPerf 0.13.0 (8 requests,
 // lines 39-46) and `vllm bench serve` 0.32.0 --save-detailed (8, lines
-// 47-54, prefix vt-), each tool's own output file, and the watcher's
+// 47-54, prefix vt-), GuideLLM 0.8.1 (8, lines 55-62, joined by the
+// response id), each tool's own output file, and the watcher's
 // summary findings.
 func TestRealOutputsJoinTheTruth(t *testing.T) {
 	for _, c := range []struct {
@@ -29,6 +30,7 @@ func TestRealOutputsJoinTheTruth(t *testing.T) {
 	}{
 		{"aiperf", "aiperf", "aiperf_profile_export.jsonl", 39, 47, "", 8},
 		{"vllm", "vllm", "vllm_detailed.json", 47, 55, "", 8},
+		{"guidellm", "guidellm", "guidellm_benchmarks.json", 55, 63, "", 8},
 		{"llmbench", "llmbench", "llmbench_requests.jsonl", 0, 39, "", 39},
 	} {
 		t.Run(c.tool, func(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 // readings, so comparable with a client's differences of its own clock.
 type truthOf struct {
 	id, headerID string
+	chunkID      string // the id the engine put in its chunks (chatcmpl-<id>), which GuideLLM keeps
 	ttft, e2e    time.Duration
 	itl          time.Duration // mean per token after the first: (last flush − first flush) ÷ (tokens − 1)
 	hasITL       bool
@@ -53,7 +54,7 @@ func readTruth(path string, from, to int, exclude string) ([]truthOf, error) {
 }
 
 func reduceTruth(tr sim.RequestTruth) truthOf {
-	t := truthOf{id: tr.ID, headerID: tr.HeaderID, chunks: len(tr.ChunkTokens), ok: tr.Outcome == sim.OutcomeOK}
+	t := truthOf{id: tr.ID, headerID: tr.HeaderID, chunkID: tr.ChunkID, chunks: len(tr.ChunkTokens), ok: tr.Outcome == sim.OutcomeOK}
 	if tr.FirstTokenFlushed > 0 {
 		t.ttft = tr.FirstTokenFlushed - tr.Arrival
 	}
