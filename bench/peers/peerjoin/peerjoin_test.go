@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -35,7 +36,7 @@ func TestRealOutputsJoinTheTruth(t *testing.T) {
 	} {
 		t.Run(c.tool, func(t *testing.T) {
 			r, err := buildRow(joinFlags{tool: c.tool, format: c.format, results: filepath.Join("testdata", c.file),
-				truth: "testdata/truth.jsonl", from: c.from, to: c.to, exclude: c.exclude, cpu: 3, baseline: 1})
+				truth: "testdata/truth.jsonl", from: c.from, to: c.to, exclude: c.exclude, cpu: 3, baseline: 1, baselineChunks: 4})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,7 +56,7 @@ func TestRealOutputsJoinTheTruth(t *testing.T) {
 					t.Errorf("%s: %+v", name, e)
 				}
 			}
-			if r.Chunks < c.served || r.CPUPerChunkUS != 2e6/float64(r.Chunks) {
+			if r.Chunks < c.served || r.CPUPerChunkUS != 2e6/float64(r.Chunks-4) {
 				t.Errorf("chunks %d, cpu per chunk %.1f µs", r.Chunks, r.CPUPerChunkUS)
 			}
 		})
@@ -200,7 +201,29 @@ func TestTableAndCheckCommands(t *testing.T) {
 	if err := run([]string{"check", rows}, &out); err == nil || !strings.Contains(err.Error(), "not exactly its 8") {
 		t.Errorf("check: %v", err)
 	}
+	out.Reset()
+	if err := run([]string{"chunks", "-truth", "testdata/truth.jsonl", "-from", "47", "-to", "55"}, &out); err != nil || out.String() != "128\n" {
+		t.Errorf("chunks of vLLM's 8 requests of 16 tokens: %q, %v", out.String(), err)
+	}
 	if err := run([]string{"nope"}, &out); err == nil {
 		t.Error("an unknown command ran")
+	}
+}
+
+// cputime counts the CPU of the whole tree: a shell whose child burns CPU
+// (reaped by the shell) shows it, and the exit status comes back.
+func TestCPUTimeCountsReapedChildren(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "time.txt")
+	code, err := cputimeCmd([]string{"-o", f, "sh", "-c", `sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done'; exit 3`}, io.Discard)
+	if err != nil || code != 3 {
+		t.Fatalf("exit %d, %v", code, err)
+	}
+	b, _ := os.ReadFile(f)
+	var user, sys float64
+	if _, err := fmt.Sscan(string(b), &user, &sys); err != nil || user+sys < 0.05 {
+		t.Errorf("%q: the child's CPU is missing", b)
+	}
+	if code, err := cputimeCmd([]string{"-o", f}, io.Discard); err == nil || code != 2 {
+		t.Errorf("no command: exit %d, %v", code, err)
 	}
 }

@@ -26,19 +26,20 @@ type row struct {
 	E2E      figErr `json:"e2e"`
 	// Chunks is the token-carrying chunks the engine streamed to the tool;
 	// CPU the tool's process tree's CPU seconds (user + system, its reaped
-	// children included) and Baseline that of the same tool sending one
-	// request (its start-up and exit); CPUPerChunkUS = (CPU − Baseline) ÷
-	// Chunks, in µs.
-	Chunks        int     `json:"chunks"`
-	CPU           float64 `json:"cpu_s"`
-	Baseline      float64 `json:"baseline_cpu_s"`
-	CPUPerChunkUS float64 `json:"cpu_per_chunk_us"`
-	Foreign       foreign `json:"foreign"`
+	// children included) and Baseline that of the same tool sending two
+	// requests (its start-up and exit, and BaselineChunks chunks);
+	// CPUPerChunkUS = (CPU − Baseline) ÷ (Chunks − BaselineChunks), in µs.
+	Chunks         int     `json:"chunks"`
+	CPU            float64 `json:"cpu_s"`
+	Baseline       float64 `json:"baseline_cpu_s"`
+	BaselineChunks int     `json:"baseline_chunks"`
+	CPUPerChunkUS  float64 `json:"cpu_per_chunk_us"`
+	Foreign        foreign `json:"foreign"`
 }
 
 type joinFlags struct {
 	tool, format, results, truth, exclude, watch string
-	from, to, streams, exit                      int
+	from, to, streams, exit, baselineChunks      int
 	cpu, baseline                                float64
 }
 
@@ -55,7 +56,8 @@ func joinCmd(args []string, out io.Writer) error {
 	fs.IntVar(&f.streams, "streams", 0, "the concurrency the tool ran at")
 	fs.IntVar(&f.exit, "exit", 0, "the tool's exit status")
 	fs.Float64Var(&f.cpu, "cpu", 0, "the tool's CPU seconds")
-	fs.Float64Var(&f.baseline, "baseline-cpu", 0, "the tool's CPU seconds for one request")
+	fs.Float64Var(&f.baseline, "baseline-cpu", 0, "the tool's CPU seconds for two requests")
+	fs.IntVar(&f.baselineChunks, "baseline-chunks", 0, "the chunks streamed in those two requests")
 	fs.StringVar(&f.watch, "watch", "", "the watching llmbench run's summary.json")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -76,7 +78,7 @@ func joinCmd(args []string, out io.Writer) error {
 }
 
 func buildRow(f joinFlags) (row, error) {
-	r := row{Tool: f.tool, Streams: f.streams, Exit: f.exit, CPU: f.cpu, Baseline: f.baseline}
+	r := row{Tool: f.tool, Streams: f.streams, Exit: f.exit, CPU: f.cpu, Baseline: f.baseline, BaselineChunks: f.baselineChunks}
 	ts, err := readTruth(f.truth, f.from, f.to, f.exclude)
 	if err != nil {
 		return r, err
@@ -88,8 +90,8 @@ func buildRow(f joinFlags) (row, error) {
 			r.OK++
 		}
 	}
-	if r.Chunks > 0 {
-		r.CPUPerChunkUS = 1e6 * (f.cpu - f.baseline) / float64(r.Chunks)
+	if n := r.Chunks - f.baselineChunks; n > 0 {
+		r.CPUPerChunkUS = 1e6 * (f.cpu - f.baseline) / float64(n)
 	}
 	if f.watch != "" {
 		if r.Foreign, err = readForeign(f.watch); err != nil {
@@ -120,4 +122,26 @@ func buildRow(f joinFlags) (row, error) {
 	}
 	r.TTFT, r.ITL, r.E2E = errs[0], errs[1], errs[2]
 	return r, nil
+}
+
+// chunksCmd prints the token-carrying chunks the engine streamed in truth
+// lines [from, to): a baseline run's, for join's -baseline-chunks.
+func chunksCmd(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("chunks", flag.ContinueOnError)
+	truth := fs.String("truth", "", "the engine's truth.jsonl")
+	from := fs.Int("from", 0, "the first line (0-based)")
+	to := fs.Int("to", -1, "the line after the last (-1: to the end)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	ts, err := readTruth(*truth, *from, *to, "")
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, t := range ts {
+		n += t.chunks
+	}
+	_, err = fmt.Fprintln(out, n)
+	return err
 }
