@@ -149,6 +149,21 @@ func TestErrorsAreToolMinusTruth(t *testing.T) {
 	}
 }
 
+func TestCPUCell(t *testing.T) {
+	for _, c := range []struct {
+		r    row
+		want string
+	}{
+		{row{}, "–"},
+		{row{Chunks: 100, CPUPerChunkUS: 12.34}, "12.3 µs"},
+		{row{Chunks: 100, CPUPerChunkUS: -3}, "below start-up noise"},
+	} {
+		if got := cpuCell(c.r); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.r, got, c.want)
+		}
+	}
+}
+
 func TestCheckNamesEveryProblem(t *testing.T) {
 	good := row{Tool: "aiperf", Streams: 8, Served: 16, OK: 16, Reported: 16, Joined: 16, Join: "per request",
 		TTFT: figErr{N: 16}, ITL: figErr{N: 16}, E2E: figErr{N: 16}, Foreign: foreign{Key: "foreign_requests", Requests: 16}}
@@ -193,7 +208,7 @@ func TestTableAndCheckCommands(t *testing.T) {
 	if err := run([]string{"table", rows}, &out); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "| vllm | 4 | 8 (8) | 8 of 8 by id |") || !strings.Contains(out.String(), "20 of 8") {
+	if !strings.Contains(out.String(), "| vllm | 4 | 8 (8) | 8 of 8 by id |") || !strings.Contains(out.String(), "| 2.0 (1.0) | 20 of 8 |") {
 		t.Errorf("table:\n%s", out.String())
 	}
 	// The watcher in the testdata counted the curl requests (20), not
