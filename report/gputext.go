@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -15,10 +16,24 @@ func gpuCacheText(t *textRun) error {
 		for _, l := range gpuLines(g) {
 			t.oneLine(l)
 		}
+		if rows := GPUDeviceRows(g.Devices); len(rows) > 0 {
+			t.ew.Printf("\nper GPU, measured phases:\n")
+			tab := textTable{keyCols: 1, rows: rows}
+			t.table(tab)
+		}
 	}
-	tab := textTable{keyCols: 1}
-	tab.add("phase", "cache", "cached tokens", "energy/token", "energy/request", "GPU util", "power")
-	rows := 0
+	if rows := phaseGPURows(s); len(rows) > 0 {
+		t.ew.Printf("\nper phase, GPU and prefix cache:\n")
+		t.table(textTable{keyCols: 1, rows: rows})
+	}
+	return t.ew.Err
+}
+
+// phaseGPURows are the measured phases' GPU telemetry and prefix cache,
+// one row each under a header row; none when the run said nothing of
+// either.
+func phaseGPURows(s Summary) [][]string {
+	rows := [][]string{{"phase", "cache", "cached tokens", "energy/token", "energy/request", "GPU util", "power"}}
 	for _, ph := range s.Phases {
 		if !ph.Measured || (ph.GPU == nil && (ph.Cache == nil || ph.Cache.Default)) {
 			continue // a run that said nothing of either: nothing to show
@@ -36,20 +51,15 @@ func gpuCacheText(t *textRun) error {
 		}
 		perToken, perRequest, util, power := "—", "—", "—", "—"
 		if g := ph.GPU; g != nil {
-			perToken, perRequest = joulesOr(g.EnergyPerOutputTokenJ), joulesOr(g.EnergyPerRequestJ)
-			if g.Utilization != nil {
-				util = fmt.Sprintf("%.0f %%", *g.Utilization*100)
-			}
+			perToken, perRequest, util = joulesOr(g.EnergyPerOutputTokenJ), joulesOr(g.EnergyPerRequestJ), percentOr(g.Utilization)
 			power = fmt.Sprintf("%.0f W", g.MeanPowerW)
 		}
-		tab.add(ph.Name, cache, cached, perToken, perRequest, util, power)
-		rows++
+		rows = append(rows, []string{ph.Name, cache, cached, perToken, perRequest, util, power})
 	}
-	if rows > 0 {
-		t.ew.Printf("\nper phase, GPU and prefix cache:\n")
-		t.table(tab)
+	if len(rows) == 1 {
+		return nil
 	}
-	return t.ew.Err
+	return rows
 }
 
 // gpuLines are the GPU telemetry over the measured phases in two lines:
@@ -96,4 +106,85 @@ func joules(v float64) string {
 	default:
 		return fmt.Sprintf("%.3g mJ", v*1e3)
 	}
+}
+
+// GPUDeviceHeader names the columns of GPUDeviceRows.
+var GPUDeviceHeader = []string{"GPU", "model", "util", "SM active", "power mean / max", "energy", "memory used", "SM clock mean (min)", "throttled"}
+
+// GPUDeviceRows are the GPUs one per row under GPUDeviceHeader, as every
+// report shows them ("—" where the exporter does not say); none without
+// devices.
+func GPUDeviceRows(devs []GPUDevice) [][]string {
+	if len(devs) == 0 {
+		return nil
+	}
+	targets := map[string]bool{}
+	for _, d := range devs {
+		targets[d.Target] = true
+	}
+	rows := [][]string{GPUDeviceHeader}
+	for _, d := range devs {
+		name := d.GPU
+		if d.Host != "" {
+			name = d.Host + ":" + name
+		}
+		if len(targets) > 1 {
+			name = d.Target + " " + name
+		}
+		power := "—"
+		if d.PowerMeanW != nil {
+			power = fmt.Sprintf("%.0f / %.0f W", *d.PowerMeanW, *d.PowerMaxW)
+		}
+		mem := "—"
+		if d.MemoryUsedMaxBytes != nil {
+			mem = fmt.Sprintf("%.1f GiB", *d.MemoryUsedMaxBytes/(1<<30))
+			if d.MemoryTotalBytes != nil {
+				mem += fmt.Sprintf(" of %.1f", *d.MemoryTotalBytes/(1<<30))
+			}
+		}
+		clock := "—"
+		if d.SMClockMeanMHz != nil {
+			clock = fmt.Sprintf("%.0f MHz (%.0f)", *d.SMClockMeanMHz, *d.SMClockMinMHz)
+		}
+		rows = append(rows, []string{name, orDash(d.Model), percentOr(d.Utilization), percentOr(d.SMActive), power,
+			joulesOr(d.EnergyJ), mem, clock, throttled(d)})
+	}
+	return rows
+}
+
+// throttled says how often a GPU was slowed and why: "0 %", "12 % (sw_power_cap)".
+func throttled(d GPUDevice) string {
+	if d.ThrottledShare == nil {
+		return "—"
+	}
+	out := fmt.Sprintf("%.0f %%", *d.ThrottledShare*100)
+	var why []string
+	for _, e := range d.ClockEvents {
+		if slices.Contains(throttleNames, e) {
+			why = append(why, e)
+		}
+	}
+	if len(why) > 0 {
+		out += " (" + strings.Join(why, ", ") + ")"
+	}
+	return out
+}
+
+// throttleNames are the names of ThrottleReasons' bits.
+var throttleNames = ClockEventNames(ThrottleReasons)
+
+func percentOr(v *float64) string {
+	if v == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f %%", *v*100)
+}
+
+// sweepHasGPU reports whether any point of the sweep has GPU telemetry: its
+// per-point table then shows each point's utilisation and energy per token
+// beside its load.
+func sweepHasGPU(sw *SweepResult) bool {
+	return slices.ContainsFunc(sw.Points, func(p SweepPoint) bool {
+		return p.GPUUtilization != nil || p.EnergyPerOutputTokenJ != nil
+	})
 }
