@@ -113,7 +113,7 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 var leadMarkdown = []func(*errwriter.Writer, Summary){
 	func(ew *errwriter.Writer, s Summary) { markdownSearch(ew, s.Search) },
 	sweepMarkdown,
-	gpuCacheMarkdown, // gpumarkdown.go
+	gpuCacheMarkdown,  // gpumarkdown.go
 	endpointsMarkdown, // endpoints.go
 }
 
