@@ -175,10 +175,10 @@ func meanOf(xs []float64) *float64 {
 	return &m
 }
 
-// addGPUAndCache adds the GPU telemetry and the prefix cache's state to a
+// AddGPUAndCache adds the GPU telemetry and the prefix cache's state to a
 // summary: per phase, for the measured phases together, on each sweep
 // point, and the cache's findings.
-func addGPUAndCache(s *Summary, meta rundir.RunMeta, gpuRows []scrape.Row, records []client.Record) {
+func AddGPUAndCache(s *Summary, meta rundir.RunMeta, gpuRows []scrape.Row, records []client.Record) {
 	byName := map[string]int{}
 	for i, ph := range s.Phases {
 		byName[ph.Name] = i

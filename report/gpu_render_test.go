@@ -159,7 +159,7 @@ func gpuSweepRun(t testing.TB) (rundir.RunMeta, []client.Record, []scrape.Row) {
 func TestGPURenderersGolden(t *testing.T) {
 	meta, recs, gpuRows := gpuSweepRun(t)
 	s := Compute(meta, recs, nil, nil, 0)
-	addGPUAndCache(&s, meta, gpuRows, recs)
+	AddGPUAndCache(&s, meta, gpuRows, recs)
 	if s.GPU == nil || len(s.GPU.Devices) != 2 || s.Sweep == nil || s.Sweep.Points[1].EnergyPerOutputTokenJ == nil {
 		t.Fatalf("GPU %+v, sweep %+v", s.GPU, s.Sweep)
 	}

@@ -10,7 +10,7 @@ import (
 // the measured phases, each GPU on its own row, and each phase's energy
 // and prefix cache, as the text summary has them (gputext.go).
 func gpuCacheMarkdown(ew *errwriter.Writer, s Summary) {
-	phases := phaseGPURows(s)
+	phases := PhaseGPURows(s)
 	if s.GPU == nil && phases == nil {
 		return
 	}

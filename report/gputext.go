@@ -22,17 +22,17 @@ func gpuCacheText(t *textRun) error {
 			t.table(tab)
 		}
 	}
-	if rows := phaseGPURows(s); len(rows) > 0 {
+	if rows := PhaseGPURows(s); len(rows) > 0 {
 		t.ew.Printf("\nper phase, GPU and prefix cache:\n")
 		t.table(textTable{keyCols: 1, rows: rows})
 	}
 	return t.ew.Err
 }
 
-// phaseGPURows are the measured phases' GPU telemetry and prefix cache,
-// one row each under a header row; none when the run said nothing of
-// either.
-func phaseGPURows(s Summary) [][]string {
+// PhaseGPURows are the measured phases' GPU telemetry and prefix cache,
+// one row each under a header row, as every report shows them; none when
+// the run said nothing of either.
+func PhaseGPURows(s Summary) [][]string {
 	rows := [][]string{{"phase", "cache", "cached tokens", "energy/token", "energy/request", "GPU util", "power"}}
 	for _, ph := range s.Phases {
 		if !ph.Measured || (ph.GPU == nil && (ph.Cache == nil || ph.Cache.Default)) {
@@ -65,7 +65,7 @@ func phaseGPURows(s Summary) [][]string {
 // gpuLines are the GPU telemetry over the measured phases in two lines:
 // what the GPUs drew, and what a token and a request cost.
 func gpuLines(g *GPUResult) []string {
-	first := fmt.Sprintf("GPU: %s over %.1f s, mean %.0f W", joules(g.EnergyJ), g.WindowS, g.MeanPowerW)
+	first := fmt.Sprintf("GPU: %s over %.1f s, mean %.0f W", Joules(g.EnergyJ), g.WindowS, g.MeanPowerW)
 	if g.Utilization != nil {
 		first += fmt.Sprintf(", utilisation %.0f %%", *g.Utilization*100)
 	}
@@ -76,10 +76,10 @@ func gpuLines(g *GPUResult) []string {
 	first += fmt.Sprintf(" (%s; %s)", gpus, g.Method)
 	var cost []string
 	if g.EnergyPerOutputTokenJ != nil {
-		cost = append(cost, joules(*g.EnergyPerOutputTokenJ)+" per output token")
+		cost = append(cost, Joules(*g.EnergyPerOutputTokenJ)+" per output token")
 	}
 	if g.EnergyPerRequestJ != nil {
-		cost = append(cost, joules(*g.EnergyPerRequestJ)+" per request")
+		cost = append(cost, Joules(*g.EnergyPerRequestJ)+" per request")
 	}
 	if len(cost) == 0 {
 		return []string{first}
@@ -91,11 +91,11 @@ func joulesOr(v *float64) string {
 	if v == nil {
 		return "—"
 	}
-	return joules(*v)
+	return Joules(*v)
 }
 
-// joules prints an energy readably: mJ below 1 J, kJ from 10 kJ.
-func joules(v float64) string {
+// Joules prints an energy readably: mJ below 1 J, kJ from 10 kJ.
+func Joules(v float64) string {
 	switch {
 	case v >= 1e4:
 		return fmt.Sprintf("%.1f kJ", v/1e3)

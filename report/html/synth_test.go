@@ -30,6 +30,7 @@ type synth struct {
 	spread    float64 // log-normal noise on TTFT and ITL: scatters the dots
 	service   float64 // requests/s the engine completes at most, before rateScale (0: synthServiceRate)
 	noMetrics bool    // the engine has no /metrics: no scrapes, no boundary snapshots
+	gpu       bool    // a DCGM exporter reports two GPUs (gpusynth_test.go)
 }
 
 var synthStart = time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)
@@ -335,9 +336,14 @@ func (s synth) input() Input {
 			meta.Phases[i].Before, meta.Phases[i].After = nil, nil
 		}
 	}
+	var gpuRows []scrape.Row
+	if s.gpu {
+		gpuRows = s.gpuScrapes(records, &meta)
+	}
 	sum := report.Compute(meta, slices.Clone(records), rows, events, 0)
-	return Input{Summary: sum, Records: records, Rows: rows}
+	report.AddGPUAndCache(&sum, meta, gpuRows, records)
+	return Input{Summary: sum, Records: records, Rows: rows, GPURows: gpuRows}
 }
 
 // goldenRun is the run behind the golden file: every section present.
-var goldenRun = synth{seed: 42, rateScale: 1, stretch: 1, chunks: 12, failEvery: 37, traces: true}
+var goldenRun = synth{seed: 42, rateScale: 1, stretch: 1, chunks: 12, failEvery: 37, traces: true, gpu: true}
