@@ -3,7 +3,6 @@ package report
 import (
 	"cmp"
 	"slices"
-	"strconv"
 
 	"github.com/llmbench-org/llmbench/scrape"
 )
@@ -42,44 +41,10 @@ type GPUDevice struct {
 	// ClockEvents names every clock-event reason its samples held
 	// (DCGM_FI_DEV_CLOCKS_EVENT_REASONS, NVML's bits: gpu_idle,
 	// sw_power_cap, hw_thermal_slowdown, ...); ThrottledShare is the share
-	// of its samples that held a slowdown (ThrottleReasons), absent where
+	// of its samples that held a slowdown (scrape.ThrottleReasons), absent where
 	// the exporter does not export the reasons.
 	ClockEvents    []string `json:"clock_events,omitempty"`
 	ThrottledShare *float64 `json:"throttled_share,omitempty"`
-}
-
-// clockEventBits are NVML's clock-event reasons (nvmlClocksEventReason*),
-// the bits of DCGM_FI_DEV_CLOCKS_EVENT_REASONS, in bit order.
-var clockEventBits = []struct {
-	bit  uint64
-	name string
-}{
-	{0x1, "gpu_idle"}, {0x2, "applications_clocks_setting"}, {0x4, "sw_power_cap"},
-	{0x8, "hw_slowdown"}, {0x10, "sync_boost"}, {0x20, "sw_thermal_slowdown"},
-	{0x40, "hw_thermal_slowdown"}, {0x80, "hw_power_brake_slowdown"}, {0x100, "display_clock_setting"},
-}
-
-// ThrottleReasons are the clock-event bits that slow a busy GPU down: the
-// software power cap, hardware slowdown, software and hardware thermal
-// slowdown, and the power brake. Idle, the applications' clock setting,
-// sync boost and the display clock are not throttling.
-const ThrottleReasons = 0x4 | 0x8 | 0x20 | 0x40 | 0x80
-
-// ClockEventNames names the reasons set in a clock-event bitmask, in bit
-// order; bits NVML does not define are named by their value.
-func ClockEventNames(mask uint64) []string {
-	var out []string
-	known := uint64(0)
-	for _, b := range clockEventBits {
-		known |= b.bit
-		if mask&b.bit != 0 {
-			out = append(out, b.name)
-		}
-	}
-	if rest := mask &^ known; rest != 0 {
-		out = append(out, "0x"+strconv.FormatUint(rest, 16))
-	}
-	return out
 }
 
 // gpuKey identifies a GPU across scrapes: its exporter, host, UUID and
@@ -177,7 +142,7 @@ func (a *deviceAcc) add(g scrape.GPUReading, last map[gpuKey]float64, k gpuKey) 
 		m := uint64(reasons)
 		a.reasonSamples++
 		a.events |= m
-		if m&ThrottleReasons != 0 {
+		if m&scrape.ThrottleReasons != 0 {
 			a.slowed++
 		}
 	}
@@ -206,7 +171,7 @@ func (a *deviceAcc) result() GPUDevice {
 		d.TempMaxC = ptr(a.temp)
 	}
 	if a.reasonSamples > 0 {
-		d.ClockEvents = ClockEventNames(a.events)
+		d.ClockEvents = scrape.ClockEventNames(a.events)
 		d.ThrottledShare = ptr(float64(a.slowed) / float64(a.reasonSamples))
 	}
 	return d

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/llmbench-org/llmbench/scrape"
 )
 
 // gpuCacheText writes the GPU telemetry's figures and each phase's prefix
@@ -171,7 +173,7 @@ func throttled(d GPUDevice) string {
 }
 
 // throttleNames are the names of ThrottleReasons' bits.
-var throttleNames = ClockEventNames(ThrottleReasons)
+var throttleNames = scrape.ClockEventNames(scrape.ThrottleReasons)
 
 func percentOr(v *float64) string {
 	if v == nil {

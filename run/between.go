@@ -35,6 +35,8 @@ type betweenPhases struct {
 	loops    sync.WaitGroup
 	writing  sync.WaitGroup
 	writeErr error
+	// view is the live view, shown each GPU row as it is written; nil: none.
+	view interface{ GPURow(scrape.Row) }
 }
 
 // newBetweenPhases reads what the scenario asks between phases. The GPU
@@ -54,6 +56,12 @@ func newBetweenPhases(sc scenarios.Scenario, ep engine.Endpoint) *betweenPhases 
 	return b
 }
 
+// showing makes the live view show the GPU telemetry as it comes.
+func (b *betweenPhases) showing(view interface{ GPURow(scrape.Row) }) *betweenPhases {
+	b.view = view
+	return b
+}
+
 // startGPU opens gpu.jsonl in dir and starts the periodic GPU scrapes.
 func (b *betweenPhases) startGPU(dir string, start time.Time) error {
 	if b == nil || len(b.gpu) == 0 {
@@ -68,6 +76,9 @@ func (b *betweenPhases) startGPU(dir string, start time.Time) error {
 		for r := range b.rows {
 			if err := b.file.Row(r); err != nil && b.writeErr == nil {
 				b.writeErr = err
+			}
+			if b.view != nil {
+				b.view.GPURow(r)
 			}
 		}
 	})
