@@ -22,4 +22,3 @@ func TestClockEventNames(t *testing.T) {
 		}
 	}
 }
-
