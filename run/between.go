@@ -35,6 +35,9 @@ type betweenPhases struct {
 	loops    sync.WaitGroup
 	writing  sync.WaitGroup
 	writeErr error
+	// key is the run's API key, which a reset carries as the run's requests
+	// do (never written anywhere).
+	key string
 	// view is the live view, shown each GPU row as it is written; nil: none.
 	view interface{ GPURow(scrape.Row) }
 }
@@ -53,6 +56,12 @@ func newBetweenPhases(sc scenarios.Scenario, ep engine.Endpoint) *betweenPhases 
 		}
 		b.interval = g.Interval
 	}
+	return b
+}
+
+// withKey gives the cache resets the run's API key.
+func (b *betweenPhases) withKey(key string) *betweenPhases {
+	b.key = key
 	return b
 }
 
@@ -129,7 +138,7 @@ func (b *betweenPhases) prepareCache(ctx context.Context, phase string, measured
 	if mode != scenarios.CacheCold {
 		return pc
 	}
-	res := cachereset.Reset(ctx, nil, b.root, b.family)
+	res := cachereset.Reset(ctx, nil, b.root, b.family, b.key)
 	pc.API, pc.Calls = string(res.API), res.Calls
 	pc.Reset = "ok"
 	if !res.OK {
