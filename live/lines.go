@@ -149,6 +149,9 @@ func optionalSegments(p Progress) []string {
 		}
 		out = append(out, s)
 	}
+	if s := gpuSegment(p.GPU); s != "" {
+		out = append(out, s)
+	}
 	if p.ScrapeFailures > 0 {
 		out = append(out, fmt.Sprintf("scrape failures %d", p.ScrapeFailures))
 	}

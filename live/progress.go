@@ -71,6 +71,9 @@ type Progress struct {
 	Images   ImagesLive
 
 	Server ServerLive
+	// GPU is the GPU telemetry's latest look and a token's energy over the
+	// window (gpu.go).
+	GPU GPULive
 	// Engine is the engine's own latency over the window, from its
 	// histograms, for the live table beside the client's (engine.go).
 	Engine EngineLatencies
@@ -164,6 +167,8 @@ type window struct {
 	lastScrapeErr          string
 	outages                outages.Tracker
 	engine                 []engineHist // the window's successful scrapes, latency histograms only
+	gpu                    GPULive      // the latest GPU telemetry scrape (gpu.go)
+	gpuSamples             []gpuSample  // the window's GPU scrapes, for its energy
 }
 
 type liveEvent struct {
@@ -319,6 +324,7 @@ func (w *window) progress(now time.Duration) Progress {
 
 	p.Sessions, p.Images = agenticRates(w.events, span) // sessions.go
 	p.Engine = w.engineLatencies(now, w.percentiles)
+	p.GPU = w.gpuLive(now, p.OutputTokensPerSec)
 	p.TTFT, p.TTFC, p.ITLMean, p.E2E = quantilesOf(ttft, w.percentiles), quantilesOf(ttfc, w.percentiles), quantilesOf(itl, w.percentiles), quantilesOf(e2e, w.percentiles)
 	return p
 }

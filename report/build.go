@@ -82,7 +82,7 @@ func Load(dir string) (*Loaded, error) {
 // Summary computes the run's Summary.
 func (l *Loaded) Summary() Summary {
 	s := summarize(l.Meta, l.Requests, l.Rows, l.Traces, l.Requests.Partial+l.PartialScrapes)
-	addGPUAndCache(&s, l.Meta, l.GPURows, l.Requests.Records)
+	AddGPUAndCache(&s, l.Meta, l.GPURows, l.Requests.Records)
 	s.Timeline = timelineOf(l.Meta, l.Requests.Records, l.Spans, l.Export)
 	if f, ok := timelineFinding(s.Timeline); ok {
 		s.Findings = append(s.Findings, f)

@@ -83,6 +83,13 @@ func cacheFindings(phases []PhaseResult) []Finding {
 			server = *c.ServerCachedTokens
 		}
 		switch {
+		case c.Reset != "ok" && (c.CachedTokens > 0 || server > 0):
+			// Not emptied: its hits may be the earlier phases' prompts, and
+			// which are cannot be told apart.
+			out = append(out, Finding{ID: IDColdCacheHits, Severity: reconcile.Warn,
+				Verdict: fmt.Sprintf("phase %s was meant to start cold, yet it reported cache hits (%d cached tokens by usage, %.0f by the engine's counter, %d on its first request) and its cache was not emptied: its figures are warm ones",
+					ph.Name, c.CachedTokens, server, c.FirstRequestCached),
+				Evidence: map[string]float64{"first_request_cached_tokens": float64(c.FirstRequestCached), "cached_tokens": float64(c.CachedTokens), "server_cached_tokens": server}})
 		case c.FirstRequestCached > 0:
 			out = append(out, Finding{ID: IDColdCacheHits, Severity: reconcile.Warn,
 				Verdict:  fmt.Sprintf("phase %s was meant to start cold, yet its first request had %d cached prompt tokens: the cache was not empty (another client's traffic, or a reset the engine ignored)", ph.Name, c.FirstRequestCached),

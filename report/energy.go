@@ -34,6 +34,9 @@ type GPUResult struct {
 	GPUs        int      `json:"gpus"`
 	Samples     int      `json:"samples"`
 	Targets     []string `json:"targets"`
+	// Devices is each GPU on its own: energy, power, utilisation, memory,
+	// clocks and throttling (gpudevices.go).
+	Devices []GPUDevice `json:"devices,omitempty"`
 }
 
 // gpuOf computes the GPU view of the phases from the GPU rows; nil when
@@ -43,6 +46,7 @@ func gpuOf(phases []rundir.PhaseMeta, rows []scrape.Row, outputTokens, requests 
 	var util, sm []float64
 	methods := map[string]bool{}
 	have := false
+	var chains [][]scrape.Row
 	for _, ph := range phases {
 		phaseGPUs, window := 0, 0.0
 		for _, target := range gpuTargets(ph) {
@@ -52,6 +56,7 @@ func gpuOf(phases []rundir.PhaseMeta, rows []scrape.Row, outputTokens, requests 
 				continue
 			}
 			have = true
+			chains = append(chains, chain)
 			window = max(window, e.Window.Seconds())
 			g.EnergyJ += e.Joules
 			g.Samples += e.Samples
@@ -94,6 +99,7 @@ func gpuOf(phases []rundir.PhaseMeta, rows []scrape.Row, outputTokens, requests 
 		g.EnergyPerRequestJ = &v
 	}
 	g.Utilization, g.SMActive = meanOf(util), meanOf(sm)
+	g.Devices = gpuDevices(chains)
 	return g
 }
 
@@ -169,10 +175,10 @@ func meanOf(xs []float64) *float64 {
 	return &m
 }
 
-// addGPUAndCache adds the GPU telemetry and the prefix cache's state to a
+// AddGPUAndCache adds the GPU telemetry and the prefix cache's state to a
 // summary: per phase, for the measured phases together, on each sweep
 // point, and the cache's findings.
-func addGPUAndCache(s *Summary, meta rundir.RunMeta, gpuRows []scrape.Row, records []client.Record) {
+func AddGPUAndCache(s *Summary, meta rundir.RunMeta, gpuRows []scrape.Row, records []client.Record) {
 	byName := map[string]int{}
 	for i, ph := range s.Phases {
 		byName[ph.Name] = i

@@ -113,6 +113,7 @@ func RenderMarkdown(w io.Writer, s Summary) error {
 var leadMarkdown = []func(*errwriter.Writer, Summary){
 	func(ew *errwriter.Writer, s Summary) { markdownSearch(ew, s.Search) },
 	sweepMarkdown,
+	gpuCacheMarkdown,  // gpumarkdown.go
 	endpointsMarkdown, // endpoints.go
 }
 
@@ -124,8 +125,12 @@ func sweepMarkdown(ew *errwriter.Writer, s Summary) {
 		return
 	}
 	ew.Printf("### Per point (each load on its own; 95 %% intervals)\n\n")
-	ew.Printf("| sweep phase | offered | requests/s | output tok/s | n | TTFT p50 ms | TTFT p99 ms | ITL n | ITL p50 ms | ITL p99 ms | goodput/s | within SLO |\n")
-	ew.Printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	gpu, gpuHead, gpuAlign := sweepHasGPU(sw), "", ""
+	if gpu {
+		gpuHead, gpuAlign = " GPU util | energy/token |", "---:|---:|"
+	}
+	ew.Printf("| sweep phase | offered | requests/s | output tok/s | n | TTFT p50 ms | TTFT p99 ms | ITL n | ITL p50 ms | ITL p99 ms | goodput/s | within SLO |%s\n", gpuHead)
+	ew.Printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|%s\n", gpuAlign)
 	tooFew := false
 	for _, p := range sw.Points {
 		mark := ""
@@ -136,9 +141,13 @@ func sweepMarkdown(ew *errwriter.Writer, s Summary) {
 		if p.GoodputPerS != nil {
 			goodput = fmt.Sprintf("%.2f", *p.GoodputPerS)
 		}
-		ew.Printf("| %s%s | %.4g %s | %.2f | %.0f | %d | %s | %s | %d | %s | %s | %s | %s |\n", mdText(p.Phase), mark, p.Load, p.LoadUnit, p.RequestsPerS,
+		gpuCells := ""
+		if gpu {
+			gpuCells = fmt.Sprintf(" %s | %s |", percentOr(p.GPUUtilization), joulesOr(p.EnergyPerOutputTokenJ))
+		}
+		ew.Printf("| %s%s | %.4g %s | %.2f | %.0f | %d | %s | %s | %d | %s | %s | %s | %s |%s\n", mdText(p.Phase), mark, p.Load, p.LoadUnit, p.RequestsPerS,
 			p.OutputTokPerS, p.N["ttft"], pointFigure(p, "ttft", 50, p.TTFTp50), pointFigure(p, "ttft", 99, p.TTFTp99),
-			p.N["itl"], pointFigure(p, "itl", 50, p.ITLp50), pointFigure(p, "itl", 99, p.ITLp99), goodput, goodFraction(p))
+			p.N["itl"], pointFigure(p, "itl", 50, p.ITLp50), pointFigure(p, "itl", 99, p.ITLp99), goodput, goodFraction(p), gpuCells)
 		tooFew = tooFew || len(p.TooFew) > 0
 	}
 	if tooFew {

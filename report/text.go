@@ -405,6 +405,10 @@ func sweepTable(sw *SweepResult) textTable {
 	if goodput {
 		head = append(head, "goodput req/s", "within SLO")
 	}
+	gpu := sweepHasGPU(sw)
+	if gpu {
+		head = append(head, "GPU util", "energy/token")
+	}
 	tab.add(append(head, "server queue")...)
 	for _, p := range sw.Points {
 		row := []string{p.Phase, fmt.Sprintf("%.4g %s", p.Load, p.LoadUnit), fmt.Sprintf("%.2f", p.RequestsPerS), fmt.Sprintf("%.0f", p.OutputTokPerS),
@@ -416,6 +420,9 @@ func sweepTable(sw *SweepResult) textTable {
 				g = fmt.Sprintf("%.2f", *p.GoodputPerS)
 			}
 			row = append(row, g, goodFraction(p))
+		}
+		if gpu {
+			row = append(row, percentOr(p.GPUUtilization), joulesOr(p.EnergyPerOutputTokenJ))
 		}
 		queue := "absent"
 		if p.QueueMean >= 0 {

@@ -35,6 +35,11 @@ type betweenPhases struct {
 	loops    sync.WaitGroup
 	writing  sync.WaitGroup
 	writeErr error
+	// key is the run's API key, which a reset carries as the run's requests
+	// do (never written anywhere).
+	key string
+	// view is the live view, shown each GPU row as it is written; nil: none.
+	view interface{ GPURow(scrape.Row) }
 }
 
 // newBetweenPhases reads what the scenario asks between phases. The GPU
@@ -54,6 +59,18 @@ func newBetweenPhases(sc scenarios.Scenario, ep engine.Endpoint) *betweenPhases 
 	return b
 }
 
+// withKey gives the cache resets the run's API key.
+func (b *betweenPhases) withKey(key string) *betweenPhases {
+	b.key = key
+	return b
+}
+
+// showing makes the live view show the GPU telemetry as it comes.
+func (b *betweenPhases) showing(view interface{ GPURow(scrape.Row) }) *betweenPhases {
+	b.view = view
+	return b
+}
+
 // startGPU opens gpu.jsonl in dir and starts the periodic GPU scrapes.
 func (b *betweenPhases) startGPU(dir string, start time.Time) error {
 	if b == nil || len(b.gpu) == 0 {
@@ -68,6 +85,9 @@ func (b *betweenPhases) startGPU(dir string, start time.Time) error {
 		for r := range b.rows {
 			if err := b.file.Row(r); err != nil && b.writeErr == nil {
 				b.writeErr = err
+			}
+			if b.view != nil {
+				b.view.GPURow(r)
 			}
 		}
 	})
@@ -118,7 +138,7 @@ func (b *betweenPhases) prepareCache(ctx context.Context, phase string, measured
 	if mode != scenarios.CacheCold {
 		return pc
 	}
-	res := cachereset.Reset(ctx, nil, b.root, b.family)
+	res := cachereset.Reset(ctx, nil, b.root, b.family, b.key)
 	pc.API, pc.Calls = string(res.API), res.Calls
 	pc.Reset = "ok"
 	if !res.OK {

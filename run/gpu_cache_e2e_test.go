@@ -112,14 +112,42 @@ scrape: {interval: 200ms, gpu: {}}
 		if got.Utilization == nil || *got.Utilization <= 0 || got.GPUs != 1 {
 			t.Errorf("phase %s: utilisation %v, GPUs %d", ph.Name, got.Utilization, got.GPUs)
 		}
+		// The one GPU on its own: its own counter gives the phase's energy
+		// (whole mJ), the preset's memory is held, its SM clock moves
+		// between idle's and busy's, and idle is a clock event, never a
+		// slowdown.
+		if len(got.Devices) != 1 {
+			t.Fatalf("phase %s: devices %+v", ph.Name, got.Devices)
+		}
+		d := got.Devices[0]
+		usedMiB := math.Round(float64(p.GPUMemoryMiB) * p.GPUMemoryUsedShare)
+		if d.EnergyJ == nil || math.Abs(*d.EnergyJ-got.EnergyJ) > 1e-6 || d.Model == "" || d.UUID == "" ||
+			d.MemoryUsedMaxBytes == nil || *d.MemoryUsedMaxBytes != usedMiB*(1<<20) || *d.MemoryTotalBytes != float64(p.GPUMemoryMiB)*(1<<20) ||
+			d.SMClockMinMHz == nil || *d.SMClockMinMHz < 345 || *d.SMClockMeanMHz > 1980 || d.ThrottledShare == nil || *d.ThrottledShare != 0 {
+			t.Errorf("phase %s: device %+v (energy %v, memory %v of %v, clock %v..%v, throttled %v)", ph.Name, d, deref(d.EnergyJ),
+				deref(d.MemoryUsedMaxBytes), deref(d.MemoryTotalBytes), deref(d.SMClockMinMHz), deref(d.SMClockMeanMHz), deref(d.ThrottledShare))
+		}
 		t.Logf("phase %s: %.3f J (truth %.3f), %.4f J/token (truth %.4f)", ph.Name, got.EnergyJ, want, *got.EnergyPerOutputTokenJ, wantPerToken)
 		checked++
 	}
 	if checked != 2 || s.GPU == nil || s.Sweep == nil || s.Sweep.Points[1].EnergyPerOutputTokenJ == nil || s.Sweep.Points[1].GPUUtilization == nil {
 		t.Fatalf("checked %d phases; run GPU %+v; sweep %+v", checked, s.GPU, s.Sweep)
 	}
-	if !strings.Contains(stdout, "per output token") || !strings.Contains(stdout, "per phase, GPU and prefix cache:") {
+	if !strings.Contains(stdout, "per output token") || !strings.Contains(stdout, "per phase, GPU and prefix cache:") || !strings.Contains(stdout, "per GPU, measured phases:") {
 		t.Errorf("the text summary lacks the GPU lines:\n%s", stdout)
+	}
+	// report.md and report.html carry them too.
+	md, _ := os.ReadFile(filepath.Join(dir, rundir.MarkdownFile))
+	page, _ := os.ReadFile(filepath.Join(dir, rundir.HTMLFile))
+	for _, want := range []string{"### GPU and prefix cache", "| GPU util | energy/token |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	for _, want := range []string{`<section id="gpu">`, `id="gpu-power"`, `id="gpu-util"`} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("report.html lacks %q", want)
+		}
 	}
 	// The engine's rows stay the engine's: no GPU row among them.
 	for _, r := range readJSONL[scrape.Row](t, filepath.Join(dir, rundir.ScrapesFile)) {
@@ -243,4 +271,11 @@ func TestInspectDCGM(t *testing.T) {
 			t.Errorf("dialect %q: %v %+v", dialect, err, rep.Snapshot)
 		}
 	}
+}
+
+func deref(v *float64) float64 {
+	if v == nil {
+		return math.NaN()
+	}
+	return *v
 }

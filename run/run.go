@@ -267,7 +267,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 		plan: plan, start: start, client: cl, minTokens: takesMinTokens(up.ep.Dialect),
 		source: up.source, scrapeEvery: ld.sc.Scrape.Interval, meta: meta, rec: rd, outs: outs,
 		live: lv, decisions: newDecisions(ld.sc, plan, meta), stall: ld.sc.Workload.StallTimeout,
-		between: newBetweenPhases(ld.sc, up.ep), images: prepareImages(ctx, plan, imageBankBudget),
+		between: newBetweenPhases(ld.sc, up.ep).showing(rd.view).withKey(up.apiKey), images: prepareImages(ctx, plan, imageBankBudget),
 	})
 	if err != nil {
 		return res, err

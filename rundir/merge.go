@@ -208,6 +208,13 @@ func mergeInto(out, id string, dirs []string) error {
 	if err := mergeScrapes(filepath.Join(out, ScrapesFile), runs, eng); err != nil {
 		return err
 	}
+	gpu, err := mergeGPU(out, runs) // mergegpu.go
+	if err != nil {
+		return err
+	}
+	if err := mergeSpans(out, runs); err != nil {
+		return err
+	}
 
 	merged := RunMeta{
 		ID: id, Scenario: first.Scenario, Description: first.Description, Seed: first.Seed, StartedAt: origin,
@@ -215,6 +222,7 @@ func mergeInto(out, id string, dirs []string) error {
 		Percentiles: first.Percentiles, Host: first.Host, MaxFailureRate: first.MaxFailureRate, IgnoreEOS: first.IgnoreEOS,
 	}
 	merged.Engine.Notes = append(slices.Clone(first.Engine.Notes), eng.notes()...)
+	merged.Engine.Notes = append(merged.Engine.Notes, gpu.notes()...)
 	var stopped []string
 	for _, r := range runs {
 		m := r.meta
@@ -230,6 +238,7 @@ func mergeInto(out, id string, dirs []string) error {
 		mergeClientHealth(&merged.Client, m.Client)
 	}
 	merged.Phases = mergePhases(runs, eng)
+	mergeGPUAndCache(merged.Phases, runs, gpu) // mergegpu.go
 	// The merged run ended when its last shard did; a shard that never
 	// wrote its end leaves the merged run without one too.
 	for i, r := range runs {
@@ -292,6 +301,30 @@ type shardTarget struct {
 // back (two scrapes overtaking each other, clocks a millisecond apart),
 // which increase() takes for a restart.
 func identifyEngines(runs []shardRun) (*engines, error) {
+	return identifyTargets(runs, ScrapesFile, engineBoundaries)
+}
+
+// engineBoundaries are a phase's boundary scrapes of the engine.
+func engineBoundaries(ph *PhaseMeta) []*scrape.Row {
+	var out []*scrape.Row
+	for _, rows := range [][]scrape.Row{ph.BeforeRows, ph.AfterRows} {
+		for j := range rows {
+			out = append(out, &rows[j])
+		}
+	}
+	if len(ph.BeforeRows) == 0 {
+		out = append(out, ph.Before)
+	}
+	if len(ph.AfterRows) == 0 {
+		out = append(out, ph.After)
+	}
+	return out
+}
+
+// identifyTargets decides, as identifyEngines describes, which targets of
+// the shards' file (scrapes.jsonl, gpu.jsonl) and of their phases' boundary
+// scrapes are one source.
+func identifyTargets(runs []shardRun, file string, boundaries func(*PhaseMeta) []*scrape.Row) (*engines, error) {
 	e := &engines{ident: map[shardTarget]string{}, label: map[string]string{}, from: map[string]int{}, by: map[string][]int{}}
 	okRows := map[shardTarget]int{}
 	for _, r := range runs {
@@ -306,20 +339,11 @@ func identifyEngines(runs []shardRun) (*engines, error) {
 			}
 		}
 		for i := range r.meta.Phases {
-			ph := &r.meta.Phases[i]
-			for _, rows := range [][]scrape.Row{ph.BeforeRows, ph.AfterRows} {
-				for j := range rows {
-					note(&rows[j])
-				}
-			}
-			if len(ph.BeforeRows) == 0 {
-				note(ph.Before)
-			}
-			if len(ph.AfterRows) == 0 {
-				note(ph.After)
+			for _, row := range boundaries(&r.meta.Phases[i]) {
+				note(row)
 			}
 		}
-		_, err := ReadJSONL(filepath.Join(r.dir, ScrapesFile), func(row *scrape.Row) error {
+		_, err := ReadJSONL(filepath.Join(r.dir, file), func(row *scrape.Row) error {
 			note(row)
 			if row.OK {
 				okRows[shardTarget{shard, row.Target}]++
@@ -624,7 +648,7 @@ func mergeRecords(path string, runs []shardRun) error {
 			return true
 		})
 	}
-	return writeMerged(path, feeds, quit, func(c *client.Record) time.Duration { return c.End })
+	return writeMerged(path, feeds, quit, func(c *client.Record) time.Duration { return c.End }, nil)
 }
 
 // mergeScrapes writes the scrapes the merged run keeps (see
@@ -640,7 +664,7 @@ func mergeScrapes(path string, runs []shardRun, eng *engines) error {
 			return keep
 		})
 	}
-	return writeMerged(path, feeds, quit, func(row *scrape.Row) time.Duration { return row.At })
+	return writeMerged(path, feeds, quit, func(row *scrape.Row) time.Duration { return row.At }, nil)
 }
 
 // feed reads a JSONL file a line at a time in its own goroutine, for a merge
@@ -707,7 +731,10 @@ func (f *feed[T]) head() *T {
 
 // writeMerged writes the feeds' values to path, earliest (by at) first; each
 // feed is taken to be in about that order already, as a run writes it.
-func writeMerged[T any](path string, feeds []*feed[T], quit chan struct{}, at func(*T) time.Duration) error {
+// first, when not nil, drops a value it returns false for (a duplicate):
+// unlike a feed's keep, it sees the values in the merged order, on one
+// goroutine.
+func writeMerged[T any](path string, feeds []*feed[T], quit chan struct{}, at func(*T) time.Duration, first func(*T) bool) error {
 	stop := func(err error) error {
 		close(quit)
 		for _, f := range feeds {
@@ -737,8 +764,10 @@ func writeMerged[T any](path string, feeds []*feed[T], quit chan struct{}, at fu
 		if next < 0 {
 			break
 		}
-		if err := enc.Encode(heads[next]); err != nil {
-			return stop(err)
+		if first == nil || first(heads[next]) {
+			if err := enc.Encode(heads[next]); err != nil {
+				return stop(err)
+			}
 		}
 		f := feeds[next]
 		f.batch[0] = nil // let the collector have it

@@ -67,6 +67,9 @@ type Config struct {
 	Model   string // served model name; "" = DefaultModel
 	Params  Params
 	Faults  Faults
+	// APIKey, if set, is required of requests as the engine's --api-key
+	// requires it, on the paths it guards (apikey.go).
+	APIKey string
 	// OTLPTracesEndpoint, if set, is the OTLP/HTTP traces URL the engine
 	// exports one vLLM llm_request span per finished request to (otlp.go),
 	// as vLLM's --otlp-traces-endpoint.

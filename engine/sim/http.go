@@ -52,7 +52,7 @@ func (e *Engine) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 	})
-	return e.withKeepAlive(mux)
+	return e.withKeepAlive(e.requireKey(mux)) // apikey.go
 }
 
 func (e *Engine) handleHealth(w http.ResponseWriter, r *http.Request) {

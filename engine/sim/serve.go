@@ -25,6 +25,7 @@ type ServeOptions struct {
 	Grace                        time.Duration
 	OTLPTracesEndpoint           string // --otlp-traces-endpoint (otlp.go)
 	SGLangExport                 SGLangExportFlags
+	APIKeyEnv                    string // --api-key-env: the variable holding the key to require (apikey.go)
 }
 
 // Bind defines the options' flags on fs, with their defaults. The command
@@ -41,6 +42,7 @@ func (o *ServeOptions) Bind(fs *flag.FlagSet) {
 	fs.StringVar(&o.TraceLog, "trace-log", "", "fastdeploy dialect: write trace_logger.log lines to this file")
 	fs.StringVar(&o.OTLPTracesEndpoint, "otlp-traces-endpoint", "", "export each request's spans (vLLM's llm_request; SGLang's request spans in the sglang dialect) to this OTLP/HTTP protobuf URL (http://host:port/v1/traces)")
 	o.SGLangExport.bind(fs)
+	fs.StringVar(&o.APIKeyEnv, "api-key-env", "", "require the API key this environment variable holds, as the engine's --api-key does (a variable, so the key is not on the command line)")
 	fs.DurationVar(&o.Grace, "grace", 30*time.Second, "how long in-flight requests may run after a stop signal")
 }
 
@@ -79,13 +81,19 @@ func (o *ServeOptions) Config() (Config, error) {
 	if o.Grace < 0 {
 		return Config{}, fmt.Errorf("--grace %v: must be >= 0", o.Grace)
 	}
+	var key string
+	if o.APIKeyEnv != "" {
+		if key = os.Getenv(o.APIKeyEnv); key == "" {
+			return Config{}, fmt.Errorf("--api-key-env %s: the variable is not set", o.APIKeyEnv)
+		}
+	}
 	exportDir, err := o.SGLangExport.dir(o.Dialect)
 	if err != nil {
 		return Config{}, err
 	}
 	return Config{
 		Addr: o.Addr, Dialect: o.Dialect, Model: o.Model, Params: p, Faults: faults,
-		TruthPath: o.Truth, StepTruthPath: o.Steps, TraceLogPath: o.TraceLog, OTLPTracesEndpoint: o.OTLPTracesEndpoint,
+		TruthPath: o.Truth, StepTruthPath: o.Steps, TraceLogPath: o.TraceLog, OTLPTracesEndpoint: o.OTLPTracesEndpoint, APIKey: key,
 		SGLangExportDir: exportDir,
 		// Nobody reads the truth in memory here; the truth file gets all of it.
 		MaxRequestTruth: -1, MaxStepTruth: -1,

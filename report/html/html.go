@@ -44,12 +44,14 @@ type Input struct {
 	Chunks []chunkdigest.Request
 	Digest *chunkdigest.Digest
 	Rows   []scrape.Row
+	// GPURows are the GPU telemetry's scrapes (gpu.jsonl; none without).
+	GPURows []scrape.Row
 }
 
 // FromLoaded is the input of a run directory read once (report.Load) whose
 // Summary is s.
 func FromLoaded(l *report.Loaded, s report.Summary) Input {
-	return Input{Summary: s, Records: l.Requests.Records, Chunks: l.Requests.Chunks, Digest: l.Requests.Digest, Rows: l.Rows}
+	return Input{Summary: s, Records: l.Requests.Records, Chunks: l.Requests.Chunks, Digest: l.Requests.Digest, Rows: l.Rows, GPURows: l.GPURows}
 }
 
 // digested returns in with Chunks and Digest filled in from the records'

@@ -50,6 +50,8 @@ type page struct {
 
 	// ServerTimeline is the engine's spans joined to the records (servertimeline.go).
 	ServerTimeline *waterfallView
+	// GPU is the GPU telemetry and the prefix cache (gpu.go).
+	GPU *gpuView
 }
 
 type fact struct {
@@ -99,6 +101,7 @@ func build(in Input) page {
 	p.Search = searchOf(s.Search)
 	p.Waterfall = waterfallOf(s.Waterfall)
 	p.ServerTimeline = serverTimelineOf(s.Timeline)
+	p.GPU = gpuOf(s)
 	notes := report.NotesOf(s)
 	p.Health.Cautions = append(p.Health.Cautions, notes.Cautions...)
 	for _, n := range notes.Tokens {

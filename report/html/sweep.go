@@ -19,6 +19,7 @@ type sweepView struct {
 	Capacity *chart
 	Charts   []*chart
 	TooFew   bool // a figure is too small a sample for its rank (the legend says what its mark means)
+	GPU      bool // the points carry GPU telemetry: utilisation and energy per token beside each load
 }
 
 type sweepRow struct {
@@ -28,6 +29,7 @@ type sweepRow struct {
 	TTFTp50, TTFTp99, ITLp50, ITLp99              figure // ms, each with its 95 % interval
 	GoodFraction                                  figure // within the SLO, with its 95 % interval under it
 	Knee                                          bool
+	GPUUtil, EnergyPerToken                       string // "—" without GPU telemetry
 }
 
 func sweepOf(sw *report.SweepResult) *sweepView {
@@ -52,7 +54,18 @@ func sweepOf(sw *report.SweepResult) *sweepView {
 			Queue: queue, Goodput: goodput, GoodFraction: goodFraction(p),
 			PerUser: num(p.OutputTokPerSPerUser),
 			Knee:    sw.Saturation.Found && p.Phase == sw.Saturation.Phase,
+			GPUUtil: "—", EnergyPerToken: "—",
 		})
+		if p.GPUUtilization != nil || p.EnergyPerOutputTokenJ != nil {
+			row := &v.Rows[len(v.Rows)-1]
+			v.GPU = true
+			if p.GPUUtilization != nil {
+				row.GPUUtil = pct(*p.GPUUtilization)
+			}
+			if p.EnergyPerOutputTokenJ != nil {
+				row.EnergyPerToken = report.Joules(*p.EnergyPerOutputTokenJ)
+			}
+		}
 		v.TooFew = v.TooFew || len(p.TooFew) > 0
 	}
 	if sw.Saturation.Found {

@@ -31,6 +31,7 @@ type synth struct {
 	service   float64 // requests/s the engine completes at most, before rateScale (0: synthServiceRate)
 	noMetrics bool    // the engine has no /metrics: no scrapes, no boundary snapshots
 	agentic   bool    // requests belong to sessions and some carry images (sessions_test.go)
+	gpu       bool    // a DCGM exporter reports two GPUs (gpusynth_test.go)
 }
 
 var synthStart = time.Date(2026, 3, 14, 9, 26, 53, 0, time.UTC)
@@ -339,9 +340,14 @@ func (s synth) input() Input {
 	if s.agentic {
 		withSessionsAndImages(records)
 	}
+	var gpuRows []scrape.Row
+	if s.gpu {
+		gpuRows = s.gpuScrapes(records, &meta)
+	}
 	sum := report.Compute(meta, slices.Clone(records), rows, events, 0)
-	return Input{Summary: sum, Records: records, Rows: rows}
+	report.AddGPUAndCache(&sum, meta, gpuRows, records)
+	return Input{Summary: sum, Records: records, Rows: rows, GPURows: gpuRows}
 }
 
 // goldenRun is the run behind the golden file: every section present.
-var goldenRun = synth{seed: 42, rateScale: 1, stretch: 1, chunks: 12, failEvery: 37, traces: true}
+var goldenRun = synth{seed: 42, rateScale: 1, stretch: 1, chunks: 12, failEvery: 37, traces: true, gpu: true}

@@ -22,7 +22,7 @@ const bandsCaption = " Shaded: measured phases; hatched: phases not measured (wa
 func timelineOf(s report.Summary, in Input, rows []scrape.Row) timeline {
 	records := in.Records
 	phases := phaseSpans(s.Phases)
-	span := runSpan(phases, records, rows)
+	span := runSpan(phases, records, append(slices.Clip(rows), in.GPURows...))
 	var tl timeline
 	if span > longRunSeconds {
 		tl.notes = append(tl.notes, fmt.Sprintf("The run clock reads m:ss: the run lasted %s.", clock(span)))
@@ -58,6 +58,9 @@ func timelineOf(s report.Summary, in Input, rows []scrape.Row) timeline {
 	tl.notes = append(tl.notes, notes...)
 	c, notes = kvChart(rows, span, phases, failed)
 	tl.charts = append(tl.charts, c)
+	tl.notes = append(tl.notes, notes...)
+	gpu, notes := gpuCharts(in.GPURows, span, phases) // gpu.go
+	tl.charts = append(tl.charts, gpu...)
 	tl.notes = append(tl.notes, notes...)
 	if o := s.Outages; o != nil {
 		for _, c := range tl.charts {

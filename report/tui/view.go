@@ -446,6 +446,9 @@ func (m model) loadRows(width, height int) []line {
 		kv = fmt.Sprintf("%.1f%%", 100*p.Server.KVUsage)
 	}
 	rows = append(rows, row(5, "KV cache", kv, chart(m.kv.latest(spark), 1, 1)[0]))
+	if g := p.GPU; g.Has {
+		rows = append(rows, line{"  " + padRight("GPU util", lw-2) + padLeft(gpuValue(g), vw) + "   " + styleLabel.Render(gpuDetail(g)), 5})
+	}
 	return rows
 }
 

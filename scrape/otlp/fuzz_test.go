@@ -3,6 +3,7 @@ package otlp
 import (
 	"testing"
 
+	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -18,14 +19,34 @@ func FuzzDecodeProto(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(d.Spans) > MaxSpansPerBody || d.Rejected < 0 {
-			t.Fatalf("%d spans, %d rejected", len(d.Spans), d.Rejected)
-		}
-		for _, s := range d.Spans {
-			if len(s.TraceID) != 32 || len(s.SpanID) != 16 || (s.ParentSpanID != "" && len(s.ParentSpanID) != 16) ||
-				s.End < s.Start || len(s.Name) > MaxNameLen || len(s.Attrs) > MaxAttrsPerSpan {
-				t.Fatalf("span out of bounds: %+v", s)
-			}
-		}
+		checkBounds(t, d)
 	})
+}
+
+// FuzzDecodeJSON: the same of OTLP/JSON bodies.
+func FuzzDecodeJSON(f *testing.F) {
+	f.Add(otlpJSON(f, export(goodSpan(1), goodSpan(2)), protojson.MarshalOptions{}))
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"zz","spanId":"0102030405060708"}]}]}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		d, err := DecodeJSON(body)
+		if err != nil {
+			return
+		}
+		checkBounds(t, d)
+	})
+}
+
+// checkBounds fails t when a decoded export breaks the receiver's bounds.
+func checkBounds(t *testing.T, d Decoded) {
+	t.Helper()
+	if len(d.Spans) > MaxSpansPerBody || d.Rejected < 0 {
+		t.Fatalf("%d spans, %d rejected", len(d.Spans), d.Rejected)
+	}
+	for _, s := range d.Spans {
+		if len(s.TraceID) != 32 || len(s.SpanID) != 16 || (s.ParentSpanID != "" && len(s.ParentSpanID) != 16) ||
+			s.End < s.Start || len(s.Name) > MaxNameLen || len(s.Attrs) > MaxAttrsPerSpan {
+			t.Fatalf("span out of bounds: %+v", s)
+		}
+	}
 }

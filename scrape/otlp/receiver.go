@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"os"
@@ -215,26 +216,33 @@ func (r *Receiver) refuse(err error) {
 	}
 }
 
-// serveHTTP is POST /v1/traces with an OTLP protobuf body, maybe gzipped.
-// OTLP/JSON is refused (415): its ids are hex where the protobuf JSON
-// mapping reads base64, and no engine llmbench drives sends it by default.
+// serveHTTP is POST /v1/traces with an OTLP body, protobuf
+// (application/x-protobuf) or JSON (application/json, json.go), either
+// maybe gzipped; the response is in the request's encoding, as OTLP/HTTP
+// asks.
 func (r *Receiver) serveHTTP(w http.ResponseWriter, req *http.Request) {
 	if req.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		http.Error(w, "POST only", http.StatusMethodNotAllowed)
 		return
 	}
-	if ct := req.Header.Get("Content-Type"); ct != "application/x-protobuf" {
-		r.refuse(fmt.Errorf("otlp: content type %q (want application/x-protobuf)", ct))
-		http.Error(w, "Content-Type must be application/x-protobuf", http.StatusUnsupportedMediaType)
+	ct, _, _ := mime.ParseMediaType(req.Header.Get("Content-Type"))
+	decode, write := DecodeProto, writeProto
+	switch ct {
+	case "application/x-protobuf":
+	case "application/json":
+		decode, write = DecodeJSON, writeJSON
+	default:
+		r.refuse(fmt.Errorf("otlp: content type %q (want application/x-protobuf or application/json)", req.Header.Get("Content-Type")))
+		http.Error(w, "Content-Type must be application/x-protobuf or application/json", http.StatusUnsupportedMediaType)
 		return
 	}
 	body, err := readBody(req)
 	if err == nil {
 		var d Decoded
-		if d, err = DecodeProto(body); err == nil {
+		if d, err = decode(body); err == nil {
 			rejected, reason := r.accept(d)
-			writeProto(w, exportResponse(rejected, reason))
+			write(w, exportResponse(rejected, reason))
 			return
 		}
 	}
@@ -282,10 +290,15 @@ func exportResponse(rejected int, reason string) *coltracepb.ExportTraceServiceR
 	return resp
 }
 
-func writeProto(w http.ResponseWriter, m proto.Message) {
+func writeProto(w http.ResponseWriter, m *coltracepb.ExportTraceServiceResponse) {
 	b, _ := proto.Marshal(m)
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	_, _ = w.Write(b)
+}
+
+func writeJSON(w http.ResponseWriter, m *coltracepb.ExportTraceServiceResponse) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(encodeJSON(m))
 }
 
 // grpcService is TraceService/Export.

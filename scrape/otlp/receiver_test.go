@@ -143,7 +143,7 @@ func TestReceiverHTTPAndGRPC(t *testing.T) {
 		body             []byte
 		code             int
 	}{
-		{"json", "application/json", "", []byte(`{}`), http.StatusUnsupportedMediaType},
+		{"text", "text/plain", "", []byte(`{}`), http.StatusUnsupportedMediaType},
 		{"not protobuf", "application/x-protobuf", "", []byte{0xff, 0xff, 0xff}, http.StatusBadRequest},
 		{"too large", "application/x-protobuf", "", make([]byte, MaxBodyBytes+1), http.StatusRequestEntityTooLarge},
 		{"gzip bomb", "application/x-protobuf", "gzip", gzipOf(make([]byte, MaxBodyBytes+1)), http.StatusRequestEntityTooLarge},
