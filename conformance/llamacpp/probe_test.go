@@ -125,9 +125,10 @@ func chat(tg target, content string, maxTokens int) map[string]any {
 }
 
 // words is n common English words, each one token mid-sentence in the
-// Llama vocabulary and one word for the built-in tokenizer.
+// Llama vocabulary (not every word is: "fox" and "jumps" are two) and one
+// word for the built-in tokenizer.
 func words(n int) string {
-	list := strings.Fields("the quick brown fox jumps over the lazy dog and then some more words follow in a line")
+	list := strings.Fields("the of and to in is that for it with as was on be at by")
 	out := make([]string, n)
 	for i := range out {
 		out[i] = list[i%len(list)]

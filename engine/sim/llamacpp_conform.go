@@ -35,3 +35,20 @@ func (e *Engine) rejectContext(w http.ResponseWriter, t *RequestTruth, prompt in
 	t.Finish = e.now()
 	e.truth.addRequest(*t)
 }
+
+// errorCloser is llama-server's HTTP layer (cpp-httplib) on an error: an
+// answer of status 400 or more says Connection: close instead of the
+// Keep-Alive promise, and the connection closes after it.
+type errorCloser struct{ http.ResponseWriter }
+
+func (c errorCloser) WriteHeader(code int) {
+	if code >= http.StatusBadRequest {
+		h := c.Header()
+		h.Del("Keep-Alive")
+		h.Set("Connection", "close")
+	}
+	c.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (c errorCloser) Unwrap() http.ResponseWriter { return c.ResponseWriter }
