@@ -74,7 +74,9 @@ func TestParserErrorEndsStream(t *testing.T) {
 		t.Logf("%s: request %d ended with %v after %d chunks", real.name, i+1, errorEvent(s), len(s.events)-1)
 	}
 	if failed == nil {
-		t.Logf("%s: no stream of 30 met the parser error (random weights: about 45%% do)", real.name)
+		// The build of decision 2200 holds back an incomplete UTF-8
+		// sequence instead; the May 2026 build failed 27 of 60 such streams.
+		t.Logf("%s: no stream of 30 met the parser error", real.name)
 	}
 	for i := range 10 {
 		s := stream(t, real, "/v1/chat/completions", chat(real, words(20), maxTokens))

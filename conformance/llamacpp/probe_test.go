@@ -16,8 +16,11 @@ import (
 )
 
 // client bounds every probe: the tiny model writes a token in about a
-// millisecond; a few hundred on a loaded 2-core machine take seconds.
-var client = &http.Client{Timeout: 2 * time.Minute}
+// millisecond; a few hundred on a loaded 2-core machine take seconds. It
+// opens a connection per request: llama-server closes one after every
+// streamed response, and a POST sent on it would meet the close
+// (TestConnections holds both engines to that).
+var client = &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{DisableKeepAlives: true}}
 
 // post sends body as JSON to path and returns the response (body unread).
 func post(t *testing.T, tg target, path string, body any, hdr ...string) *http.Response {
