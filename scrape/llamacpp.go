@@ -24,11 +24,12 @@ var llamacpp = tableDialect{
 
 		{concept: PromptTokens, names: []string{"llamacpp:prompt_tokens_total"},
 			note: "evaluated prompt tokens only: prompt-cache reuse is excluded, so it is below the client's usage by the cached tokens; added when a request's prompt is processed"},
+		{concept: CachedTokens, names: []string{"llamacpp:prompt_tokens_cached_total"}, note: "newer builds only (decision 2200): prompt tokens the slot's cache held, added as the slot starts the prompt"},
 		{concept: GenerationTokens, names: []string{"llamacpp:tokens_predicted_total"}, note: "added when a request finishes"},
 		{concept: DecodeSeconds, names: []string{"llamacpp:tokens_predicted_seconds_total"},
-			note: "Σ over requests of each one's generation time, from its first token to its last (per slot: concurrent requests add up), added at finish in whole milliseconds, truncated; ÷ Δgeneration_tokens is the engine's own time per generated token"},
+			note: "Σ over requests of each one's generation time, from its first token to its last (per slot: concurrent requests add up), added at finish in whole milliseconds, truncated (whole microseconds in newer builds: decision 2200); ÷ Δgeneration_tokens is the engine's own time per generated token"},
 		{concept: PrefillSeconds, names: []string{"llamacpp:prompt_seconds_total"},
-			note: "Σ over requests of each one's prompt processing, from its slot starting the prompt to the first token (waiting for a free slot excluded), added in whole milliseconds, truncated: a prompt under 1 ms adds 0"},
+			note: "Σ over requests of each one's prompt processing, from its slot starting the prompt to the first token (waiting for a free slot excluded), added in whole milliseconds, truncated: a prompt under 1 ms adds 0 (newer builds add each prompt batch's compute time in microseconds: decision 2200)"},
 	},
 	notes: []Mapping{
 		{Concept: RequestsFinished, Metrics: []string{"(none)"}, Note: "llama.cpp counts no requests: request conservation and settling cannot be checked"},

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"math"
 	"strconv"
 )
 
@@ -395,32 +394,35 @@ func (u usage) appendJSON(dst []byte) []byte {
 	return append(dst, '}')
 }
 
-// appendTimings renders the timings object as llama.cpp does: a ratio that
-// divides by zero (nlohmann::json's inf or nan) is null.
+// appendTimings renders the timings object as llama.cpp does (the build of
+// decision 2200): the generation rates count steps, each token but the
+// first (the prompt's last pass gives it), and a ratio whose divisor is 0
+// is 0.
 func appendTimings(dst []byte, cacheN, promptN int, promptMS float64, predictedN int, predictedMS float64) []byte {
-	num := func(dst []byte, v float64) []byte {
-		if math.IsInf(v, 0) || math.IsNaN(v) {
-			return append(dst, "null"...)
+	ratio := func(dst []byte, a, b float64) []byte {
+		if b <= 0 {
+			return append(dst, '0')
 		}
-		return strconv.AppendFloat(dst, v, 'g', -1, 64)
+		return strconv.AppendFloat(dst, a/b, 'g', -1, 64)
 	}
+	steps := float64(max(predictedN-1, 0))
 	dst = append(dst, `{"cache_n":`...)
 	dst = strconv.AppendInt(dst, int64(cacheN), 10)
 	dst = append(dst, `,"prompt_n":`...)
 	dst = strconv.AppendInt(dst, int64(promptN), 10)
 	dst = append(dst, `,"prompt_ms":`...)
-	dst = num(dst, promptMS)
+	dst = strconv.AppendFloat(dst, promptMS, 'g', -1, 64)
 	dst = append(dst, `,"prompt_per_token_ms":`...)
-	dst = num(dst, promptMS/float64(promptN))
+	dst = ratio(dst, promptMS, float64(promptN))
 	dst = append(dst, `,"prompt_per_second":`...)
-	dst = num(dst, 1e3/promptMS*float64(promptN))
+	dst = ratio(dst, 1e3*float64(promptN), promptMS)
 	dst = append(dst, `,"predicted_n":`...)
 	dst = strconv.AppendInt(dst, int64(predictedN), 10)
 	dst = append(dst, `,"predicted_ms":`...)
-	dst = num(dst, predictedMS)
+	dst = strconv.AppendFloat(dst, predictedMS, 'g', -1, 64)
 	dst = append(dst, `,"predicted_per_token_ms":`...)
-	dst = num(dst, predictedMS/float64(predictedN))
+	dst = ratio(dst, predictedMS, steps)
 	dst = append(dst, `,"predicted_per_second":`...)
-	dst = num(dst, 1e3/predictedMS*float64(predictedN))
+	dst = ratio(dst, 1e3*steps, predictedMS)
 	return append(dst, '}')
 }

@@ -11,9 +11,9 @@
 //
 // Behaviours of real engines a client meets, each off by default and each in
 // the ground truth (RequestTruth):
-//   - dialect "llamacpp": llama.cpp's /metrics (eleven hand-written series,
-//     six significant digits, cache-aware prompt counter, whole-millisecond
-//     times), chatcmpl-<32 alphanumerics> ids, the timings object, a
+//   - dialect "llamacpp": llama.cpp's /metrics (fifteen hand-written series,
+//     six significant digits, cache-aware prompt counter, whole-microsecond
+//     times; decision 2200), chatcmpl-<32 alphanumerics> ids, the timings object, a
 //     Keep-Alive policy (timeout=5, max=100), /tokenize {"content"} and
 //     /apply-template; vLLM and SGLang serve /tokenize {"prompt"|"messages"};
 //   - Params.ChatTemplateTokens and ChatTemplateMessageTokens: the chat

@@ -285,7 +285,7 @@ func (e *Engine) handleGenerate(w http.ResponseWriter, r *http.Request, ep endpo
 		return
 	}
 	if prompt >= p.MaxModelLen {
-		e.reject(w, &t, http.StatusBadRequest, contextError(e.cfg.Dialect, p.MaxModelLen, prompt))
+		e.rejectContext(w, &t, prompt) // llamacpp_conform.go
 		return
 	}
 	maxTokens := p.MaxModelLen - prompt
@@ -495,16 +495,17 @@ func (e *Engine) usageOf(s *stream, written int) usage {
 	}.times(s.ans.choiceCount())
 }
 
-// timingsOf renders llama.cpp's timings of a finished request: prompt
-// processing from the start of its prefill to its first token, generation
-// from the first token to the last.
+// timingsOf renders llama.cpp's timings of a finished request in whole
+// microseconds, as its clock counts: prompt processing from the start of
+// its prefill to its first token, generation from the first token to the
+// last (at least 1 µs once a token came).
 func timingsOf(s *stream) []byte {
 	var promptMS, predictedMS float64
 	if s.prefillEnd > 0 {
-		promptMS = float64(s.prefillEnd-s.prefillStart) / 1e6
+		promptMS = float64(wholeUS(s.prefillEnd-s.prefillStart)) / 1e3
 	}
 	if s.delivered > 0 {
-		predictedMS = float64(s.lastDelivery-s.firstDelivery) / 1e6
+		predictedMS = float64(max(wholeUS(s.lastDelivery-s.firstDelivery), 1)) / 1e3
 	}
 	return appendTimings(nil, s.seq.CachedTokens, s.seq.PromptLen-s.seq.CachedTokens, promptMS, s.seq.Output, predictedMS)
 }

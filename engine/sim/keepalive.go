@@ -117,6 +117,9 @@ func (e *Engine) withKeepAlive(next http.Handler) http.Handler {
 		if header != "" && h1 {
 			w.Header().Set("Keep-Alive", header)
 		}
+		if h1 && e.cfg.Dialect == DialectLlamaCpp {
+			w = errorCloser{w} // llamacpp_conform.go
+		}
 		next.ServeHTTP(w, r)
 	})
 }

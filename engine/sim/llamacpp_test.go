@@ -117,13 +117,15 @@ func TestLlamaCppMetricsMatchCapture(t *testing.T) {
 	if len(truth) != 3 {
 		t.Fatalf("%d truth records, want 3", len(truth))
 	}
-	var promptN, generated, tokenMax int
-	var promptMS, predictedMS uint64
+	var promptN, cachedN, generated, genSteps, tokenMax int
+	var promptUS, predictedUS uint64
 	for _, tr := range truth {
 		promptN += tr.PromptTokens - tr.CachedTokens
+		cachedN += tr.CachedTokens
 		generated += tr.GeneratedTokens
-		promptMS += uint64((tr.PrefillEnd - tr.PrefillStart) / time.Millisecond)
-		predictedMS += uint64((tr.DecodeEnd - tr.PrefillEnd) / time.Millisecond)
+		genSteps += tr.GeneratedTokens - 1 // the first token comes from the prompt's pass
+		promptUS += uint64((tr.PrefillEnd - tr.PrefillStart) / time.Microsecond)
+		predictedUS += max(uint64((tr.DecodeEnd-tr.PrefillEnd)/time.Microsecond), 1)
 		tokenMax = max(tokenMax, tr.PromptTokens+tr.GeneratedTokens-1)
 	}
 	if promptN != 39+1+6 {
@@ -136,16 +138,18 @@ func TestLlamaCppMetricsMatchCapture(t *testing.T) {
 	}
 	for name, want := range map[string]float64{
 		"llamacpp:prompt_tokens_total":            float64(promptN),
-		"llamacpp:prompt_seconds_total":           float64(promptMS) / 1e3,
+		"llamacpp:prompt_tokens_cached_total":     float64(cachedN),
+		"llamacpp:prompt_seconds_total":           float64(promptUS) / 1e6,
 		"llamacpp:tokens_predicted_total":         float64(generated),
-		"llamacpp:tokens_predicted_seconds_total": float64(predictedMS) / 1e3,
+		"llamacpp:tokens_predicted_seconds_total": float64(predictedUS) / 1e6,
 		"llamacpp:n_decode_total":                 float64(steps),
 		"llamacpp:n_tokens_max":                   float64(tokenMax),
 		"llamacpp:requests_processing":            0,
 		"llamacpp:requests_deferred":              0,
 		"llamacpp:n_busy_slots_per_decode":        float64(busy) / float64(steps),
-		"llamacpp:prompt_tokens_seconds":          ratePerS(promptN, promptMS),
-		"llamacpp:predicted_tokens_seconds":       ratePerS(generated, predictedMS),
+		// Rates over the window since the last read (the fresh one).
+		"llamacpp:prompt_tokens_seconds":    ratePerS(promptN, promptUS),
+		"llamacpp:predicted_tokens_seconds": ratePerS(genSteps, predictedUS),
 	} {
 		g := value(t, fams, name)
 		if want != g && math.Abs(want-g) > 1e-5*math.Abs(want) { // six significant digits
@@ -154,11 +158,11 @@ func TestLlamaCppMetricsMatchCapture(t *testing.T) {
 	}
 }
 
-func ratePerS(n int, ms uint64) float64 {
-	if n == 0 {
+func ratePerS(n int, us uint64) float64 {
+	if us == 0 {
 		return 0
 	}
-	return 1e3 / float64(ms) * float64(n)
+	return float64(n) / float64(us) * 1e6
 }
 
 func readAll(t *testing.T, resp *http.Response) string {
@@ -307,15 +311,18 @@ func TestLlamaCppWire(t *testing.T) {
 // checkTimings compares a timings object with the truth it must come from.
 func checkTimings(t *testing.T, tm map[string]any, tr RequestTruth) {
 	t.Helper()
-	promptMS := float64(tr.PrefillEnd-tr.PrefillStart) / 1e6
-	predictedMS := float64(tr.DecodeEnd-tr.PrefillEnd) / 1e6
+	// Whole microseconds, as llama.cpp's clock counts; the generation rates
+	// count steps, each token but the first.
+	promptMS := float64((tr.PrefillEnd-tr.PrefillStart)/time.Microsecond) / 1e3
+	predictedMS := float64(max((tr.DecodeEnd-tr.PrefillEnd)/time.Microsecond, 1)) / 1e3
+	promptN, steps := float64(tr.PromptTokens-tr.CachedTokens), float64(tr.GeneratedTokens-1)
 	want := map[string]float64{
-		"cache_n": float64(tr.CachedTokens), "prompt_n": float64(tr.PromptTokens - tr.CachedTokens),
+		"cache_n": float64(tr.CachedTokens), "prompt_n": promptN,
 		"prompt_ms": promptMS, "predicted_n": float64(tr.GeneratedTokens), "predicted_ms": predictedMS,
-		"prompt_per_token_ms":    promptMS / float64(tr.PromptTokens-tr.CachedTokens),
-		"predicted_per_token_ms": predictedMS / float64(tr.GeneratedTokens),
-		"prompt_per_second":      1e3 / promptMS * float64(tr.PromptTokens-tr.CachedTokens),
-		"predicted_per_second":   1e3 / predictedMS * float64(tr.GeneratedTokens),
+		"prompt_per_token_ms":    promptMS / promptN,
+		"predicted_per_token_ms": predictedMS / steps,
+		"prompt_per_second":      1e3 * promptN / promptMS,
+		"predicted_per_second":   1e3 * steps / predictedMS,
 	}
 	for k, w := range want {
 		if g := num(tm[k]); g != w {

@@ -10,19 +10,28 @@ import (
 	"github.com/llmbench-org/llmbench/engine/sim/batch"
 )
 
-// llamacppMetrics speaks llama.cpp's server (--metrics): eleven unlabelled
-// series written by hand, counters before gauges, no histograms and no
-// finished-request counter. As llama.cpp does:
-//   - prompt_tokens_total counts the prompt tokens processed, not those
-//     the prompt cache held, when the prompt is done (first token);
-//   - prompt_seconds_total and tokens_predicted_seconds_total add each
-//     request's time in whole milliseconds (truncated), prompt time from the
-//     start of its prefill to its first token, generation time from its
-//     first token to its last, at its end (aborted requests add nothing);
+// llamacppMetrics speaks llama.cpp's server (--metrics) as the build of
+// llama-cpp-python 0.3.36's vendored sources writes it (decision 2200):
+// fifteen unlabelled series written by hand, ten counters then five gauges,
+// no histograms and no finished-request counter. As that server does:
+//   - prompt_tokens_total counts the prompt tokens processed, not those the
+//     slot's cache held, and prompt_tokens_cached_total those it held, when
+//     the prompt is done (its first token; the real server adds the cached
+//     ones as the slot starts the prompt, one pass earlier);
+//   - prompt_seconds_total and tokens_predicted_seconds_total add time in
+//     whole microseconds (truncated): prompt time from the start of a
+//     request's prefill to its first token, generation time from its first
+//     token to its last (at least 1 µs), at its end (aborted requests add
+//     nothing);
+//   - the speculative-decoding counters stay 0 (the dialect drafts nothing);
 //   - n_decode_total counts forward passes, n_busy_slots_per_decode is the
 //     mean number of busy slots (running requests) per pass, n_tokens_max the
 //     largest context a request reached (prompt + output − 1);
-//   - the throughput gauges are the totals' ratios (0 before any request);
+//   - prompt_tokens_seconds and predicted_tokens_seconds are rates over what
+//     was counted since the previous /metrics read, which empties them: the
+//     prompt tokens processed per second of prompt time, and the generation
+//     steps (each request's tokens but its first, which the prompt's last
+//     pass gives) per second of generation time; 0 with nothing counted;
 //   - requests_processing and requests_deferred are what the server holds
 //     when /metrics is asked: the HTTP thread posts a metrics task to the
 //     main loop, which answers it after the pass under way and after the
@@ -45,16 +54,21 @@ type llamacppMetrics struct {
 	// it (nil: none are counted).
 	arrived func() int
 
-	mu                       sync.Mutex
-	promptTokens, promptMS   uint64
-	predictedN, predictedMS  uint64
-	nDecode, nBusy, tokenMax uint64
-	processing, deferred     int
+	mu                              sync.Mutex
+	promptTokens, promptUS, cachedN uint64
+	predictedN, predictedUS         uint64
+	nDecode, nBusy, tokenMax        uint64
+	window                          rateWindow
+	processing, deferred            int
 	// held counts the requests the engine holds (taken, not yet finished
 	// or aborted), so that cancelling the last of them reads 0 and 0 as
 	// the real server does, with no pass to reset the gauges.
 	held int
 }
+
+// rateWindow is what the throughput gauges divide: the prompt tokens and
+// generation steps counted since the last /metrics read, and their times.
+type rateWindow struct{ promptN, promptUS, predictedSteps, predictedUS uint64 }
 
 func newLlamaCppMetrics(start time.Time, slots int, arrived func() int) *llamacppMetrics {
 	return &llamacppMetrics{start: start, slots: slots, arrived: arrived}
@@ -106,31 +120,33 @@ func (m *llamacppMetrics) handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		processing, deferred := m.gauges()
 		m.mu.Lock()
-		rate := func(n, ms uint64) float64 {
-			if n == 0 {
+		rate := func(n, us uint64) float64 {
+			if us == 0 {
 				return 0
 			}
-			return 1e3 / float64(ms) * float64(n)
+			return float64(n) / float64(us) * 1e6
 		}
-		busy := 0.0
-		if m.nDecode > 0 {
-			busy = float64(m.nBusy) / float64(m.nDecode)
-		}
+		win := m.window
+		m.window = rateWindow{} // each read empties the window
 		items := []struct {
 			name, typ, help string
 			v               float64
 		}{
-			{"prompt_tokens_total", "counter", "Number of prompt tokens processed.", float64(m.promptTokens)},
-			{"prompt_seconds_total", "counter", "Prompt process time", float64(m.promptMS) / 1e3},
-			{"tokens_predicted_total", "counter", "Number of generation tokens processed.", float64(m.predictedN)},
-			{"tokens_predicted_seconds_total", "counter", "Predict process time", float64(m.predictedMS) / 1e3},
-			{"n_decode_total", "counter", "Total number of llama_decode() calls", float64(m.nDecode)},
-			{"n_tokens_max", "counter", "Largest observed n_tokens.", float64(m.tokenMax)},
-			{"prompt_tokens_seconds", "gauge", "Average prompt throughput in tokens/s.", rate(m.promptTokens, m.promptMS)},
-			{"predicted_tokens_seconds", "gauge", "Average generation throughput in tokens/s.", rate(m.predictedN, m.predictedMS)},
-			{"requests_processing", "gauge", "Number of requests processing.", float64(processing)},
-			{"requests_deferred", "gauge", "Number of requests deferred.", float64(deferred)},
-			{"n_busy_slots_per_decode", "gauge", "Average number of busy slots per llama_decode() call", busy},
+			{"prompt_tokens_total", "counter", "Number of prompt tokens processed, excluding cached tokens", float64(m.promptTokens)},
+			{"prompt_tokens_cached_total", "counter", "Number of prompt tokens reused from the cache", float64(m.cachedN)},
+			{"prompt_seconds_total", "counter", "Total time spent processing prompts", float64(m.promptUS) / 1e6},
+			{"tokens_predicted_total", "counter", "Number of generation tokens processed", float64(m.predictedN)},
+			{"tokens_predicted_seconds_total", "counter", "Total time spent generating tokens", float64(m.predictedUS) / 1e6},
+			{"n_decode_total", "counter", "Total number of llama_decode() calls, excluding speculative decoding and multimodal decoding", float64(m.nDecode)},
+			{"n_tokens_max", "counter", "Largest observed sequence length (prompt + generation)", float64(m.tokenMax)},
+			{"spec_decode_num_draft_tokens_total", "counter", "Speculative: Total draft tokens generated", 0},
+			{"spec_decode_num_accepted_tokens_total", "counter", "Speculative: Total draft tokens accepted by the target model", 0},
+			{"spec_decode_num_drafts_total", "counter", "Speculative: Total speculative decoding verification steps", 0},
+			{"prompt_tokens_seconds", "gauge", "Average prompt throughput in tokens/s", rate(win.promptN, win.promptUS)},
+			{"predicted_tokens_seconds", "gauge", "Average generation throughput in tokens/s", rate(win.predictedSteps, win.predictedUS)},
+			{"requests_processing", "gauge", "Number of requests processing", float64(processing)},
+			{"requests_deferred", "gauge", "Number of requests deferred", float64(deferred)},
+			{"n_busy_slots_per_decode", "gauge", "Average number of busy slots per llama_decode() call", float64(m.nBusy) / float64(max(m.nDecode, 1))},
 		}
 		m.mu.Unlock()
 		var b []byte
@@ -171,16 +187,20 @@ func (m *llamacppMetrics) passed(b *batch.Batch, sch *batch.Scheduler, _ time.Du
 	}
 }
 
-// wholeMS is a duration in whole milliseconds, truncated.
-func wholeMS(d time.Duration) uint64 { return uint64(max(d, 0) / time.Millisecond) }
+// wholeUS is a duration in whole microseconds, truncated.
+func wholeUS(d time.Duration) uint64 { return uint64(max(d, 0) / time.Microsecond) }
 
 func (m *llamacppMetrics) delivered(s *stream, _ int, at time.Duration) {
 	if s.delivered > 0 {
 		return
 	}
+	n, us := uint64(s.seq.PromptLen-s.seq.CachedTokens), wholeUS(at-s.prefillStart)
 	m.mu.Lock()
-	m.promptTokens += uint64(s.seq.PromptLen - s.seq.CachedTokens)
-	m.promptMS += wholeMS(at - s.prefillStart)
+	m.promptTokens += n
+	m.cachedN += uint64(s.seq.CachedTokens)
+	m.promptUS += us
+	m.window.promptN += n
+	m.window.promptUS += us
 	m.mu.Unlock()
 }
 
@@ -189,7 +209,10 @@ func (m *llamacppMetrics) finished(s *stream, _ time.Duration) {
 	m.held-- // the pass that finished it has counted the slot free
 	m.predictedN += uint64(s.seq.Output)
 	if s.delivered > 0 {
-		m.predictedMS += wholeMS(s.lastDelivery - s.firstDelivery)
+		us := max(wholeUS(s.lastDelivery-s.firstDelivery), 1)
+		m.predictedUS += us
+		m.window.predictedUS += us
+		m.window.predictedSteps += uint64(max(s.seq.Output-1, 0))
 	}
 	m.mu.Unlock()
 }
