@@ -44,6 +44,8 @@ type aiperfValue struct {
 
 type aiperfRecord struct {
 	Metadata struct {
+		XRequestID     string `json:"x_request_id"`
+		BenchmarkPhase string `json:"benchmark_phase"`
 		RequestStartNS *int64 `json:"request_start_ns"`
 		RequestEndNS   *int64 `json:"request_end_ns"`
 		WasCancelled   bool   `json:"was_cancelled"`
@@ -90,7 +92,7 @@ func (v aiperfValue) list() ([]float64, bool) {
 }
 
 func (a *aiperfRecord) request() Request {
-	var r Request
+	r := Request{ID: a.Metadata.XRequestID}
 	r.OK = (len(a.Error) == 0 || string(a.Error) == "null") && !a.Metadata.WasCancelled
 	if a.Metadata.RequestStartNS != nil {
 		r.Start, r.HasStart = float64(*a.Metadata.RequestStartNS)*1e-9, true
@@ -125,6 +127,9 @@ func readAIPerfRecords(path string, b []byte) ([]Result, error) {
 		var rec aiperfRecord
 		if err := json.Unmarshal(line, &rec); err != nil {
 			return nil, fmt.Errorf("line %d: %w", i+1, err)
+		}
+		if p := rec.Metadata.BenchmarkPhase; p != "" && p != "profiling" {
+			continue // a warm-up's record: AIPerf's figures leave it out too
 		}
 		r := rec.request()
 		if r.OK {

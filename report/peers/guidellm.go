@@ -51,7 +51,8 @@ type guidellmReport struct {
 }
 
 type guidellmRequest struct {
-	Info struct {
+	ResponseID string `json:"response_id"`
+	Info       struct {
 		Timings struct {
 			RequestStart *float64 `json:"request_start"`
 			FirstToken   *float64 `json:"first_token_iteration"`
@@ -69,7 +70,7 @@ func (g *guidellmRequest) request(ok bool) (Request, bool) {
 	if t.RequestStart == nil || t.RequestEnd == nil {
 		return Request{}, false
 	}
-	r := Request{OK: ok, Start: *t.RequestStart, HasStart: true, Latency: *t.RequestEnd - *t.RequestStart}
+	r := Request{ID: g.ResponseID, OK: ok, Start: *t.RequestStart, HasStart: true, Latency: *t.RequestEnd - *t.RequestStart}
 	if t.FirstToken != nil {
 		r.TTFT = *t.FirstToken - *t.RequestStart
 	}

@@ -57,6 +57,12 @@ type Result struct {
 // LastToken and Latency count from the tool's own start of the request.
 type Request struct {
 	OK bool
+	// ID is the request's id as the file keeps it: AIPerf's x_request_id
+	// (sent as X-Request-ID), GuideLLM's response_id (the engine's id of its
+	// response), vLLM's request_id_prefix and the request's index (when the
+	// result names the prefix, e.g. --metadata request_id_prefix=…); ""
+	// when the file keeps none.
+	ID string
 	// Start is when the tool started the request, on its own clock (vLLM's
 	// perf_counter, AIPerf's epoch); HasStart says whether the file keeps it.
 	Start    float64
@@ -106,6 +112,23 @@ type Defs struct {
 	// estimator.
 	itl, tpot func(*Request) []float64
 	quantile  func(p float64, sorted []float64) float64
+}
+
+// ToolITL is q's ITL as the tool defines it (Defs.ITL): the mean of its
+// values for q, and false when the tool has none for q.
+func (d Defs) ToolITL(q *Request) (float64, bool) {
+	if d.itl == nil {
+		return 0, false
+	}
+	vs := d.itl(q)
+	if len(vs) == 0 {
+		return 0, false
+	}
+	var sum float64
+	for _, v := range vs {
+		sum += v
+	}
+	return sum / float64(len(vs)), true
 }
 
 // maxResultBytes bounds a result file: a vLLM --save-detailed file keeps

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -37,10 +38,20 @@ func TestRealToolOutputs(t *testing.T) {
 		if r.Tool != c.tool || r.Completed != 8 || r.Failed != 0 || len(r.Requests) != 8 {
 			t.Errorf("%s: %s, %d completed, %d failed, %d requests; want %s, 8, 0, 8", c.path, r.Tool, r.Completed, r.Failed, len(r.Requests), c.tool)
 		}
+		ids := map[string]bool{}
 		for i, q := range r.Requests {
 			if !q.OK || q.TTFT <= 0 || q.Latency < q.TTFT || q.OutputLen < 1 {
 				t.Errorf("%s: request %d read as %+v", c.path, i, q)
 			}
+			if _, ok := r.Defs.ToolITL(&r.Requests[i]); !ok {
+				t.Errorf("%s: request %d has no ITL as the tool defines it", c.path, i)
+			}
+			ids[q.ID] = true
+		}
+		// Each file keeps the id a request joins the engine's by (vLLM:
+		// the prefix bench/peers/run passes in the metadata, and the index).
+		if len(ids) != 8 || ids[""] || (c.tool == GuideLLM && !strings.HasPrefix(r.Requests[0].ID, "chatcmpl-")) {
+			t.Errorf("%s: request ids %v", c.path, slices.Sorted(maps.Keys(ids)))
 		}
 		checked := 0
 		for _, metric := range slices.Sorted(maps.Keys(r.Reported)) {

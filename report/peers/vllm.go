@@ -75,15 +75,19 @@ func vllmFigures(res *Result, top map[string]json.RawMessage) {
 // detailed are the per-request lists of --save-detailed (vLLM) or
 // --output-details (SGLang).
 type detailed struct {
-	InputLens  []int        `json:"input_lens"`
-	OutputLens []int        `json:"output_lens"`
-	TTFTs      []float64    `json:"ttfts"`
-	ITLs       [][]float64  `json:"itls"`
-	Latencies  []float64    `json:"latencies"`
-	StartTimes []float64    `json:"start_times"`
-	Errors     []*string    `json:"errors"`
-	Completed  *json.Number `json:"completed"`
-	Failed     *json.Number `json:"failed"`
+	// RequestIDPrefix is vLLM's --request-id-prefix, when the result
+	// names it (--metadata request_id_prefix=…): request i was sent as
+	// X-Request-Id <prefix><i>.
+	RequestIDPrefix string       `json:"request_id_prefix"`
+	InputLens       []int        `json:"input_lens"`
+	OutputLens      []int        `json:"output_lens"`
+	TTFTs           []float64    `json:"ttfts"`
+	ITLs            [][]float64  `json:"itls"`
+	Latencies       []float64    `json:"latencies"`
+	StartTimes      []float64    `json:"start_times"`
+	Errors          []*string    `json:"errors"`
+	Completed       *json.Number `json:"completed"`
+	Failed          *json.Number `json:"failed"`
 }
 
 // requests turns the lists into Requests; nil without per-request data.
@@ -103,6 +107,9 @@ func (d *detailed) requests() ([]Request, error) {
 		r := Request{TTFT: d.TTFTs[i], Gaps: d.ITLs[i], PromptLen: d.InputLens[i], OutputLen: d.OutputLens[i]}
 		if r.Gaps == nil {
 			r.Gaps = []float64{}
+		}
+		if d.RequestIDPrefix != "" {
+			r.ID = d.RequestIDPrefix + strconv.Itoa(i)
 		}
 		r.OK = r.TTFT > 0
 		if i < len(d.Errors) && d.Errors[i] != nil && *d.Errors[i] != "" {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/llmbench-org/llmbench/client"
+	"github.com/llmbench-org/llmbench/report/peers"
 )
 
 // measured is one request as a tool reported it, under the tool's own
@@ -23,29 +24,26 @@ type measured struct {
 	outputToken int
 }
 
-// readers maps a -format to the reader of that tool's per-request output.
-var readers = map[string]func(io.Reader) ([]measured, error){
-	"llmbench": readLLMBench,
-	"vllm":     readVLLM,
-	"aiperf":   readAIPerf,
-	"guidellm": readGuideLLM,
-}
-
+// readResults reads a tool's per-request output: llmbench's requests.jsonl
+// here, a peer's file with report/peers, the one reader of each tool's
+// result files (decision 2220).
 func readResults(format, path string) ([]measured, error) {
-	read, ok := readers[format]
-	if !ok {
-		return nil, fmt.Errorf("unknown format %q (llmbench, vllm, aiperf, guidellm)", format)
+	switch format {
+	case "llmbench":
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		ms, err := readLLMBench(bufio.NewReaderSize(f, 1<<20))
+		if err != nil {
+			return nil, fmt.Errorf("%s (%s): %w", path, format, err)
+		}
+		return ms, nil
+	case peers.VLLM, peers.AIPerf, peers.GuideLLM:
+		return readPeer(format, path)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	ms, err := read(bufio.NewReaderSize(f, 1<<20))
-	if err != nil {
-		return nil, fmt.Errorf("%s (%s): %w", path, format, err)
-	}
-	return ms, nil
+	return nil, fmt.Errorf("unknown format %q (llmbench, vllm, aiperf, guidellm)", format)
 }
 
 // readLLMBench reads a run's requests.jsonl: the records' own TTFT, E2E
@@ -70,54 +68,38 @@ func readLLMBench(r io.Reader) ([]measured, error) {
 	}
 }
 
-// vllmResult is the part of `vllm bench serve --save-result
-// --save-detailed` this reads: per-request lists in the order of the
-// requests (vllm/benchmarks/serve.py, benchmark()'s result), seconds.
-type vllmResult struct {
-	RequestIDPrefix string      `json:"request_id_prefix"`
-	TTFTs           []float64   `json:"ttfts"`
-	ITLs            [][]float64 `json:"itls"`
-	Latencies       []float64   `json:"latencies"`
-	OutputLens      []int       `json:"output_lens"`
-	Errors          []string    `json:"errors"`
-}
-
-// readVLLM: request i was sent with x-request-id <prefix><i>
-// (--request-id-prefix; the random dataset numbers them in order), so
-// the id is rebuilt from the prefix the script passes in the result's
-// metadata (--metadata request_id_prefix=…). TTFT is to the first chunk
-// with choices (the role chunk), E2E to the last chunk with choices, and
-// ITL every gap between chunks with choices after the first: per chunk.
-func readVLLM(r io.Reader) ([]measured, error) {
-	var res vllmResult
-	if err := json.NewDecoder(r).Decode(&res); err != nil {
+// readPeer reads a peer's file, each request's figures as the tool
+// defines them (decision 2210 says which): TTFT and E2E as it measured
+// them, ITL its own (vLLM: the mean of the request's gaps between chunks;
+// AIPerf: (latency − TTFT) ÷ (output tokens − 1); GuideLLM: (last token −
+// first token) ÷ (output tokens − 1)), and the id it joins the truth by
+// (vLLM: request_id_prefix, which bench/peers/run passes in the result's
+// metadata, and the index; AIPerf: X-Request-ID; GuideLLM: the engine's
+// response id).
+func readPeer(tool, path string) ([]measured, error) {
+	results, err := peers.Read(path)
+	if err != nil {
 		return nil, err
 	}
-	if len(res.TTFTs) == 0 || len(res.Latencies) != len(res.TTFTs) {
-		return nil, fmt.Errorf("no per-request data (ttfts %d, latencies %d): run with --save-detailed", len(res.TTFTs), len(res.Latencies))
-	}
-	out := make([]measured, len(res.TTFTs))
-	for i := range res.TTFTs {
-		m := measured{ttft: secs(res.TTFTs[i]), hasTTFT: true, e2e: secs(res.Latencies[i])}
-		m.ok = i >= len(res.Errors) || res.Errors[i] == ""
-		m.hasTTFT = m.ok
-		if res.RequestIDPrefix != "" {
-			m.id = fmt.Sprintf("%s%d", res.RequestIDPrefix, i)
+	var out []measured
+	for _, r := range results {
+		if r.Tool != tool {
+			return nil, fmt.Errorf("%s: a %s result, not %s", path, r.Tool, tool)
 		}
-		if i < len(res.ITLs) && len(res.ITLs[i]) > 0 {
-			var sum float64
-			for _, g := range res.ITLs[i] {
-				sum += g
+		if r.Requests == nil {
+			return nil, fmt.Errorf("%s: no per-request data: run vLLM with --save-detailed", path)
+		}
+		for i := range r.Requests {
+			q := &r.Requests[i]
+			m := measured{id: q.ID, ok: q.OK, e2e: secs(q.Latency), outputToken: q.OutputLen}
+			m.ttft, m.hasTTFT = secs(q.TTFT), q.TTFT > 0
+			if itl, ok := r.Defs.ToolITL(q); ok {
+				m.itl, m.hasITL = secs(itl), true
 			}
-			m.itl, m.hasITL = secs(sum/float64(len(res.ITLs[i]))), true
+			out = append(out, m)
 		}
-		if i < len(res.OutputLens) {
-			m.outputToken = res.OutputLens[i]
-		}
-		out[i] = m
 	}
 	return out, nil
 }
 
-func secs(s float64) time.Duration    { return time.Duration(s * float64(time.Second)) }
-func millis(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+func secs(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -117,11 +117,13 @@ func TestErrorsAreToolMinusTruth(t *testing.T) {
 		tb.Write(append(b, '\n'))
 	}
 	os.WriteFile(truth, tb.Bytes(), 0o644)
-	// AIPerf: TTFT 2 ms late, ITL 0.5 ms high, E2E 3 ms late, in ms.
+	// AIPerf: TTFT 2 ms late, ITL 0.5 ms high, E2E 3 ms late, in ms. Its
+	// ITL is (latency − TTFT) ÷ (output tokens − 1), from the record's
+	// own figures as AIPerf computes it: (20 − 2) ÷ 4 = 4.5 ms.
 	var ab bytes.Buffer
 	for i := range n {
 		ttft := float64(10+i%10) + 2
-		fmt.Fprintf(&ab, `{"metadata":{"x_request_id":"x-%d","benchmark_phase":"profiling"},"metrics":{"time_to_first_token":{"value":%g,"unit":"ms"},"inter_token_latency":{"value":4.5,"unit":"ms"},"request_latency":{"value":%g,"unit":"ms"}},"error":null}`+"\n",
+		fmt.Fprintf(&ab, `{"metadata":{"x_request_id":"x-%d","benchmark_phase":"profiling"},"metrics":{"time_to_first_token":{"value":%g,"unit":"ms"},"inter_token_latency":{"value":4.5,"unit":"ms"},"request_latency":{"value":%g,"unit":"ms"},"output_sequence_length":{"value":5,"unit":"tokens"}},"error":null}`+"\n",
 			i, ttft, float64(10+i%10)+16+1+3)
 	}
 	os.WriteFile(filepath.Join(dir, "a.jsonl"), ab.Bytes(), 0o644)
