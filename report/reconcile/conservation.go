@@ -455,14 +455,19 @@ func (a *analysis) tokenConservation() (f Finding) {
 			clauses = append(clauses, fmt.Sprintf("%s tokens agree (%s)", what, count(server)))
 			return
 		}
+		if what == "prompt" && a.client.cached > 0 && math.Abs(server-(cl-a.client.cached)) <= tol(cl) {
+			// Not a difference: the usage's cached tokens account for all of
+			// it (llama.cpp, an engine that counts what it computed).
+			clauses = append(clauses, fmt.Sprintf("prompt tokens agree once the usage's %s cached tokens are taken out (client usage %s, engine Δ %s): the engine counts only computed prompt tokens, not prefix-cache hits",
+				count(a.client.cached), count(cl), count(server)))
+			return
+		}
 		per := ""
 		if a.client.ok > 0 {
 			per = fmt.Sprintf(", %+.1f per request", d/float64(a.client.ok))
 		}
 		clauses = append(clauses, fmt.Sprintf("%s tokens differ: client usage %s, engine Δ %s (%+.0f%s)", what, count(cl), count(server), d, per))
 		switch {
-		case what == "prompt" && a.client.cached > 0 && math.Abs(server-(cl-a.client.cached)) <= tol(cl):
-			explained = "the engine counts only computed prompt tokens, not prefix-cache hits"
 		case what == "prompt" && a.sem.PromptComputedOnly && d < 0 && a.client.cached == 0 && a.client.failed == 0:
 			// llama.cpp counts only the prompt tokens it processed; the
 			// client knows the cached ones only when the usage says.

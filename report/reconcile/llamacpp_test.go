@@ -271,7 +271,7 @@ func TestLlamaCppRealCapture(t *testing.T) {
 	}
 	for id, want := range map[string]string{
 		IDForeignTraffic:    "the 32 tokens it generated are the client's 32",
-		IDTokenConservation: "prompt tokens differ: client usage 84, engine Δ 45 (-39, -13.0 per request); generation tokens agree (32); the engine counts only computed prompt tokens",
+		IDTokenConservation: "prompt tokens agree once the usage's 39 cached tokens are taken out (client usage 84, engine Δ 45): the engine counts only computed prompt tokens, not prefix-cache hits; generation tokens agree (32)",
 		IDPerTokenLatency:   "per-token latency agrees: engine decode time 0.22 ms per generated token (Δdecode_seconds 7.00 ms / Δgeneration_tokens 32",
 		IDTTFTDecomposition: "engine prefill 1.00 ms per request (Δprefill_seconds over the 3 requests",
 	} {
