@@ -17,10 +17,13 @@ var llamacpp = Family{
 		ReadyPath: "/health",
 	},
 	// llama.cpp has no histograms and counts no requests: its latency is in
-	// two cumulative-time counters, each request adding whole milliseconds
-	// (truncated; a real server's prompt times of 3.056, 0.296 and 0.422 ms
-	// added 3 ms). Prompt tokens and prompt time are counted at a request's
-	// first token, generated tokens and generation time at its finish.
+	// two cumulative-time counters, each request adding its time truncated:
+	// to whole milliseconds in builds up to May 2026 (a real server's prompt
+	// times of 3.056, 0.296 and 0.422 ms added 3 ms), to whole microseconds
+	// in the build CI runs (0c1e570, decision 2200); TimeResolution keeps
+	// the coarser, so either reconciles. Prompt tokens and prompt time are
+	// counted at a request's first token, generated tokens and generation
+	// time at its finish.
 	Reconcile: Reconcile{
 		PromptComputedOnly: true, TimeResolution: 0.001, SlotTimeCounters: true,
 		TTFTSpan:       "the engine's own TTFT",
