@@ -60,6 +60,20 @@ func attemptsPerUserPerOutage(down time.Duration) int {
 // the run's, so the windows' spacing and lengths are compared): about one
 // window per restart in the run, each as long as the downtime within the
 // back-off's reach, and few attempts per user.
+//
+// The count, lengths and spacing are real time (fr.timed): the engine's
+// restart timer and the client's sends run in this process, and a window
+// runs from a failed attempt's send to the send of the first request that
+// reached the engine, both stamped before connecting. Beside two CPU hogs
+// under -race a host that held the client through a 200-ms downtime left
+// windows of 0.4 ms, 14–46 ms apart, one restart split in two (five windows
+// for three restarts): the client's sends, not the outage detection, were
+// late. On a quiet machine they are held to the bounds as before; a run
+// that splits or loses outages fails there. The attempts' bound is what the
+// client's back-off controls, whatever the machine: a user waits at least
+// half of each back-off delay between its attempts, so it fits no more of
+// them into a window than attemptsPerUserPerOutage of the window's own
+// length (when that is longer than the downtime).
 func restartWindows(every, down time.Duration, users int) func(*testing.T, faultRun) {
 	return func(t *testing.T, fr faultRun) {
 		o := fr.sum.Outages
@@ -69,20 +83,20 @@ func restartWindows(every, down time.Duration, users int) func(*testing.T, fault
 			t.Fatalf("no outages in the summary over %v with a restart every %v", span, every)
 		}
 		if o.Count < want-1 || o.Count > want+1 {
-			t.Errorf("%d outages over %v, want %d±1 (a restart every %v)", o.Count, span, want, every)
+			fr.timed("%d outages over %v, want %d±1 (a restart every %v)", o.Count, span, want, every)
 		}
 		for i, w := range o.Windows {
 			length := time.Duration(w.Length * float64(time.Second))
 			if !w.Open && (length < down/2 || length > down+workload.BackoffDelay(4)+150*time.Millisecond) {
-				t.Errorf("outage %d lasted %v, want about the downtime %v (within the back-off)", i, length, down)
+				fr.timed("outage %d lasted %v, want about the downtime %v (within the back-off)", i, length, down)
 			}
-			if bound := users * attemptsPerUserPerOutage(down); w.Attempts > bound {
-				t.Errorf("outage %d: %d failed attempts, more than %d (%d users backing off)", i, w.Attempts, bound, users)
+			if bound := users * attemptsPerUserPerOutage(max(down, length)); w.Attempts > bound {
+				t.Errorf("outage %d of %v: %d failed attempts, more than %d (%d users backing off)", i, length, w.Attempts, bound, users)
 			}
 			if i > 0 {
 				gap := time.Duration((w.Start - o.Windows[i-1].Start) * float64(time.Second))
 				if d := gap - every; d < -300*time.Millisecond || d > 300*time.Millisecond {
-					t.Errorf("outages %d and %d are %v apart, want the restart period %v", i-1, i, gap, every)
+					fr.timed("outages %d and %d are %v apart, want the restart period %v", i-1, i, gap, every)
 				}
 			}
 		}
@@ -115,9 +129,12 @@ func openLoopArrivals(rate float64) func(*testing.T, faultRun) {
 		if o.Arrivals != o.Attempts {
 			t.Errorf("%d of %d failed attempts counted as open-loop arrivals: every one is", o.Arrivals, o.Attempts)
 		}
+		// Real time (fr.timed): arrivals a busy host held back are sent
+		// together when it lets the client run, more of them in a window
+		// than its length at the rate.
 		for i, w := range o.Windows {
 			if bound := int(rate*(w.Length+0.2)) + 3; w.Arrivals > bound {
-				t.Errorf("outage %d of %.3fs met %d arrivals, more than the rate allows (%d): each fails once", i, w.Length, w.Arrivals, bound)
+				fr.timed("outage %d of %.3fs met %d arrivals, more than the rate allows (%d): each fails once", i, w.Length, w.Arrivals, bound)
 			}
 		}
 	}
@@ -345,9 +362,24 @@ func TestOutageAcceptance(t *testing.T) {
 	// the good-request ratio compares two runs in real time, so a miss while
 	// the machine was busy is run again (decision 0033).
 	quiet.Retry{Within: 2 * time.Minute}.Run(t, func(int) []string {
-		calm := acceptanceRun(t, sim.Faults{}, acceptanceUsers)
+		// The undisturbed run goes beside the one with outages, not before
+		// it (12 s of the package's sequential time): the ratio of their
+		// good requests then compares two runs on the same machine at the
+		// same time, and each is four users of the tiny preset, a few
+		// percent of a core.
+		var calm faultRun
+		calmDone := make(chan struct{})
+		go func() {
+			defer close(calmDone)
+			t.Run("undisturbed", func(t *testing.T) { calm = acceptanceRun(t, sim.Faults{}, acceptanceUsers) })
+		}()
+		defer func() { <-calmDone }() // a t.Fatal below waits for it too
 		eng := newAcceptanceEngine(t, sim.Faults{RestartEvery: 3 * time.Second, RestartDowntime: acceptanceDown, RestartRefuse: true})
 		fr := runFault(t, faultCase{name: "acceptance", scenario: acceptanceYAML(eng.url, acceptanceUsers), bound: 60 * time.Second, want: completed})
+		<-calmDone
+		if calm.sum.Run.Duration <= 0 {
+			t.Fatal("the undisturbed run has no summary")
+		}
 		o := fr.sum.Outages
 		if o == nil {
 			t.Fatal("no outages in the summary")
