@@ -94,7 +94,7 @@ func (r Retry) Run(t testing.TB, attempt func(n int) (misses []string)) {
 			}
 			busy := fmt.Sprintf("in every attempt for %v (%d attempts)", r.Within, n)
 			if !time.Now().After(until) {
-				busy = fmt.Sprintf("in every timed attempt of this process for %v (%d attempts of this check): running again beside the same neighbours would decide nothing more", st.busyFor(time.Now()).Round(time.Second), n)
+				busy = fmt.Sprintf("in every timed attempt of this process for %v (this check's attempts: %d): running again beside the same neighbours would decide nothing more", st.busyFor(time.Now()).Round(time.Second), n)
 			}
 			t.Skipf("inconclusive: other processes used more than %.0f%% of the machine %s, so a miss could be theirs; the real-time bounds are decided on a quiet machine", 100*BusyShare, busy)
 			return
