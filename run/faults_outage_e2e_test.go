@@ -427,7 +427,7 @@ func TestOutageAcceptance(t *testing.T) {
 		if o == nil {
 			t.Fatal("no outages in the summary")
 		}
-		checkAgainstDowntimes(t, fr, eng.e.Downtimes())
+		misses := checkAgainstDowntimes(t, fr, eng.e.Downtimes())
 		span := fr.sum.Run.Duration
 		uptime := (span - o.Total) / span
 		good, calmGood := float64(fr.sum.Client.Requests.OK), float64(calm.sum.Client.Requests.OK)
@@ -441,9 +441,9 @@ func TestOutageAcceptance(t *testing.T) {
 		}
 		checkServerAcrossRestarts(t, fr, eng.e.Downtimes())
 		if good < want {
-			return []string{fmt.Sprintf("%v good requests, below 80%% of the undisturbed run's %v scaled by the uptime %.3f (%.0f)", good, calmGood, uptime, want)}
+			misses = append(misses, fmt.Sprintf("%v good requests, below 80%% of the undisturbed run's %v scaled by the uptime %.3f (%.0f)", good, calmGood, uptime, want))
 		}
-		return nil
+		return misses
 	})
 }
 
@@ -493,8 +493,14 @@ const (
 // checkAgainstDowntimes compares the run's outages with the engine's
 // downtimes (the truth) it met: one window each, starting when the engine
 // went down, as long as it stayed down within the back-off's last wait, each
-// costing a few attempts per user.
-func checkAgainstDowntimes(t *testing.T, fr faultRun, downtimes []sim.Downtime) {
+// costing a few attempts per user. Which downtimes the client met, and when
+// its windows start and end, are real time: the misses it returns go to
+// quiet.Retry (under -race beside two CPU hogs a host that held the client
+// through a 200-ms downtime left it unmet: 3 windows for 4 downtimes). The
+// attempts are checked whatever the machine: a user waits at least half of
+// each back-off delay between attempts, so no more fit in a window than
+// attemptsPerUserPerOutage of its own length.
+func checkAgainstDowntimes(t *testing.T, fr faultRun, downtimes []sim.Downtime) (misses []string) {
 	t.Helper()
 	o := fr.sum.Outages
 	first, last := time.Duration(-1), time.Duration(0)
@@ -510,31 +516,41 @@ func checkAgainstDowntimes(t *testing.T, fr faultRun, downtimes []sim.Downtime) 
 			truth = append(truth, d)
 		}
 	}
-	if len(truth) < 3 || o.Count != len(truth) {
-		t.Fatalf("%d outages reported, %d downtimes in the run (truth): %+v", o.Count, len(truth), o.Windows)
+	if len(truth) < 3 {
+		t.Fatalf("%d downtimes in the run (truth), want at least 3 (one every 3 s over 12 s)", len(truth))
 	}
-	perUser := attemptsPerUserPerOutage(acceptanceDown)
+	if o.Count != len(truth) {
+		return []string{fmt.Sprintf("%d outages reported, %d downtimes in the run (truth): %+v", o.Count, len(truth), o.Windows)}
+	}
 	for i, d := range truth {
 		w := o.Windows[i]
 		start := time.Duration(w.Start * float64(time.Second))
 		length := time.Duration(w.Length * float64(time.Second))
 		from := d.Start.Sub(fr.sum.Run.StartedAt)
 		if start < from-20*time.Millisecond || start > from+150*time.Millisecond {
-			t.Errorf("outage %d began at %v, the engine went down at %v", i, start, from)
+			misses = append(misses, fmt.Sprintf("outage %d began at %v, the engine went down at %v", i, start, from))
 		}
 		// The window ends at the first send after the engine is back: within
 		// the back-off's last wait of the truth.
 		if !w.Open && (length < d.Length()-150*time.Millisecond || length > d.Length()+workload.BackoffDelay(4)+150*time.Millisecond) {
-			t.Errorf("outage %d lasted %v, the engine was down %v", i, length, d.Length())
+			misses = append(misses, fmt.Sprintf("outage %d lasted %v, the engine was down %v", i, length, d.Length()))
 		}
-		if w.Attempts > acceptanceUsers*perUser {
-			t.Errorf("outage %d: %d failed attempts, more than %d per user", i, w.Attempts, perUser)
+		if perUser := attemptsPerUserPerOutage(max(d.Length(), length)); w.Attempts > acceptanceUsers*perUser {
+			t.Errorf("outage %d of %v: %d failed attempts, more than %d per user", i, length, w.Attempts, perUser)
 		}
 		t.Logf("outage %d: at %v for %v (truth %v for %v), %d attempts, %d affected", i, start, length, from, d.Length(), w.Attempts, w.Affected)
 	}
-	if f := fr.sum.Client.Requests.Failed; f > len(truth)*acceptanceUsers*(perUser+1) {
-		t.Errorf("%d failed requests over %d outages: thousands is the bug this fixes", f, len(truth))
+	// Each user fails at most the attempts its back-off allows in each
+	// downtime as the engine's truth measured it, and the request the
+	// downtime cut.
+	bound := 0
+	for _, d := range truth {
+		bound += acceptanceUsers * (attemptsPerUserPerOutage(max(acceptanceDown, d.Length())) + 1)
 	}
+	if f := fr.sum.Client.Requests.Failed; f > bound {
+		t.Errorf("%d failed requests over %d outages, more than %d: thousands is the bug this fixes", f, len(truth), bound)
+	}
+	return misses
 }
 
 type acceptanceEngine struct {
