@@ -135,7 +135,7 @@ func launchFaultCases() []faultCase {
 // not kept.
 func launchFlood(name, script string, heap uint64) faultCase {
 	return faultCase{name: name, scenario: launchYAML(script, "    log_head_mib: 1\n    log_tail_mib: 1", "  requests: 8"),
-		bound: 90 * time.Second, want: completed, records: allOK, heap: heap, check: func(t *testing.T, fr faultRun) {
+		bound: 90 * time.Second, want: completed, records: allOK, heap: heap, cpu: true, check: func(t *testing.T, fr faultRun) {
 			logBounded(t, fr, 2<<20)
 			engineNote(t, fr, "engine.log keeps the first 1 MiB and the last 1 MiB of the engine's output")
 			b, _ := os.ReadFile(filepath.Join(fr.dir, rundir.EngineLogFile))

@@ -92,9 +92,13 @@ func againstTruth(want truthCheck) func(*testing.T, faultRun) {
 				t.Errorf("%s: E2E %v, not below %v: the lingering connection is counted", r.ID, r.E2E(), want.maxE2E)
 			}
 			// The engine's own span of the request bounds the client's from
-			// below (both are stamped after the same flushes).
+			// below (both are stamped after the same flushes). Real time
+			// (fr.timed): the engine stamps a flush once its write returned,
+			// and a host that holds the engine's goroutine between the two
+			// while the client reads on stamps the finish late (by 4 ms of
+			// 626, beside two CPU hogs and the matrix's other cases).
 			if !want.nonSSE && r.E2E() < tr.Finish-tr.FirstTokenFlushed {
-				t.Errorf("%s: E2E %v shorter than the engine's first-to-last flush %v", r.ID, r.E2E(), tr.Finish-tr.FirstTokenFlushed)
+				fr.timed("%s: E2E %v shorter than the engine's first-to-last flush %v", r.ID, r.E2E(), tr.Finish-tr.FirstTokenFlushed)
 			}
 		}
 		if ok == 0 || want.someBad != "" && bad == 0 {

@@ -128,7 +128,11 @@ func noWarnings(t *testing.T, r truthRun) {
 		}
 	}
 	for _, st := range r.sum.Health.States {
-		if hostStates[st.Name] {
+		// An open loop that fell short of its rate on a run whose host
+		// delayed the client is the host's doing too: beside other work one
+		// arrival of four at 0.8/s left 310 ms late (92 % of the rate); on a
+		// run whose host was fine it is still a warning.
+		if hostStates[st.Name] || (delayed && st.Name == validity.RateShort) {
 			t.Logf("the host, not the engine: %s: %s", st.Name, st.Says)
 			continue
 		}

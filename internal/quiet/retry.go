@@ -1,6 +1,7 @@
 package quiet
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -27,7 +28,12 @@ const BusyShare = 0.25
 // exactly (counts, tokens) fails the test whenever it fails, skip or not;
 // a test must keep nothing after Run, which a skip does not reach. On a
 // machine others keep busy throughout (`.ci/busy-test`'s CPU hogs beside go
-// test), real-time bounds are decided on a quiet one only.
+// test), real-time bounds are decided on a quiet one only. So is a miss on a
+// machine that every timed attempt of this process has found busy for
+// BusyLong (the streak, shared by every Retry and Observe of the test
+// binary): it is inconclusive at once, not run again until Within has
+// passed, since an attempt that the same neighbours slow down decides
+// nothing more.
 type Retry struct {
 	Within time.Duration
 	// Children counts the CPU of this process's children that ended during
@@ -42,8 +48,10 @@ type Retry struct {
 	// attempt and still fails.
 	QuietMisses int
 
-	// watch replaces WatchNeighbours in the tests of Retry itself.
-	watch func() (share func() (float64, bool))
+	// watch replaces WatchNeighbours, and streak the process's streak, in
+	// the tests of Retry itself.
+	watch  func() (share func() (float64, bool))
+	streak *streak
 }
 
 // Run runs attempt (n counts from 1) until it returns no misses or t fails;
@@ -60,12 +68,20 @@ func (r Retry) Run(t testing.TB, attempt func(n int) (misses []string)) {
 			return w.Share
 		}
 	}
+	st := r.streak
+	if st == nil {
+		st = machine
+	}
 	until := time.Now().Add(r.Within)
 	quietMissed := 0
 	for n := 1; ; n++ {
+		began := time.Now()
 		share := watch()
 		misses := attempt(n)
 		others, measured := share()
+		if measured {
+			st.observe(began, others > BusyShare)
+		}
 		if len(misses) == 0 {
 			if measured {
 				t.Logf("attempt %d passed, other processes using %.0f%% of the machine", n, 100*others)
@@ -78,12 +94,16 @@ func (r Retry) Run(t testing.TB, attempt func(n int) (misses []string)) {
 			why = "other processes' use of the machine is not measured here, so the miss counts"
 		case others <= BusyShare:
 			why = "the machine was quiet"
-		case time.Now().After(until):
+		case time.Now().After(until) || st.busyFor(time.Now()) >= BusyLong:
 			t.Logf("attempt %d missed while other processes used %.0f%% of the machine:", n, 100*others)
 			for _, m := range misses {
 				t.Logf("  %s", m)
 			}
-			t.Skipf("inconclusive: other processes used more than %.0f%% of the machine in every attempt for %v (%d attempts), so a miss could be theirs; the real-time bounds are decided on a quiet machine", 100*BusyShare, r.Within, n)
+			busy := fmt.Sprintf("in every attempt for %v (%d attempts)", r.Within, n)
+			if !time.Now().After(until) {
+				busy = fmt.Sprintf("in every timed attempt of this process for %v (this check's attempts: %d): running again beside the same neighbours would decide nothing more", st.busyFor(time.Now()).Round(time.Second), n)
+			}
+			t.Skipf("inconclusive: other processes used more than %.0f%% of the machine %s, so a miss could be theirs; the real-time bounds are decided on a quiet machine", 100*BusyShare, busy)
 			return
 		default:
 			t.Logf("attempt %d missed while other processes used %.0f%% of the machine (more than %.0f%%), running again:", n, 100*others, 100*BusyShare)
