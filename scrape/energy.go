@@ -43,17 +43,17 @@ func WindowEnergy(chain []Row) (Energy, bool) {
 	if len(rows) < 2 {
 		return Energy{}, false
 	}
-	slices.SortStableFunc(rows, func(a, b Row) int { return cmp.Compare(a.At, b.At) })
+	// In the order the values were read: a phase's boundary scrape and a
+	// periodic one of the same exporter can be in flight together, and the
+	// one that started first may read last.
+	slices.SortStableFunc(rows, func(a, b Row) int { return cmp.Compare(sampleTime(a), sampleTime(b)) })
 	first, last := rows[0], rows[len(rows)-1]
 	e := Energy{Samples: len(rows), Window: sampleTime(last) - sampleTime(first)}
 	_, c0 := first.Snapshot.Counters[GPUEnergy]
 	_, c1 := last.Snapshot.Counters[GPUEnergy]
 	if c0 && c1 {
-		d, _ := Increase(rows)
-		if j, ok := d.Counters[GPUEnergy]; ok {
-			e.Joules, e.Method = j, EnergyFromCounter
-			return e.withMean(), true
-		}
+		e.Joules, e.Method = energyIncrease(rows), EnergyFromCounter
+		return e.withMean(), true
 	}
 	var have bool
 	for i := 1; i < len(rows); i++ {
@@ -71,6 +71,34 @@ func WindowEnergy(chain []Row) (Energy, bool) {
 	}
 	e.Method = EnergyFromPower
 	return e.withMean(), true
+}
+
+// energyIncrease is the energy counter's increase along rows, in the order
+// they read it. A value below the highest so far is a reset (the exporter or
+// the driver restarted, and the counter started again from zero: the new
+// value counts whole) only when it is below half of it. A smaller step back
+// is two overlapping scrapes read out of order, or a value the exporter
+// cached a moment earlier, and counts nothing: read as a reset, it added
+// the counter's whole value since the driver loaded (megajoules) to a
+// phase of a few hundred joules.
+func energyIncrease(rows []Row) float64 {
+	var total, hi float64
+	seen := false
+	for _, r := range rows {
+		v, ok := r.Snapshot.Counters[GPUEnergy]
+		switch {
+		case !ok:
+		case !seen:
+			hi, seen = v, true
+		case v >= hi:
+			total += v - hi
+			hi = v
+		case v < hi/2:
+			total += v
+			hi = v
+		}
+	}
+	return total
 }
 
 func (e Energy) withMean() Energy {
