@@ -2,12 +2,15 @@ package run
 
 import (
 	"fmt"
+	"io"
 	"maps"
+	"slices"
 
 	"github.com/llmbench-org/llmbench/report/comparison"
 	"github.com/llmbench-org/llmbench/report/gates"
 	reporthtml "github.com/llmbench-org/llmbench/report/html"
 	"github.com/llmbench-org/llmbench/report/noise"
+	"github.com/llmbench-org/llmbench/report/peers"
 	"github.com/llmbench-org/llmbench/rundir"
 )
 
@@ -110,3 +113,42 @@ var CompareRenderers = func() map[string]comparison.Renderer {
 
 // CompareFormats names CompareRenderers for a usage message.
 const CompareFormats = "text, md, json or html"
+
+// ComparePeers shows the peers' result files among args (report/peers
+// tells them from runs) beside the first run of baselines and args' runs,
+// on w: json as llmbench.compare-peers/v1, any other format as text. It
+// returns the runs among args, and whether any peer's file was shown.
+func ComparePeers(w io.Writer, format string, args, baselines []string) (runs []string, shown bool, err error) {
+	var results []string
+	for _, a := range args {
+		if peers.IsResult(a) {
+			results = append(results, a)
+		} else {
+			runs = append(runs, a)
+		}
+	}
+	if len(results) == 0 {
+		return runs, false, nil
+	}
+	first := ""
+	if all := append(slices.Clone(baselines), runs...); len(all) > 0 {
+		first = all[0]
+	}
+	rep, err := peers.Compare(first, results)
+	if err != nil {
+		return runs, false, err
+	}
+	if format == "json" {
+		return runs, true, peers.RenderJSON(w, rep)
+	}
+	return runs, true, peers.RenderText(w, rep)
+}
+
+// RenderComparison compares cfg's runs and renders the comparison on w.
+func RenderComparison(w io.Writer, render comparison.Renderer, cfg CompareConfig) error {
+	c, err := Compare(cfg)
+	if err != nil {
+		return err
+	}
+	return render(w, c)
+}

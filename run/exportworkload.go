@@ -3,9 +3,11 @@ package run
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"slices"
 	"time"
 
@@ -34,6 +36,20 @@ const ExportFormats = "mooncake or jsonl"
 // ExportBlockTokens is the block a Mooncake hash id stands for (the
 // trace's own, AIPerf's and llmbench's default).
 const ExportBlockTokens = 512
+
+// ExportWorkloadFile writes the export to the file output ("" or "-":
+// stdout), closing it, and returns how many requests it wrote.
+func ExportWorkloadFile(dir, format, output string, stdout io.Writer) (int, error) {
+	if output == "" || output == "-" {
+		return ExportWorkload(dir, format, stdout)
+	}
+	f, err := os.Create(output)
+	if err != nil {
+		return 0, err
+	}
+	n, err := ExportWorkload(dir, format, f)
+	return n, errors.Join(err, f.Close())
+}
 
 // ExportWorkload writes the requests the measured phases of the run in dir
 // sent, in the order they were meant to go, in format: each one's time (its

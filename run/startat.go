@@ -139,3 +139,17 @@ func hostname() string {
 	h, _ := os.Hostname()
 	return h
 }
+
+// ParseStartAt reads --start-at ("" = none): an RFC 3339 time, which says
+// its time zone, so that shards on machines in different zones read one
+// instant.
+func ParseStartAt(s string) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("--start-at %q: want an RFC 3339 time such as 2026-12-02T10:00:00Z", s)
+	}
+	return t, nil
+}

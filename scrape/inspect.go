@@ -2,6 +2,7 @@ package scrape
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -144,6 +145,19 @@ func (s Snapshot) has(c Concept) bool {
 	_, k := s.Counters[c]
 	_, h := s.Histograms[c]
 	return g || k || h
+}
+
+// Write writes the report as indented JSON or as text (WriteText).
+func (r Report) Write(w io.Writer, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	if err := r.WriteText(w); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
 }
 
 // WriteText renders the report as plain, aligned text.

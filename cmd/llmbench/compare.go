@@ -3,11 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/spf13/cobra"
-
-	"github.com/llmbench-org/llmbench/report/peers"
 
 	"github.com/llmbench-org/llmbench/report/comparison"
 	"github.com/llmbench-org/llmbench/report/noise"
@@ -15,11 +12,8 @@ import (
 )
 
 func newCompareCmd(cio *cliIO) *cobra.Command {
-	var (
-		format    string
-		baselines []string
-		noisePath string
-	)
+	var format, noisePath string
+	var baselines []string
 	cmd := &cobra.Command{
 		Use:   "compare RUN_DIR RUN_DIR...",
 		Short: "Put runs side by side, phase by phase: each metric's change against the first run, called worse or better only beyond the noise",
@@ -30,12 +24,9 @@ Each argument is a run directory, a trial set (llmbench run --repeat N) or a dir
 with them. A change is worse or better only when its 95 % interval excludes zero: a bootstrap over
 runs, then requests, widened by the metric's noise floor where a side has a single run (--noise, or
 the default noise file; else a default floor); otherwise it is "no change beyond noise"
-(docs/decisions/0034). An argument may also be a peer's result file (vLLM's --save-result JSON,
-SGLang's bench_serving JSONL, AIPerf's profile_export.jsonl or profile_export_aiperf.json, GuideLLM's
-benchmarks.json): it is shown beside the first run, labelled by its tool, each metric recomputed under
-llmbench's definitions where the file keeps per-request data and each difference split into its
-definitional parts and its measurement part (docs/decisions/2220; --format json: schema
-llmbench.compare-peers/v1). --format text, md (for a pull-request comment; significant worse changes in
+(docs/decisions/0034). An argument may also be a peer's result file (vLLM, SGLang, AIPerf, GuideLLM):
+it is shown beside the first run, each difference split into definitions and measurement
+(docs/decisions/2220). --format text, md (for a pull-request comment; significant worse changes in
 bold), json (schema llmbench.compare/v1, in package report/comparison) or html (CDFs overlaid).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -43,14 +34,13 @@ bold), json (schema llmbench.compare/v1, in package report/comparison) or html (
 			if !ok {
 				return asUsage(fmt.Errorf("--format %q: want %s", format, run.CompareFormats))
 			}
-			runs, results := splitPeerResults(args)
-			if len(results) > 0 {
-				if err := printPeers(cio, format, append(slices.Clone(baselines), runs...), results); err != nil {
-					return err
-				}
-				if len(baselines)+len(runs) < 2 {
-					return nil
-				}
+			runs, shown, err := run.ComparePeers(cio.stdout, format, args, baselines)
+			switch {
+			case err != nil:
+				return err
+			case shown && len(baselines)+len(runs) < 2:
+				return nil
+			case shown:
 				fmt.Fprintln(cio.stdout)
 			}
 			if len(baselines)+len(runs) < 2 {
@@ -65,52 +55,9 @@ bold), json (schema llmbench.compare/v1, in package report/comparison) or html (
 	return cmd
 }
 
-// noiseFile is the noise file a command reads: --noise's (then required to
-// hold floors for the baseline), else the default one, if any.
-func noiseFile(cio *cliIO, flag string) (path string, required bool) {
-	if flag == "" && cio.getenv != nil {
-		return noise.DefaultPath(cio.getenv), false
-	}
-	return flag, flag != ""
-}
-
 // printComparison compares cfg's runs under the noise file of the --noise
 // flag (or the default one) and renders the comparison on stdout.
 func printComparison(cio *cliIO, render comparison.Renderer, cfg run.CompareConfig, noiseFlag string) error {
-	cfg.Noise, cfg.NoiseRequired = noiseFile(cio, noiseFlag)
-	c, err := run.Compare(cfg)
-	if err != nil {
-		return err
-	}
-	return render(cio.stdout, c)
-}
-
-// splitPeerResults tells the peers' result files among the arguments from
-// the runs.
-func splitPeerResults(args []string) (runs, results []string) {
-	for _, a := range args {
-		if peers.IsResult(a) {
-			results = append(results, a)
-		} else {
-			runs = append(runs, a)
-		}
-	}
-	return runs, results
-}
-
-// printPeers shows the peers' results beside the first run (json as
-// llmbench.compare-peers/v1, any other format as text).
-func printPeers(cio *cliIO, format string, runs, results []string) error {
-	first := ""
-	if len(runs) > 0 {
-		first = runs[0]
-	}
-	rep, err := peers.Compare(first, results)
-	if err != nil {
-		return err
-	}
-	if format == "json" {
-		return peers.RenderJSON(cio.stdout, rep)
-	}
-	return peers.RenderText(cio.stdout, rep)
+	cfg.Noise, cfg.NoiseRequired = noise.FileFor(cio.getenv, noiseFlag)
+	return run.RenderComparison(cio.stdout, render, cfg)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/llmbench-org/llmbench/report/gates"
+	"github.com/llmbench-org/llmbench/report/noise"
 	"github.com/llmbench-org/llmbench/run"
 )
 
@@ -27,7 +28,7 @@ func newGateCmd(cio *cliIO) *cobra.Command {
 			if len(args) != 1 {
 				return asUsage(errors.New("gate needs RUN_DIR (or --metrics)"))
 			}
-			cfg.Noise, cfg.NoiseRequired = noiseFile(cio, noisePath)
+			cfg.Noise, cfg.NoiseRequired = noise.FileFor(cio.getenv, noisePath)
 			_, err := run.Gate(args[0], cfg, cio.stdout)
 			return err
 		},

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/llmbench-org/llmbench/redact"
@@ -30,16 +27,7 @@ func newInspectCmd(cio *cliIO) *cobra.Command {
 			// The report quotes the URL it read, userinfo and query included,
 			// and the engine's own label values: the one redaction policy
 			// applies to what inspect prints as to every output.
-			out := redact.SafeWriter(cio.stdout)
-			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(rep)
-			}
-			if err := rep.WriteText(out); err != nil {
-				return fmt.Errorf("write report: %w", err)
-			}
-			return nil
+			return rep.Write(redact.SafeWriter(cio.stdout), asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&dialect, "dialect", "", "metric dialect (default: detect from the metric names); dcgm for NVIDIA's DCGM exporter")

@@ -110,7 +110,7 @@ func runScenario(ctx context.Context, opts runOpts, cio *cliIO) (string, error) 
 	defer abort()
 	stop, view := startControl(ctx, abort, cio, opts)
 
-	startAt, err := startTime(opts.startAt)
+	startAt, err := run.ParseStartAt(opts.startAt)
 	if err != nil {
 		return "", asUsage(err)
 	}
@@ -161,17 +161,4 @@ func progressView(cio *cliIO, opts runOpts, tuiOn bool, interrupt func()) run.Vi
 		fmt.Fprintf(cio.stderr, "llmbench: running %s against %s\n  writing %s\n", l.Name(), l.Engine, l.RunDir)
 		live.PrintProgress(ctx, cio.stderr, opts.every, opts.width, l.Progress)
 	}
-}
-
-// startTime reads --start-at ("" = none): an RFC 3339 time, which says its
-// time zone, so that shards on machines in different zones read one instant.
-func startTime(s string) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("--start-at %q: want an RFC 3339 time such as 2026-12-02T10:00:00Z", s)
-	}
-	return t, nil
 }

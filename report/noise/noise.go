@@ -255,3 +255,13 @@ func (e Entry) Names() []string {
 	sort.Strings(out)
 	return slices.Clip(out)
 }
+
+// FileFor is the noise file a command reads: the one its --noise flag
+// names (then required to hold floors for the baseline), else the default
+// one (DefaultPath), if any.
+func FileFor(getenv func(string) string, flag string) (path string, required bool) {
+	if flag == "" && getenv != nil {
+		return DefaultPath(getenv), false
+	}
+	return flag, flag != ""
+}
