@@ -63,7 +63,7 @@ func shortOfLimit(rec Record, written int64, limit int) []string {
 // MaxSSELine of memory: the request fails as malformed_chunk, saying so, and
 // the connection is closed. Not parallel: it measures the heap.
 func TestSSELineTooLong(t *testing.T) {
-	quiet.Retry{Within: time.Minute}.Run(t, func(int) []string {
+	quiet.Retry{Within: time.Minute, QuietMisses: 2}.Run(t, func(int) []string {
 		stop, gone := make(chan struct{}), make(chan bool, 1)
 		var written atomic.Int64
 		srv := serve(t, endless(http.StatusOK, "data: {\"x\":\"", stop, gone, &written))
@@ -129,7 +129,7 @@ func TestErrorBodyBounded(t *testing.T) {
 	}
 	t.Run("not streamed", func(t *testing.T) {
 		t.Parallel()
-		quiet.Retry{Within: time.Minute}.Run(t, func(int) []string {
+		quiet.Retry{Within: time.Minute, QuietMisses: 2}.Run(t, func(int) []string {
 			stop, gone := make(chan struct{}), make(chan bool, 1)
 			var written atomic.Int64
 			srv := serve(t, endless(http.StatusOK, `{"id":"`, stop, gone, &written))

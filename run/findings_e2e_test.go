@@ -162,7 +162,7 @@ func TestMetricsDialectChangeIsAnEngineChange(t *testing.T) {
 	// other processes took the machine, and fails on a quiet one
 	// (quiet.Retry). What a run that saw both sides reports is checked
 	// every time.
-	quiet.Retry{Within: 3 * time.Minute}.Run(t, func(int) []string {
+	quiet.Retry{Within: 3 * time.Minute, QuietMisses: 2}.Run(t, func(int) []string {
 		e, ep := startSim(t, sim.Config{Dialect: sim.DialectVLLM, Faults: sim.Faults{
 			DialectSwitchAfter: 1200 * time.Millisecond, DialectSwitchTo: sim.DialectSGLang, DialectSwitchPrior: 1000}})
 		dir := runQuick(t, fmt.Sprintf(`

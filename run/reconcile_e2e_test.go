@@ -221,7 +221,7 @@ scrape:
 // That the finding is there, once, as info, is checked every time.
 func TestReconcileSGLangCadence(t *testing.T) {
 	t.Parallel()
-	quiet.Retry{Within: 2 * time.Minute, Children: true}.Run(t, func(int) []string {
+	quiet.Retry{Within: 2 * time.Minute, Children: true, QuietMisses: 2}.Run(t, func(int) []string {
 		dir := runQuick(t, `
 name: cadence
 seed: 12

@@ -45,7 +45,7 @@ func TestResponsesScenarioAgainstGroundTruth(t *testing.T) {
 	)
 	// At most 90 s of attempts: the run package's tests share go test's
 	// 10 minutes, beside CPU hogs too (.ci/busy-test).
-	quiet.Retry{Within: 90 * time.Second}.Run(t, func(int) []string {
+	quiet.Retry{Within: 90 * time.Second, QuietMisses: 2}.Run(t, func(int) []string {
 		cio, _, stderr := testIO(nil)
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()

@@ -244,7 +244,7 @@ scrape: {interval: 250ms}
 func TestShardedRunMerges(t *testing.T) {
 	t.Parallel()
 	quiet.Busy(t)
-	quiet.Retry{Within: 2 * time.Minute}.Run(t, func(int) []string {
+	quiet.Retry{Within: 2 * time.Minute, QuietMisses: 2}.Run(t, func(int) []string {
 		_, ep := startSim(t, sim.Config{})
 		return shardedRunMerges(t, ep.BaseURL, ep.MetricsURL)
 	})

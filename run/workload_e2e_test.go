@@ -83,7 +83,7 @@ scrape:
 	}
 	params, _ := simSettings(sc)
 	capacity := params.Capacity(64, 32)
-	quiet.Retry{Within: 3 * time.Minute, Children: true}.Run(t, func(int) []string {
+	quiet.Retry{Within: 3 * time.Minute, Children: true, QuietMisses: 2}.Run(t, func(int) []string {
 		s, dir := runForSummaryAndDir(t, yaml)
 		return sweepMisses(t, s, dir, capacity)
 	})

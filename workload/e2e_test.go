@@ -199,7 +199,7 @@ workload:
   output_tokens: 32
 `)
 	capacity := sc.Engine.Sim.(*sim.Params).Capacity(64, 32) // ≈ 15.3 requests/s
-	quiet.Retry{Within: 3 * time.Minute}.Run(t, func(int) []string {
+	quiet.Retry{Within: 3 * time.Minute, QuietMisses: 2}.Run(t, func(int) []string {
 		b := runAgainstSim(t, sc)
 		if b.runErr != nil {
 			t.Fatal(b.runErr)
