@@ -24,7 +24,7 @@ import (
 // start it.
 type External struct {
 	Endpoint Endpoint
-	APIKey   string       // sent to /v1/models as a bearer token, as the client sends it
+	APIKey   string       // sent to /v1/models and the probe of /metrics as a bearer token, as the client sends it
 	HTTP     *http.Client // nil: a client with a 5 s timeout
 }
 
@@ -44,7 +44,7 @@ func (e External) Start(ctx context.Context) (Endpoint, error) {
 	if ep.MetricsURL == "" {
 		u, err := originMetricsURL(ep.BaseURL)
 		if err == nil {
-			err = probeMetrics(ctx, hc, u)
+			err = probeMetrics(ctx, hc, u, e.APIKey)
 		}
 		if err != nil {
 			ep.Notes = append(ep.Notes, fmt.Sprintf("no metrics: %v; set engine.metrics_url to scrape the engine", err))
@@ -133,13 +133,17 @@ func originMetricsURL(base string) (string, error) {
 
 // probeMetrics checks that u serves a Prometheus exposition: status 200 and
 // a text or OpenMetrics content type (an API that answers every path with
-// JSON or HTML is not one).
-func probeMetrics(ctx context.Context, hc *http.Client, u string) error {
+// JSON or HTML is not one). The API key goes with it, as it goes with the
+// scrapes of the engine's own origin: llama.cpp's --api-key guards /metrics.
+func probeMetrics(ctx context.Context, hc *http.Client, u, apiKey string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Accept", "text/plain;version=0.0.4;q=1,application/openmetrics-text;q=0.5")
+	if apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+apiKey)
+	}
 	resp, err := hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("GET %s: %w", u, unwrapURLError(err))

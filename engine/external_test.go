@@ -25,6 +25,7 @@ func TestExternalDiscovers(t *testing.T) {
 		wantErr    string
 		wantScrape bool
 		wantNote   string
+		guarded    bool // /metrics answers 401 without the API key (llama.cpp --api-key)
 	}{
 		{name: "one model, metrics beside the API", models: `{"object":"list","data":[{"id":"meta-llama/Llama-3.1-8B","object":"model"}]}`,
 			metrics: textMetrics(metricsText), wantModel: "meta-llama/Llama-3.1-8B", wantScrape: true, wantNote: "metrics at "},
@@ -43,6 +44,7 @@ func TestExternalDiscovers(t *testing.T) {
 			w.Write([]byte(`{}`))
 		}, wantModel: "m", wantNote: `content type "application/json", not a Prometheus exposition`},
 		{name: "behind a gateway path", model: "m", basePath: "/llm/v1", metrics: textMetrics(metricsText), wantModel: "m", wantNote: "a gateway?"},
+		{name: "/metrics guarded by the API key", model: "m", metrics: textMetrics(metricsText), guarded: true, wantModel: "m", wantScrape: true},
 		{name: "configured metrics URL is kept", model: "m", metricsURL: "http://elsewhere:9400/metrics", wantModel: "m"},
 	}
 	t.Run("nothing answers", func(t *testing.T) {
@@ -63,6 +65,8 @@ func TestExternalDiscovers(t *testing.T) {
 					auth = append(auth, r.Header.Get("Authorization"))
 					w.Header().Set("Content-Type", "application/json")
 					w.Write([]byte(tt.models))
+				case r.URL.Path == "/metrics" && tt.guarded && r.Header.Get("Authorization") != "Bearer sk-test":
+					http.Error(w, `{"error":{"code":401,"message":"Invalid API Key"}}`, http.StatusUnauthorized)
 				case r.URL.Path == "/metrics" && tt.metrics != nil:
 					tt.metrics(w)
 				default:

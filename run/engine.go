@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -73,7 +74,7 @@ func bringUpEngine(ctx context.Context, stop <-chan struct{}, sc scenarios.Scena
 	for _, n := range up.ep.Notes {
 		fmt.Fprintf(sys.Stderr, "llmbench: engine: %s\n", n)
 	}
-	up.source = metricsSource(sc.Scrape, up.ep)
+	up.source = metricsSource(sc.Scrape, up.ep, up.apiKey)
 	if up.ep.Dialect == "" {
 		// Engines join on the ids they are sent (SGLang's rid, vLLM's
 		// request_id): a dialect found from /metrics is the engine's as much
@@ -243,8 +244,11 @@ func startEngine(ctx context.Context, eng engine.Engine, stop <-chan struct{}, l
 
 // metricsSource is where the run reads the engine's metrics: a Prometheus
 // server, several replicas' /metrics, one URL, or the engine's own metrics
-// URL; nil when there is none.
-func metricsSource(cfg scenarios.Scrape, ep engine.Endpoint) scrape.Source {
+// URL; nil when there is none. The engine's API key goes with a URL on the
+// engine's own origin (scheme, host and port of its base URL), as the
+// client's requests carry it: llama.cpp's --api-key guards its /metrics
+// too. Another origin (a replica, an exporter) is not sent it.
+func metricsSource(cfg scenarios.Scrape, ep engine.Endpoint, apiKey string) scrape.Source {
 	if p := cfg.Prometheus; p != nil {
 		return promapi.Source{URL: p.URL, Selector: p.Selector, By: p.By, Dialect: ep.Dialect, Timeout: cfg.Timeout}
 	}
@@ -261,8 +265,31 @@ func metricsSource(cfg scenarios.Scrape, ep engine.Endpoint) scrape.Source {
 	ts := make(scrape.Targets, len(urls))
 	for i, u := range urls {
 		ts[i] = scrape.Target{URL: u, Dialect: ep.Dialect, Timeout: cfg.Timeout}
+		if apiKey != "" && sameOrigin(u, ep.BaseURL) {
+			ts[i].Bearer = apiKey
+		}
 	}
 	return ts
+}
+
+// sameOrigin reports whether two URLs share scheme, host and port (RFC 6454),
+// a port left out being the scheme's default.
+func sameOrigin(a, b string) bool {
+	ua, errA := url.Parse(a)
+	ub, errB := url.Parse(b)
+	if errA != nil || errB != nil || ua.Host == "" {
+		return false
+	}
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if strings.EqualFold(u.Scheme, "https") {
+			return "443"
+		}
+		return "80"
+	}
+	return strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Hostname(), ub.Hostname()) && port(ua) == port(ub)
 }
 
 // detectDialect reads the engine's dialect from its metric names: one look
@@ -275,7 +302,7 @@ func detectDialect(ctx context.Context, source scrape.Source) string {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	rep, err := scrape.InspectDialect(ctx, ts[0].URL, "")
+	rep, err := scrape.InspectTarget(ctx, ts[0], "")
 	if err != nil || !rep.Detected {
 		return ""
 	}

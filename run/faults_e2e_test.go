@@ -428,6 +428,39 @@ workload: {concurrency: 2, requests: 6, prompt_tokens: 8, output_tokens: 4}
 scrape: {interval: 300ms, timeout: 250ms}
 `, u, srv)
 		}, bound: 30 * time.Second, want: completed, records: allOK},
+		// llama.cpp's --api-key guards every route but /health and
+		// /models, its /metrics included: the run sends the engine's key
+		// there, never writes it, and sends it to no other origin.
+		{name: "server: metrics guarded by the engine's API key (llama.cpp --api-key)", server: engineWith(goodChat, func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != "Bearer "+faultSecret {
+				w.Header().Set("Content-Type", "application/json; charset=utf-8")
+				w.WriteHeader(http.StatusUnauthorized)
+				fmt.Fprint(w, `{"error":{"code":401,"message":"Invalid API Key","type":"authentication_error"}}`)
+				return
+			}
+			metricsText("# TYPE llamacpp:requests_processing gauge\nllamacpp:requests_processing 0\n")(w, r)
+		}), scenario: externalYAML("  requests: 6", ""), bound: 30 * time.Second, want: completed, records: allOK,
+			check: func(t *testing.T, fr faultRun) {
+				if h := fr.sum.Health; h.ScrapeOK < 2 || h.ScrapeFailures != 0 {
+					t.Errorf("%d scrapes OK, %d failed: want the guarded /metrics read with the key", h.ScrapeOK, h.ScrapeFailures)
+				}
+			}},
+		{name: "server: metrics on another origin get no API key", server: engineWith(goodChat, func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != "" {
+				http.Error(w, "an API key reached another origin", http.StatusBadRequest)
+				return
+			}
+			metricsText("# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name=\"m\"} 0\n")(w, r)
+		}), scenario: func(srv string) string {
+			// 127.0.0.1 and localhost are two origins (RFC 6454), one server.
+			other := strings.Replace(srv, "127.0.0.1", "localhost", 1) + "/metrics"
+			return strings.Replace(externalYAML("  requests: 6", "")(srv), srv+"/metrics", other, 1)
+		}, bound: 30 * time.Second, want: completed, records: allOK,
+			check: func(t *testing.T, fr faultRun) {
+				if h := fr.sum.Health; h.ScrapeOK < 2 || h.ScrapeFailures != 0 {
+					t.Errorf("%d scrapes OK, %d failed: the key went to another origin", h.ScrapeOK, h.ScrapeFailures)
+				}
+			}},
 		{name: "server: a model id with terminal escapes", server: func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/v1/models" {
 				fmt.Fprint(w, `{"object":"list","data":[{"id":"m\u001b]0;pwned\u0007\u001b[2J","object":"model"}]}`)

@@ -35,6 +35,12 @@ type Target struct {
 	Dialect string        // a DialectFor name; "" or Auto detects from the names
 	Timeout time.Duration // per scrape; 0 = DefaultTimeout (a Loop uses its Interval)
 	Client  *http.Client  // nil = defaultClient (internal/httppolicy: direct, no redirect)
+	// Bearer is sent as "Authorization: Bearer …" ("" = none): the
+	// engine's API key, for an engine that guards its /metrics with it
+	// (llama.cpp's --api-key guards every route but /health and /models).
+	// The run sets it only for a URL on the engine's own origin
+	// (run/engine.go), and it is never written anywhere.
+	Bearer string
 }
 
 // Scrape fetches, parses and maps the target once. start is the run clock's
@@ -97,6 +103,9 @@ func (t Target) fetch(ctx context.Context) (body []byte, contentType string, sta
 	// Said, as the measured requests say it (client/encoding.go): no
 	// Accept-Encoding at all tells a proxy that any coding will do.
 	req.Header.Set("Accept-Encoding", "identity")
+	if t.Bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+t.Bearer)
+	}
 	client := t.Client
 	if client == nil {
 		client = defaultClient
@@ -120,6 +129,13 @@ func (t Target) fetch(ctx context.Context) (body []byte, contentType string, sta
 	if httppolicy.IsRedirect(resp.StatusCode) {
 		return body, "", resp.StatusCode, fmt.Errorf("scrape %s: HTTP %s: redirected to %s, not followed: point the scrape at the engine's /metrics itself",
 			t.URL, resp.Status, redact.URL(resp.Header.Get("Location")))
+	}
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+		hint := "the server guards its metrics: give the run the engine's key (engine.api_key_env), which is sent to a metrics URL on the engine's own origin"
+		if t.Bearer != "" {
+			hint = "the engine's API key was sent and refused"
+		}
+		return body, "", resp.StatusCode, fmt.Errorf("scrape %s: HTTP %s: %s (%s)", t.URL, resp.Status, snippet(body), hint)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return body, "", resp.StatusCode, fmt.Errorf("scrape %s: HTTP %s: %s", t.URL, resp.Status, snippet(body))

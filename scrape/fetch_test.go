@@ -188,3 +188,50 @@ func TestTargetScrapeRedirect(t *testing.T) {
 		t.Errorf("the error keeps a secret: %q", row.Error)
 	}
 }
+
+// A /metrics guarded by the engine's API key (llama.cpp --api-key) is read
+// with the target's Bearer; without it, or with a wrong one, the row's
+// error says which, and how to give the run the key.
+func TestTargetScrapeBearer(t *testing.T) {
+	t.Parallel()
+	const key = "sk-bearer-test"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+key {
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"error":{"code":401,"message":"Invalid API Key","type":"authentication_error"}}`))
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		_, _ = w.Write([]byte("# TYPE llamacpp:requests_processing gauge\nllamacpp:requests_processing 2\n"))
+	}))
+	t.Cleanup(srv.Close)
+	for _, tt := range []struct {
+		name, bearer, errHas string
+	}{
+		{"the engine's key", key, ""},
+		{"no key", "", "engine.api_key_env"},
+		{"a wrong key", "sk-wrong", "the engine's API key was sent and refused"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tgt := Target{URL: srv.URL + "/metrics", Bearer: tt.bearer, Timeout: 5 * time.Second}
+			row := tgt.Scrape(context.Background(), time.Now())
+			if tt.errHas == "" {
+				if !row.OK || row.Snapshot == nil {
+					t.Fatalf("row %+v: want the page read", row)
+				}
+				rep, err := InspectTarget(context.Background(), tgt, "")
+				if err != nil || rep.Dialect != "llamacpp" {
+					t.Fatalf("inspect: %v, dialect %q: want llamacpp read with the key", err, rep.Dialect)
+				}
+				return
+			}
+			if row.OK || row.Status != http.StatusUnauthorized || !strings.Contains(row.Error, tt.errHas) || !strings.Contains(row.Error, "Invalid API Key") {
+				t.Fatalf("row OK %v, status %d, error %q: want a 401 saying %q", row.OK, row.Status, row.Error, tt.errHas)
+			}
+			if strings.Contains(row.Error, key) || tt.bearer != "" && strings.Contains(row.Error, tt.bearer) {
+				t.Fatalf("the error names the key: %q", row.Error)
+			}
+		})
+	}
+}

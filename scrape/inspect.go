@@ -39,6 +39,20 @@ func Inspect(ctx context.Context, src string) (Report, error) {
 // InspectDialect is Inspect with a dialect chosen by name ("" or Auto detects).
 // A failed scrape returns the report with its Row, and an error.
 func InspectDialect(ctx context.Context, src, dialect string) (Report, error) {
+	if strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://") {
+		return InspectTarget(ctx, Target{URL: src}, dialect)
+	}
+	return inspect(ctx, src, nil, dialect)
+}
+
+// InspectTarget is InspectDialect of a target: its URL scraped once as the
+// target says (its API key included).
+func InspectTarget(ctx context.Context, t Target, dialect string) (Report, error) {
+	return inspect(ctx, t.URL, &t, dialect)
+}
+
+// inspect reads src: scraped as t says, or a file when t is nil.
+func inspect(ctx context.Context, src string, t *Target, dialect string) (Report, error) {
 	rep := Report{Source: src}
 	d, isTelemetry := TelemetryDialect(dialect)
 	var err error
@@ -49,8 +63,7 @@ func InspectDialect(ctx context.Context, src, dialect string) (Report, error) {
 	}
 	var body []byte
 	var contentType string
-	if strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://") {
-		t := Target{URL: src}
+	if t != nil {
 		rep.Row = Row{Target: src, Wall: time.Now().Round(0)} // wall clock: when this look was taken
 		began := time.Now()
 		body, contentType, rep.Row.Status, err = t.fetch(ctx)

@@ -48,6 +48,9 @@ var (
 	real, emulated target
 	// missing says why there is no real server ("" = it runs); tests call both.
 	missing string
+	// server and model are the llama-server binary and the GGUF it loads
+	// ("" when the tests use an already running server).
+	server, model string
 	// llmbenchBin is the CLI built for the end-to-end run ("" = buildErr).
 	llmbenchBin string
 	buildErr    error
@@ -104,7 +107,7 @@ func runAll(m *testing.M) int {
 		defer startBuild()()
 		return m.Run()
 	}
-	server, model := os.Getenv("LLMBENCH_LLAMACPP_SERVER"), os.Getenv("LLMBENCH_LLAMACPP_MODEL")
+	server, model = os.Getenv("LLMBENCH_LLAMACPP_SERVER"), os.Getenv("LLMBENCH_LLAMACPP_MODEL")
 	if server == "" || model == "" {
 		missing = "LLMBENCH_LLAMACPP_SERVER and LLMBENCH_LLAMACPP_MODEL are not set; build llama-server and the tiny GGUF with: " + installHint
 		return m.Run()
