@@ -13,9 +13,8 @@ import (
 //   - SGLang (and FastDeploy, modelled alike): every path but /health* and
 //     /metrics*, so /flush_cache needs the key;
 //   - llama.cpp: every path but /health, /v1/health, /models, /v1/models
-//     and /api/tags, so /slots needs it; it takes X-Api-Key too. (llama.cpp
-//     guards /metrics as well; the built-in engine leaves it open, as its
-//     scraper sends no key.)
+//     and /api/tags, so /slots and /metrics need it (the run's scrapes send
+//     the key to the engine's own origin); it takes X-Api-Key too.
 //
 // A refusal is 401 with the engine's body. The emulated DCGM exporter is
 // another process on a real host: never guarded.
@@ -58,7 +57,7 @@ func (e *Engine) guards(path string) bool {
 		return strings.HasPrefix(path, "/v1")
 	case DialectLlamaCpp:
 		switch path {
-		case "/health", "/v1/health", "/models", "/v1/models", "/api/tags", "/metrics":
+		case "/health", "/v1/health", "/models", "/v1/models", "/api/tags":
 			return false
 		}
 		return true

@@ -26,6 +26,7 @@ func TestAPIKey(t *testing.T) {
 		{DialectSGLang, "/health", false},
 		{DialectSGLang, "/metrics", false},
 		{DialectLlamaCpp, "/slots", true},
+		{DialectLlamaCpp, "/metrics", true},
 		{DialectLlamaCpp, "/v1/models", false},
 		{DialectLlamaCpp, "/health", false},
 		{DialectSGLang, DCGMPath, false},
