@@ -30,6 +30,7 @@ func TestOTLPReceiverYAML(t *testing.T) {
 		"scrape: {otlp: {grpc: 'x:99999'}}\n":          "scrape.otlp.grpc: want host:port",
 		"scrape: {otlp: {http: off, grpc: off}}\n":     "scrape.otlp: both protocols are off",
 		"scrape: {otlp: {max_spans: -1}}\n":            "scrape.otlp.max_spans: want a count >= 0",
+		"scrape: {otlp: {http: off}}\n":                "scrape.otlp.http: the built-in engine exports OTLP/HTTP only",
 		"scrape: {otlp: {listen: '127.0.0.1:4318'}}\n": "scrape.otlp.listen: unknown field",
 	} {
 		_, err := parseIn("f.yaml", []byte(head+load+yaml), noEnv)

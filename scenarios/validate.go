@@ -199,6 +199,11 @@ func (s *Scenario) validate(d *decoder) {
 		s.Workload.validateImages(d, "workload", s.Request.Endpoint, s.src)
 	}
 	s.Scrape.validate(d, "scrape")
+	if o := s.Scrape.OTLP; o != nil && s.Engine.Kind == KindSim && o.HTTP == OTLPOff && o.GRPC != OTLPOff {
+		// The built-in engine exports OTLP/HTTP only (engine/sim/otlp.go):
+		// with that receiver off, the run would silently have no spans.
+		d.failf("scrape.otlp.http", "the built-in engine exports OTLP/HTTP only, so with http off it would send no spans: turn grpc off instead, or leave both on")
+	}
 	s.validateSGLangExport(d) // sglangexport.go
 	s.validateGPUAndCache(d)
 	s.SLO.validate(d)
