@@ -89,6 +89,40 @@ func TestGPUDevices(t *testing.T) {
 	}
 }
 
+// Each GPU's energy follows the phase's own rule (scrape.CounterIncrease):
+// rows in the order they read their values, not the order they began (a
+// boundary scrape in flight beside a periodic one), and a small step back
+// counted as nothing, not as a reset that adds the counter's whole value
+// (81.7 MJ for a phase of 563 J, seen under -race beside two CPU hogs).
+func TestGPUDevicesReadOrder(t *testing.T) {
+	t.Parallel()
+	ms := time.Millisecond
+	const tg = "http://gpu:9400/metrics"
+	at := func(start, took time.Duration, mJ float64) scrape.Row {
+		r := dcgmRow(t, tg, start, dcgmGPU{mJ, 100, 50, 1980, 1024, 3072, 1})
+		r.Duration = took
+		return r
+	}
+	for _, tt := range []struct {
+		name  string
+		chain []scrape.Row
+		want  float64
+	}{
+		{"a slow scrape began first and read last", []scrape.Row{at(0, ms, 81_700_000), at(50*ms, 300*ms, 81_700_300), at(100*ms, ms, 81_700_100), at(300*ms, ms, 81_700_400)}, 0.4},
+		{"a cached value a moment old", []scrape.Row{at(0, ms, 81_700_000), at(100*ms, ms, 81_700_300), at(200*ms, ms, 81_700_200), at(300*ms, ms, 81_700_600)}, 0.6},
+		{"a driver reload counts from zero", []scrape.Row{at(0, ms, 81_700_000), at(100*ms, ms, 81_700_300), at(200*ms, ms, 250)}, 0.3 + 0.25},
+	} {
+		devs := gpuDevices([][]scrape.Row{tt.chain})
+		if len(devs) != 1 || devs[0].EnergyJ == nil || math.Abs(*devs[0].EnergyJ-tt.want) > 1e-9 {
+			var got any = devs
+			if len(devs) == 1 && devs[0].EnergyJ != nil {
+				got = *devs[0].EnergyJ
+			}
+			t.Errorf("%s: energy %v J, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
 // gpuSweepRun is a two-point sweep whose GPUs an exporter reported: each
 // phase's boundary scrapes and one scrape between them.
 func gpuSweepRun(t testing.TB) (rundir.RunMeta, []client.Record, []scrape.Row) {

@@ -21,7 +21,8 @@ type GPUDevice struct {
 	// Samples are the scrapes that read it.
 	Samples int `json:"samples"`
 	// EnergyJ is its energy counter's increase over each phase's window
-	// (a reset on the way counts from zero), summed over the phases.
+	// in the order the scrapes read it (scrape.CounterIncrease: a reset on
+	// the way counts from zero), summed over the phases.
 	EnergyJ *float64 `json:"energy_j,omitempty"`
 	// PowerMeanW and PowerMaxW: its power gauge over the samples.
 	PowerMeanW *float64 `json:"power_mean_w,omitempty"`
@@ -70,7 +71,11 @@ func gpuDevices(chains [][]scrape.Row) []GPUDevice {
 	accs := map[gpuKey]*deviceAcc{}
 	var order []gpuKey
 	for _, chain := range chains {
-		last := map[gpuKey]float64{} // each GPU's energy counter at its previous sample in this chain, mJ
+		// In the order the values were read, as the phase's own energy
+		// (scrape.WindowEnergy): overlapping scrapes can end out of order.
+		chain = slices.Clone(chain)
+		scrape.SortByReadTime(chain)
+		readings := map[gpuKey][]float64{} // each GPU's energy counter along this chain, mJ
 		for _, r := range chain {
 			if !r.OK || r.Snapshot == nil {
 				continue
@@ -83,7 +88,17 @@ func gpuDevices(chains [][]scrape.Row) []GPUDevice {
 					accs[k] = a
 					order = append(order, k)
 				}
-				a.add(g, last, k)
+				a.add(g)
+				if e, ok := g.Values[scrape.DCGMEnergy]; ok {
+					readings[k] = append(readings[k], e)
+				}
+			}
+		}
+		for k, rs := range readings {
+			if len(rs) >= 2 {
+				a := accs[k]
+				a.hasEnergy = true
+				a.energy += scrape.CounterIncrease(rs) / 1e3
 			}
 		}
 	}
@@ -97,22 +112,11 @@ func gpuDevices(chains [][]scrape.Row) []GPUDevice {
 	return out
 }
 
-// add folds one sample of the GPU in; last holds the chain's previous
-// energy reading of each GPU.
-func (a *deviceAcc) add(g scrape.GPUReading, last map[gpuKey]float64, k gpuKey) {
+// add folds one sample of the GPU in (its energy counter is read along
+// the chain, in gpuDevices).
+func (a *deviceAcc) add(g scrape.GPUReading) {
 	a.dev.Samples++
 	v := g.Values
-	if e, ok := v[scrape.DCGMEnergy]; ok {
-		if prev, seen := last[k]; seen {
-			a.hasEnergy = true
-			if e >= prev {
-				a.energy += (e - prev) / 1e3
-			} else {
-				a.energy += e / 1e3 // the counter restarted (a driver reload): count from zero
-			}
-		}
-		last[k] = e
-	}
 	if p, ok := v[scrape.DCGMPower]; ok {
 		a.power = append(a.power, p)
 	}

@@ -43,12 +43,9 @@ func WindowEnergy(chain []Row) (Energy, bool) {
 	if len(rows) < 2 {
 		return Energy{}, false
 	}
-	// In the order the values were read: a phase's boundary scrape and a
-	// periodic one of the same exporter can be in flight together, and the
-	// one that started first may read last.
-	slices.SortStableFunc(rows, func(a, b Row) int { return cmp.Compare(sampleTime(a), sampleTime(b)) })
+	SortByReadTime(rows)
 	first, last := rows[0], rows[len(rows)-1]
-	e := Energy{Samples: len(rows), Window: sampleTime(last) - sampleTime(first)}
+	e := Energy{Samples: len(rows), Window: SampleTime(last) - SampleTime(first)}
 	_, c0 := first.Snapshot.Counters[GPUEnergy]
 	_, c1 := last.Snapshot.Counters[GPUEnergy]
 	if c0 && c1 {
@@ -62,7 +59,7 @@ func WindowEnergy(chain []Row) (Energy, bool) {
 		if !ok0 || !ok1 {
 			continue
 		}
-		dt := (sampleTime(rows[i]) - sampleTime(rows[i-1])).Seconds()
+		dt := (SampleTime(rows[i]) - SampleTime(rows[i-1])).Seconds()
 		e.Joules += (p0 + p1) / 2 * dt
 		have = true
 	}
@@ -74,22 +71,32 @@ func WindowEnergy(chain []Row) (Energy, bool) {
 }
 
 // energyIncrease is the energy counter's increase along rows, in the order
-// they read it. A value below the highest so far is a reset (the exporter or
-// the driver restarted, and the counter started again from zero: the new
-// value counts whole) only when it is below half of it. A smaller step back
-// is two overlapping scrapes read out of order, or a value the exporter
-// cached a moment earlier, and counts nothing: read as a reset, it added
-// the counter's whole value since the driver loaded (megajoules) to a
-// phase of a few hundred joules.
+// they read it (CounterIncrease).
 func energyIncrease(rows []Row) float64 {
-	var total, hi float64
-	seen := false
+	values := make([]float64, 0, len(rows))
 	for _, r := range rows {
-		v, ok := r.Snapshot.Counters[GPUEnergy]
+		if v, ok := r.Snapshot.Counters[GPUEnergy]; ok {
+			values = append(values, v)
+		}
+	}
+	return CounterIncrease(values)
+}
+
+// CounterIncrease is an energy counter's increase along readings in the
+// order they were read (SortByReadTime). A value below the highest so far
+// is a reset (the exporter or the driver restarted, and the counter started
+// again from zero: the new value counts whole) only when it is below half of
+// it. A smaller step back is two overlapping scrapes read out of order, or a
+// value the exporter cached a moment earlier, and counts nothing: read as a
+// reset, it added the counter's whole value since the driver loaded
+// (megajoules) to a phase of a few hundred joules. The one rule for the
+// phase's energy and each GPU's (report/gpudevices.go).
+func CounterIncrease(readings []float64) float64 {
+	var total, hi float64
+	for i, v := range readings {
 		switch {
-		case !ok:
-		case !seen:
-			hi, seen = v, true
+		case i == 0:
+			hi = v
 		case v >= hi:
 			total += v - hi
 			hi = v
@@ -101,6 +108,14 @@ func energyIncrease(rows []Row) float64 {
 	return total
 }
 
+// SortByReadTime orders rows by when each read its values (SampleTime),
+// stably: a phase's boundary scrape and a periodic one of the same
+// exporter can be in flight together, and the one that started first may
+// read last.
+func SortByReadTime(rows []Row) {
+	slices.SortStableFunc(rows, func(a, b Row) int { return cmp.Compare(SampleTime(a), SampleTime(b)) })
+}
+
 func (e Energy) withMean() Energy {
 	if e.Window > 0 {
 		e.MeanPower = e.Joules / e.Window.Seconds()
@@ -108,6 +123,6 @@ func (e Energy) withMean() Energy {
 	return e
 }
 
-// sampleTime is when a scrape read its values, as near as the client
+// SampleTime is when a scrape read its values, as near as the client
 // knows: the middle of the fetch.
-func sampleTime(r Row) time.Duration { return r.At + r.Duration/2 }
+func SampleTime(r Row) time.Duration { return r.At + r.Duration/2 }
