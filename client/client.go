@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/llmbench-org/llmbench/endpoints"
 	"github.com/llmbench-org/llmbench/engines"
 	"github.com/llmbench-org/llmbench/internal/httppolicy"
+	"github.com/llmbench-org/llmbench/redact"
 )
 
 // Config says where and how to send requests. The zero value of every
@@ -300,9 +302,48 @@ func (c *Client) Warm(ctx context.Context, n int) error {
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("client: warm %d connections to %s: %w", n, c.models, err)
+		we := &WarmError{URL: c.models, Want: n, Err: err}
+		for _, e := range errs {
+			switch {
+			case e == nil:
+				we.Opened++
+			case we.First == nil:
+				we.First = e
+			}
+			if e != nil && !isDialError(e) {
+				we.Accepted = true
+			}
+		}
+		we.Accepted = we.Accepted || we.Opened > 0
+		return we
 	}
 	return nil
+}
+
+// WarmError is Warm's error when not every connection opened: how many
+// did, and whether the engine accepted a connection at all (one answered,
+// or broke after the dial: a reset, an EOF, as an engine restarting or
+// dropping connections does) rather than every failure being at the dial
+// (nothing listening there).
+type WarmError struct {
+	URL          string
+	Want, Opened int
+	Accepted     bool
+	First        error // the first failure, for a one-line account
+	Err          error // every failure
+}
+
+func (e *WarmError) Error() string {
+	return fmt.Sprintf("client: warm %d connections to %s: %v", e.Want, redact.URL(e.URL), e.Err)
+}
+
+func (e *WarmError) Unwrap() error { return e.Err }
+
+// isDialError reports whether err happened while dialing: no connection
+// was made.
+func isDialError(err error) bool {
+	op, ok := errors.AsType[*net.OpError](err)
+	return ok && op.Op == "dial"
 }
 
 // Close closes the idle connections, those of an injected Config.HTTPClient

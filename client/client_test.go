@@ -1,9 +1,13 @@
 package client
 
 import (
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -52,6 +56,36 @@ func TestWarmReportsUnreachableServer(t *testing.T) {
 
 	if err == nil || !strings.Contains(err.Error(), addr+"/v1/models") {
 		t.Fatalf("Warm = %v, want an error naming %s/v1/models", err, addr)
+	}
+	we, ok := errors.AsType[*WarmError](err)
+	if !ok || we.Accepted || we.Opened != 0 || we.Want != 3 || we.First == nil {
+		t.Fatalf("Warm = %#v: want a WarmError saying nothing was accepted (every dial refused)", err)
+	}
+}
+
+// An engine that breaks some connections as they open (it restarts, or
+// drops them) is told from one where nothing listens: Warm says how many
+// opened and that the engine accepted the others before breaking them.
+func TestWarmCountsBrokenConnections(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%2 == 0 {
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				_ = conn.(*net.TCPConn).SetLinger(0) // a reset, as a dying process's
+				_ = conn.Close()
+			}
+			return
+		}
+		fmt.Fprint(w, `{"object":"list","data":[]}`)
+	}))
+	t.Cleanup(srv.Close)
+	c := newTestClient(t, srv.URL, nil)
+	err := c.Warm(t.Context(), 4)
+	we, ok := errors.AsType[*WarmError](err)
+	if !ok || !we.Accepted || we.Opened != 2 || we.Want != 4 || we.First == nil {
+		t.Fatalf("Warm = %v (%#v): want 2 of 4 opened, the others broken after the engine accepted them", err, we)
 	}
 }
 

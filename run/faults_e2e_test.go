@@ -12,8 +12,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -166,6 +168,26 @@ func sse(w http.ResponseWriter, n int) {
 	fmt.Fprintf(w, "data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\n")
 	fmt.Fprintf(w, "data: {\"id\":\"x\",\"choices\":[],\"usage\":{\"prompt_tokens\":8,\"completion_tokens\":%d,\"total_tokens\":%d}}\n\n", n, n+8)
 	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+// breakModels is a good engine whose /v1/models resets the connection of
+// the requests broken picks (numbered from 1), as a process that dies or
+// restarts does.
+func breakModels(broken func(n int32) bool) http.HandlerFunc {
+	var n atomic.Int32
+	good := engineWith(goodChat, nil)
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/models" && broken(n.Add(1)) {
+			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				if tc, ok := conn.(*net.TCPConn); ok {
+					_ = tc.SetLinger(0)
+				}
+				_ = conn.Close()
+			}
+			return
+		}
+		good(w, r)
+	}
 }
 
 // engineWith is a hostile engine: chat answers as chat says, /metrics as
@@ -461,6 +483,31 @@ scrape: {interval: 300ms, timeout: 250ms}
 					t.Errorf("%d scrapes OK, %d failed: the key went to another origin", h.ScrapeOK, h.ScrapeFailures)
 				}
 			}},
+		// An engine that breaks connections as the run opens them (it
+		// restarts meanwhile, or drops connections) is tried again: the run
+		// goes on once it answered, saying how many it left unopened; one
+		// that breaks every connection fails the run (nothing answers).
+		{name: "server: the first connections break as they open (an engine restarting)", server: breakModels(func(n int32) bool { return n <= 3 }),
+			scenario: externalYAML("  requests: 6", ""), bound: 30 * time.Second, want: completed, records: allOK,
+			check: func(t *testing.T, fr faultRun) {
+				if m, err := rundir.ReadMeta(fr.dir); err != nil || slices.ContainsFunc(m.Engine.Notes, func(n string) bool { return strings.Contains(n, "connections before the run") }) {
+					t.Errorf("notes %q (%v): every connection opened in the end, so none to note", m.Engine.Notes, err)
+				}
+			}},
+		{name: "server: every other connection breaks as it opens", server: breakModels(func(n int32) bool { return n%2 == 0 }),
+			scenario: externalYAML("  requests: 6", ""), bound: 30 * time.Second, want: completed, records: allOK,
+			check: func(t *testing.T, fr faultRun) {
+				const want = "opened 1 of 2 connections before the run"
+				m, err := rundir.ReadMeta(fr.dir)
+				if err != nil || !slices.ContainsFunc(m.Engine.Notes, func(n string) bool { return strings.Contains(n, want) }) {
+					t.Errorf("notes %q (%v): want one saying %q", m.Engine.Notes, err, want)
+				}
+				if !strings.Contains(fr.stderr, want) {
+					t.Errorf("stderr does not say %q:\n%s", want, fr.stderr)
+				}
+			}},
+		{name: "server: every connection breaks as it opens", server: breakModels(func(int32) bool { return true }),
+			scenario: externalYAML("  requests: 6", ""), bound: 30 * time.Second, want: failed, errHas: "open connections to"},
 		{name: "server: a model id with terminal escapes", server: func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/v1/models" {
 				fmt.Fprint(w, `{"object":"list","data":[{"id":"m\u001b]0;pwned\u0007\u001b[2J","object":"model"}]}`)

@@ -61,6 +61,14 @@ func (m *runMeta) snapshot() rundir.RunMeta {
 }
 
 // write writes run.json.
+// addEngineNote adds what a stage found out about the engine to its notes
+// (written with the next write).
+func (m *runMeta) addEngineNote(note string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.Engine.Notes = append(m.Engine.Notes, note)
+}
+
 func (m *runMeta) write() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -248,7 +248,7 @@ func Run(ctx context.Context, cfg Config, sys IO) (Result, error) {
 	if err := meta.write(); err != nil {
 		return res, err
 	}
-	cl, err := warmUp(ctx, cfg, ld.sc, plan, up, start)
+	cl, err := warmUp(ctx, cfg, ld.sc, plan, up, start, meta, sys.Stderr)
 	if err != nil {
 		return res, err
 	}

@@ -31,9 +31,15 @@ type analysis struct {
 	windows  []pairedWindow
 	unpaired []Window // measured windows lacking a usable snapshot
 
-	server       scrape.Snapshot           // deltas summed over the paired windows
-	resets       []scrape.Concept          // counters/histograms that reset inside a paired window
-	resetEvents  []scrape.Reset            // each reset, when and on which target
+	server      scrape.Snapshot  // deltas summed over the paired windows
+	resets      []scrape.Concept // counters/histograms that reset inside a paired window
+	resetEvents []scrape.Reset   // each reset, when and on which target
+	// restartGaps are, for each concept that reset, the spans from the
+	// last scrape before a reset to the end of the first that saw it: what
+	// the engine counted in them before it restarted is lost to the delta.
+	restartGaps map[scrape.Concept][]span
+	// records are those the paired windows cover (client's view).
+	records      []*client.Record
 	invalid      map[scrape.Concept]string // concepts exposed but unusable in a paired window, with why
 	mixedBounds  []scrape.Concept          // histograms whose buckets changed between windows (left out)
 	span         time.Duration             // the paired windows' server intervals, summed
@@ -96,6 +102,7 @@ func analyse(in Input) *analysis {
 		}
 		d, rs := scrape.Increase(chain)
 		a.resetEvents = append(a.resetEvents, rs...)
+		a.addRestartGaps(chain, rs)
 		for c, why := range d.Invalid {
 			if a.invalid == nil {
 				a.invalid = map[scrape.Concept]string{}
@@ -152,6 +159,7 @@ func analyse(in Input) *analysis {
 		}
 	}
 	sort.Slice(a.resets, func(i, j int) bool { return a.resets[i] < a.resets[j] })
+	a.records = set
 	a.client = newClientStats(set, setChunks, &in.Digest.InSpans)
 	if !a.sem.TokensAtFinish {
 		a.straddleTok = a.straddlingTokens(in.InFlight)
@@ -219,6 +227,40 @@ func originFromRows(rows []scrape.Row) time.Time {
 		}
 	}
 	return time.Time{}
+}
+
+// span is a stretch of the run clock, (From, To].
+type span struct{ From, To time.Duration }
+
+// addRestartGaps notes, for each reset in chain (Increase's), the span from
+// the scrape before it to the end of the scrape that saw it.
+func (a *analysis) addRestartGaps(chain []scrape.Row, resets []scrape.Reset) {
+	for _, r := range resets {
+		i := slices.IndexFunc(chain, func(row scrape.Row) bool { return row.At == r.At })
+		if i <= 0 {
+			continue
+		}
+		g := span{From: chain[i-1].At, To: chain[i].At + chain[i].Duration}
+		if a.restartGaps == nil {
+			a.restartGaps = map[scrape.Concept][]span{}
+		}
+		if !slices.Contains(a.restartGaps[r.Concept], g) {
+			a.restartGaps[r.Concept] = append(a.restartGaps[r.Concept], g)
+		}
+	}
+}
+
+// endedInRestartGaps counts the covered records of ours that succeeded and
+// ended inside one of c's restart gaps: an engine that counted them before
+// it restarted lost them from c's delta.
+func (a *analysis) endedInRestartGaps(c scrape.Concept) int {
+	n := 0
+	for _, r := range a.records {
+		if r.OK() && slices.ContainsFunc(a.restartGaps[c], func(g span) bool { return r.End > g.From && r.End <= g.To+edgeSlack }) {
+			n++
+		}
+	}
+	return n
 }
 
 // windowChain is what a window's delta is taken over: its opening

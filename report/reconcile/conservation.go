@@ -174,6 +174,16 @@ func (a *analysis) requestConservation() (f Finding) {
 			f.Verdict = fmt.Sprintf("finished requests agree: %s on both sides, counted across the engine's restart (see counter_reset)", count(fin))
 			return f
 		}
+		// Fewer, by no more than the client completed between the scrape
+		// before the restart and the one that saw it: what the engine
+		// counted there it lost when it restarted, so the gap is the
+		// restart's (counter_reset warns of it), not a miscount.
+		if lost := a.endedInRestartGaps(scrape.RequestsFinished); diff < 0 && -diff <= float64(lost+a.ambiguous) {
+			ev.set("ended_in_restart_gap", float64(lost))
+			f.Verdict = fmt.Sprintf("the engine's finished-request counter restarted inside the window: its Δ %s against %s completed by the client, the %s missing within the %d the client completed between the scrape before the restart and the one after it, which the restart erased (see counter_reset)",
+				count(fin), count(ok), count(-diff), lost)
+			return f
+		}
 		f.Severity = Warn
 		f.Verdict = fmt.Sprintf("the engine's finished-request counter went backwards inside the window (a restart): counted from 0 after it, its Δ %s against %s completed by the client; what it counted between the scrape before the restart and the restart is not in the Δ (see counter_reset)",
 			count(fin), count(ok))

@@ -121,9 +121,18 @@ func TestPlanted(t *testing.T) {
 		{name: "finished counter reset, conserved across it", dialect: "vllm", edit: func(in *Input) {
 			in.Windows[0].Before = withCounter(in.Windows[0].Before, scrape.RequestsFinished, 1000)
 		}, id: IDRequestConservation, sev: Info, verdict: "agree: 100 on both sides, counted across the engine's restart"},
+		// Fewer than the client completed, by no more than the client
+		// completed between the scrape before a restart and the one that
+		// saw it: the restart erased them (info; counter_reset warns). By
+		// more, something else is missing (warn).
 		{name: "finished counter reset, counts lost at it", dialect: "vllm", edit: func(in *Input) {
 			in.Windows[0].Before = withCounter(in.Windows[0].Before, scrape.RequestsFinished, 1000)
 			in.Windows[0].After = withCounter(in.Windows[0].After, scrape.RequestsFinished, -3)
+		}, id: IDRequestConservation, sev: Info, verdict: "the 3 missing within the 4 the client completed between the scrape before the restart and the one after it",
+			checks: []check{evidenceNear("ended_in_restart_gap", 4, 0)}},
+		{name: "finished counter reset, more lost than the restart explains", dialect: "vllm", edit: func(in *Input) {
+			in.Windows[0].Before = withCounter(in.Windows[0].Before, scrape.RequestsFinished, 1000)
+			in.Windows[0].After = withCounter(in.Windows[0].After, scrape.RequestsFinished, -30)
 		}, id: IDRequestConservation, sev: Warn, verdict: "went backwards"},
 		// FastDeploy: an engine that may complete what the client gave up on
 		// (vLLM and SGLang abort it: engines.Reconcile.AbandonedNotFinished).
