@@ -8,11 +8,9 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/llmbench-org/llmbench/engine/launch"
 	"github.com/llmbench-org/llmbench/internal/testkit"
@@ -79,22 +77,7 @@ request:
 scrape:
   interval: 300ms
 `)
-	out := t.TempDir()
-	cmd := exec.Command(llmbenchBin, "run", "--view", "plain", "--output-dir", out, scenario)
-	cmd.Env = append(os.Environ(), "CONFORMANCE_KEY="+key)
-	cmd.WaitDelay = 10 * time.Second
-	log, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("llmbench run: %v\n%s", err, log)
-	}
-	paths, _ := filepath.Glob(filepath.Join(out, "*", "summary.json"))
-	if len(paths) != 1 {
-		t.Fatalf("summary.json: %v\n%s", paths, log)
-	}
-	raw, err := os.ReadFile(paths[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, raw, log := runCLI(t, scenario, "CONFORMANCE_KEY="+key)
 	var s struct {
 		Health struct {
 			ScrapeOK       int `json:"scrape_ok"`

@@ -193,3 +193,25 @@ func noBytes() [][2]any {
 	}
 	return out
 }
+
+// runCLI runs `llmbench run` on scenario (env added to this process's) and
+// returns its output directory, its summary.json and its output.
+func runCLI(t *testing.T, scenario string, env ...string) (out string, summary, log []byte) {
+	t.Helper()
+	out = t.TempDir()
+	cmd := exec.Command(llmbenchBin, "run", "--view", "plain", "--output-dir", out, scenario)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.WaitDelay = 10 * time.Second
+	log, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("llmbench run: %v\n%s", err, log)
+	}
+	paths, _ := filepath.Glob(filepath.Join(out, "*", "summary.json"))
+	if len(paths) != 1 {
+		t.Fatalf("summary.json: %v\n%s", paths, log)
+	}
+	if summary, err = os.ReadFile(paths[0]); err != nil {
+		t.Fatal(err)
+	}
+	return out, summary, log
+}

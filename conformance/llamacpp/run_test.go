@@ -3,12 +3,8 @@ package llamacpp
 import (
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/llmbench-org/llmbench/internal/testkit"
 )
@@ -47,21 +43,7 @@ request:
 scrape:
   interval: 500ms
 `)
-	out := t.TempDir()
-	cmd := exec.Command(llmbenchBin, "run", "--view", "plain", "--output-dir", out, scenario)
-	cmd.WaitDelay = 10 * time.Second
-	log, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("llmbench run: %v\n%s", err, log)
-	}
-	paths, _ := filepath.Glob(filepath.Join(out, "*", "summary.json"))
-	if len(paths) != 1 {
-		t.Fatalf("summary.json: %v\n%s", paths, log)
-	}
-	raw, err := os.ReadFile(paths[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, raw, _ := runCLI(t, scenario)
 	var s struct {
 		Findings []struct {
 			ID       string             `json:"id"`
