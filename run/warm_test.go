@@ -5,8 +5,11 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/llmbench-org/llmbench/client"
 )
 
 // TestStopWhileOpeningConnections: an engine whose /v1/models hangs holds
@@ -44,5 +47,29 @@ workload: {concurrency: 4, requests: 8}
 	}
 	if d := time.Since(began); d > 10*time.Second {
 		t.Errorf("the stop took %v to end the run", d)
+	}
+}
+
+// TestWarmGoesOnOnceAnswered: an engine that keeps breaking every
+// connection but its first as it opens (it restarts, or drops them) has
+// them opened again for warmRetryFor; having answered one, the warm-up
+// goes on, its note saying how many it left unopened and why.
+func TestWarmGoesOnOnceAnswered(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(breakConnections(func(n int) bool { return n > 1 }))
+	defer srv.Close()
+	cl, err := client.New(client.Config{BaseURL: srv.URL + "/v1", Model: "m", MaxConns: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	began := time.Now()
+	note, err := warm(t.Context(), cl, 3, nil)
+	took := time.Since(began)
+	if err != nil || !strings.Contains(note, "opened 1 of 3 connections before the run") || !strings.Contains(note, "connection reset by peer") {
+		t.Fatalf("warm: note %q, error %v: want the run to go on, saying 1 of 3 opened and why", note, err)
+	}
+	if took < warmRetryFor-2*time.Second {
+		t.Errorf("gave up after %v, before warmRetryFor (%v)", took, warmRetryFor)
 	}
 }
