@@ -5,7 +5,7 @@
 // A request that could not reach the engine (connection refused, or reset
 // before any response byte: client.ErrConnect) opens an outage window at
 // its send; the window closes at the send of the first request after it
-// that reached the engine (any status or response byte). A window no
+// that shows the engine serving again (Back). A window no
 // request closed is open: the engine was still unreachable when the run
 // ended.
 package outages
@@ -39,10 +39,22 @@ func (w Window) Length() time.Duration { return w.End - w.Start }
 // Unreached says r could not reach the engine: it opens or extends an outage.
 func Unreached(r *client.Record) bool { return r.ErrorClass == client.ErrConnect }
 
-// Reached says the engine answered r (a status, or any response byte): it
-// closes an outage sent before it.
+// Reached says the engine answered r (a status, or any response byte).
 func Reached(r *client.Record) bool {
 	return r.ErrorClass != client.ErrConnect && (r.Status != 0 || r.FirstByte > 0)
+}
+
+// Back says r shows the engine serving again, so it closes an outage sent
+// before it: it reached the engine on a connection opened for it (the
+// engine accepts connections: any status or response byte, a 503 included),
+// or it got a whole successful answer on a kept-alive one. A kept-alive
+// connection proves less: an engine going down stops listening before its
+// open connections are closed, and one still open can carry a 503 or a
+// stream's first bytes out of the stopping engine after a new connection
+// was refused (met under -race: a window split in two 1.3 ms after it
+// opened). Decision 0045.
+func Back(r *client.Record) bool {
+	return Reached(r) && (!r.Reused || r.OK())
 }
 
 // Find is every outage among records (in any order), in time order. It
@@ -59,15 +71,15 @@ func Find(records []client.Record) []Window {
 	}
 	sent := func(k int) time.Duration { return records[fails[k]].Sent }
 	slices.SortStableFunc(fails, func(a, b int) int { return int(records[a].Sent - records[b].Sent) })
-	// firstReach[k] is the earliest send of a request that reached the
-	// engine at or after failure k and before failure k+1 (-1: none).
+	// firstReach[k] is the earliest send of a request that showed the
+	// engine back at or after failure k and before failure k+1 (-1: none).
 	firstReach := make([]time.Duration, len(fails))
 	for k := range firstReach {
 		firstReach[k] = -1
 	}
 	for i := range records {
 		r := &records[i]
-		if !Reached(r) {
+		if !Back(r) {
 			continue
 		}
 		k := sort.Search(len(fails), func(k int) bool { return sent(k) > r.Sent }) - 1
@@ -143,7 +155,7 @@ func Total(ws []Window) time.Duration {
 
 // Tracker follows outages as records finish, for a live view: a window
 // opens at a failed attempt and closes when a request sent after its start
-// reached the engine. Records arrive as requests end, so a window closes
+// shows the engine back (Back). Records arrive as requests end, so a window closes
 // when the first such request ends (a stream later than Find's end, which
 // is that request's send). Not safe for concurrent use.
 type Tracker struct {
@@ -161,7 +173,7 @@ func (t *Tracker) Add(r *client.Record) {
 		}
 		t.cur.Attempts++
 		t.cur.End = max(t.cur.End, r.End)
-	case t.open && Reached(r) && r.Sent >= t.cur.Start:
+	case t.open && Back(r) && r.Sent >= t.cur.Start:
 		t.open = false
 		t.closed++
 	}

@@ -70,6 +70,19 @@ func TestFind(t *testing.T) {
 			rs: []client.Record{rec("cut", 0, 150*ms, false), rec("x", 100*ms, 101*ms, false), rec("cut", 50*ms, 400*ms, false),
 				rec("ok", 300*ms, 350*ms, false)},
 			want: []Window{{Start: 100 * ms, End: 300 * ms, Attempts: 1, Affected: 2}}},
+		// Busy-test run 9 (-race beside two hogs): the engine stopped
+		// listening, a dial was refused, and 1.3 ms later a request on a
+		// kept-alive connection it had not yet closed reached it; the
+		// outage read as two.
+		{name: "a kept-alive connection the stopping engine still held does not close it",
+			rs: []client.Record{rec("ok", 0, 100*ms, false), rec("x", 4000*ms, 4000*ms+500*time.Microsecond, false),
+				reused(rec("503", 4001*ms+300*time.Microsecond, 4002*ms, false)),
+				reused(rec("cut", 4001*ms+500*time.Microsecond, 4003*ms, false)),
+				rec("x", 4060*ms, 4061*ms, false), rec("x", 4160*ms, 4161*ms, false), rec("ok", 4320*ms, 4400*ms, false)},
+			want: []Window{{Start: 4000 * ms, End: 4320 * ms, Attempts: 3, Affected: 5}}},
+		{name: "a whole answer on a kept-alive connection closes it",
+			rs:   []client.Record{rec("x", 200*ms, 201*ms, false), reused(rec("ok", 230*ms, 260*ms, false)), rec("x", 300*ms, 301*ms, false)},
+			want: []Window{{Start: 200 * ms, End: 230 * ms, Attempts: 1, Affected: 1}, {Start: 300 * ms, End: 301 * ms, Open: true, Attempts: 1, Affected: 1}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if diff := cmp.Diff(tc.want, Find(tc.rs)); diff != "" {
@@ -78,6 +91,9 @@ func TestFind(t *testing.T) {
 		})
 	}
 }
+
+// reused marks r sent on a kept-alive connection.
+func reused(r client.Record) client.Record { r.Reused = true; return r }
 
 func TestAtAndClear(t *testing.T) {
 	ws := []Window{{Start: 100 * ms, End: 200 * ms}, {Start: 500 * ms, End: 600 * ms}}
@@ -120,6 +136,11 @@ func TestTracker(t *testing.T) {
 	tr.Add(&early)
 	if _, open := tr.Current(); !open {
 		t.Fatal("closed by a request sent before the outage began")
+	}
+	stopping := reused(rec("503", 160*ms, 161*ms, false)) // a connection the stopping engine still held
+	tr.Add(&stopping)
+	if _, open := tr.Current(); !open {
+		t.Fatal("closed by a 503 on a kept-alive connection")
 	}
 	late := rec("ok", 200*ms, 260*ms, false)
 	tr.Add(&late)
