@@ -79,9 +79,16 @@ func bringUpEngine(ctx context.Context, stop <-chan struct{}, sc scenarios.Scena
 		// Engines join on the ids they are sent (SGLang's rid, vLLM's
 		// request_id): a dialect found from /metrics is the engine's as much
 		// as one the scenario names.
-		up.ep.Dialect = detectDialect(ctx, up.source)
-		if up.ep.Dialect != "" {
-			note := fmt.Sprintf("dialect %s, detected from the metric names (engine.dialect sets it)", up.ep.Dialect)
+		var err error
+		up.ep.Dialect, err = detectDialect(ctx, up.source)
+		note := ""
+		switch {
+		case up.ep.Dialect != "":
+			note = fmt.Sprintf("dialect %s, detected from the metric names (engine.dialect sets it)", up.ep.Dialect)
+		case err != nil:
+			note = fmt.Sprintf("dialect not detected before the load (%v): each scrape detects it from its own page, and nothing that needs it before (the ids the engine joins on) has it; engine.dialect sets it", err)
+		}
+		if note != "" {
 			up.ep.Notes = append(up.ep.Notes, note)
 			fmt.Fprintf(sys.Stderr, "llmbench: engine: %s\n", note)
 		}
@@ -292,21 +299,29 @@ func sameOrigin(a, b string) bool {
 	return strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Hostname(), ub.Hostname()) && port(ua) == port(ub)
 }
 
+// detectTimeout bounds detectDialect's one look. It is not the scrape's
+// timeout, which is at most the scrape interval (200 ms in some scenarios)
+// because a poll comes again: this look comes once, before the load, and
+// the page it reads is the same. Under -race beside two CPU hogs a 200-ms
+// bound missed it (.ci/busy-test), and the run went without its dialect.
+const detectTimeout = 10 * time.Second
+
 // detectDialect reads the engine's dialect from its metric names: one look
-// at the first target's /metrics ("" when there is none, or it tells nothing).
-// A Prometheus source is left to detect it on every row.
-func detectDialect(ctx context.Context, source scrape.Source) string {
+// at the first target's /metrics ("" when there is none, or it tells
+// nothing; an error when the page could not be read). A Prometheus source
+// is left to detect it on every row.
+func detectDialect(ctx context.Context, source scrape.Source) (string, error) {
 	ts, ok := source.(scrape.Targets)
 	if !ok || len(ts) == 0 {
-		return ""
+		return "", nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	rep, err := scrape.InspectTarget(ctx, ts[0], "")
+	t := ts[0]
+	t.Timeout = detectTimeout
+	rep, err := scrape.InspectTarget(ctx, t, "")
 	if err != nil || !rep.Detected {
-		return ""
+		return "", err
 	}
-	return rep.Dialect
+	return rep.Dialect, nil
 }
 
 // simProcess runs the built-in engine as `llmbench serve` in a child process
