@@ -19,7 +19,7 @@ import (
 // exporter around a burst of requests: the energy counter's increase equals
 // the power model's truth (idle power over the window between the reads,
 // plus what the passes charged) within what the reads' own durations leave
-// uncertain, and well within 1 %; the GPUs, their labels and utilisation
+// uncertain (well within 1 % on a quiet host); the GPUs, their labels and utilisation
 // are there.
 func TestBuiltInDCGMExporter(t *testing.T) {
 	t.Parallel()
@@ -77,10 +77,17 @@ func TestBuiltInDCGMExporter(t *testing.T) {
 	idle := p.GPUIdleWatts * float64(p.GPUCount())
 	window := (after.At + after.Duration/2) - (before.At + before.Duration/2)
 	want := truth1.TokenJoules - truth0.TokenJoules + idle*window.Seconds()
-	slack := idle*(before.Duration+after.Duration).Seconds() + 0.004 // where in its fetch each read was taken; whole mJ per GPU
-	if math.Abs(got.Joules-want) > slack || math.Abs(got.Joules-want) > 0.01*want {
-		t.Errorf("energy %.4f J, truth %.4f J (±%.4f)", got.Joules, want, slack)
+	// The reads' uncertainty is the machine's: where in its fetch each
+	// read was taken. On a quiet host it is a few mJ, so the bound is far
+	// inside 1 %; under -race beside two CPU hogs the fetches took 118 ms
+	// and a bound of 1 % (5.5 J) was narrower than what the timing leaves
+	// open (±33 J), so 1 % is not asserted: the reads' own bound is.
+	slack := idle*(before.Duration+after.Duration).Seconds() + 0.004 // whole mJ per GPU
+	if math.Abs(got.Joules-want) > slack {
+		t.Errorf("energy %.4f J, truth %.4f J (±%.4f, the reads' own durations)", got.Joules, want, slack)
 	}
+	t.Logf("energy %.4f J, truth %.4f J: %.3f %% off, the reads' durations leave ±%.3f %%", got.Joules, want,
+		100*math.Abs(got.Joules-want)/want, 100*slack/want)
 	if u := after.Snapshot.Gauges[scrape.GPUUtilization]; u <= 0 || u > 1 {
 		t.Errorf("utilization after a busy window %v", u)
 	}
