@@ -43,7 +43,8 @@ func runAndSummarize(t *testing.T, path string) (string, report.Summary, string)
 
 // TestGPUEnergyAgainstTruth: a run that scrapes the built-in engine's
 // emulated DCGM exporter reports each phase's energy, and its energy per
-// output token, within 1 % of the power model's truth: idle power over the
+// output token, within 1 % of the power model's truth (or what the boundary
+// reads' own durations leave open, when a busy host made that wider): idle power over the
 // window between the phase's boundary scrapes, plus the preset's joules for
 // every prompt token the engine computed (its cache hits left out) and every
 // token it generated (the engine's truth.jsonl).
@@ -102,11 +103,17 @@ scrape: {interval: 200ms, gpu: {}}
 		window := (a.At + a.Duration/2) - (b.At + b.Duration/2)
 		idle := p.GPUIdleWatts * float64(p.GPUCount())
 		want := idle*window.Seconds() + tokenJ[ph.Name]
-		if got.Method != scrape.EnergyFromCounter || math.Abs(got.EnergyJ-want) > 0.01*want {
-			t.Errorf("phase %s: energy %.3f J by %q, truth %.3f J (window %v, tokens %.3f J)", ph.Name, got.EnergyJ, got.Method, want, window, tokenJ[ph.Name])
+		// 1 %, or what the boundary reads' own durations leave open
+		// (where in its fetch each read was taken) when the machine made
+		// that wider: under -race beside two CPU hogs a DCGM fetch took
+		// 118 ms, ±6 % of a short window's energy (scrape's
+		// TestBuiltInDCGMExporter, .ci/busy-test run 11).
+		bound := max(0.01, (idle*(a.Duration+b.Duration).Seconds()+0.004)/want)
+		if got.Method != scrape.EnergyFromCounter || math.Abs(got.EnergyJ-want) > bound*want {
+			t.Errorf("phase %s: energy %.3f J by %q, truth %.3f J ±%.2f %% (window %v, tokens %.3f J)", ph.Name, got.EnergyJ, got.Method, want, 100*bound, window, tokenJ[ph.Name])
 		}
 		wantPerToken := want / float64(outputs[ph.Name])
-		if got.EnergyPerOutputTokenJ == nil || math.Abs(*got.EnergyPerOutputTokenJ-wantPerToken) > 0.01*wantPerToken {
+		if got.EnergyPerOutputTokenJ == nil || math.Abs(*got.EnergyPerOutputTokenJ-wantPerToken) > bound*wantPerToken {
 			t.Errorf("phase %s: energy per output token %v, truth %.4f J", ph.Name, got.EnergyPerOutputTokenJ, wantPerToken)
 		}
 		if got.Utilization == nil || *got.Utilization <= 0 || got.GPUs != 1 {
