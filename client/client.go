@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/llmbench-org/llmbench/endpoints"
@@ -310,7 +311,7 @@ func (c *Client) Warm(ctx context.Context, n int) error {
 			case we.First == nil:
 				we.First = e
 			}
-			if e != nil && !isDialError(e) {
+			if e != nil && !nothingListened(e) {
 				we.Accepted = true
 			}
 		}
@@ -339,11 +340,16 @@ func (e *WarmError) Error() string {
 
 func (e *WarmError) Unwrap() error { return e.Err }
 
-// isDialError reports whether err happened while dialing: no connection
-// was made.
-func isDialError(err error) bool {
+// nothingListened reports whether err says no engine took the connection:
+// it failed while dialing, and not by a reset. A dial reset is a
+// connection the engine's listening socket had taken and then dropped
+// unaccepted: the engine closed it to restart, between the handshake and
+// the moment the dialer looked (seen under -race beside two CPU hogs:
+// "dial tcp …: connect: connection reset by peer" on all four dials of a
+// warm-up, and the run failed as if nothing listened).
+func nothingListened(err error) bool {
 	op, ok := errors.AsType[*net.OpError](err)
-	return ok && op.Op == "dial"
+	return ok && op.Op == "dial" && !errors.Is(err, syscall.ECONNRESET)
 }
 
 // Close closes the idle connections, those of an injected Config.HTTPClient

@@ -3,11 +3,15 @@ package client
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 )
 
@@ -155,4 +159,36 @@ func splitEvery(s string, n int) []string {
 		s = s[n:]
 	}
 	return append(out, s)
+}
+
+// TestNothingListened: only a dial that failed otherwise than by a reset
+// says no engine took the connection. A dial reset is a connection the
+// engine's listening socket took and dropped unaccepted as it closed to
+// restart (the error, as .ci/busy-test met it on every dial of a warm-up).
+func TestNothingListened(t *testing.T) {
+	t.Parallel()
+	addr := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 36745}
+	dial := func(errno syscall.Errno) error {
+		return &url.Error{Op: "Get", URL: "http://127.0.0.1:36745/v1/models",
+			Err: &net.OpError{Op: "dial", Net: "tcp", Addr: addr, Err: os.NewSyscallError("connect", errno)}}
+	}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"refused", dial(syscall.ECONNREFUSED), true},
+		{"no route", dial(syscall.EHOSTUNREACH), true},
+		{"reset while dialing: a listener closed with the connection in its queue", dial(syscall.ECONNRESET), false},
+		{"reset after the dial", &url.Error{Op: "Get", URL: "http://x/v1/models",
+			Err: &net.OpError{Op: "read", Net: "tcp", Addr: addr, Err: os.NewSyscallError("read", syscall.ECONNRESET)}}, false},
+		{"EOF", &url.Error{Op: "Get", URL: "http://x/v1/models", Err: io.EOF}, false},
+	} {
+		if got := nothingListened(tc.err); got != tc.want {
+			t.Errorf("%s: nothingListened(%v) = %v, want %v", tc.name, tc.err, got, tc.want)
+		}
+	}
+	if got := dial(syscall.ECONNRESET).Error(); !strings.Contains(got, "connect: connection reset by peer") {
+		t.Errorf("the reset dial reads %q, not as the busy machine printed it", got)
+	}
 }
