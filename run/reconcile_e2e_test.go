@@ -199,6 +199,19 @@ scrape:
 			wantFinding(t, fs, reconcile.IDRequestConservation, reconcile.Info, "agree: 24 on both sides")
 			wantFinding(t, fs, reconcile.IDForeignTraffic, reconcile.Info, "no foreign traffic")
 			wantFinding(t, fs, reconcile.IDTokenConservation, reconcile.Info, "generation tokens agree (1152)")
+			// The closing snapshot settled: its polls were compared with
+			// the opening row as like with like (vLLM's labelled counters
+			// once read as every series vanished, a restart, and settling
+			// stopped at its first poll).
+			meta, err := rundir.ReadMeta(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ph := range meta.Phases {
+				if st := ph.Settle; ph.Measured && (st == nil || !st.OK) {
+					t.Errorf("phase %s did not settle: %+v", ph.Name, st)
+				}
+			}
 			wantTimingFinding(t, s, fs, reconcile.IDPerTokenLatency, reconcile.Info, "agrees")
 			wantTimingFinding(t, s, fs, reconcile.IDConcurrency, reconcile.Info, "they agree")
 			if dialect != sim.DialectSGLang {

@@ -206,6 +206,16 @@ func Sum(snaps ...Snapshot) Snapshot {
 			if !ok {
 				continue
 			}
+			if len(snaps) == 1 {
+				// One snapshot's sum is itself, its series' keys
+				// included: a settle poll (PollSource) is compared with
+				// a phase's opening row of one target, whose keys are
+				// the engine's, and prefixed keys read as every series
+				// vanished, a reset on every poll of vLLM's labelled
+				// counters (the settle then never waited).
+				maps.Copy(series, s.Series[c])
+				continue
+			}
 			prefix := fmt.Sprintf("replica %d", i+1)
 			if len(s.Series[c]) == 0 {
 				series[prefix] = v

@@ -1,6 +1,7 @@
 package scrape
 
 import (
+	"maps"
 	"math"
 	"testing"
 
@@ -174,5 +175,23 @@ func TestDamagedHistogramsDoNotPanic(t *testing.T) {
 	}
 	if bad.Valid() || !good.Valid() {
 		t.Error("Valid misjudges")
+	}
+}
+
+// TestSumOfOneIsItself: the sum of one target's snapshot keeps its
+// series' keys, so a delta from that target's own row to a poll summed by
+// PollSource finds nothing reset. The keys were prefixed with "replica 1",
+// every series of vLLM's labelled counters read as vanished, and every
+// settle of a vLLM run stopped at its first poll saying the engine had
+// restarted (.ci/busy-test run 13 met the restart it then missed).
+func TestSumOfOneIsItself(t *testing.T) {
+	s := Snapshot{Dialect: "vllm", Counters: map[Concept]float64{RequestsFinished: 5},
+		Series: map[Concept]map[string]float64{RequestsFinished: {`finished_reason="length"`: 4, `finished_reason="stop"`: 1}}}
+	sum := Sum(s)
+	if !maps.Equal(sum.Series[RequestsFinished], s.Series[RequestsFinished]) {
+		t.Errorf("series %v, want %v", sum.Series[RequestsFinished], s.Series[RequestsFinished])
+	}
+	if d := Delta(s, sum); len(d.Resets) != 0 || d.Counters[RequestsFinished] != 0 {
+		t.Errorf("delta from a snapshot to its own sum: resets %v, finished %v; want none and 0", d.Resets, d.Counters[RequestsFinished])
 	}
 }
