@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -24,14 +23,7 @@ func TestDetectDialectOutlastsTheScrapeTimeout(t *testing.T) {
 	_, ep := startSim(t, sim.Config{Dialect: sim.DialectVLLM})
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(200 * time.Millisecond)
-		resp, err := http.Get(ep.MetricsURL)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
-		w.Header().Set("Content-Type", resp.Header.Get("Content-Type"))
-		_, _ = io.Copy(w, resp.Body)
+		forwardMetrics(w, r, ep.MetricsURL)
 	}))
 	t.Cleanup(slow.Close)
 	got, err := detectDialect(context.Background(), scrape.Targets{{URL: slow.URL + "/metrics", Timeout: 50 * time.Millisecond}})
